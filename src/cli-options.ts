@@ -1,0 +1,213 @@
+/**
+ * argv and environment → Config, as CONTRACT §1 sets: `run [auth] -h -u -p -P -D -o`, long forms,
+ * TABLEGATE_* variables (a flag wins over the environment). Pure: it returns a Config or throws
+ * UsageError, so it is tested without a process.
+ */
+import path from 'node:path';
+import { type Config, DEFAULTS, defaultStateDir } from './config.js';
+
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+export const USAGE = `Usage
+  tablegate run auth -h <host> -u <user> -p <password> -P <port> -D <database> -o <output_port>
+  tablegate run      -h <host> -u <user> -p <password> -P <port> -D <database> -o <output_port>
+
+  With 'auth' every request needs a JWT Bearer token from POST /auth/login.
+
+Database and listener (each also from the environment variable shown)
+  -h, --host <host>          MySQL host                 TABLEGATE_DB_HOST
+  -u, --user <user>          MySQL user                 TABLEGATE_DB_USER
+  -p, --password <password>  MySQL password ('' = none) TABLEGATE_DB_PASSWORD
+  -P, --port <port>          MySQL port                 TABLEGATE_DB_PORT
+  -D, --database <name>      database to serve          TABLEGATE_DB_NAME
+  -o, --listen <port>        HTTP port to listen on     TABLEGATE_LISTEN_PORT
+                             the word 'auth'            TABLEGATE_AUTH=true
+
+Options
+  --base-url <url>           what accessURL starts with (default http://<Host header>)
+  --jwt-secret <secret>      HS256 secret, 32+ bytes    TABLEGATE_JWT_SECRET
+  --token-ttl <ttl>          token lifetime (default 1h)
+  --uploads-dir <dir>        default ~/.tablegate/uploads
+  --max-file-size <size>     per uploaded file (default 100MiB)
+  --max-files <n>            per upload request (default 20)
+  --body-limit <size>        JSON body limit (default 1MiB)
+  --cors-origin <origin>     default *
+  --log-level <level>        fatal, error, warn, info, debug, trace or silent (default info)
+  --pool-size <n>            MySQL connections (default 10)
+  --query-timeout <time>     longest a query may run (default 30s)
+  --listen-host <address>    address to bind (default 0.0.0.0)
+  --help                     this text
+
+Every option also reads TABLEGATE_<OPTION_NAME> (e.g. TABLEGATE_MAX_FILE_SIZE).`;
+
+/** Raw option values as given on the command line; undefined when absent. */
+export type RawFlags = Partial<Record<FlagName, string>>;
+
+/** Long flag name (camel case) → environment variable. */
+const ENVIRONMENT: Readonly<Record<string, string>> = {
+  host: 'TABLEGATE_DB_HOST',
+  user: 'TABLEGATE_DB_USER',
+  password: 'TABLEGATE_DB_PASSWORD',
+  port: 'TABLEGATE_DB_PORT',
+  database: 'TABLEGATE_DB_NAME',
+  listen: 'TABLEGATE_LISTEN_PORT',
+  baseUrl: 'TABLEGATE_BASE_URL',
+  jwtSecret: 'TABLEGATE_JWT_SECRET',
+  tokenTtl: 'TABLEGATE_TOKEN_TTL',
+  uploadsDir: 'TABLEGATE_UPLOADS_DIR',
+  maxFileSize: 'TABLEGATE_MAX_FILE_SIZE',
+  maxFiles: 'TABLEGATE_MAX_FILES',
+  bodyLimit: 'TABLEGATE_BODY_LIMIT',
+  corsOrigin: 'TABLEGATE_CORS_ORIGIN',
+  logLevel: 'TABLEGATE_LOG_LEVEL',
+  poolSize: 'TABLEGATE_POOL_SIZE',
+  queryTimeout: 'TABLEGATE_QUERY_TIMEOUT',
+  listenHost: 'TABLEGATE_LISTEN_HOST',
+};
+
+export type FlagName = keyof typeof ENVIRONMENT;
+
+export const SHORT_FLAGS: Readonly<Record<string, string>> = {
+  host: 'h',
+  user: 'u',
+  password: 'p',
+  port: 'P',
+  database: 'D',
+  listen: 'o',
+};
+
+export const FLAG_NAMES = Object.keys(ENVIRONMENT) as FlagName[];
+
+function flagLabel(name: string): string {
+  const long = `--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+  const short = SHORT_FLAGS[name];
+  return short ? `-${short}/${long}` : long;
+}
+
+function pick(name: FlagName, flags: RawFlags, env: NodeJS.ProcessEnv): string | undefined {
+  return flags[name] ?? env[ENVIRONMENT[name] as string];
+}
+
+function required(name: FlagName, flags: RawFlags, env: NodeJS.ProcessEnv): string {
+  const value = pick(name, flags, env);
+  if (value === undefined || (value === '' && name !== 'password')) {
+    throw new UsageError(`missing required option ${flagLabel(name)} (or ${ENVIRONMENT[name]})`);
+  }
+  return value;
+}
+
+function integer(name: FlagName, text: string, min: number, max: number): number {
+  if (!/^\d+$/.test(text.trim()) || Number(text) < min || Number(text) > max) {
+    throw new UsageError(
+      `${flagLabel(name)} must be a whole number from ${min} to ${max}, got '${text}'`,
+    );
+  }
+  return Number(text);
+}
+
+const SIZE_UNITS: Readonly<Record<string, number>> = {
+  '': 1,
+  b: 1,
+  k: 1024,
+  kb: 1000,
+  kib: 1024,
+  m: 1024 ** 2,
+  mb: 1000 ** 2,
+  mib: 1024 ** 2,
+  g: 1024 ** 3,
+  gb: 1000 ** 3,
+  gib: 1024 ** 3,
+};
+
+/** `1048576`, `512KiB`, `100MiB`, `2GB`. */
+export function parseSize(name: FlagName, text: string): number {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(text);
+  const unit = SIZE_UNITS[match?.[2]?.toLowerCase() ?? 'x'];
+  if (!match || unit === undefined || Number(match[1]) * unit < 1) {
+    throw new UsageError(
+      `${flagLabel(name)} must be a size like 1048576, 512KiB or 100MiB, got '${text}'`,
+    );
+  }
+  return Math.floor(Number(match[1]) * unit);
+}
+
+/** `30` (seconds), `30s`, `500ms`, `2m`. */
+export function parseDuration(name: FlagName, text: string): number {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m)?\s*$/i.exec(text);
+  if (!match || Number(match[1]) <= 0) {
+    throw new UsageError(
+      `${flagLabel(name)} must be a duration like 30s, 500ms or 2m, got '${text}'`,
+    );
+  }
+  const factor = { ms: 1, s: 1000, m: 60_000 }[(match[2] ?? 's').toLowerCase() as 'ms' | 's' | 'm'];
+  return Math.round(Number(match[1]) * factor);
+}
+
+const LOG_LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
+
+/** Builds the run configuration. `words` are the positional arguments after `run`. */
+export function configFromRun(
+  words: readonly string[],
+  flags: RawFlags,
+  env: NodeJS.ProcessEnv,
+): Config {
+  const extra = words.filter((w) => w !== 'auth');
+  if (extra.length > 0 || words.length > 1) {
+    throw new UsageError(`unexpected argument '${extra[0] ?? words[1]}' after 'run'`);
+  }
+  const authFromEnv = env.TABLEGATE_AUTH?.toLowerCase();
+  if (authFromEnv !== undefined && !['true', 'false', '1', '0', ''].includes(authFromEnv)) {
+    throw new UsageError(`TABLEGATE_AUTH must be 'true' or 'false', got '${env.TABLEGATE_AUTH}'`);
+  }
+  const auth = words.includes('auth') || authFromEnv === 'true' || authFromEnv === '1';
+  const get = (name: FlagName) => pick(name, flags, env);
+  const logLevel = get('logLevel') ?? DEFAULTS.logLevel;
+  if (!LOG_LEVELS.has(logLevel)) {
+    throw new UsageError(
+      `--log-level must be one of ${[...LOG_LEVELS].join(', ')}, got '${logLevel}'`,
+    );
+  }
+  const baseUrl = get('baseUrl');
+  if (baseUrl !== undefined && !/^https?:\/\/[^\s/]+/i.test(baseUrl)) {
+    throw new UsageError(`--base-url must start with http:// or https://, got '${baseUrl}'`);
+  }
+  const stateDir = defaultStateDir();
+  const number = (name: FlagName, fallback: number, min: number, max: number) => {
+    const text = get(name);
+    return text === undefined ? fallback : integer(name, text, min, max);
+  };
+  const size = (name: FlagName, fallback: number) => {
+    const text = get(name);
+    return text === undefined ? fallback : parseSize(name, text);
+  };
+  const queryTimeout = get('queryTimeout');
+  return {
+    mode: auth ? 'auth' : 'open',
+    db: {
+      host: required('host', flags, env),
+      user: required('user', flags, env),
+      password: required('password', flags, env),
+      port: integer('port', required('port', flags, env), 1, 65535),
+      database: required('database', flags, env),
+      poolSize: number('poolSize', DEFAULTS.poolSize, 1, 1000),
+    },
+    listenPort: integer('listen', required('listen', flags, env), 0, 65535),
+    listenHost: get('listenHost') ?? DEFAULTS.listenHost,
+    baseUrl: baseUrl?.replace(/\/+$/, '') ?? null,
+    jwtSecret: get('jwtSecret') ?? null,
+    tokenTtl: get('tokenTtl') ?? DEFAULTS.tokenTtl,
+    stateDir,
+    uploadsDir: path.resolve(get('uploadsDir') ?? path.join(stateDir, 'uploads')),
+    maxFileSize: size('maxFileSize', DEFAULTS.maxFileSize),
+    maxFiles: number('maxFiles', DEFAULTS.maxFiles, 1, 10_000),
+    bodyLimit: size('bodyLimit', DEFAULTS.bodyLimit),
+    corsOrigin: get('corsOrigin') ?? DEFAULTS.corsOrigin,
+    logLevel,
+    queryTimeoutMs:
+      queryTimeout === undefined
+        ? DEFAULTS.queryTimeoutMs
+        : parseDuration('queryTimeout', queryTimeout),
+  };
+}

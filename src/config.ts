@@ -1,0 +1,51 @@
+/**
+ * The gateway's configuration: one typed object built by the CLI from flags and environment,
+ * with the defaults CONTRACT §1 sets. Nothing else reads process.env.
+ */
+import os from 'node:os';
+import path from 'node:path';
+import type { DbConfig } from './db/pool.js';
+
+export type Mode = 'auth' | 'open';
+
+export interface Config {
+  readonly mode: Mode;
+  readonly db: DbConfig;
+  /** HTTP port to listen on (`-o`). */
+  readonly listenPort: number;
+  /** Address to bind; all interfaces by default, as a container needs. */
+  readonly listenHost: string;
+  /** What `accessURL` starts with; when absent, `http://<Host header>`. */
+  readonly baseUrl: string | null;
+  readonly jwtSecret: string | null;
+  /** Token lifetime as `jsonwebtoken` understands it (`1h`, `30m`, `3600`). */
+  readonly tokenTtl: string;
+  /** Where the generated JWT secret is kept when none is given. */
+  readonly stateDir: string;
+  readonly uploadsDir: string;
+  readonly maxFileSize: number;
+  readonly maxFiles: number;
+  readonly bodyLimit: number;
+  readonly corsOrigin: string;
+  readonly logLevel: string;
+  /** Milliseconds a statement may run before the server stops it (504). */
+  readonly queryTimeoutMs: number;
+}
+
+export const MiB = 1024 * 1024;
+
+export function defaultStateDir(): string {
+  return path.join(os.homedir(), '.tablegate');
+}
+
+export const DEFAULTS = {
+  listenHost: '0.0.0.0',
+  tokenTtl: '1h',
+  maxFileSize: 100 * MiB,
+  maxFiles: 20,
+  bodyLimit: MiB,
+  corsOrigin: '*',
+  logLevel: 'info',
+  poolSize: 10,
+  queryTimeoutMs: 30_000,
+} as const;

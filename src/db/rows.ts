@@ -1,0 +1,109 @@
+/**
+ * MySQL value → JSON text (CONTRACT §2). A serializer is built once per column list and turns a
+ * row (an array, in select order) into one JSON object's text without building an object first.
+ * Input values are what the pool's options make mysql2 return: DECIMAL, BIGINT, dates and JSON as
+ * exact strings, FLOAT/DOUBLE/INT as numbers, binary and BIT as Buffers.
+ */
+import type { ColumnInfo, JsonKind } from './schema-types.js';
+
+type ValueWriter = (value: unknown) => string;
+
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+const MIN_SAFE = -MAX_SAFE;
+
+function quote(value: unknown): string {
+  return JSON.stringify(String(value));
+}
+
+/** BIGINT text: a JSON number while JavaScript can hold it exactly, else a string. */
+export function writeInteger(value: unknown): string {
+  if (typeof value === 'number') return String(value);
+  const text = String(value);
+  // 15 digits always fit in 2^53; only longer ones need the exact comparison.
+  if (text.length <= 15) return text;
+  const n = BigInt(text);
+  return n > MAX_SAFE || n < MIN_SAFE ? `"${text}"` : text;
+}
+
+/** FLOAT arrives widened to a double (1.1 → 1.100000023841858); print the shortest text that is the same float. */
+export function writeFloat32(value: unknown): string {
+  const n = Number(value);
+  if (!Number.isFinite(n)) return 'null';
+  for (let digits = 1; digits <= 9; digits++) {
+    const candidate = Number(n.toPrecision(digits));
+    if (Math.fround(candidate) === n) return String(candidate);
+  }
+  return String(n);
+}
+
+function writeDouble(value: unknown): string {
+  const n = Number(value);
+  return Number.isFinite(n) ? String(n) : 'null';
+}
+
+/** BIT(n) arrives as big-endian bytes. */
+export function writeBit(value: unknown): string {
+  if (!Buffer.isBuffer(value)) return writeInteger(value);
+  let n = 0n;
+  for (const byte of value) n = (n << 8n) | BigInt(byte);
+  return n > MAX_SAFE ? `"${n}"` : String(n);
+}
+
+function writeBinary(value: unknown): string {
+  return Buffer.isBuffer(value) ? `"${value.toString('base64')}"` : quote(value);
+}
+
+/** A JSON column's text is valid JSON already (MySQL's JSON type, MariaDB's json_valid check). */
+function writeJson(value: unknown): string {
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+function writeString(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (Buffer.isBuffer(value)) return writeBinary(value);
+  return JSON.stringify(value) ?? 'null';
+}
+
+function writerFor(column: ColumnInfo): ValueWriter {
+  const kind: JsonKind = column.kind;
+  switch (kind) {
+    case 'integer':
+      return writeInteger;
+    case 'decimal':
+      // The server's DECIMAL text ("-12.50") is already a valid JSON number with the stored digits.
+      return String;
+    case 'float':
+      return column.dataType === 'float' ? writeFloat32 : writeDouble;
+    case 'year':
+      return String;
+    case 'bit':
+      return writeBit;
+    case 'date':
+    case 'datetime':
+    case 'string':
+      return writeString;
+    case 'json':
+      return writeJson;
+    case 'binary':
+      return writeBinary;
+  }
+}
+
+export type RowSerializer = (row: readonly unknown[]) => string;
+
+/** Builds the serializer for one select list: keys are the column names, in select order. */
+export function rowSerializer(columns: readonly ColumnInfo[]): RowSerializer {
+  const prefixes = columns.map((c, i) => `${i === 0 ? '{' : ','}${JSON.stringify(c.name)}:`);
+  const writers = columns.map(writerFor);
+  const count = columns.length;
+  return (row) => {
+    let text = '';
+    for (let i = 0; i < count; i++) {
+      const value = row[i];
+      text +=
+        prefixes[i] +
+        (value === null || value === undefined ? 'null' : (writers[i] as ValueWriter)(value));
+    }
+    return count === 0 ? '{}' : `${text}}`;
+  };
+}

@@ -1,0 +1,44 @@
+/**
+ * What the gateway knows about a table: the shape read from information_schema at start and
+ * on a rate-limited re-read. Every later stage resolves names against these objects.
+ */
+
+/** How a column's value becomes JSON (CONTRACT §2) and how a JSON value is written into it. */
+export type JsonKind =
+  | 'integer' // TINYINT…BIGINT: number, or string beyond ±2^53
+  | 'decimal' // DECIMAL/NUMERIC: JSON number with exactly the stored digits
+  | 'float' // FLOAT/DOUBLE
+  | 'year' // YEAR: number
+  | 'bit' // BIT(n): number
+  | 'date' // DATE: "YYYY-MM-DD"
+  | 'datetime' // DATETIME/TIMESTAMP: "YYYY-MM-DD HH:MM:SS[.ffffff]"
+  | 'string' // CHAR, VARCHAR, TEXT, TIME, ENUM, SET, and anything else textual
+  | 'json' // JSON (MySQL) or LONGTEXT with a json_valid() check (MariaDB)
+  | 'binary'; // BINARY, VARBINARY, BLOB: base64
+
+export interface ColumnInfo {
+  readonly name: string;
+  /** information_schema DATA_TYPE, lower case: `int`, `varchar`, `decimal`, … */
+  readonly dataType: string;
+  /** information_schema COLUMN_TYPE, e.g. `int(10) unsigned`, `enum('a','b')`. */
+  readonly columnType: string;
+  readonly kind: JsonKind;
+  readonly nullable: boolean;
+  readonly unsigned: boolean;
+  readonly autoIncrement: boolean;
+  /** True when an INSERT may omit the column (it has a default, is nullable, generated or auto-increment). */
+  readonly hasDefault: boolean;
+  readonly generated: boolean;
+  readonly maxLength: number | null;
+  readonly numericPrecision: number | null;
+  readonly numericScale: number | null;
+}
+
+export interface TableInfo {
+  readonly name: string;
+  readonly kind: 'table' | 'view';
+  /** In ordinal order. */
+  readonly columns: readonly ColumnInfo[];
+  readonly columnsByName: ReadonlyMap<string, ColumnInfo>;
+  readonly primaryKey: readonly string[];
+}

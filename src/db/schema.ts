@@ -1,0 +1,190 @@
+/**
+ * The schema cache: tables, views and columns of the served database, read from
+ * information_schema at start. A name the cache does not know triggers one re-read (shared by
+ * concurrent callers, at most once per `refreshIntervalMs`), so a table created after start is
+ * served without a restart. The users table of auth mode is never part of it.
+ */
+import type { Pool, RowDataPacket } from 'mysql2/promise';
+import { unknownTable } from '../errors.js';
+import type { ColumnInfo, JsonKind, TableInfo } from './schema-types.js';
+
+export const USERS_TABLE = 'users_created_by_tablegate';
+
+interface ColumnRow extends RowDataPacket {
+  TABLE_NAME: string;
+  COLUMN_NAME: string;
+  COLUMN_DEFAULT: string | null;
+  IS_NULLABLE: string;
+  DATA_TYPE: string;
+  COLUMN_TYPE: string;
+  CHARACTER_MAXIMUM_LENGTH: string | number | null;
+  NUMERIC_PRECISION: string | number | null;
+  NUMERIC_SCALE: string | number | null;
+  COLUMN_KEY: string;
+  EXTRA: string;
+}
+
+const KIND_BY_DATA_TYPE: Readonly<Record<string, JsonKind>> = {
+  tinyint: 'integer',
+  smallint: 'integer',
+  mediumint: 'integer',
+  int: 'integer',
+  integer: 'integer',
+  bigint: 'integer',
+  decimal: 'decimal',
+  numeric: 'decimal',
+  float: 'float',
+  double: 'float',
+  real: 'float',
+  year: 'year',
+  bit: 'bit',
+  date: 'date',
+  datetime: 'datetime',
+  timestamp: 'datetime',
+  json: 'json',
+  binary: 'binary',
+  varbinary: 'binary',
+  tinyblob: 'binary',
+  blob: 'binary',
+  mediumblob: 'binary',
+  longblob: 'binary',
+};
+
+function toNumber(value: string | number | null): number | null {
+  return value === null ? null : Number(value);
+}
+
+export function columnFromRow(row: ColumnRow, jsonColumns: ReadonlySet<string>): ColumnInfo {
+  const dataType = row.DATA_TYPE.toLowerCase();
+  const extra = row.EXTRA.toLowerCase();
+  const nullable = row.IS_NULLABLE === 'YES';
+  const autoIncrement = extra.includes('auto_increment');
+  // MySQL marks expression defaults DEFAULT_GENERATED; only VIRTUAL/STORED/PERSISTENT are generated columns.
+  const generated = /\b(virtual|stored|persistent)\b/.test(extra);
+  const isJson =
+    dataType === 'json' || jsonColumns.has(`${row.TABLE_NAME}\u0000${row.COLUMN_NAME}`);
+  return {
+    name: row.COLUMN_NAME,
+    dataType,
+    columnType: row.COLUMN_TYPE,
+    kind: isJson ? 'json' : (KIND_BY_DATA_TYPE[dataType] ?? 'string'),
+    nullable,
+    unsigned: /\bunsigned\b/i.test(row.COLUMN_TYPE),
+    autoIncrement,
+    // MariaDB reports an explicit or implicit NULL default as the text 'NULL'; MySQL as SQL NULL.
+    hasDefault: row.COLUMN_DEFAULT !== null || nullable || autoIncrement || generated,
+    generated,
+    maxLength: toNumber(row.CHARACTER_MAXIMUM_LENGTH),
+    numericPrecision: toNumber(row.NUMERIC_PRECISION),
+    numericScale: toNumber(row.NUMERIC_SCALE),
+  };
+}
+
+/**
+ * MariaDB's JSON is LONGTEXT with a `json_valid(col)` check; MySQL has a real JSON type.
+ * Returns `table\0column` keys. MySQL's CHECK_CONSTRAINTS has no TABLE_NAME column, hence the catch.
+ */
+async function mariaDbJsonColumns(pool: Pool, database: string): Promise<Set<string>> {
+  const keys = new Set<string>();
+  try {
+    const [rows] = await pool.query<RowDataPacket[]>(
+      'SELECT TABLE_NAME, CHECK_CLAUSE FROM information_schema.CHECK_CONSTRAINTS WHERE CONSTRAINT_SCHEMA = ?',
+      [database],
+    );
+    for (const row of rows) {
+      const match = /^json_valid\(`((?:[^`]|``)+)`\)$/i.exec(String(row.CHECK_CLAUSE).trim());
+      if (match?.[1]) keys.add(`${row.TABLE_NAME}\u0000${match[1].replaceAll('``', '`')}`);
+    }
+  } catch {
+    // Not MariaDB: JSON columns are found by their DATA_TYPE.
+  }
+  return keys;
+}
+
+export async function readSchema(pool: Pool, database: string): Promise<Map<string, TableInfo>> {
+  const [tableRows] = await pool.query<RowDataPacket[]>(
+    'SELECT TABLE_NAME, TABLE_TYPE FROM information_schema.TABLES WHERE TABLE_SCHEMA = ?',
+    [database],
+  );
+  const [columnRows] = await pool.query<ColumnRow[]>(
+    `SELECT TABLE_NAME, COLUMN_NAME, COLUMN_DEFAULT, IS_NULLABLE, DATA_TYPE, COLUMN_TYPE,
+            CHARACTER_MAXIMUM_LENGTH, NUMERIC_PRECISION, NUMERIC_SCALE, COLUMN_KEY, EXTRA
+       FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? ORDER BY TABLE_NAME, ORDINAL_POSITION`,
+    [database],
+  );
+  const jsonColumns = await mariaDbJsonColumns(pool, database);
+  const columnsByTable = new Map<string, ColumnInfo[]>();
+  const primaryKeys = new Map<string, string[]>();
+  for (const row of columnRows) {
+    const column = columnFromRow(row, jsonColumns);
+    const list = columnsByTable.get(row.TABLE_NAME) ?? [];
+    list.push(column);
+    columnsByTable.set(row.TABLE_NAME, list);
+    if (row.COLUMN_KEY === 'PRI') {
+      primaryKeys.set(row.TABLE_NAME, [...(primaryKeys.get(row.TABLE_NAME) ?? []), column.name]);
+    }
+  }
+  const tables = new Map<string, TableInfo>();
+  for (const row of tableRows) {
+    const name = String(row.TABLE_NAME);
+    if (name === USERS_TABLE) continue;
+    const columns = columnsByTable.get(name) ?? [];
+    tables.set(name, {
+      name,
+      kind: String(row.TABLE_TYPE).toUpperCase().includes('VIEW') ? 'view' : 'table',
+      columns,
+      columnsByName: new Map(columns.map((c) => [c.name, c])),
+      primaryKey: primaryKeys.get(name) ?? [],
+    });
+  }
+  return tables;
+}
+
+export class SchemaCache {
+  private tables = new Map<string, TableInfo>();
+  private lastRead = 0;
+  private reading: Promise<void> | null = null;
+
+  constructor(
+    private readonly pool: Pool,
+    private readonly database: string,
+    private readonly refreshIntervalMs = 1000,
+  ) {}
+
+  get tableCount(): number {
+    return this.tables.size;
+  }
+
+  all(): Iterable<TableInfo> {
+    return this.tables.values();
+  }
+
+  /** Reads the schema now; concurrent callers share one read. */
+  refresh(): Promise<void> {
+    this.reading ??= readSchema(this.pool, this.database)
+      .then((tables) => {
+        this.tables = tables;
+        this.lastRead = Date.now();
+      })
+      .finally(() => {
+        this.reading = null;
+      });
+    return this.reading;
+  }
+
+  /** The table, re-reading the schema once if it is unknown and the last read is old enough. */
+  async find(name: string): Promise<TableInfo | undefined> {
+    const known = this.tables.get(name);
+    if (known || name === USERS_TABLE) return known;
+    if (this.reading) await this.reading;
+    else if (Date.now() - this.lastRead >= this.refreshIntervalMs) await this.refresh();
+    return this.tables.get(name);
+  }
+
+  /** The table, or the 404 a request naming an unknown table answers with. */
+  async require(name: string): Promise<TableInfo> {
+    const table = await this.find(name);
+    if (!table) throw unknownTable(name);
+    return table;
+  }
+}

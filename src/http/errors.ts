@@ -1,0 +1,60 @@
+/**
+ * The one error body: `{ success: false, message, code }`. ApiErrors carry their status; Fastify's
+ * own client errors (bad JSON, wrong media type, body too large) are mapped to stable codes; any
+ * other error is a bug: logged with the request id, answered with a generic 500.
+ */
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { mapDbError } from '../db/errors.js';
+import { ApiError, internalError, routeNotFound } from '../errors.js';
+
+const FASTIFY_CODES: Readonly<Record<string, { code: string; message: string }>> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: {
+    code: 'UNSUPPORTED_MEDIA_TYPE',
+    message: "Content-Type must be 'application/json'",
+  },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: {
+    code: 'INVALID_BODY',
+    message: 'Content-Length does not match the body',
+  },
+  FST_ERR_CTP_EMPTY_JSON_BODY: { code: 'INVALID_BODY', message: 'Request body is empty' },
+  FST_ERR_CTP_BODY_TOO_LARGE: { code: 'BODY_TOO_LARGE', message: 'Request body is too large' },
+  FST_ERR_CTP_INVALID_JSON_BODY: {
+    code: 'INVALID_JSON',
+    message: 'Request body is not valid JSON',
+  },
+};
+
+export function toApiError(error: unknown): ApiError {
+  if (error instanceof ApiError) return error;
+  const fastifyError = error as Partial<FastifyError>;
+  const status = fastifyError.statusCode;
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    const known = fastifyError.code ? FASTIFY_CODES[fastifyError.code] : undefined;
+    if (known) return new ApiError(status, known.code, known.message);
+    // JSON.parse's SyntaxError arrives as a 400 without a code.
+    if (error instanceof SyntaxError) {
+      return new ApiError(400, 'INVALID_JSON', 'Request body is not valid JSON');
+    }
+    return new ApiError(status, 'BAD_REQUEST', 'The request is not valid');
+  }
+  return mapDbError(error);
+}
+
+export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
+  return reply
+    .code(error.status)
+    .headers(error.headers)
+    .type('application/json; charset=utf-8')
+    .send({ success: false, message: error.message, code: error.code });
+}
+
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
+    const apiError = toApiError(error);
+    if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
+    return sendError(reply, apiError.status === 500 ? internalError() : apiError);
+  });
+  app.setNotFoundHandler((request, reply) =>
+    sendError(reply, routeNotFound(request.method, request.url)),
+  );
+}

@@ -1,0 +1,34 @@
+/**
+ * `GET /table/<table>/read`: query string → ReadRequest → ReadPlan → SQL → streamed JSON array.
+ * The handler only calls the stages in order.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { RowDataPacket } from 'mysql2';
+import { rowSerializer } from '../db/rows.js';
+import { planRead } from '../plan/read-plan.js';
+import { parseReadOptions } from '../query/options.js';
+import type { Services } from '../services.js';
+import { compileCount, compileRead } from '../sql/compile-read.js';
+import { sendJsonRows } from './json-rows.js';
+
+type QueryObject = Record<string, string | string[] | undefined>;
+
+export function readRoutes(app: FastifyInstance, { db, schema }: Services): void {
+  app.get<{ Params: { table: string }; Querystring: QueryObject }>(
+    '/table/:table/read',
+    async (request, reply) => {
+      const table = await schema.require(request.params.table);
+      const plan = planRead(parseReadOptions(request.query), table);
+      if (plan.count) {
+        const count = compileCount(plan);
+        const [rows] = await db.promise.execute<RowDataPacket[][]>(
+          { sql: count.sql, rowsAsArray: true },
+          [...count.params],
+        );
+        reply.header('X-Total-Count', String(rows[0]?.[0] ?? 0));
+      }
+      await sendJsonRows(reply, db.pool, compileRead(plan), rowSerializer(plan.columns));
+      return reply;
+    },
+  );
+}

@@ -1,0 +1,124 @@
+/**
+ * Starts the gateway: uploads directory, MySQL pool, schema, HTTP listener, one start-up line,
+ * and a graceful stop on SIGINT/SIGTERM (stop accepting, let in-flight requests finish within
+ * a bound, close the pool, exit 0).
+ */
+import { mkdir } from 'node:fs/promises';
+import type { FastifyInstance } from 'fastify';
+import type { Config } from './config.js';
+import { type Database, openDatabase } from './db/database.js';
+import { SchemaCache } from './db/schema.js';
+import { buildServer } from './server.js';
+
+/** A reason the gateway cannot start, said in one line (exit code 1). */
+export class StartupError extends Error {
+  override readonly name = 'StartupError';
+}
+
+const SHUTDOWN_GRACE_MS = 10_000;
+
+export interface Gateway {
+  readonly app: FastifyInstance;
+  readonly db: Database;
+  readonly schema: SchemaCache;
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+function reasonOf(error: unknown): string {
+  const driver = error as { sqlMessage?: string; code?: string; message?: string };
+  return driver.sqlMessage ?? driver.message ?? driver.code ?? String(error);
+}
+
+async function connect(config: Config): Promise<Database> {
+  const db = openDatabase(config.db);
+  try {
+    await db.promise.query('SELECT 1');
+    return db;
+  } catch (error) {
+    await db.close().catch(() => {});
+    const { host, port, user } = config.db;
+    throw new StartupError(
+      `cannot connect to MySQL at ${host}:${port} as ${user}: ${reasonOf(error)}`,
+    );
+  }
+}
+
+/** Starts everything and returns a handle; used by the CLI and by tests. */
+export async function openGateway(config: Config): Promise<Gateway> {
+  try {
+    await mkdir(config.uploadsDir, { recursive: true });
+  } catch (error) {
+    throw new StartupError(
+      `cannot create uploads directory ${config.uploadsDir}: ${reasonOf(error)}`,
+    );
+  }
+  const db = await connect(config);
+  const schema = new SchemaCache(db.promise, config.db.database);
+  let app: FastifyInstance;
+  try {
+    await schema.refresh();
+    app = buildServer({ config, db, schema });
+    await app.ready();
+  } catch (error) {
+    await db.close().catch(() => {});
+    if (error instanceof StartupError) throw error;
+    throw new StartupError(`cannot start: ${reasonOf(error)}`);
+  }
+  try {
+    await app.listen({ port: config.listenPort, host: config.listenHost });
+  } catch (error) {
+    await app.close().catch(() => {});
+    await db.close().catch(() => {});
+    const code = (error as { code?: string }).code;
+    if (code === 'EADDRINUSE') {
+      throw new StartupError(`port ${config.listenPort} is already in use on ${config.listenHost}`);
+    }
+    throw new StartupError(
+      `cannot listen on ${config.listenHost}:${config.listenPort}: ${reasonOf(error)}`,
+    );
+  }
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.listenPort;
+  const shownHost =
+    config.listenHost === '0.0.0.0' || config.listenHost === '::' ? 'localhost' : config.listenHost;
+  const url = `http://${shownHost}:${port}`;
+  let closing: Promise<void> | null = null;
+  return {
+    app,
+    db,
+    schema,
+    url,
+    close: () => {
+      closing ??= (async () => {
+        const timer = setTimeout(() => app.server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+        try {
+          await app.close();
+        } finally {
+          clearTimeout(timer);
+          await db.close().catch(() => {});
+        }
+      })();
+      return closing;
+    },
+  };
+}
+
+/** The CLI's entry: start, print the start-up line, stop cleanly on a signal. */
+export async function startGateway(config: Config): Promise<void> {
+  const gateway = await openGateway(config);
+  const tables = gateway.schema.tableCount;
+  process.stdout.write(
+    `tablegate listening on ${gateway.url} (mode: ${config.mode}, database: ${config.db.database}, ` +
+      `${tables} table${tables === 1 ? '' : 's'}, uploads: ${config.uploadsDir})\n`,
+  );
+  const stop = (signal: string) => {
+    gateway.app.log.info({ signal }, 'shutting down');
+    gateway.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.once('SIGINT', () => stop('SIGINT'));
+  process.once('SIGTERM', () => stop('SIGTERM'));
+}

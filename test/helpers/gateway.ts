@@ -1,0 +1,53 @@
+/**
+ * Starts the real gateway on a free port against a test database, with its own temporary
+ * uploads and state directories, and gives back its URL.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { type Config, DEFAULTS } from '../../src/config.js';
+import { type Gateway, openGateway } from '../../src/main.js';
+import { testServer } from './mysql-url.js';
+
+export interface TestGateway {
+  readonly url: string;
+  readonly gateway: Gateway;
+  readonly config: Config;
+  close(): Promise<void>;
+}
+
+export async function startTestGateway(
+  database: string,
+  overrides: Partial<Config> = {},
+): Promise<TestGateway> {
+  const server = testServer();
+  const stateDir = await mkdtemp(path.join(os.tmpdir(), 'tablegate-state-'));
+  const config: Config = {
+    mode: 'open',
+    db: { ...server, database, poolSize: 4 },
+    listenPort: 0,
+    listenHost: '127.0.0.1',
+    baseUrl: null,
+    jwtSecret: null,
+    tokenTtl: DEFAULTS.tokenTtl,
+    stateDir,
+    uploadsDir: path.join(stateDir, 'uploads'),
+    maxFileSize: DEFAULTS.maxFileSize,
+    maxFiles: DEFAULTS.maxFiles,
+    bodyLimit: DEFAULTS.bodyLimit,
+    corsOrigin: DEFAULTS.corsOrigin,
+    logLevel: 'silent',
+    queryTimeoutMs: DEFAULTS.queryTimeoutMs,
+    ...overrides,
+  };
+  const gateway = await openGateway(config);
+  return {
+    url: gateway.url,
+    gateway,
+    config,
+    close: async () => {
+      await gateway.close();
+      await rm(stateDir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,71 @@
+/**
+ * Finds a real MySQL server for the whole run, in this order: TABLEGATE_TEST_MYSQL_URL; a server
+ * at 127.0.0.1:3306 as root with no password; a private mariadbd/mysqld from the PATH; a MySQL 8.4
+ * container through testcontainers when a Docker engine answers. Fails with one line otherwise.
+ */
+import { existsSync } from 'node:fs';
+import mysql from 'mysql2/promise';
+import { startPrivateServer } from '../../src/db/private-server.js';
+import { formatMysqlUrl, parseMysqlUrl, type ServerAddress } from './mysql-url.js';
+
+async function answers(address: ServerAddress): Promise<boolean> {
+  try {
+    const connection = await mysql.createConnection({ ...address, connectTimeout: 2000 });
+    await connection.end();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function fromContainer(): Promise<(ServerAddress & { stop: () => Promise<unknown> }) | null> {
+  if (!existsSync('/var/run/docker.sock') && !process.env.DOCKER_HOST) return null;
+  try {
+    const { MySqlContainer } = await import('@testcontainers/mysql');
+    const container = await new MySqlContainer('mysql:8.4').withRootPassword('test').start();
+    return {
+      host: container.getHost(),
+      port: container.getPort(),
+      user: 'root',
+      password: 'test',
+      stop: () => container.stop(),
+    };
+  } catch {
+    return null;
+  }
+}
+
+type Cleanup = () => Promise<unknown>;
+const state = globalThis as typeof globalThis & { tablegateTestCleanup?: Cleanup };
+
+export default async function globalSetup(): Promise<void> {
+  const given = process.env.TABLEGATE_TEST_MYSQL_URL;
+  if (given) {
+    if (!(await answers(parseMysqlUrl(given)))) {
+      throw new Error(`TABLEGATE_TEST_MYSQL_URL=${given} does not answer`);
+    }
+    return;
+  }
+  const local = { host: '127.0.0.1', port: 3306, user: 'root', password: '' };
+  if (await answers(local)) {
+    process.env.TABLEGATE_TEST_MYSQL_URL = formatMysqlUrl(local);
+    return;
+  }
+  try {
+    const server = await startPrivateServer();
+    process.env.TABLEGATE_TEST_MYSQL_URL = formatMysqlUrl(server);
+    state.tablegateTestCleanup = () => server.destroy();
+    return;
+  } catch {
+    // No server binary, or it would not start: try a container.
+  }
+  const container = await fromContainer();
+  if (container) {
+    process.env.TABLEGATE_TEST_MYSQL_URL = formatMysqlUrl(container);
+    state.tablegateTestCleanup = container.stop;
+    return;
+  }
+  throw new Error(
+    'No MySQL server for the tests: set TABLEGATE_TEST_MYSQL_URL=mysql://user:pass@host:port, run MariaDB on 127.0.0.1:3306 (root, no password), install mariadb-server, or start Docker.',
+  );
+}
