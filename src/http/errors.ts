@@ -3,6 +3,7 @@
  * own client errors (bad JSON, wrong media type, body too large) are mapped to stable codes; any
  * other error is a bug: logged with the request id, answered with a generic 500.
  */
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { mapDbError } from '../db/errors.js';
 import { ApiError, internalError, routeNotFound } from '../errors.js';
@@ -56,5 +57,35 @@ export function registerErrorHandling(app: FastifyInstance): void {
   });
   app.setNotFoundHandler((request, reply) =>
     sendError(reply, routeNotFound(request.method, request.url)),
+  );
+}
+
+/** Errors Node's HTTP parser finds before Fastify sees a request: oversized headers, timeouts, garbage. */
+const CLIENT_ERRORS: Readonly<Record<string, { status: number; reason: string; error: ApiError }>> = {
+  HPE_HEADER_OVERFLOW: {
+    status: 431,
+    reason: 'Request Header Fields Too Large',
+    error: new ApiError(431, 'HEADERS_TOO_LARGE', 'The request line or headers are too large'),
+  },
+  ERR_HTTP_REQUEST_TIMEOUT: {
+    status: 408,
+    reason: 'Request Timeout',
+    error: new ApiError(408, 'REQUEST_TIMEOUT', 'The request took too long to arrive'),
+  },
+};
+const MALFORMED = {
+  status: 400,
+  reason: 'Bad Request',
+  error: new ApiError(400, 'MALFORMED_REQUEST', 'The request is not valid HTTP'),
+};
+
+/** Fastify's clientErrorHandler: the same JSON error body, written on the raw socket. */
+export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || !socket.writable) return;
+  const { status, reason, error: apiError } = CLIENT_ERRORS[error.code ?? ''] ?? MALFORMED;
+  const body = JSON.stringify({ success: false, message: apiError.message, code: apiError.code });
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
   );
 }

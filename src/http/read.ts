@@ -23,7 +23,7 @@ export function readRoutes(app: FastifyInstance, { db, schema }: Services): void
         const count = compileCount(plan);
         const [rows] = await db.promise.execute<RowDataPacket[][]>(
           { sql: count.sql, rowsAsArray: true },
-          [...count.params],
+          [...count.params] as never[],
         );
         reply.header('X-Total-Count', String(rows[0]?.[0] ?? 0));
       }

@@ -5,8 +5,9 @@
  */
 import { existsSync } from 'node:fs';
 import mysql from 'mysql2/promise';
-import { startPrivateServer } from '../../src/db/private-server.js';
-import { formatMysqlUrl, parseMysqlUrl, type ServerAddress } from './mysql-url.js';
+// Jest loads global setup outside its module mapper, so this import has no .js extension.
+import { startPrivateServer } from '../../src/db/private-server';
+import { formatMysqlUrl, parseMysqlUrl, type ServerAddress } from './mysql-url';
 
 async function answers(address: ServerAddress): Promise<boolean> {
   try {

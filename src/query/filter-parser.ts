@@ -1,0 +1,238 @@
+/**
+ * `$filter` text → FilterExpr, by recursive descent over the CONTRACT §3.1 grammar:
+ * `or` < `and` < `not` < primary. Knows no schema. Enforces the limits (bytes, nesting, `in`
+ * values) while parsing, so recursion never goes deeper than the nesting limit and every failure
+ * is an ApiError naming the 1-based position and what was expected there.
+ */
+import { filterSyntax, limitExceeded } from '../errors.js';
+import type { ColumnRef, CompareOp, FilterExpr, Literal, MatchFn, Operand } from './ast.js';
+import { asciiKeyword, excerpt, keywordLiteral, type Token, tokenize } from './lexer.js';
+
+export const MAX_FILTER_BYTES = 4096;
+export const MAX_NESTING = 64;
+export const MAX_IN_VALUES = 1000;
+
+const COMPARE_OPS: ReadonlySet<string> = new Set<CompareOp>(['eq', 'ne', 'lt', 'le', 'gt', 'ge']);
+const MATCH_FNS: ReadonlySet<string> = new Set<MatchFn>(['contains', 'startswith', 'endswith']);
+// Words that always mean the grammar, never a column: a column named like one of these (or like
+// true/false/null, which are literals) cannot appear in a filter. Function names stay usable as
+// column names because a function is recognised only when `(` follows.
+const RESERVED: ReadonlySet<string> = new Set(['and', 'or', 'not', 'in', ...COMPARE_OPS]);
+
+const EXPECT_CONDITION =
+  "a condition (a column, a value, 'not', '(' or contains/startswith/endswith)";
+const EXPECT_OPERAND = 'a column or a value';
+const EXPECT_LITERAL = 'a value (a string, a number, true, false or null)';
+
+function describe(token: Token): string {
+  switch (token.kind) {
+    case 'word':
+    case 'number':
+    case 'lparen':
+    case 'rparen':
+    case 'comma':
+      return `'${excerpt(token.text)}'`;
+    case 'string':
+      return `the string ${excerpt(token.text)}`;
+    case 'invalid':
+      return token.problem;
+    case 'end':
+      return 'end of filter';
+  }
+}
+
+function syntaxError(token: Token, expected: string) {
+  return filterSyntax(
+    `Invalid $filter at position ${token.position}: expected ${expected}, found ${describe(token)}`,
+  );
+}
+
+/** Parses `$filter` text. Throws only ApiError (FILTER_SYNTAX or LIMIT_EXCEEDED). */
+export function parseFilter(text: string): FilterExpr {
+  const bytes = Buffer.byteLength(text, 'utf8');
+  if (bytes > MAX_FILTER_BYTES) {
+    throw limitExceeded(
+      `$filter is ${bytes} bytes long; the limit is ${MAX_FILTER_BYTES} bytes (UTF-8)`,
+    );
+  }
+  return new Parser(tokenize(text)).parse();
+}
+
+class Parser {
+  private index = 0;
+
+  constructor(private readonly tokens: readonly Token[]) {}
+
+  parse(): FilterExpr {
+    const expr = this.parseOr(0);
+    const next = this.peek();
+    if (next.kind !== 'end') throw syntaxError(next, "'and', 'or' or end of filter");
+    return expr;
+  }
+
+  // The token list always ends with `end`, and nothing advances past it.
+  private peek(offset = 0): Token {
+    const last = this.tokens.length - 1;
+    return this.tokens[Math.min(this.index + offset, last)] as Token;
+  }
+
+  private next(): Token {
+    const token = this.peek();
+    if (token.kind !== 'end') this.index++;
+    return token;
+  }
+
+  private isKeyword(token: Token, keyword: string): boolean {
+    return token.kind === 'word' && asciiKeyword(token.text) === keyword;
+  }
+
+  private expect(kind: 'lparen' | 'rparen' | 'comma', expected: string): void {
+    const token = this.next();
+    if (token.kind !== kind) throw syntaxError(token, expected);
+  }
+
+  /** Called on entering a parenthesis or `not`; `depth` counts both. */
+  private enter(depth: number, token: Token): number {
+    const inner = depth + 1;
+    if (inner > MAX_NESTING) {
+      throw limitExceeded(
+        `Invalid $filter at position ${token.position}: nesting deeper than ${MAX_NESTING} levels (parentheses and 'not' both count)`,
+      );
+    }
+    return inner;
+  }
+
+  private parseOr(depth: number): FilterExpr {
+    const items = [this.parseAnd(depth)];
+    while (this.isKeyword(this.peek(), 'or')) {
+      this.next();
+      items.push(this.parseAnd(depth));
+    }
+    return items.length === 1 ? (items[0] as FilterExpr) : { kind: 'or', items };
+  }
+
+  private parseAnd(depth: number): FilterExpr {
+    const items = [this.parseNot(depth)];
+    while (this.isKeyword(this.peek(), 'and')) {
+      this.next();
+      items.push(this.parseNot(depth));
+    }
+    return items.length === 1 ? (items[0] as FilterExpr) : { kind: 'and', items };
+  }
+
+  private parseNot(depth: number): FilterExpr {
+    const token = this.peek();
+    if (this.isKeyword(token, 'not')) {
+      this.next();
+      return { kind: 'not', expr: this.parseNot(this.enter(depth, token)) };
+    }
+    return this.parsePrimary(depth);
+  }
+
+  private parsePrimary(depth: number): FilterExpr {
+    const token = this.peek();
+    if (token.kind === 'lparen') {
+      this.next();
+      const expr = this.parseOr(this.enter(depth, token));
+      this.expect('rparen', "'and', 'or' or ')'");
+      return expr;
+    }
+    if (token.kind === 'word' && this.peek(1).kind === 'lparen') {
+      const fn = asciiKeyword(token.text);
+      if (fn !== null && MATCH_FNS.has(fn)) return this.parseMatch(fn as MatchFn);
+    }
+    const left = this.parseOperand(EXPECT_CONDITION);
+    const opToken = this.next();
+    const op = opToken.kind === 'word' ? asciiKeyword(opToken.text) : null;
+    if (op !== null && COMPARE_OPS.has(op)) {
+      const right = this.parseOperand(EXPECT_OPERAND);
+      return { kind: 'compare', op: op as CompareOp, left, right, position: opToken.position };
+    }
+    if (op === 'in' && left.kind === 'column') return this.parseIn(left);
+    throw syntaxError(
+      opToken,
+      left.kind === 'column'
+        ? 'an operator (eq, ne, lt, le, gt, ge or in)'
+        : 'an operator (eq, ne, lt, le, gt or ge)',
+    );
+  }
+
+  /** `column in ( literal ( , literal )* )`, the column already read. */
+  private parseIn(column: ColumnRef): FilterExpr {
+    this.expect('lparen', "'(' after 'in'");
+    const values: Literal[] = [];
+    for (;;) {
+      const token = this.peek();
+      const value = this.parseLiteral();
+      if (values.length === MAX_IN_VALUES) {
+        throw limitExceeded(
+          `Invalid $filter at position ${token.position}: more than ${MAX_IN_VALUES} values in an 'in' list`,
+        );
+      }
+      values.push(value);
+      const separator = this.next();
+      if (separator.kind === 'rparen') return { kind: 'in', column, values };
+      if (separator.kind !== 'comma') throw syntaxError(separator, "',' or ')'");
+    }
+  }
+
+  /** `fn ( column , 'string' )`, positioned on the function name. */
+  private parseMatch(fn: MatchFn): FilterExpr {
+    this.next();
+    this.next(); // `(`, checked by the caller
+    const column = this.parseColumn();
+    this.expect('comma', "','");
+    const token = this.next();
+    if (token.kind !== 'string') throw syntaxError(token, 'a string in single quotes');
+    this.expect('rparen', "')'");
+    return { kind: 'match', fn, column, value: token.value };
+  }
+
+  private parseOperand(expected: string): Operand {
+    const token = this.next();
+    switch (token.kind) {
+      case 'string':
+        return { kind: 'string', value: token.value };
+      case 'number':
+        return { kind: 'number', text: token.text };
+      case 'word': {
+        const literal = keywordLiteral(token.text);
+        if (literal !== null) return literal;
+        return this.columnFrom(token, expected);
+      }
+      default:
+        throw syntaxError(token, expected);
+    }
+  }
+
+  private parseLiteral(): Literal {
+    const token = this.next();
+    switch (token.kind) {
+      case 'string':
+        return { kind: 'string', value: token.value };
+      case 'number':
+        return { kind: 'number', text: token.text };
+      case 'word': {
+        const literal = keywordLiteral(token.text);
+        if (literal !== null) return literal;
+        throw syntaxError(token, EXPECT_LITERAL);
+      }
+      default:
+        throw syntaxError(token, EXPECT_LITERAL);
+    }
+  }
+
+  private parseColumn(): ColumnRef {
+    const token = this.next();
+    if (token.kind === 'word' && keywordLiteral(token.text) === null) {
+      return this.columnFrom(token, 'a column');
+    }
+    throw syntaxError(token, 'a column');
+  }
+
+  private columnFrom(token: Extract<Token, { kind: 'word' }>, expected: string): ColumnRef {
+    const keyword = asciiKeyword(token.text);
+    if (keyword !== null && RESERVED.has(keyword)) throw syntaxError(token, expected);
+    return { kind: 'column', name: token.text, position: token.position };
+  }
+}

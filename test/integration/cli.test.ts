@@ -1,0 +1,208 @@
+/**
+ * The `tablegate` command as a user runs it (the built dist/cli.js): usage errors exit 2, start-up
+ * failures exit 1 with one line and no stack trace, a good start prints one line, SIGTERM exits 0.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { freePort } from '../../src/db/private-server.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { testServer } from '../helpers/mysql-url.js';
+
+const CLI = path.resolve('dist/cli.js');
+
+interface Outcome {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Outcome> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [CLI, ...args], {
+      env: { PATH: process.env.PATH, ...env },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** Starts the CLI and resolves once it printed its start-up line. */
+function startCli(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ child: ChildProcess; line: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], {
+      env: { PATH: process.env.PATH, ...env },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stderr.on('data', (d) => (stderr += d));
+    child.stdout.on('data', (d) => {
+      stdout += d;
+      const line = stdout.split('\n').find((l) => l.startsWith('tablegate listening'));
+      if (line) resolve({ child, line });
+    });
+    child.on('exit', (code) => reject(new Error(`exited ${code}: ${stderr}`)));
+  });
+}
+
+const server = testServer();
+let db: TestDatabase;
+let home: string;
+
+beforeAll(async () => {
+  db = await createTestDatabase(
+    'CREATE TABLE a (id INT PRIMARY KEY); CREATE TABLE b (id INT PRIMARY KEY)',
+  );
+  home = await mkdtemp(path.join(os.tmpdir(), 'tablegate-home-'));
+});
+afterAll(async () => {
+  await db.drop();
+  await rm(home, { recursive: true, force: true });
+});
+
+function dbArgs(listen: number): string[] {
+  return [
+    '-h',
+    server.host,
+    '-u',
+    server.user,
+    '-p',
+    server.password,
+    '-P',
+    String(server.port),
+    '-D',
+    db.name,
+    '-o',
+    String(listen),
+  ];
+}
+
+test('--help prints usage, where -h is the MySQL host', async () => {
+  const { code, stdout } = await runCli(['--help']);
+  expect(code).toBe(0);
+  expect(stdout).toContain(
+    'tablegate run auth -h <host> -u <user> -p <password> -P <port> -D <database> -o <output_port>',
+  );
+  expect(stdout).toContain('-h, --host <host>');
+});
+
+test.each([
+  [[], 'tablegate: missing command: run'],
+  [['serve'], "tablegate: unknown command 'serve'"],
+  [
+    ['run', '-h', 'x', '-u', 'u', '-p', '', '-P', '3306', '-o', '8080'],
+    'tablegate: missing required option -D/--database (or TABLEGATE_DB_NAME)',
+  ],
+  [
+    ['run', '-h', 'x', '-u', 'u', '-p', '', '-P', 'port', '-D', 'd', '-o', '8080'],
+    "tablegate: -P/--port must be a whole number from 1 to 65535, got 'port'",
+  ],
+])('usage error %p: one line naming it, usage, exit 2', async (args, line) => {
+  const { code, stderr } = await runCli(args);
+  expect(code).toBe(2);
+  expect(stderr.split('\n')[0]).toBe(line);
+  expect(stderr).toContain('Usage');
+  expect(stderr).not.toMatch(/\bat .+\.js:\d+/);
+});
+
+test('an unknown flag is a usage error', async () => {
+  const { code, stderr } = await runCli(['run', '--colour', 'red', ...dbArgs(8080)]);
+  expect(code).toBe(2);
+  expect(stderr).toContain('colour');
+});
+
+test('refused login: one line, exit 1, no stack trace', async () => {
+  const port = await freePort();
+  const args = [
+    'run',
+    '-h',
+    server.host,
+    '-u',
+    'no_such_user_tg',
+    '-p',
+    'wrong',
+    '-P',
+    String(server.port),
+    '-D',
+    db.name,
+    '-o',
+    String(port),
+  ];
+  const { code, stderr } = await runCli(args, { HOME: home });
+  expect(code).toBe(1);
+  expect(stderr.trim().split('\n')).toHaveLength(1);
+  expect(stderr).toMatch(
+    new RegExp(
+      `^tablegate: cannot connect to MySQL at ${server.host}:${server.port} as no_such_user_tg: Access denied`,
+    ),
+  );
+});
+
+test('unreachable MySQL: one line, exit 1', async () => {
+  const closed = await freePort();
+  const args = [
+    'run',
+    '-h',
+    '127.0.0.1',
+    '-u',
+    'root',
+    '-p',
+    '',
+    '-P',
+    String(closed),
+    '-D',
+    'x',
+    '-o',
+    String(await freePort()),
+  ];
+  const { code, stderr } = await runCli(args, { HOME: home });
+  expect(code).toBe(1);
+  expect(stderr.trim().split('\n')).toHaveLength(1);
+  expect(stderr).toContain(`tablegate: cannot connect to MySQL at 127.0.0.1:${closed} as root: `);
+});
+
+test('port in use: one line, exit 1', async () => {
+  const blocker = net.createServer().listen(0, '0.0.0.0');
+  await new Promise((r) => blocker.once('listening', r));
+  const port = (blocker.address() as net.AddressInfo).port;
+  try {
+    const { code, stderr } = await runCli(['run', ...dbArgs(port)], { HOME: home });
+    expect(code).toBe(1);
+    expect(stderr.trim()).toBe(`tablegate: port ${port} is already in use on 0.0.0.0`);
+  } finally {
+    blocker.close();
+  }
+});
+
+test('starts from the environment alone, prints one line, creates ~/.tablegate/uploads, exits 0 on SIGTERM', async () => {
+  const port = await freePort();
+  const { child, line } = await startCli(['run'], {
+    HOME: home,
+    TABLEGATE_DB_HOST: server.host,
+    TABLEGATE_DB_USER: server.user,
+    TABLEGATE_DB_PASSWORD: server.password,
+    TABLEGATE_DB_PORT: String(server.port),
+    TABLEGATE_DB_NAME: db.name,
+    TABLEGATE_LISTEN_PORT: String(port),
+    TABLEGATE_LOG_LEVEL: 'warn',
+  });
+  const uploads = path.join(home, '.tablegate', 'uploads');
+  expect(line).toBe(
+    `tablegate listening on http://localhost:${port} (mode: open, database: ${db.name}, 2 tables, uploads: ${uploads})`,
+  );
+  expect(existsSync(uploads)).toBe(true);
+  const response = await fetch(`http://127.0.0.1:${port}/table/a/read`);
+  expect(await response.json()).toEqual([]);
+  const exit = new Promise((r) => child.on('exit', (code) => r(code)));
+  child.kill('SIGTERM');
+  expect(await exit).toBe(0);
+});

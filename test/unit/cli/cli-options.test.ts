@@ -1,0 +1,118 @@
+import os from 'node:os';
+import path from 'node:path';
+import { configFromRun, parseDuration, parseSize, UsageError } from '../../../src/cli-options.js';
+
+const FLAGS = {
+  host: 'db',
+  user: 'app',
+  password: '',
+  port: '3306',
+  database: 'shop',
+  listen: '8080',
+};
+
+describe('configFromRun (CONTRACT §1)', () => {
+  test('the six flags make an open-mode config with the documented defaults', () => {
+    const config = configFromRun([], FLAGS, {});
+    expect(config).toEqual({
+      mode: 'open',
+      db: { host: 'db', user: 'app', password: '', port: 3306, database: 'shop', poolSize: 10 },
+      listenPort: 8080,
+      listenHost: '0.0.0.0',
+      baseUrl: null,
+      jwtSecret: null,
+      tokenTtl: '1h',
+      stateDir: path.join(os.homedir(), '.tablegate'),
+      uploadsDir: path.join(os.homedir(), '.tablegate', 'uploads'),
+      maxFileSize: 100 * 1024 * 1024,
+      maxFiles: 20,
+      bodyLimit: 1024 * 1024,
+      corsOrigin: '*',
+      logLevel: 'info',
+      queryTimeoutMs: 30_000,
+    });
+  });
+
+  test("'auth' or TABLEGATE_AUTH=true selects auth mode", () => {
+    expect(configFromRun(['auth'], FLAGS, {}).mode).toBe('auth');
+    expect(configFromRun([], FLAGS, { TABLEGATE_AUTH: 'true' }).mode).toBe('auth');
+    expect(configFromRun([], FLAGS, { TABLEGATE_AUTH: 'false' }).mode).toBe('open');
+  });
+
+  test('environment variables stand in for flags, and a flag wins', () => {
+    const env = {
+      TABLEGATE_DB_HOST: 'envhost',
+      TABLEGATE_DB_USER: 'envuser',
+      TABLEGATE_DB_PASSWORD: 's3cret',
+      TABLEGATE_DB_PORT: '3307',
+      TABLEGATE_DB_NAME: 'envdb',
+      TABLEGATE_LISTEN_PORT: '9090',
+      TABLEGATE_MAX_FILE_SIZE: '2MiB',
+    };
+    const fromEnv = configFromRun([], {}, env);
+    expect(fromEnv.db).toEqual({
+      host: 'envhost',
+      user: 'envuser',
+      password: 's3cret',
+      port: 3307,
+      database: 'envdb',
+      poolSize: 10,
+    });
+    expect(fromEnv.listenPort).toBe(9090);
+    expect(fromEnv.maxFileSize).toBe(2 * 1024 * 1024);
+    expect(configFromRun([], { host: 'flaghost' }, env).db.host).toBe('flaghost');
+  });
+
+  test.each([
+    [{ ...FLAGS, host: undefined }, 'missing required option -h/--host (or TABLEGATE_DB_HOST)'],
+    [{ ...FLAGS, user: '' }, 'missing required option -u/--user (or TABLEGATE_DB_USER)'],
+    [
+      { ...FLAGS, password: undefined },
+      'missing required option -p/--password (or TABLEGATE_DB_PASSWORD)',
+    ],
+    [
+      { ...FLAGS, database: undefined },
+      'missing required option -D/--database (or TABLEGATE_DB_NAME)',
+    ],
+    [
+      { ...FLAGS, listen: undefined },
+      'missing required option -o/--listen (or TABLEGATE_LISTEN_PORT)',
+    ],
+    [{ ...FLAGS, port: 'abc' }, "-P/--port must be a whole number from 1 to 65535, got 'abc'"],
+    [{ ...FLAGS, port: '70000' }, "-P/--port must be a whole number from 1 to 65535, got '70000'"],
+    [{ ...FLAGS, listen: '-1' }, "-o/--listen must be a whole number from 0 to 65535, got '-1'"],
+  ])('%p is a usage error', (flags, message) => {
+    expect(() => configFromRun([], flags, {})).toThrow(new UsageError(message));
+  });
+
+  test('a stray word after run is a usage error', () => {
+    expect(() => configFromRun(['auht'], FLAGS, {})).toThrow(
+      "unexpected argument 'auht' after 'run'",
+    );
+  });
+});
+
+describe('sizes and durations', () => {
+  test.each([
+    ['1048576', 1048576],
+    ['512KiB', 512 * 1024],
+    ['100MiB', 100 * 1024 * 1024],
+    ['2GB', 2e9],
+    ['1.5m', 1.5 * 1024 * 1024],
+  ])('size %s = %d bytes', (text, bytes) => {
+    expect(parseSize('maxFileSize', text)).toBe(bytes);
+  });
+
+  test.each(['', 'lots', '10XB', '-5', '0'])('size %p is refused', (text) => {
+    expect(() => parseSize('maxFileSize', text)).toThrow(UsageError);
+  });
+
+  test.each([
+    ['30', 30_000],
+    ['30s', 30_000],
+    ['500ms', 500],
+    ['2m', 120_000],
+  ])('duration %s = %d ms', (text, ms) => {
+    expect(parseDuration('queryTimeout', text)).toBe(ms);
+  });
+});

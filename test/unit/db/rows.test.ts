@@ -1,0 +1,103 @@
+import { rowSerializer, writeBit, writeFloat32, writeInteger } from '../../../src/db/rows.js';
+import type { ColumnInfo, JsonKind } from '../../../src/db/schema-types.js';
+
+function column(name: string, kind: JsonKind, dataType = 'x'): ColumnInfo {
+  return {
+    name,
+    dataType,
+    columnType: dataType,
+    kind,
+    nullable: true,
+    unsigned: false,
+    autoIncrement: false,
+    hasDefault: true,
+    generated: false,
+    maxLength: null,
+    numericPrecision: null,
+    numericScale: null,
+  };
+}
+
+describe('value writers (CONTRACT §2)', () => {
+  test.each([
+    [42, '42'],
+    ['-7', '-7'],
+    ['9007199254740991', '9007199254740991'],
+    ['9007199254740992', '"9007199254740992"'],
+    ['-9007199254740991', '-9007199254740991'],
+    ['-9007199254740992', '"-9007199254740992"'],
+    ['18446744073709551615', '"18446744073709551615"'],
+    ['123456789012345', '123456789012345'],
+  ])('integer %p → %s', (value, json) => {
+    expect(writeInteger(value)).toBe(json);
+  });
+
+  test.each([
+    [Math.fround(1.1), '1.1'],
+    [Math.fround(0.1), '0.1'],
+    [Math.fround(3.4028234663852886e38), '3.4028235e+38'],
+    [16777216, '16777216'],
+    [Math.fround(-2.5), '-2.5'],
+    [Number.NaN, 'null'],
+  ])('FLOAT %p → %s (shortest text of the same float)', (value, json) => {
+    expect(writeFloat32(value)).toBe(json);
+    if (json !== 'null') expect(Math.fround(Number(json))).toBe(value);
+  });
+
+  test.each([
+    [Buffer.from([0b10101]), '21'],
+    [Buffer.from([1, 0]), '256'],
+    [Buffer.from([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]), '"18446744073709551615"'],
+  ])('BIT %p → %s', (value, json) => {
+    expect(writeBit(value)).toBe(json);
+  });
+});
+
+describe('rowSerializer', () => {
+  const columns = [
+    column('id', 'integer', 'bigint'),
+    column('price', 'decimal', 'decimal'),
+    column('at', 'datetime', 'datetime'),
+    column('day', 'date', 'date'),
+    column('name', 'string', 'varchar'),
+    column('doc', 'json', 'json'),
+    column('bytes', 'binary', 'varbinary'),
+    column('ratio', 'float', 'double'),
+    column('y', 'year', 'year'),
+    column('flags', 'bit', 'bit'),
+    column('weird "key"', 'string', 'text'),
+  ];
+  const serialize = rowSerializer(columns);
+
+  test('writes keys in select order and every type as the contract says', () => {
+    const text = serialize([
+      '12345678901234567890',
+      '-0.10',
+      '2024-02-29 23:59:59.000001',
+      '2024-02-29',
+      'Ünïcödé "quoted" \\ \n',
+      '{"a": [1, 2.50, null]}',
+      Buffer.from([0, 255, 16]),
+      0.30000000000000004,
+      2024,
+      Buffer.from([5]),
+      'x',
+    ]);
+    expect(text).toBe(
+      '{"id":"12345678901234567890","price":-0.10,"at":"2024-02-29 23:59:59.000001","day":"2024-02-29",' +
+        '"name":"Ünïcödé \\"quoted\\" \\\\ \\n","doc":{"a": [1, 2.50, null]},"bytes":"AP8Q",' +
+        '"ratio":0.30000000000000004,"y":2024,"flags":5,"weird \\"key\\"":"x"}',
+    );
+    expect(Object.keys(JSON.parse(text))).toEqual(columns.map((c) => c.name));
+    expect(JSON.parse(text).price).toBe(-0.1);
+  });
+
+  test('NULL is null for every kind', () => {
+    const parsed = JSON.parse(serialize(columns.map(() => null)));
+    expect(Object.values(parsed)).toEqual(columns.map(() => null));
+  });
+
+  test('an empty select list is an empty object', () => {
+    expect(rowSerializer([])([])).toBe('{}');
+  });
+});
