@@ -30,7 +30,13 @@ export interface PrivateServer {
   destroy(): Promise<void>;
 }
 
-const SEARCH_DIRS = ['/usr/sbin', '/usr/local/sbin', '/usr/bin', '/usr/local/bin', '/usr/local/mysql/bin'];
+const SEARCH_DIRS = [
+  '/usr/sbin',
+  '/usr/local/sbin',
+  '/usr/bin',
+  '/usr/local/bin',
+  '/usr/local/mysql/bin',
+];
 
 /** The first server binary on the PATH (or in the usual sbin directories), or null. */
 export function findServerBinary(): { server: string; flavour: 'mariadb' | 'mysql' } | null {
@@ -62,9 +68,15 @@ async function waitForServer(port: number, child: ChildProcess, timeoutMs: numbe
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`database server exited with code ${child.exitCode}`);
+    if (child.exitCode !== null)
+      throw new Error(`database server exited with code ${child.exitCode}`);
     try {
-      const connection = await mysql.createConnection({ host: '127.0.0.1', port, user: 'root', password: '' });
+      const connection = await mysql.createConnection({
+        host: '127.0.0.1',
+        port,
+        user: 'root',
+        password: '',
+      });
       await connection.end();
       return;
     } catch (error) {
@@ -101,7 +113,12 @@ export async function startPrivateServer(): Promise<PrivateServer> {
       ...userArgs,
     ]);
   } else {
-    await run(binary.server, ['--no-defaults', '--initialize-insecure', `--datadir=${dataDir}`, ...userArgs]);
+    await run(binary.server, [
+      '--no-defaults',
+      '--initialize-insecure',
+      `--datadir=${dataDir}`,
+      ...userArgs,
+    ]);
   }
   const port = await freePort();
   const args = [

@@ -2,16 +2,20 @@
  * Sends a query's rows as a JSON array, serialized as they arrive from MySQL. A result that fits
  * in one chunk (64 KiB) goes out as one string with a Content-Length; a larger one streams, with
  * back-pressure: when the socket is full, reading from MySQL pauses. An error before the first
- * chunk is an ordinary JSON error; after it, the response can only be cut short.
+ * chunk is an ordinary JSON error; after it, the response can only be cut short. A client that
+ * leaves mid-stream gets its statement killed on the server, and the connection goes back to the
+ * pool once the server has stopped it.
  */
 import { Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
 import type { Pool, PoolConnection } from 'mysql2';
+import type { Database } from '../db/database.js';
 import { mapDbError } from '../db/errors.js';
 import type { RowSerializer } from '../db/rows.js';
 import type { CompiledQuery } from '../sql/compiled-query.js';
 
 const CHUNK_BYTES = 64 * 1024;
+const JSON_TYPE = 'application/json; charset=utf-8';
 
 function connect(pool: Pool): Promise<PoolConnection> {
   return new Promise((resolve, reject) => {
@@ -23,22 +27,43 @@ function connect(pool: Pool): Promise<PoolConnection> {
 
 export async function sendJsonRows(
   reply: FastifyReply,
-  pool: Pool,
+  db: Database,
   query: CompiledQuery,
   serialize: RowSerializer,
 ): Promise<void> {
-  const connection = await connect(pool);
+  const connection = await connect(db.pool);
   return new Promise((resolve, reject) => {
     let text = '[';
     let first = true;
     let body: Readable | null = null;
     let finished = false;
+    /** Set when the client left mid-stream: the statement is being killed, rows are dropped. */
+    let killing: Promise<void> | null = null;
+
+    const release = () => {
+      // mysql2 emits 'end' after 'error' too: only the first counts.
+      if (finished) return false;
+      finished = true;
+      // Never hand the connection to someone else while our KILL QUERY may still be on its way.
+      if (killing) killing.finally(() => connection.release());
+      else connection.release();
+      return true;
+    };
+
+    const abandon = () => {
+      killing = db.killQuery(connection.threadId).catch(() => {
+        // The kill failed (server gone?): the connection cannot be trusted again.
+        connection.destroy();
+      });
+      connection.resume();
+    };
 
     const command = connection.execute({ sql: query.sql, rowsAsArray: true }, [
       ...query.params,
     ] as never[]);
 
     command.on('result', (row: unknown) => {
+      if (killing) return;
       text += (first ? '' : ',') + serialize(row as unknown[]);
       first = false;
       if (text.length < CHUNK_BYTES) return;
@@ -46,12 +71,11 @@ export async function sendJsonRows(
         body = new Readable({
           read: () => connection.resume(),
           destroy: (error, callback) => {
-            // The client went away mid-stream: the connection is mid-result, so it cannot go back to the pool.
-            if (!finished) connection.destroy();
+            if (!finished) abandon();
             callback(error);
           },
         });
-        reply.type('application/json; charset=utf-8').send(body);
+        reply.type(JSON_TYPE).send(body);
         resolve();
       }
       if (!body.push(text)) connection.pause();
@@ -59,21 +83,19 @@ export async function sendJsonRows(
     });
 
     command.on('end', () => {
-      finished = true;
-      connection.release();
+      if (!release() || killing) return;
       text += ']';
       if (body) {
         body.push(text);
         body.push(null);
       } else {
-        reply.type('application/json; charset=utf-8').send(text);
+        reply.type(JSON_TYPE).send(text);
         resolve();
       }
     });
 
     command.on('error', (error: unknown) => {
-      finished = true;
-      connection.release();
+      if (!release() || killing) return;
       if (body) body.destroy(error instanceof Error ? error : new Error(String(error)));
       else reject(mapDbError(error));
     });
