@@ -62,6 +62,7 @@ const CLIENT_ERRORS: Readonly<Record<string, number>> = {
   ER_NO_REFERENCED_ROW_2: 409,
   ER_ROW_IS_REFERENCED: 409,
   ER_ROW_IS_REFERENCED_2: 409,
+  ER_BAD_FIELD_ERROR: 400,
   ER_TABLEACCESS_DENIED_ERROR: 403,
   ER_COLUMNACCESS_DENIED_ERROR: 403,
   ER_DBACCESS_DENIED_ERROR: 403,
@@ -88,6 +89,16 @@ const PLAIN_MESSAGES: Readonly<Record<string, string>> = {
   ER_NO_REFERENCED_ROW_2: 'A referenced row does not exist (foreign key constraint)',
   ER_ROW_IS_REFERENCED: 'The row is referenced by another table (foreign key constraint)',
   ER_ROW_IS_REFERENCED_2: 'The row is referenced by another table (foreign key constraint)',
+  // MySQL's privilege sentences name the database user and host; say what happened instead.
+  ER_TABLEACCESS_DENIED_ERROR:
+    "The gateway's database user is not allowed to do this on this table",
+  ER_COLUMNACCESS_DENIED_ERROR:
+    "The gateway's database user is not allowed to do this on this column",
+  ER_DBACCESS_DENIED_ERROR: "The gateway's database user is not allowed to use this database",
+  ER_SPECIFIC_ACCESS_DENIED_ERROR: "The gateway's database user lacks the privilege for this",
+  ER_PROCACCESS_DENIED_ERROR: "The gateway's database user is not allowed to run this routine",
+  ER_BAD_FIELD_ERROR:
+    'A column of the request no longer exists: the table changed after the gateway read it',
   // MySQL's sentences for these name the statement ("The target table v of the INSERT is not insertable-into").
   ER_NON_INSERTABLE_TABLE:
     'Rows cannot be inserted through this view: MySQL writes only through simple views (no GROUP BY, DISTINCT, aggregate functions, UNION or computed columns)',
@@ -131,6 +142,8 @@ export function isDriverError(error: unknown): error is DriverError {
 /** The ApiError for a driver error, or a generic 500 (the caller logs the original). */
 export function mapDbError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
+  // mysql2's own error for a pool that was closed (shutdown) has no code.
+  if (error instanceof Error && error.message === 'Pool is closed.') return databaseUnavailable();
   const code = isDriverError(error) ? errorName(error) : undefined;
   if (!isDriverError(error) || !code) return internalError();
   if (UNAVAILABLE.has(code) || code.startsWith('PROTOCOL_') || error.fatal) {

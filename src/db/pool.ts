@@ -39,6 +39,9 @@ export function poolOptions(config: DbConfig): PoolOptions {
     decimalNumbers: false,
     jsonStrings: true,
     multipleStatements: false,
+    // Prepared statements are per connection and the server's total (max_prepared_stmt_count,
+    // 16382 by default) is shared by every client; mysql2 closes the least recently used past this.
+    maxPreparedStatements: 256,
   };
 }
 

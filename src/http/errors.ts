@@ -61,18 +61,19 @@ export function registerErrorHandling(app: FastifyInstance): void {
 }
 
 /** Errors Node's HTTP parser finds before Fastify sees a request: oversized headers, timeouts, garbage. */
-const CLIENT_ERRORS: Readonly<Record<string, { status: number; reason: string; error: ApiError }>> = {
-  HPE_HEADER_OVERFLOW: {
-    status: 431,
-    reason: 'Request Header Fields Too Large',
-    error: new ApiError(431, 'HEADERS_TOO_LARGE', 'The request line or headers are too large'),
-  },
-  ERR_HTTP_REQUEST_TIMEOUT: {
-    status: 408,
-    reason: 'Request Timeout',
-    error: new ApiError(408, 'REQUEST_TIMEOUT', 'The request took too long to arrive'),
-  },
-};
+const CLIENT_ERRORS: Readonly<Record<string, { status: number; reason: string; error: ApiError }>> =
+  {
+    HPE_HEADER_OVERFLOW: {
+      status: 431,
+      reason: 'Request Header Fields Too Large',
+      error: new ApiError(431, 'HEADERS_TOO_LARGE', 'The request line or headers are too large'),
+    },
+    ERR_HTTP_REQUEST_TIMEOUT: {
+      status: 408,
+      reason: 'Request Timeout',
+      error: new ApiError(408, 'REQUEST_TIMEOUT', 'The request took too long to arrive'),
+    },
+  };
 const MALFORMED = {
   status: 400,
   reason: 'Bad Request',

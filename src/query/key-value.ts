@@ -1,0 +1,102 @@
+/**
+ * The last path segment of a write route, as Fastify decoded it (once): `create`,
+ * `update(<key>,<value>)` or `delete(<key>,<value>)` (CONTRACT §3.2). Checks shape only; the key
+ * column is resolved by the plan stage. `<value>` follows the filter language's literal rules
+ * (lexer.ts `parseLiteral`): a single-quoted string with `''` for a quote, or a bare token.
+ */
+import { invalidQuery } from '../errors.js';
+import type { Literal } from './ast.js';
+import { excerpt, isWhitespace, parseLiteral } from './lexer.js';
+
+/** `update(<key>,<value>)` / `delete(<key>,<value>)` with the parts taken apart. */
+export interface KeyValue {
+  /** The key column's name as written (backticks removed, if it was quoted with them). */
+  readonly key: string;
+  readonly value: Literal;
+  /**
+   * The value exactly as written when it is a bare token (`007`, `TRUE`, `null`), else null.
+   * A bare number or keyword that is the key of a text column means its text, not a number.
+   */
+  readonly bare: string | null;
+}
+
+export type WriteAction =
+  | { readonly kind: 'create' }
+  | { readonly kind: 'update'; readonly match: KeyValue }
+  | { readonly kind: 'delete'; readonly match: KeyValue };
+
+const KEYED = new Set(['update', 'delete']);
+
+/**
+ * The action a path segment names, or null when it names none (the route answers 404).
+ * `update` or `delete` without a well-formed `(<key>,<value>)` is a 400 that says what is wrong.
+ */
+export function parseWriteAction(segment: string): WriteAction | null {
+  if (segment === 'create') return { kind: 'create' };
+  const open = segment.indexOf('(');
+  const name = open === -1 ? segment : segment.slice(0, open);
+  if (!KEYED.has(name)) return null;
+  const kind = name as 'update' | 'delete';
+  const form = `${kind}(<key>,<value>)`;
+  if (open === -1) throw invalidQuery(`Write ${form}: the key and value are missing`);
+  if (!segment.endsWith(')')) {
+    throw invalidQuery(`Write ${form}: '${excerpt(segment)}' has no closing parenthesis`);
+  }
+  return { kind, match: parseKeyValue(segment.slice(open + 1, -1), form) };
+}
+
+/**
+ * `<key>,<value>` (the text between the parentheses). The split is at the first comma after the
+ * key: an unquoted key runs to the first comma, so a key that contains a comma (or starts or ends
+ * with a space) is written in backticks, MySQL style, with a doubled backtick for a backtick.
+ * Everything after that comma is the value, commas and parentheses included.
+ */
+export function parseKeyValue(inner: string, form = 'update(<key>,<value>)'): KeyValue {
+  const chars = Array.from(inner);
+  let i = 0;
+  while (isWhitespace(chars[i])) i++;
+  let key: string;
+  if (chars[i] === '`') {
+    const quoted = scanBacktick(chars, i);
+    if (quoted === null) throw invalidQuery(`Write ${form}: the key has no closing backtick`);
+    key = quoted.name;
+    i = quoted.end;
+    while (isWhitespace(chars[i])) i++;
+    if (i < chars.length && chars[i] !== ',') {
+      throw invalidQuery(
+        `Write ${form}: unexpected text after the quoted key at position ${i + 1}`,
+      );
+    }
+  } else {
+    const comma = chars.indexOf(',', i);
+    let end = comma === -1 ? chars.length : comma;
+    while (end > i && isWhitespace(chars[end - 1])) end--;
+    key = chars.slice(i, end).join('');
+    i = comma === -1 ? chars.length : comma;
+  }
+  if (key === '') throw invalidQuery(`Write ${form}: the key column is empty`);
+  if (i >= chars.length)
+    throw invalidQuery(`Write ${form}: a comma and a value must follow the key`);
+  const text = chars.slice(i + 1).join('');
+  const value = parseLiteral(text);
+  const trimmed = text.replace(/^[ \t\r\n]+|[ \t\r\n]+$/g, '');
+  return { key, value, bare: trimmed.startsWith("'") ? null : trimmed };
+}
+
+/** `chars[i]` is a backtick: the name up to the closing one (`` `` `` is a backtick), or null. */
+function scanBacktick(chars: readonly string[], i: number): { name: string; end: number } | null {
+  const name: string[] = [];
+  let j = i + 1;
+  while (j < chars.length) {
+    const c = chars[j] as string;
+    if (c === '`') {
+      if (chars[j + 1] !== '`') return { name: name.join(''), end: j + 1 };
+      name.push('`');
+      j += 2;
+    } else {
+      name.push(c);
+      j++;
+    }
+  }
+  return null;
+}

@@ -1,0 +1,98 @@
+/**
+ * Write plans → `{ sql, params }` for INSERT, UPDATE and DELETE. Names enter the text only
+ * through quoteIdent (and only names the plan resolved against the schema); every value is a `?`
+ * parameter; a column an inserted row leaves out is the SQL keyword DEFAULT. Knows no HTTP.
+ */
+import type {
+  DeletePlan,
+  InsertPlan,
+  KeyMatch,
+  PlannedCell,
+  UpdatePlan,
+} from '../plan/write-plan.js';
+import { compileValue } from './compile-read.js';
+import type { CompiledQuery } from './compiled-query.js';
+import { quoteIdent } from './quote.js';
+
+/** The most `?` a prepared statement may have (the protocol counts them in 16 bits). */
+export const MAX_PLACEHOLDERS = 65_535;
+
+/** One multi-row INSERT of every row of the plan. */
+export function compileInsert(plan: InsertPlan): CompiledQuery {
+  return insertStatement(plan, plan.rows);
+}
+
+/**
+ * The plan's rows as as few INSERTs as the placeholder limit allows, in row order: one statement
+ * unless rows × columns exceeds `maxPlaceholders`. Run them in one transaction.
+ */
+export function compileInsertBatches(
+  plan: InsertPlan,
+  maxPlaceholders = MAX_PLACEHOLDERS,
+): CompiledQuery[] {
+  const statements: CompiledQuery[] = [];
+  let batch: (readonly PlannedCell[])[] = [];
+  let placeholders = 0;
+  for (const row of plan.rows) {
+    const count = row.filter((cell) => cell.kind === 'value').length;
+    if (batch.length > 0 && placeholders + count > maxPlaceholders) {
+      statements.push(insertStatement(plan, batch));
+      batch = [];
+      placeholders = 0;
+    }
+    batch.push(row);
+    placeholders += count;
+  }
+  if (batch.length > 0) statements.push(insertStatement(plan, batch));
+  return statements;
+}
+
+function insertStatement(
+  plan: InsertPlan,
+  rows: readonly (readonly PlannedCell[])[],
+): CompiledQuery {
+  const params: unknown[] = [];
+  const columns = plan.columns.map((column) => quoteIdent(column.name)).join(', ');
+  const tuples = rows.map((row) => {
+    const cells = row.map((cell) => {
+      if (cell.kind === 'default') return 'DEFAULT';
+      params.push(cell.value);
+      return '?';
+    });
+    return `(${cells.join(', ')})`;
+  });
+  const sql = `INSERT INTO ${quoteIdent(plan.table.name)} (${columns}) VALUES ${tuples.join(', ')}`;
+  return { sql, params };
+}
+
+/** `UPDATE … SET … WHERE <key>`: with the pool's CLIENT_FOUND_ROWS, affectedRows counts matched rows. */
+export function compileUpdate(plan: UpdatePlan): CompiledQuery {
+  const params: unknown[] = [];
+  const set = plan.set.map(({ column, value }) => {
+    params.push(value);
+    return `${quoteIdent(column.name)} = ?`;
+  });
+  const where = compileKeyMatch(plan.where, params);
+  return {
+    sql: `UPDATE ${quoteIdent(plan.table.name)} SET ${set.join(', ')} WHERE ${where}`,
+    params,
+  };
+}
+
+export function compileDelete(plan: DeletePlan): CompiledQuery {
+  const params: unknown[] = [];
+  const where = compileKeyMatch(plan.where, params);
+  return { sql: `DELETE FROM ${quoteIdent(plan.table.name)} WHERE ${where}`, params };
+}
+
+/** A number goes through the read compiler's compileValue, which keeps it exact (see there). */
+function compileKeyMatch(match: KeyMatch, params: unknown[]): string {
+  const column = quoteIdent(match.column.name);
+  if (match.kind === 'isNull') return `${column} IS NULL`;
+  const { value } = match;
+  if (value.kind === 'number') {
+    return `${column} = ${compileValue({ kind: 'number', text: value.text }, params)}`;
+  }
+  params.push(value.value);
+  return `${column} = ?`;
+}
