@@ -1,10 +1,19 @@
-/** What route modules are given: configuration, the database and the schema cache. */
+/** What route modules are given: configuration, the database, the schema cache and, in auth mode, users and tokens. */
+import type { TokenService } from './auth/tokens.js';
+import type { UserStore } from './auth/users.js';
 import type { Config } from './config.js';
 import type { Database } from './db/database.js';
 import type { SchemaCache } from './db/schema.js';
+
+export interface AuthServices {
+  readonly users: UserStore;
+  readonly tokens: TokenService;
+}
 
 export interface Services {
   readonly config: Config;
   readonly db: Database;
   readonly schema: SchemaCache;
+  /** Present exactly when `config.mode` is `auth` (buildServer refuses auth mode without it). */
+  readonly auth?: AuthServices;
 }
