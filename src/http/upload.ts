@@ -1,0 +1,141 @@
+/**
+ * `POST /upload`: multipart/form-data parts named `files` stream straight to new files in the
+ * uploads directory; the answer is one record per file. Multipart parsing lives in a scope of its
+ * own so no other route's body handling changes. Any failure — and a client that goes away before
+ * the answer — removes every file of the request.
+ */
+import type { IncomingMessage } from 'node:http';
+import path from 'node:path';
+import multipart from '@fastify/multipart';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import {
+  ApiError,
+  fileTooLarge,
+  forbiddenFieldName,
+  internalError,
+  invalidBody,
+  invalidHost,
+  malformedMultipart,
+  noFiles,
+  notMultipart,
+  tooManyFiles,
+  tooManyParts,
+  wrongFileField,
+} from '../errors.js';
+import type { Services } from '../services.js';
+import { accessBase, type FileRecord, fileRecord } from '../uploads/record.js';
+import { StorageError, UploadBatch } from '../uploads/store.js';
+
+/** The one accepted file field name (spec: "a part whose key is exactly `files`"). */
+export const FILES_FIELD = 'files';
+/** Text fields are accepted and ignored; these bound what busboy keeps of them in memory. */
+const MAX_TEXT_FIELDS = 100;
+const MAX_TEXT_FIELD_BYTES = 64 * 1024;
+const MAX_PART_HEADERS = 100;
+
+/** @fastify/multipart's errors (FST_*) and busboy's parse errors → catalogue errors. */
+function toUploadError(error: unknown, maxFiles: number, maxFileSize: number): ApiError {
+  if (error instanceof ApiError) return error;
+  switch ((error as { code?: unknown }).code) {
+    case 'FST_FILES_LIMIT':
+      return tooManyFiles(maxFiles);
+    case 'FST_PARTS_LIMIT':
+    case 'FST_FIELDS_LIMIT':
+      return tooManyParts();
+    case 'FST_REQ_FILE_TOO_LARGE':
+      return fileTooLarge(maxFileSize);
+    case 'FST_PROTO_VIOLATION':
+      return forbiddenFieldName();
+    case 'FST_INVALID_JSON_FIELD_ERROR':
+      return invalidBody('A form field declared as application/json is not valid JSON');
+    case 'FST_INVALID_MULTIPART_CONTENT_TYPE':
+      return notMultipart();
+    default:
+      // Busboy's "Unexpected end of multipart data", "Part terminated early", "Boundary not
+      // found", a premature close: the body, not the server, is at fault.
+      return malformedMultipart();
+  }
+}
+
+/**
+ * After a failure the answer goes out at once (curl and fetch stop sending when they see it) and
+ * whatever the client still sends is read and dropped, so a client that insists on finishing its
+ * body is not left stalled; the server's requestTimeout bounds that.
+ */
+function discardRestOfBody(raw: IncomingMessage): void {
+  raw.unpipe();
+  if (!raw.readableEnded && !raw.destroyed) raw.resume();
+}
+
+export function uploadRoutes(app: FastifyInstance, { config }: Services): void {
+  const directory = path.resolve(config.uploadsDir);
+  const { maxFiles, maxFileSize } = config;
+
+  app.register(async (scope) => {
+    // Only multipart is parsed here; any other body is refused before a byte of it is read.
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', (_request, _payload, done) => done(notMultipart()));
+    await scope.register(multipart, {
+      // Keep the name as sent (busboy would otherwise cut it to its last path segment); the
+      // stored name never derives from it beyond a plain extension.
+      preservePath: true,
+      limits: {
+        fileSize: maxFileSize,
+        files: maxFiles,
+        fields: MAX_TEXT_FIELDS,
+        fieldSize: MAX_TEXT_FIELD_BYTES,
+        parts: maxFiles + MAX_TEXT_FIELDS,
+        headerPairs: MAX_PART_HEADERS,
+      },
+    });
+
+    scope.post('/upload', async (request: FastifyRequest, reply) => {
+      const base = accessBase(config.baseUrl, request.headers.host);
+      if (base === null) throw invalidHost();
+      if (!request.isMultipart()) throw notMultipart();
+
+      const batch = new UploadBatch(directory, maxFileSize);
+      // A client that leaves before the answer never learns the names: remove the files.
+      reply.raw.once('close', () => {
+        if (!reply.raw.writableFinished) void batch.discard();
+      });
+      const records: FileRecord[] = [];
+      try {
+        for await (const part of request.parts()) {
+          if (part.type !== 'file') continue;
+          // An <input type="file"> left empty sends a part with an empty file name: not a file.
+          if (!part.filename) {
+            part.file.resume();
+            continue;
+          }
+          if (part.fieldname !== FILES_FIELD) throw wrongFileField(part.fieldname);
+          const stored = await batch.store(part.filename, part.file);
+          records.push(
+            fileRecord(
+              {
+                fieldname: part.fieldname,
+                originalname: part.filename,
+                encoding: part.encoding,
+                mimetype: part.mimetype,
+                destination: directory,
+                filename: stored.filename,
+                size: stored.size,
+              },
+              base,
+            ),
+          );
+        }
+        if (records.length === 0) throw noFiles();
+      } catch (error) {
+        await batch.discard();
+        discardRestOfBody(request.raw);
+        if (error instanceof StorageError) {
+          request.log.error({ err: error.cause }, 'cannot store an upload');
+          throw internalError();
+        }
+        throw toUploadError(error, maxFiles, maxFileSize);
+      }
+      return { success: true, data: records };
+    });
+  });
+}
