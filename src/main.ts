@@ -5,10 +5,13 @@
  */
 import { mkdir } from 'node:fs/promises';
 import type { FastifyInstance } from 'fastify';
+import { TokenService } from './auth/tokens.js';
+import { ensureUsersTable, UserStore } from './auth/users.js';
 import type { Config } from './config.js';
-import { type Database, openDatabase } from './db/database.js';
-import { SchemaCache } from './db/schema.js';
+import { type Database, detectFlavour, openDatabase } from './db/database.js';
+import { SchemaCache, USERS_TABLE } from './db/schema.js';
 import { buildServer } from './server.js';
+import type { AuthServices } from './services.js';
 
 /** A reason the gateway cannot start, said in one line (exit code 1). */
 export class StartupError extends Error {
@@ -33,7 +36,7 @@ function reasonOf(error: unknown): string {
 async function connect(config: Config): Promise<Database> {
   const db = openDatabase(config.db);
   try {
-    await db.promise.query('SELECT 1');
+    await detectFlavour(db);
     return db;
   } catch (error) {
     await db.close().catch(() => {});
@@ -42,6 +45,22 @@ async function connect(config: Config): Promise<Database> {
       `cannot connect to MySQL at ${host}:${port} as ${user}: ${reasonOf(error)}`,
     );
   }
+}
+
+/** Auth mode: the users table (created if missing), the JWT secret, the login dummy hash. */
+async function openAuth(config: Config, db: Database): Promise<AuthServices> {
+  let tokens: TokenService;
+  try {
+    tokens = await TokenService.open(config);
+  } catch (error) {
+    throw new StartupError(`cannot set up authentication: ${reasonOf(error)}`);
+  }
+  try {
+    await ensureUsersTable(db.promise);
+  } catch (error) {
+    throw new StartupError(`cannot create table ${USERS_TABLE}: ${reasonOf(error)}`);
+  }
+  return { users: await UserStore.open(db.promise), tokens };
 }
 
 /** Starts everything and returns a handle; used by the CLI and by tests. */
@@ -57,8 +76,9 @@ export async function openGateway(config: Config): Promise<Gateway> {
   const schema = new SchemaCache(db.promise, config.db.database);
   let app: FastifyInstance;
   try {
+    const auth = config.mode === 'auth' ? await openAuth(config, db) : undefined;
     await schema.refresh();
-    app = buildServer({ config, db, schema });
+    app = await buildServer({ config, db, schema, auth });
     await app.ready();
   } catch (error) {
     await db.close().catch(() => {});

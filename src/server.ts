@@ -2,13 +2,25 @@
  * buildServer(services) → a Fastify instance with every route registered. It never listens by
  * itself (main.ts does), so tests can start it on a free port.
  */
-import Fastify, { type FastifyInstance } from 'fastify';
-import { registerErrorHandling } from './http/errors.js';
+import cors from '@fastify/cors';
+import Fastify, { type FastifyInstance, LogController } from 'fastify';
+import { registerAuthGuard } from './auth/guard.js';
+import { malformedUrl } from './errors.js';
+import { authRoutes } from './http/auth.js';
+import { clientErrorHandler, registerErrorHandling, sendError } from './http/errors.js';
+import { fileRoutes } from './http/files.js';
 import { healthRoutes } from './http/health.js';
 import { readRoutes } from './http/read.js';
+import { uploadRoutes } from './http/upload.js';
+import { writeRoutes } from './http/write.js';
 import type { Services } from './services.js';
 
 /** Never logged: credentials in headers and bodies. */
+export const SOCKET_IDLE_TIMEOUT_MS = 60_000;
+export const HEADERS_TIMEOUT_MS = 30_000;
+/** Node's default; a longer request line or header block is answered 431 by the client error handler. */
+export const MAX_HEADER_BYTES = 16 * 1024;
+
 export const REDACTED_PATHS = [
   'req.headers.authorization',
   'req.headers.cookie',
@@ -18,7 +30,16 @@ export const REDACTED_PATHS = [
   'token',
 ];
 
-export function buildServer(services: Services): FastifyInstance {
+/** `*`, one origin, or a comma-separated list of origins. */
+function corsOrigin(setting: string): string | string[] {
+  const origins = setting
+    .split(',')
+    .map((o) => o.trim())
+    .filter(Boolean);
+  return origins.length === 1 ? (origins[0] as string) : origins;
+}
+
+export async function buildServer(services: Services): Promise<FastifyInstance> {
   const { config } = services;
   const app = Fastify({
     logger: {
@@ -26,15 +47,23 @@ export function buildServer(services: Services): FastifyInstance {
       redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
     },
     // One line per request is written by the onResponse hook below, not Fastify's two.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.bodyLimit,
     // update(<key>,<value>) carries a value in the path; the default 100 characters is too few.
     routerOptions: { maxParamLength: 8192, ignoreDuplicateSlashes: false },
-    requestTimeout: 120_000,
+    // No cap on a whole request (a 1 GiB upload may take minutes); instead a connection that
+    // sends or reads nothing for 60 s is closed, and headers must arrive within 30 s (below).
+    requestTimeout: 0,
+    connectionTimeout: SOCKET_IDLE_TIMEOUT_MS,
     keepAliveTimeout: 72_000,
-    connectionTimeout: 0,
     return503OnClosing: true,
+    clientErrorHandler,
+    // A malformed percent-encoding in the path: the same JSON 400 as every other error.
+    frameworkErrors: (_error, _request, reply) => sendError(reply, malformedUrl()),
+    http: { maxHeaderSize: MAX_HEADER_BYTES },
   });
+  // Slowloris: a client trickling its headers is cut off (408) and holds no other request up.
+  app.server.headersTimeout = HEADERS_TIMEOUT_MS;
 
   app.addHook('onResponse', (request, reply, done) => {
     request.log.info(
@@ -51,7 +80,23 @@ export function buildServer(services: Services): FastifyInstance {
   });
 
   registerErrorHandling(app);
+  // Awaited so its hooks run before the auth guard's: a 401 carries CORS headers too.
+  await app.register(cors, {
+    origin: corsOrigin(config.corsOrigin),
+    methods: ['GET', 'HEAD', 'POST', 'PUT', 'DELETE'],
+    // Any OPTIONS gets the CORS answer, not a text/plain 400 when a preflight header is missing.
+    strictPreflight: false,
+    // Browsers hide response headers from scripts unless they are listed.
+    exposedHeaders: ['X-Total-Count', 'Retry-After', 'WWW-Authenticate'],
+    maxAge: 600,
+  });
+  // Auth mode: the guard before any route, so every route is behind it unless PUBLIC_ROUTES says not.
+  registerAuthGuard(app, services);
+  authRoutes(app, services);
   healthRoutes(app, services);
   readRoutes(app, services);
+  writeRoutes(app, services);
+  uploadRoutes(app, services);
+  fileRoutes(app, services);
   return app;
 }

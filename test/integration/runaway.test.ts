@@ -5,9 +5,13 @@
  */
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { testServer } from '../helpers/mysql-url.js';
 
 let db: TestDatabase;
+/** A 500 ms statement limit. */
 let gw: TestGateway;
+/** The default limit and a pool of one connection. */
+let single: TestGateway;
 
 beforeAll(async () => {
   db = await createTestDatabase(`
@@ -15,17 +19,14 @@ beforeAll(async () => {
     CREATE VIEW endless AS SELECT seq, CONCAT('row ', seq) AS label FROM seq_1_to_100000000;
     CREATE TABLE small (id INT PRIMARY KEY); INSERT INTO small VALUES (1);
   `);
-  gw = await startTestGateway(db.name, {
-    queryTimeoutMs: 500,
-    db: {
-      ...(await import('../helpers/mysql-url.js')).testServer(),
-      database: db.name,
-      poolSize: 1,
-    },
+  gw = await startTestGateway(db.name, { queryTimeoutMs: 500 });
+  single = await startTestGateway(db.name, {
+    db: { ...testServer(), database: db.name, poolSize: 1 },
   });
 });
 afterAll(async () => {
   await gw.close();
+  await single.close();
   await db.drop();
 });
 
@@ -52,7 +53,7 @@ test('a read past the time limit is stopped by the server and answers 504', asyn
 
 test('a client that disconnects mid-stream gets its statement killed, and the connection comes back', async () => {
   const controller = new AbortController();
-  const response = await fetch(`${gw.url}/table/endless/read`, { signal: controller.signal });
+  const response = await fetch(`${single.url}/table/endless/read`, { signal: controller.signal });
   expect(response.status).toBe(200);
   const reader = response.body?.getReader();
   await reader?.read();
@@ -64,7 +65,7 @@ test('a client that disconnects mid-stream gets its statement killed, and the co
   }
   expect(await runningStatements('endless')).toBe(0);
   // The pool has a single connection: this read can only succeed if it was given back.
-  const next = await fetch(`${gw.url}/table/small/read`);
+  const next = await fetch(`${single.url}/table/small/read`);
   expect(next.status).toBe(200);
   expect(await next.json()).toEqual([{ id: 1 }]);
 });
