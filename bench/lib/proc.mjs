@@ -1,0 +1,95 @@
+/**
+ * A server's resident memory and CPU time from /proc (proc(5)). The peak of a scenario is VmHWM
+ * after resetting it (writing 5 to /proc/<pid>/clear_refs, Linux ≥ 4.0) and, where that reset is
+ * refused, the highest VmRSS sampled while the scenario ran. CPU time (user + system) per request
+ * is a measure that other work on the machine disturbs much less than requests per second.
+ */
+import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+
+const KIB = 1024;
+
+/** VmRSS and VmHWM in bytes, or null when the process is gone. */
+export function readMemory(pid) {
+  let text;
+  try {
+    text = readFileSync(`/proc/${pid}/status`, 'utf8');
+  } catch {
+    return null;
+  }
+  const field = (name) => {
+    const match = new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(text);
+    return match ? Number(match[1]) * KIB : null;
+  };
+  return { rss: field('VmRSS'), hwm: field('VmHWM') };
+}
+
+function resetPeak(pid) {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Watches one process from start() to stop(): its RSS at start (idle) and its peak since. */
+export class PeakWatch {
+  constructor(pid, intervalMs = 50) {
+    this.pid = pid;
+    this.intervalMs = intervalMs;
+    this.timer = null;
+  }
+
+  start() {
+    const now = readMemory(this.pid);
+    this.idle = now?.rss ?? null;
+    this.sampledPeak = this.idle ?? 0;
+    this.reset = resetPeak(this.pid);
+    this.timer = setInterval(() => this.sample(), this.intervalMs);
+    this.timer.unref();
+    return this;
+  }
+
+  sample() {
+    const now = readMemory(this.pid);
+    if (now?.rss && now.rss > this.sampledPeak) this.sampledPeak = now.rss;
+  }
+
+  /** `{ idle, peak }` in bytes. */
+  stop() {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    this.sample();
+    const now = readMemory(this.pid);
+    const hwm = this.reset && now?.hwm ? now.hwm : 0;
+    return { idle: this.idle, peak: Math.max(hwm, this.sampledPeak) || null };
+  }
+}
+
+export function mib(bytes) {
+  return bytes === null || bytes === undefined ? null : bytes / (KIB * KIB);
+}
+
+let ticksPerSecond = null;
+
+/** User + system CPU seconds the process has used so far, or null when it is gone. */
+export function cpuSeconds(pid) {
+  let text;
+  try {
+    text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return null;
+  }
+  if (ticksPerSecond === null) {
+    try {
+      ticksPerSecond = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' })) || 100;
+    } catch {
+      ticksPerSecond = 100;
+    }
+  }
+  // Fields after the command name (which may hold spaces) start with field 3, the state;
+  // utime and stime are fields 14 and 15.
+  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / ticksPerSecond;
+}

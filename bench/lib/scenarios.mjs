@@ -1,0 +1,350 @@
+/**
+ * The scenarios, each as the equivalent request of every server's URL dialect, and the check
+ * that one answer of each server holds exactly the expected rows (compared with what the
+ * database holds, values normalised: DECIMAL as two-decimal text, DATETIME as
+ * `YYYY-MM-DD HH:MM:SS`, whatever JSON type a server chose for them).
+ */
+import { BENCH_DB, CATEGORIES, COLUMNS, ROW_COUNT, selectRows } from './database.mjs';
+
+export const PAGE = 50;
+// A new object per request: autocannon writes Content-Length into the headers object it is given.
+const jsonHeaders = () => ({ 'content-type': 'application/json' });
+
+/** A small seeded PRNG (mulberry32), so that every server gets the same sequence of requests. */
+export function seededRandom(seed) {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const pick = (random, n) => Math.floor(random() * n);
+
+/**
+ * URL dialects. tablegate and the floor take the same requests (CONTRACT §3); xmysql and its
+ * fork mysql-rest take `/api/<table>/:id`, `_where=(col,op,value)~and(…)`, `_sort`, `_size`
+ * and a zero-based page `_p` (offset = _p × _size), per xmysql's README.
+ */
+function odata() {
+  return {
+    byId: (id) => ({ method: 'GET', path: `/table/items/read?$filter=id%20eq%20${id}` }),
+    page: (skip) => ({
+      method: 'GET',
+      path: `/table/items/read?$orderby=id&$top=${PAGE}&$skip=${skip}`,
+    }),
+    filter: (category, low, high) => ({
+      method: 'GET',
+      path:
+        `/table/items/read?$filter=category%20eq%20%27${category}%27%20and%20price%20ge%20${low}` +
+        `%20and%20price%20le%20${high}&$orderby=id&$top=${PAGE}`,
+    }),
+    all: () => ({ method: 'GET', path: '/table/items/read' }),
+    create: (row) => ({
+      method: 'POST',
+      path: '/table/items/create',
+      headers: jsonHeaders(),
+      body: JSON.stringify(row),
+    }),
+    update: (id, qty) => ({
+      method: 'PUT',
+      path: `/table/items/update(id,${id})`,
+      headers: jsonHeaders(),
+      body: JSON.stringify({ qty }),
+    }),
+    upload: { path: '/upload', field: 'files' },
+    rowsOf: (body) => body,
+    createdId: (body) =>
+      body?.success === true && body.affectedRows === 1 ? Number(body.insertId) : null,
+    updated: (body) => body?.success === true && body.affectedRows === 1,
+    /** Stored path and size from an upload answer. */
+    stored: (text) => {
+      const record = JSON.parse(text)?.data?.[0];
+      return { path: record?.path, size: record?.size };
+    },
+  };
+}
+
+function xmysqlStyle(prefix, { bigReadLimit, envelope }) {
+  return {
+    byId: (id) => ({ method: 'GET', path: `${prefix}/${id}` }),
+    page: (skip) => ({
+      method: 'GET',
+      path: `${prefix}?_sort=id&_size=${PAGE}&_p=${skip / PAGE}`,
+    }),
+    filter: (category, low, high) => ({
+      method: 'GET',
+      path:
+        `${prefix}?_where=(category,eq,${category})~and(price,gte,${low})~and(price,lte,${high})` +
+        `&_sort=id&_size=${PAGE}`,
+    }),
+    all: null,
+    allUnsupported: `its list answers at most ${bigReadLimit} rows (_size is capped)`,
+    create: (row) => ({
+      method: 'POST',
+      path: prefix,
+      headers: jsonHeaders(),
+      body: JSON.stringify(row),
+    }),
+    update: (id, qty) => ({
+      method: 'PATCH',
+      path: `${prefix}/${id}`,
+      headers: jsonHeaders(),
+      body: JSON.stringify({ qty }),
+    }),
+    upload: { path: '/uploads', field: 'files' },
+    // mysql-rest wraps a list (not a read by key) in { results, total, page, size }.
+    rowsOf: envelope ? (body) => (Array.isArray(body) ? body : body?.results) : (body) => body,
+    createdId: (body) => (body?.affectedRows === 1 ? Number(body.insertId) : null),
+    updated: (body) => body?.affectedRows === 1,
+    // The answer is the stored file's path as plain text.
+    stored: (text) => ({ path: text.trim(), size: undefined }),
+  };
+}
+
+export const DIALECTS = {
+  tablegate: odata(),
+  // The floor stores the raw request body, multipart framing included.
+  floor: { ...odata(), rawUpload: true },
+  xmysql: xmysqlStyle('/api/items', { bigReadLimit: 100, envelope: false }),
+  // mysql-rest serves every schema the user sees, as /api/<schema>.<table>; its list answers
+  // { results, total, page, size } and runs a COUNT(*) for `total` on every list request.
+  'mysql-rest': xmysqlStyle(`/api/${BENCH_DB}.items`, { bigReadLimit: 10_000, envelope: true }),
+};
+
+// ---- value normalisation and row comparison ----
+
+function pad(n) {
+  return String(n).padStart(2, '0');
+}
+
+function canonicalDate(value) {
+  if (typeof value === 'string' && /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/.test(value)) return value;
+  const date = new Date(value);
+  if (Number.isNaN(date.getTime())) return String(value);
+  // Drivers without dateStrings read DATETIME as local time and JSON prints it as UTC ISO.
+  return (
+    `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())} ` +
+    `${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}`
+  );
+}
+
+function canonical(row) {
+  return JSON.stringify([
+    Number(row.id),
+    String(row.name),
+    String(row.category),
+    Number(row.price).toFixed(2),
+    Number(row.qty),
+    canonicalDate(row.created_at),
+  ]);
+}
+
+const SORTED_COLUMNS = [...COLUMNS].sort().join(',');
+
+/** null when `actual` holds exactly the `expected` rows in order, else what differs. */
+export function compareRows(actual, expected) {
+  if (!Array.isArray(actual)) return `expected a JSON array of rows, got ${typeof actual}`;
+  if (actual.length !== expected.length) {
+    return `expected ${expected.length} rows, got ${actual.length}`;
+  }
+  for (let i = 0; i < expected.length; i++) {
+    const row = actual[i];
+    if (row === null || typeof row !== 'object') return `row ${i} is not an object`;
+    if (Object.keys(row).sort().join(',') !== SORTED_COLUMNS) {
+      return `row ${i} has keys ${Object.keys(row).join(',')}`;
+    }
+    const got = canonical(row);
+    const want = canonical(expected[i]);
+    if (got !== want) return `row ${i}: got ${got}, expected ${want}`;
+  }
+  return null;
+}
+
+// ---- one checked request ----
+
+async function call(base, request) {
+  const response = await fetch(base + request.path, {
+    method: request.method,
+    headers: request.headers,
+    body: request.body,
+  });
+  const text = await response.text();
+  let body;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  return { status: response.status, text, body };
+}
+
+function httpFailure(answer) {
+  if (answer.status === 404) return { ok: false, notAvailable: true, reason: '404' };
+  return { ok: false, reason: `status ${answer.status}: ${answer.text.slice(0, 160)}` };
+}
+
+async function checkRead(base, request, rowsOf, expected) {
+  const answer = await call(base, request);
+  if (answer.status !== 200) return httpFailure(answer);
+  const problem = compareRows(rowsOf(answer.body), expected);
+  return problem ? { ok: false, reason: problem } : { ok: true };
+}
+
+const FILTER_CHECK = { category: 'books', low: 100, high: 500 };
+// Pages 1 to 20 at random: deeper OFFSETs make the database, not the gateway, the bottleneck.
+const PAGES = 20;
+const PAGE_CHECK_SKIP = 7 * PAGE;
+const ID_CHECK = 4242;
+const UPDATE_CHECK_QTY = 424_242;
+
+function newRow(random, name) {
+  return {
+    name,
+    category: CATEGORIES[pick(random, CATEGORIES.length)],
+    price: Math.round(random() * 100_000) / 100,
+    qty: pick(random, 1000),
+    created_at: '2025-06-01 12:00:00',
+  };
+}
+
+/**
+ * The scenarios. A `load` scenario has `request(dialect, random)` (one request of the load,
+ * randomised) and `check(dialect, base, admin)`; `big` and `upload` are measured differently
+ * (see run.mjs).
+ */
+export const SCENARIOS = [
+  {
+    id: 'a',
+    title: 'one row by primary key',
+    kind: 'load',
+    request: (d, random) => d.byId(1 + pick(random, ROW_COUNT)),
+    check: async (d, base, admin) =>
+      checkRead(
+        base,
+        d.byId(ID_CHECK),
+        d.rowsOf,
+        await selectRows(admin, `SELECT * FROM ${BENCH_DB}.items WHERE id = ?`, [ID_CHECK]),
+      ),
+  },
+  {
+    id: 'b',
+    title: `page of ${PAGE} rows ordered by id, one of the first ${PAGES} pages`,
+    kind: 'load',
+    request: (d, random) => d.page(PAGE * pick(random, PAGES)),
+    check: async (d, base, admin) =>
+      checkRead(
+        base,
+        d.page(PAGE_CHECK_SKIP),
+        d.rowsOf,
+        await selectRows(admin, `SELECT * FROM ${BENCH_DB}.items ORDER BY id LIMIT ? OFFSET ?`, [
+          PAGE,
+          PAGE_CHECK_SKIP,
+        ]),
+      ),
+  },
+  {
+    id: 'c',
+    title: `filter: category (indexed) and price range, ${PAGE} rows`,
+    kind: 'load',
+    request: (d, random) => {
+      const low = 100 * pick(random, 5);
+      return d.filter(CATEGORIES[pick(random, CATEGORIES.length)], low, low + 400);
+    },
+    check: async (d, base, admin) =>
+      checkRead(
+        base,
+        d.filter(FILTER_CHECK.category, FILTER_CHECK.low, FILTER_CHECK.high),
+        d.rowsOf,
+        await selectRows(
+          admin,
+          `SELECT * FROM ${BENCH_DB}.items WHERE category = ? AND price BETWEEN ? AND ? ORDER BY id LIMIT ?`,
+          [FILTER_CHECK.category, FILTER_CHECK.low, FILTER_CHECK.high, PAGE],
+        ),
+      ),
+  },
+  {
+    id: 'd',
+    title: `${ROW_COUNT.toLocaleString('en')} rows in one response`,
+    kind: 'big',
+    unsupported: (d) => (d.all ? null : d.allUnsupported),
+    request: (d) => d.all(),
+    /** Checks a whole answer (already read): every row, in id order, spot-checked against the database. */
+    checkBody: async (d, text, admin) => {
+      let body;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        return { ok: false, reason: 'the answer is not complete JSON' };
+      }
+      const rows = d.rowsOf(body);
+      const [{ n }] = await selectRows(admin, `SELECT COUNT(*) AS n FROM ${BENCH_DB}.items`);
+      if (!Array.isArray(rows) || rows.length !== Number(n)) {
+        return { ok: false, reason: `expected ${n} rows, got ${rows?.length}` };
+      }
+      for (let i = 1; i < rows.length; i++) {
+        if (!(Number(rows[i].id) > Number(rows[i - 1].id))) {
+          return { ok: false, reason: `rows not in id order at ${i}` };
+        }
+      }
+      const sample = [0, Math.floor(rows.length / 2), rows.length - 1].map((i) => rows[i]);
+      const expected = await selectRows(
+        admin,
+        `SELECT * FROM ${BENCH_DB}.items WHERE id IN (?) ORDER BY id`,
+        [sample.map((r) => Number(r.id))],
+      );
+      const problem = compareRows(sample, expected);
+      return problem ? { ok: false, reason: problem } : { ok: true };
+    },
+  },
+  {
+    id: 'e',
+    title: 'create one row',
+    kind: 'load',
+    request: (d, random) => d.create(newRow(random, `bench-${pick(random, 1e9)}`)),
+    check: async (d, base, admin) => {
+      const name = `check-${Date.now()}-${pick(Math.random, 1e9)}`;
+      const row = newRow(seededRandom(7), name);
+      const answer = await call(base, d.create(row));
+      if (answer.status !== 200) return httpFailure(answer);
+      const id = d.createdId(answer.body);
+      const stored = await selectRows(admin, `SELECT * FROM ${BENCH_DB}.items WHERE name = ?`, [
+        name,
+      ]);
+      if (stored.length !== 1) return { ok: false, reason: `${stored.length} rows stored` };
+      if (id !== Number(stored[0].id)) {
+        return { ok: false, reason: `answer ${answer.text.slice(0, 160)} does not name the row` };
+      }
+      const problem = compareRows([{ id, ...row }], stored);
+      return problem ? { ok: false, reason: problem } : { ok: true };
+    },
+  },
+  {
+    id: 'f',
+    title: 'update one row by key',
+    kind: 'load',
+    request: (d, random) => d.update(1 + pick(random, ROW_COUNT), pick(random, 1000)),
+    check: async (d, base, admin) => {
+      const answer = await call(base, d.update(ID_CHECK, UPDATE_CHECK_QTY));
+      if (answer.status !== 200) return httpFailure(answer);
+      if (!d.updated(answer.body)) {
+        return { ok: false, reason: `unexpected answer ${answer.text.slice(0, 160)}` };
+      }
+      const [row] = await selectRows(admin, `SELECT qty FROM ${BENCH_DB}.items WHERE id = ?`, [
+        ID_CHECK,
+      ]);
+      return Number(row?.qty) === UPDATE_CHECK_QTY
+        ? { ok: true }
+        : { ok: false, reason: `qty is ${row?.qty} after the update` };
+    },
+  },
+  {
+    id: 'g',
+    title: 'upload of one large file (multipart)',
+    kind: 'upload',
+    unsupported: (d) => (d.upload ? null : 'no upload endpoint'),
+  },
+];

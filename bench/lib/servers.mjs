@@ -1,0 +1,248 @@
+/**
+ * The servers under test and how each is installed and started: tablegate (the built
+ * dist/cli.js), the floor (bench/floor-server.mjs), and xmysql and mysql-rest installed from the
+ * npm registry into the run's temporary folder. All serve the bench database as the bench user,
+ * on 127.0.0.1, with 10 MySQL connections and, where the tool allows, no access log.
+ */
+import { mkdirSync, readFileSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { BENCH_DB } from './database.mjs';
+import { runToEnd, startChild, stopChild, tail } from './processes.mjs';
+
+export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const CLI = process.env.BENCH_TABLEGATE_CLI ?? path.join(REPO, 'dist', 'cli.js');
+export const FLOOR = path.join(REPO, 'bench', 'floor-server.mjs');
+
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Polls `url` until it answers 200; fails early if the child exits. */
+async function waitReady(url, child, logFile, timeoutMs = 60_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(`exited (${child.signalCode ?? child.exitCode}): ${tail(logFile)}`);
+    }
+    try {
+      const response = await fetch(url, { signal: AbortSignal.timeout(2000) });
+      await response.arrayBuffer();
+      if (response.status === 200) return;
+    } catch {}
+    await sleep(200);
+  }
+  throw new Error(`not ready after ${timeoutMs / 1000} s: ${tail(logFile)}`);
+}
+
+/**
+ * The environment without what `npm run` adds about this project (npm_package_*, the project as
+ * local prefix…) and without the user's TABLEGATE_* settings. The user's npm configuration
+ * (registry, CA file, proxy) stays, so that the installs work behind a mirror.
+ */
+function cleanEnv(extra = {}) {
+  const env = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    const drop =
+      /^(npm_package_|npm_lifecycle_|TABLEGATE_)/i.test(key) ||
+      /^npm_config_(local_prefix|call)$/i.test(key);
+    if (!drop) env[key] = value;
+  }
+  return { ...env, ...extra };
+}
+
+/** `npm install --prefix <dir> <name>`; returns the installed version. */
+export async function installTool(name, tmp) {
+  const prefix = path.join(tmp, 'tools', name);
+  mkdirSync(prefix, { recursive: true });
+  const logFile = path.join(tmp, `npm-install-${name}.log`);
+  try {
+    await runToEnd(
+      'npm',
+      ['install', '--prefix', prefix, '--no-audit', '--no-fund', '--loglevel=error', name],
+      { cwd: prefix, env: cleanEnv(), logFile },
+    );
+  } catch {
+    const log = tail(logFile, 40).split('\n');
+    const reason = log.find((line) => /npm error (code|notarget|engine|404)/i.test(line)) ?? log[0];
+    throw new Error(`npm install ${name} failed: ${reason.trim()}`);
+  }
+  const pkg = JSON.parse(
+    readFileSync(path.join(prefix, 'node_modules', name, 'package.json'), 'utf8'),
+  );
+  return { version: pkg.version, bin: path.join(prefix, 'node_modules', name, 'bin', 'index.js') };
+}
+
+/**
+ * Definitions: `start({ db, tmp, poolSize, tools })` resolves to a running server handle
+ * `{ key, label, base, pid, child, logFile, filesDir }`.
+ */
+export const SERVERS = [
+  {
+    key: 'tablegate',
+    label: 'tablegate',
+    async start({ db, tmp, poolSize, extraNodeArgs = [], cwd = tmp, cli = CLI }) {
+      const port = await freePort();
+      const filesDir = path.join(tmp, 'files', 'tablegate');
+      mkdirSync(filesDir, { recursive: true });
+      const args = [
+        ...extraNodeArgs,
+        cli,
+        'run',
+        '-h',
+        db.host,
+        '-u',
+        db.user,
+        '-P',
+        String(db.port),
+        '-D',
+        BENCH_DB,
+        '-o',
+        String(port),
+        '--listen-host',
+        '127.0.0.1',
+        '--log-level',
+        'warn',
+        '--pool-size',
+        String(poolSize),
+        '--uploads-dir',
+        filesDir,
+        '--max-file-size',
+        '4GiB',
+      ];
+      // The password goes through the environment, not the process list (CONTRACT §1).
+      const env = cleanEnv({ TABLEGATE_DB_PASSWORD: db.password });
+      return launch(
+        'tablegate',
+        process.execPath,
+        args,
+        { cwd, env, tmp, port, filesDir },
+        '/health',
+      );
+    },
+  },
+  {
+    key: 'floor',
+    label: 'floor (node:http + mysql2)',
+    async start({ db, tmp, poolSize, extraNodeArgs = [], cwd = tmp }) {
+      const port = await freePort();
+      const filesDir = path.join(tmp, 'files', 'floor');
+      mkdirSync(filesDir, { recursive: true });
+      const env = cleanEnv({
+        FLOOR_PORT: String(port),
+        FLOOR_HOST: '127.0.0.1',
+        FLOOR_DB_HOST: db.host,
+        FLOOR_DB_PORT: String(db.port),
+        FLOOR_DB_USER: db.user,
+        FLOOR_DB_PASSWORD: db.password,
+        FLOOR_DB_NAME: BENCH_DB,
+        FLOOR_POOL_SIZE: String(poolSize),
+        FLOOR_UPLOADS_DIR: filesDir,
+      });
+      return launch(
+        'floor',
+        process.execPath,
+        [...extraNodeArgs, FLOOR],
+        { cwd, env, tmp, port, filesDir },
+        '/health',
+      );
+    },
+  },
+  {
+    key: 'xmysql',
+    label: 'xmysql',
+    npm: 'xmysql',
+    async start({ db, tmp, tools }) {
+      const port = await freePort();
+      // Its uploads land in its working directory.
+      const filesDir = path.join(tmp, 'files', 'xmysql');
+      mkdirSync(filesDir, { recursive: true });
+      // No option for the pool (it is fixed at 10) nor for its morgan access log, which goes to
+      // the log file. -p must not be empty; the bench user's password never is.
+      const args = [
+        tools.xmysql.bin,
+        '-h',
+        db.host,
+        '-o',
+        String(db.port),
+        '-u',
+        db.user,
+        '-p',
+        db.password,
+        '-d',
+        BENCH_DB,
+        '-n',
+        String(port),
+        '-r',
+        '127.0.0.1',
+      ];
+      return launch(
+        'xmysql',
+        process.execPath,
+        args,
+        { cwd: filesDir, env: cleanEnv(), tmp, port, filesDir },
+        '/_health',
+      );
+    },
+  },
+  {
+    key: 'mysql-rest',
+    label: 'mysql-rest',
+    npm: 'mysql-rest',
+    async start({ db, tmp, poolSize, tools }) {
+      const port = await freePort();
+      const filesDir = path.join(tmp, 'files', 'mysql-rest');
+      mkdirSync(filesDir, { recursive: true });
+      const args = [
+        tools['mysql-rest'].bin,
+        '-h',
+        db.host,
+        '-o',
+        String(db.port),
+        '-u',
+        db.user,
+        '-p',
+        db.password,
+        '-n',
+        String(port),
+        '-r',
+        '127.0.0.1',
+        '--mysqlDatabase',
+        BENCH_DB,
+        '--mysqlConnectionLimit',
+        String(poolSize),
+        '--disableAccessLog',
+      ];
+      return launch(
+        'mysql-rest',
+        process.execPath,
+        args,
+        { cwd: filesDir, env: cleanEnv(), tmp, port, filesDir },
+        '/_health',
+      );
+    },
+  },
+];
+
+async function launch(key, command, args, { cwd, env, tmp, port, filesDir }, readyPath) {
+  const logFile = path.join(tmp, `${key}.log`);
+  const child = startChild(command, args, { cwd, env, logFile });
+  const base = `http://127.0.0.1:${port}`;
+  try {
+    await waitReady(base + readyPath, child, logFile);
+  } catch (error) {
+    await stopChild(child, 'SIGKILL');
+    throw error;
+  }
+  return { key, base, pid: child.pid, child, logFile, filesDir };
+}
