@@ -22,6 +22,9 @@ export function formatMysqlUrl(a: ServerAddress): string {
 
 export function testServer(): ServerAddress {
   const url = process.env.TABLEGATE_TEST_MYSQL_URL;
-  if (!url) throw new Error('TABLEGATE_TEST_MYSQL_URL is not set: run the tests through jest (global-setup finds a server)');
+  if (!url)
+    throw new Error(
+      'TABLEGATE_TEST_MYSQL_URL is not set: run the tests through jest (global-setup finds a server)',
+    );
   return parseMysqlUrl(url);
 }

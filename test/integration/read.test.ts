@@ -114,7 +114,7 @@ describe('rows and columns', () => {
       i_med: 8388607,
       i_int: -2147483648,
       i_big: '9223372036854775807',
-      d: 12345678901234567890.012345678,
+      d: 12345678901234567000, // the exact digits are checked in the text below
       f: 1.1,
       dbl: 0.1,
       dt: '2024-02-29',
@@ -333,41 +333,44 @@ describe('errors are 4xx JSON with a stable code', () => {
 
 describe('hostile input', () => {
   const attacks = [
-    '$filter=' + encodeURIComponent("name eq 'x' or '1'='1'"),
-    '$filter=' + encodeURIComponent("name eq 'x'; DROP TABLE people; --"),
-    '$filter=' + encodeURIComponent('id eq 1; DROP TABLE people'),
-    '$filter=' + encodeURIComponent('id eq 1 --'),
-    '$filter=' + encodeURIComponent('id eq 1 /* x */'),
-    '$filter=' + encodeURIComponent('`id` eq 1'),
-    '$filter=' + encodeURIComponent('id eq 1 union select password from mysql.user'),
-    '$filter=' + encodeURIComponent('sleep(5) eq 0'),
-    '$filter=' + encodeURIComponent(`name eq '${'\\'.repeat(10)}' or 1 eq 1`),
-    '$select=' + encodeURIComponent('id, (SELECT 1)'),
-    '$select=' + encodeURIComponent('*, password'),
-    '$select=' + encodeURIComponent('id` FROM people; DROP TABLE people; --'),
-    '$orderby=' + encodeURIComponent('id; DROP TABLE people'),
-    '$orderby=' + encodeURIComponent('(SELECT 1)'),
-    '$orderby=' + encodeURIComponent('id desc, name asc limit 1'),
-    '$top=' + encodeURIComponent('1; DROP TABLE people'),
-    '$skip=' + encodeURIComponent('0 union select 1'),
-    '$filter=' + encodeURIComponent('('.repeat(100) + 'id eq 1' + ')'.repeat(100)),
-    '$filter=' + encodeURIComponent('not '.repeat(5000) + 'id eq 1'),
-    '$filter=' + encodeURIComponent(`name eq '${'x'.repeat(5000)}'`),
+    `$filter=${encodeURIComponent("name eq 'x' or '1'='1'")}`,
+    `$filter=${encodeURIComponent("name eq 'x'; DROP TABLE people; --")}`,
+    `$filter=${encodeURIComponent('id eq 1; DROP TABLE people')}`,
+    `$filter=${encodeURIComponent('id eq 1 --')}`,
+    `$filter=${encodeURIComponent('id eq 1 /* x */')}`,
+    `$filter=${encodeURIComponent('`id` eq 1')}`,
+    `$filter=${encodeURIComponent('id eq 1 union select password from mysql.user')}`,
+    `$filter=${encodeURIComponent('sleep(5) eq 0')}`,
+    `$filter=${encodeURIComponent(`name eq '${'\\'.repeat(10)}' or 1 eq 1`)}`,
+    `$select=${encodeURIComponent('id, (SELECT 1)')}`,
+    `$select=${encodeURIComponent('*, password')}`,
+    `$select=${encodeURIComponent('id` FROM people; DROP TABLE people; --')}`,
+    `$orderby=${encodeURIComponent('id; DROP TABLE people')}`,
+    `$orderby=${encodeURIComponent('(SELECT 1)')}`,
+    `$orderby=${encodeURIComponent('id desc, name asc limit 1')}`,
+    `$top=${encodeURIComponent('1; DROP TABLE people')}`,
+    `$skip=${encodeURIComponent('0 union select 1')}`,
+    `$filter=${encodeURIComponent(`${'('.repeat(100)}id eq 1${')'.repeat(100)}`)}`,
+    `$filter=${encodeURIComponent(`${'not '.repeat(5000)}id eq 1`)}`,
+    `$filter=${encodeURIComponent(`name eq '${'x'.repeat(5000)}'`)}`,
     '$filter=' +
       encodeURIComponent(`id in (${Array.from({ length: 1001 }, (_, i) => i).join(',')})`),
-    '$filter=' + encodeURIComponent("name eq 'unterminated"),
-    '$filter=' + encodeURIComponent('id eq 1\u0000'),
+    `$filter=${encodeURIComponent("name eq 'unterminated")}`,
+    `$filter=${encodeURIComponent('id eq 1\u0000')}`,
     '$filter=%ff%fe',
   ];
 
-  test.each(attacks.map((a) => [a.slice(0, 60), a]))('%s → 4xx JSON (or a harmless 200), tables intact', async (_name, query) => {
-    const response = await get(`/table/people/read?${query}`);
-    expect(response.status).toBeLessThan(500);
-    if (response.status !== 200) {
-      expect(response.body.success).toBe(false);
-      expect(response.body.message).not.toMatch(/SQL syntax|`people`|ER_PARSE/);
-    }
-  });
+  test.each(attacks.map((a) => [a.slice(0, 60), a]))(
+    '%s → 4xx JSON (or a harmless 200), tables intact',
+    async (_name, query) => {
+      const response = await get(`/table/people/read?${query}`);
+      expect(response.status).toBeLessThan(500);
+      if (response.status !== 200) {
+        expect(response.body.success).toBe(false);
+        expect(response.body.message).not.toMatch(/SQL syntax|`people`|ER_PARSE/);
+      }
+    },
+  );
 
   test("a value with quotes is data: name eq ''' or ''1''=''1' matches nothing", async () => {
     expect(await ids("name eq ''' or ''1''=''1'")).toEqual([]);
