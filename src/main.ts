@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { TokenService } from './auth/tokens.js';
 import { ensureUsersTable, UserStore } from './auth/users.js';
 import type { Config } from './config.js';
-import { type Database, detectFlavour, openDatabase } from './db/database.js';
+import { type Database, openDatabase } from './db/database.js';
 import { SchemaCache, USERS_TABLE } from './db/schema.js';
 import { buildServer } from './server.js';
 import type { AuthServices } from './services.js';
@@ -34,12 +34,9 @@ function reasonOf(error: unknown): string {
 }
 
 async function connect(config: Config): Promise<Database> {
-  const db = openDatabase(config.db);
   try {
-    await detectFlavour(db);
-    return db;
+    return await openDatabase(config.db, { statementTimeoutMs: config.queryTimeoutMs });
   } catch (error) {
-    await db.close().catch(() => {});
     const { host, port, user } = config.db;
     throw new StartupError(
       `cannot connect to MySQL at ${host}:${port} as ${user}: ${reasonOf(error)}`,

@@ -21,6 +21,8 @@ export const HEADERS_TIMEOUT_MS = 30_000;
 /** Node's default; a longer request line or header block is answered 431 by the client error handler. */
 export const MAX_HEADER_BYTES = 16 * 1024;
 
+const ACCESS_LOG_LEVELS: ReadonlySet<string> = new Set(['info', 'debug', 'trace']);
+
 export const REDACTED_PATHS = [
   'req.headers.authorization',
   'req.headers.cookie',
@@ -65,19 +67,21 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
   // Slowloris: a client trickling its headers is cut off (408) and holds no other request up.
   app.server.headersTimeout = HEADERS_TIMEOUT_MS;
 
-  app.addHook('onResponse', (request, reply, done) => {
-    request.log.info(
-      {
-        method: request.method,
-        url: request.url,
-        status: reply.statusCode,
-        ms: Math.round(reply.elapsedTime * 10) / 10,
-        ip: request.ip,
-      },
-      'request',
-    );
-    done();
-  });
+  // The access log is info: at warn and above the hook is not even registered (hot path).
+  if (ACCESS_LOG_LEVELS.has(config.logLevel))
+    app.addHook('onResponse', (request, reply, done) => {
+      request.log.info(
+        {
+          method: request.method,
+          url: request.url,
+          status: reply.statusCode,
+          ms: Math.round(reply.elapsedTime * 10) / 10,
+          ip: request.ip,
+        },
+        'request',
+      );
+      done();
+    });
 
   registerErrorHandling(app);
   // Awaited so its hooks run before the auth guard's: a 401 carries CORS headers too.

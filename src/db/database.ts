@@ -3,30 +3,47 @@
  * server's flavour (MariaDB and MySQL differ in statement time limits and JSON), and a separate
  * control connection for KILL QUERY, so a kill never waits behind the pool it is freeing.
  */
-import mysql, { type Pool } from 'mysql2';
+import mysql, { type Pool, type RowDataPacket } from 'mysql2';
 import type { Pool as PromisePool } from 'mysql2/promise';
-import { createPool, type DbConfig, poolOptions } from './pool.js';
+import { connectionOptions, createPool, type DbConfig, poolOptions, sessionSetup } from './pool.js';
 
 export type Flavour = 'mariadb' | 'mysql';
 
 export interface Database {
   readonly pool: Pool;
   readonly promise: PromisePool;
-  /** Known after `detectFlavour`; MySQL until then. */
-  flavour: Flavour;
+  readonly flavour: Flavour;
   /** Stops the statement running on a connection (by its thread id). */
   killQuery(threadId: number): Promise<void>;
   close(): Promise<void>;
 }
 
-export function openDatabase(config: DbConfig): Database {
-  const pool = createPool(config);
+export interface DatabaseOptions {
+  /** The server stops any statement running longer (504). */
+  readonly statementTimeoutMs: number;
+}
+
+/** Asks the server what it is, on a connection of its own; also proves the login works. */
+async function detectFlavour(config: DbConfig): Promise<Flavour> {
+  const probe = mysql.createConnection(connectionOptions(config)).promise();
+  try {
+    const [rows] = await probe.query<RowDataPacket[]>('SELECT VERSION() AS version');
+    return /mariadb/i.test(String(rows[0]?.version)) ? 'mariadb' : 'mysql';
+  } finally {
+    probe.destroy();
+  }
+}
+
+/** Connects (rejecting with the driver's error when it cannot) and opens the pool. */
+export async function openDatabase(config: DbConfig, options: DatabaseOptions): Promise<Database> {
+  const flavour = await detectFlavour(config);
+  const pool = createPool(config, sessionSetup(flavour, options.statementTimeoutMs));
   const promise = pool.promise();
   let control: PromisePool | null = null;
-  const db: Database = {
+  return {
     pool,
     promise,
-    flavour: 'mysql',
+    flavour,
     killQuery: async (threadId) => {
       control ??= mysql
         .createPool({ ...poolOptions(config), connectionLimit: 1, maxIdle: 1 })
@@ -37,12 +54,4 @@ export function openDatabase(config: DbConfig): Database {
       await Promise.all([promise.end(), control?.end()]);
     },
   };
-  return db;
-}
-
-/** Asks the server what it is; call once after connecting. */
-export async function detectFlavour(db: Database): Promise<Flavour> {
-  const [rows] = await db.promise.query<mysql.RowDataPacket[]>('SELECT VERSION() AS version');
-  db.flavour = /mariadb/i.test(String(rows[0]?.version)) ? 'mariadb' : 'mysql';
-  return db.flavour;
 }

@@ -4,7 +4,7 @@
  * strict SQL mode (a value that does not fit is an error, never silently changed) and utf8mb4.
  * Values come back as exact text where JavaScript numbers would round (DECIMAL, BIGINT, dates).
  */
-import mysql, { type Pool, type PoolOptions } from 'mysql2';
+import mysql, { type ConnectionOptions, type Pool, type PoolOptions } from 'mysql2';
 
 export interface DbConfig {
   readonly host: string;
@@ -19,16 +19,14 @@ export interface DbConfig {
 export const SESSION_SQL_MODE =
   'STRICT_ALL_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION';
 
-export function poolOptions(config: DbConfig): PoolOptions {
+/** Options of one connection (mysql2 warns about pool options given to a single connection). */
+export function connectionOptions(config: DbConfig): ConnectionOptions {
   return {
     host: config.host,
     port: config.port,
     user: config.user,
     password: config.password,
     database: config.database,
-    connectionLimit: config.poolSize,
-    maxIdle: config.poolSize,
-    waitForConnections: true,
     connectTimeout: 5000,
     enableKeepAlive: true,
     charset: 'utf8mb4_unicode_ci',
@@ -39,17 +37,42 @@ export function poolOptions(config: DbConfig): PoolOptions {
     decimalNumbers: false,
     jsonStrings: true,
     multipleStatements: false,
+    // mysql2 would capture a stack trace on every call, for errors we log without it.
+    trace: false,
     // Prepared statements are per connection and the server's total (max_prepared_stmt_count,
     // 16382 by default) is shared by every client; mysql2 closes the least recently used past this.
     maxPreparedStatements: 256,
   };
 }
 
-export function createPool(config: DbConfig): Pool {
+export function poolOptions(config: DbConfig): PoolOptions {
+  return {
+    ...connectionOptions(config),
+    connectionLimit: config.poolSize,
+    maxIdle: config.poolSize,
+    waitForConnections: true,
+  };
+}
+
+/**
+ * The statements that put a new connection into our session state. The statement time limit is
+ * the server's: MariaDB's max_statement_time (seconds, every statement) or MySQL's
+ * max_execution_time (milliseconds, read-only SELECTs); past it the server stops the statement
+ * and the request answers 504.
+ */
+export function sessionSetup(flavour: 'mariadb' | 'mysql', statementTimeoutMs: number): string {
+  const limit =
+    flavour === 'mariadb'
+      ? `max_statement_time = ${statementTimeoutMs / 1000}`
+      : `max_execution_time = ${Math.round(statementTimeoutMs)}`;
+  return `SET time_zone = '+00:00', sql_mode = '${SESSION_SQL_MODE}', NAMES utf8mb4, ${limit}`;
+}
+
+export function createPool(config: DbConfig, setupSql: string): Pool {
   const pool = mysql.createPool(poolOptions(config));
   pool.on('connection', (connection) => {
     // Queued on the connection before anything the pool hands it out for.
-    connection.query(`SET time_zone = '+00:00', sql_mode = '${SESSION_SQL_MODE}', NAMES utf8mb4`);
+    connection.query(setupSql);
   });
   return pool;
 }

@@ -4,7 +4,7 @@
  * Input values are what the pool's options make mysql2 return: DECIMAL, BIGINT, dates and JSON as
  * exact strings, FLOAT/DOUBLE/INT as numbers, binary and BIT as Buffers.
  */
-import type { ColumnInfo, JsonKind } from './schema-types.js';
+import type { ColumnInfo, JsonKind, TableInfo } from './schema-types.js';
 
 type ValueWriter = (value: unknown) => string;
 
@@ -58,6 +58,11 @@ function writeJson(value: unknown): string {
   return typeof value === 'string' ? value : JSON.stringify(value);
 }
 
+/** Dates and times are digits, dashes, colons, dots and spaces: nothing to escape. */
+function writeTemporal(value: unknown): string {
+  return typeof value === 'string' ? `"${value}"` : writeString(value);
+}
+
 function writeString(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value);
   if (Buffer.isBuffer(value)) return writeBinary(value);
@@ -80,6 +85,7 @@ function writerFor(column: ColumnInfo): ValueWriter {
       return writeBit;
     case 'date':
     case 'datetime':
+      return writeTemporal;
     case 'string':
       return writeString;
     case 'json':
@@ -106,4 +112,28 @@ export function rowSerializer(columns: readonly ColumnInfo[]): RowSerializer {
     }
     return count === 0 ? '{}' : `${text}}`;
   };
+}
+
+/** Per table, the serializers of the select lists seen lately (a schema re-read makes new tables). */
+const serializers = new WeakMap<TableInfo, Map<string, RowSerializer>>();
+const SERIALIZERS_PER_TABLE = 64;
+
+/** rowSerializer, built once per table and select list. */
+export function cachedRowSerializer(
+  table: TableInfo,
+  columns: readonly ColumnInfo[],
+): RowSerializer {
+  let byColumns = serializers.get(table);
+  if (!byColumns) {
+    byColumns = new Map();
+    serializers.set(table, byColumns);
+  }
+  const key = columns === table.columns ? '*' : columns.map((c) => c.name).join('\u0000');
+  let serializer = byColumns.get(key);
+  if (!serializer) {
+    if (byColumns.size >= SERIALIZERS_PER_TABLE) byColumns.clear();
+    serializer = rowSerializer(columns);
+    byColumns.set(key, serializer);
+  }
+  return serializer;
 }

@@ -4,34 +4,30 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { RowDataPacket } from 'mysql2';
-import { rowSerializer } from '../db/rows.js';
-import { withStatementTimeout } from '../db/statement-timeout.js';
+import { cachedRowSerializer } from '../db/rows.js';
 import { planRead } from '../plan/read-plan.js';
 import { parseReadOptions } from '../query/options.js';
 import type { Services } from '../services.js';
 import { compileCount, compileRead } from '../sql/compile-read.js';
-import type { CompiledQuery } from '../sql/compiled-query.js';
 import { sendJsonRows } from './json-rows.js';
 
 type QueryObject = Record<string, string | string[] | undefined>;
 
-export function readRoutes(app: FastifyInstance, { config, db, schema }: Services): void {
-  const limited = (query: CompiledQuery) =>
-    withStatementTimeout(query, db.flavour, config.queryTimeoutMs);
+export function readRoutes(app: FastifyInstance, { db, schema }: Services): void {
   app.get<{ Params: { table: string }; Querystring: QueryObject }>(
     '/table/:table/read',
     async (request, reply) => {
       const table = await schema.require(request.params.table);
       const plan = planRead(parseReadOptions(request.query), table);
       if (plan.count) {
-        const count = limited(compileCount(plan));
+        const count = compileCount(plan);
         const [rows] = await db.promise.execute<RowDataPacket[][]>(
           { sql: count.sql, rowsAsArray: true },
           [...count.params] as never[],
         );
         reply.header('X-Total-Count', String(rows[0]?.[0] ?? 0));
       }
-      await sendJsonRows(reply, db, limited(compileRead(plan)), rowSerializer(plan.columns));
+      await sendJsonRows(reply, db, compileRead(plan), cachedRowSerializer(table, plan.columns));
       return reply;
     },
   );
