@@ -14,7 +14,12 @@ export const USAGE = `Usage
   tablegate run auth -h <host> -u <user> -p <password> -P <port> -D <database> -o <output_port>
   tablegate run      -h <host> -u <user> -p <password> -P <port> -D <database> -o <output_port>
 
+  tablegate demo [-o <output_port>]
+  tablegate demo -h <host> -u <user> -p <password> -P <port> -D <empty database> [-o <output_port>]
+
   With 'auth' every request needs a JWT Bearer token from POST /auth/login.
+  'demo' serves an example shop in auth mode on port 8080 (127.0.0.1), on a private MariaDB/MySQL
+  server started from the PATH, or in the empty database given; it prints how to log in and query.
 
 Database and listener (each also from the environment variable shown)
   -h, --host <host>          MySQL host                 TABLEGATE_DB_HOST

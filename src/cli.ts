@@ -4,7 +4,15 @@
  * place that calls process.exit: 2 for a usage error, 1 when the gateway cannot start.
  */
 import meow from 'meow';
-import { configFromRun, FLAG_NAMES, SHORT_FLAGS, USAGE, UsageError } from './cli-options.js';
+import {
+  configFromRun,
+  FLAG_NAMES,
+  type RawFlags,
+  SHORT_FLAGS,
+  USAGE,
+  UsageError,
+} from './cli-options.js';
+import { Demo, DemoError, DemoInterrupted, demoBanner, demoSettings } from './demo.js';
 import { StartupError, startGateway } from './main.js';
 
 function fail(message: string, code: number, withUsage: boolean): never {
@@ -38,15 +46,16 @@ async function main(): Promise<void> {
     return;
   }
   const [command, ...words] = cli.input;
-  if (command !== 'run') {
-    fail(command ? `unknown command '${command}'` : 'missing command: run', 2, true);
+  if (command !== 'run' && command !== 'demo') {
+    fail(command ? `unknown command '${command}'` : 'missing command: run or demo', 2, true);
   }
-  const given = Object.fromEntries(
+  const given: RawFlags = Object.fromEntries(
     FLAG_NAMES.flatMap((name) => {
       const value = cli.flags[name];
       return typeof value === 'string' ? [[name, value]] : [];
     }),
   );
+  if (command === 'demo') return demo(words, given);
   let config: ReturnType<typeof configFromRun>;
   try {
     config = configFromRun(words, given, process.env);
@@ -58,6 +67,35 @@ async function main(): Promise<void> {
     await startGateway(config);
   } catch (error) {
     if (error instanceof StartupError) fail(error.message, 1, false);
+    throw error;
+  }
+}
+
+/** `tablegate demo`: start, print how to use it, stop everything on SIGINT/SIGTERM. */
+async function demo(words: string[], given: RawFlags): Promise<void> {
+  let settings: ReturnType<typeof demoSettings>;
+  try {
+    settings = demoSettings(words, given, process.env);
+  } catch (error) {
+    if (error instanceof UsageError) fail(error.message, 2, true);
+    throw error;
+  }
+  const running = new Demo(settings);
+  const stop = () => {
+    running.stop().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  try {
+    process.stdout.write(demoBanner(await running.start()));
+  } catch (error) {
+    // Interrupted: stop() is already cleaning up and exits.
+    if (error instanceof DemoInterrupted) return;
+    await running.stop();
+    if (error instanceof DemoError) fail(error.message, 1, false);
     throw error;
   }
 }

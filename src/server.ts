@@ -7,6 +7,7 @@ import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import { registerAuthGuard } from './auth/guard.js';
 import { malformedUrl } from './errors.js';
 import { authRoutes } from './http/auth.js';
+import { docsRoutes } from './http/docs.js';
 import { clientErrorHandler, registerErrorHandling, sendError } from './http/errors.js';
 import { fileRoutes } from './http/files.js';
 import { healthRoutes } from './http/health.js';
@@ -102,5 +103,6 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
   writeRoutes(app, services);
   uploadRoutes(app, services);
   fileRoutes(app, services);
+  docsRoutes(app, services);
   return app;
 }

@@ -1,7 +1,8 @@
--- Example schema for `docker compose up`: a small shop. The mysql image runs this once, on the
--- first start with an empty volume, in the database MYSQL_DATABASE (`shop`), so it names none.
--- Written for MySQL 8.4 and MariaDB 10.11 alike (test/integration/packaging.test.ts loads it
--- into a MariaDB test database and serves it).
+-- Example schema: a small shop. The one copy of it: `docker compose up` mounts this directory, and
+-- the mysql image runs it once, on the first start with an empty volume, in the database
+-- MYSQL_DATABASE (`shop`), so it names none; `tablegate demo` runs it in `tablegate_demo`.
+-- Written for MySQL 8.4 and MariaDB 10.11 alike (test/integration/production-start.test.ts and
+-- demo.test.ts load it into MariaDB and serve it).
 SET NAMES utf8mb4;
 
 CREATE TABLE customers (
@@ -49,7 +50,7 @@ GROUP BY o.id, c.name, o.ordered_at, o.status;
 
 INSERT INTO customers (id, name, email, city, created_at) VALUES
   (1, 'Grace Hopper', 'grace@example.com', 'New York', '2024-01-15 09:30:00'),
-  (2, 'Linus Meier', 'linus@example.com', 'Zürich', '2024-02-03 14:05:12'),
+  (2, 'Lena Müller', 'lena@example.com', 'Zürich', '2024-02-03 14:05:12'),
   (3, 'Amina Okafor', 'amina@example.com', 'Lagos', '2024-03-21 18:45:00'),
   (4, 'Sofia Rossi', 'sofia@example.com', NULL, '2024-04-02 08:00:00');
 
@@ -58,7 +59,7 @@ INSERT INTO products (id, name, category, price, stock) VALUES
   (2, 'Earl Grey tea, 250 g', 'tea', 12.90, 40),
   (3, 'Teapot, cast iron', 'kitchen', 49.00, 8),
   (4, 'Espresso beans, 1 kg', 'coffee', 24.75, 30),
-  (5, 'Milk frother', 'kitchen', 19.99, 0);
+  (5, 'Milk frother (Milchaufschäumer)', 'kitchen', 19.99, 0);
 
 INSERT INTO orders (id, customer_id, ordered_at, status) VALUES
   (1, 1, '2024-05-01 10:12:00', 'shipped'),

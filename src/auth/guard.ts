@@ -19,12 +19,19 @@ declare module 'fastify' {
 /**
  * The only requests that need no token: `<METHOD> <route pattern>`, matched against the route
  * Fastify selected (never the raw URL, so `/health/`, `//health` or `/health?x` cannot sneak by).
- * HEAD counts as the GET of the same route. CONTRACT §4 also exempts `GET /docs` and its assets.
+ * HEAD counts as the GET of the same route. CONTRACT §4 also exempts the Swagger UI page and its
+ * assets, as @fastify/swagger-ui registers them (http/docs.ts); its /docs/json and /docs/yaml (the
+ * description) are not exempt, like /openapi.json.
  */
 export const PUBLIC_ROUTES: ReadonlySet<string> = new Set([
   'POST /auth/register',
   'POST /auth/login',
   'GET /health',
+  'GET /docs',
+  'GET /docs/',
+  'GET /docs/static/index.html',
+  'GET /docs/static/swagger-initializer.js',
+  'GET /docs/static/*',
 ]);
 
 export function isPublicRoute(method: string, routeUrl: string | undefined): boolean {

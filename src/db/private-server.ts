@@ -1,7 +1,8 @@
 /**
  * A private MariaDB/MySQL server in a temporary directory on a free port, started from the
- * binaries on the PATH. Used by the tests when no server answers, and by reliability drills that
- * must kill and restart a server. Root has an empty password; only 127.0.0.1 is bound.
+ * binaries on the PATH. Used by the tests when no server answers, by `tablegate demo`, and by
+ * reliability drills that must kill and restart a server. Root has an empty password; only
+ * 127.0.0.1 is bound.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -38,9 +39,20 @@ const SEARCH_DIRS = [
   '/usr/local/mysql/bin',
 ];
 
-/** The first server binary on the PATH (or in the usual sbin directories), or null. */
-export function findServerBinary(): { server: string; flavour: 'mariadb' | 'mysql' } | null {
-  const dirs = [...(process.env.PATH ?? '').split(path.delimiter), ...SEARCH_DIRS].filter(Boolean);
+export interface ServerBinary {
+  readonly server: string;
+  readonly flavour: 'mariadb' | 'mysql';
+}
+
+/**
+ * The first server binary on the PATH (or in the usual sbin directories), or null. Both places
+ * are parameters so a test can look where there is none.
+ */
+export function findServerBinary(
+  searchPath: string = process.env.PATH ?? '',
+  extraDirs: readonly string[] = SEARCH_DIRS,
+): ServerBinary | null {
+  const dirs = [...searchPath.split(path.delimiter), ...extraDirs].filter(Boolean);
   for (const [name, flavour] of [
     ['mariadbd', 'mariadb'],
     ['mysqld', 'mysql'],
@@ -93,12 +105,23 @@ function exited(child: ChildProcess): Promise<void> {
     : new Promise((resolve) => child.once('exit', () => resolve()));
 }
 
-export async function startPrivateServer(): Promise<PrivateServer> {
-  const binary = findServerBinary();
+export async function startPrivateServer(
+  binary: ServerBinary | null = findServerBinary(),
+): Promise<PrivateServer> {
   if (!binary) {
     throw new Error('no mariadbd or mysqld found on the PATH (apt-get install mariadb-server)');
   }
   const dir = await mkdtemp(path.join(os.tmpdir(), 'tablegate-mysql-'));
+  try {
+    return await startIn(dir, binary);
+  } catch (error) {
+    // Nothing of a server that did not start stays behind.
+    await rm(dir, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+async function startIn(dir: string, binary: ServerBinary): Promise<PrivateServer> {
   const dataDir = path.join(dir, 'data');
   const asRoot = process.getuid?.() === 0;
   const userArgs = asRoot ? ['--user=root'] : [];
@@ -136,7 +159,13 @@ export async function startPrivateServer(): Promise<PrivateServer> {
   let child: ChildProcess;
   const launch = async () => {
     child = spawn(binary.server, args, { stdio: 'ignore' });
-    await waitForServer(port, child, 30_000);
+    try {
+      await waitForServer(port, child, 30_000);
+    } catch (error) {
+      child.kill('SIGKILL');
+      await exited(child);
+      throw error;
+    }
   };
   await launch();
   const stopWith = async (signal: NodeJS.Signals) => {

@@ -144,6 +144,7 @@ export class SchemaCache {
   private tables = new Map<string, TableInfo>();
   private lastRead = 0;
   private reading: Promise<void> | null = null;
+  private reads = 0;
 
   constructor(
     private readonly pool: Pool,
@@ -159,12 +160,18 @@ export class SchemaCache {
     return this.tables.values();
   }
 
+  /** Changes whenever a read replaced the tables, so a description built from them can be cached. */
+  get version(): number {
+    return this.reads;
+  }
+
   /** Reads the schema now; concurrent callers share one read. */
   refresh(): Promise<void> {
     this.reading ??= readSchema(this.pool, this.database)
       .then((tables) => {
         this.tables = tables;
         this.lastRead = Date.now();
+        this.reads++;
       })
       .finally(() => {
         this.reading = null;
@@ -172,12 +179,17 @@ export class SchemaCache {
     return this.reading;
   }
 
+  /** Re-reads the schema if the last read is old enough (or waits for the read under way). */
+  async refreshIfStale(): Promise<void> {
+    if (this.reading) await this.reading;
+    else if (Date.now() - this.lastRead >= this.refreshIntervalMs) await this.refresh();
+  }
+
   /** The table, re-reading the schema once if it is unknown and the last read is old enough. */
   async find(name: string): Promise<TableInfo | undefined> {
     const known = this.tables.get(name);
     if (known || name === USERS_TABLE) return known;
-    if (this.reading) await this.reading;
-    else if (Date.now() - this.lastRead >= this.refreshIntervalMs) await this.refresh();
+    await this.refreshIfStale();
     return this.tables.get(name);
   }
 

@@ -96,7 +96,7 @@ test('--help prints usage, where -h is the MySQL host', async () => {
 });
 
 test.each([
-  [[], 'tablegate: missing command: run'],
+  [[], 'tablegate: missing command: run or demo'],
   [['serve'], "tablegate: unknown command 'serve'"],
   [
     ['run', '-h', 'x', '-u', 'u', '-p', '', '-P', '3306', '-o', '8080'],

@@ -35,8 +35,13 @@ describe('bearerToken', () => {
 });
 
 describe('isPublicRoute', () => {
-  test('lists exactly the routes CONTRACT §4 exempts so far', () => {
+  test('lists exactly the routes CONTRACT §4 exempts', () => {
     expect([...PUBLIC_ROUTES].sort()).toEqual([
+      'GET /docs',
+      'GET /docs/',
+      'GET /docs/static/*',
+      'GET /docs/static/index.html',
+      'GET /docs/static/swagger-initializer.js',
       'GET /health',
       'POST /auth/login',
       'POST /auth/register',
@@ -52,6 +57,12 @@ describe('isPublicRoute', () => {
     ['POST', '/health', false],
     ['GET', '/table/:table/read', false],
     ['POST', '/upload', false],
+    ['GET', '/docs/static/*', true],
+    ['HEAD', '/docs', true],
+    ['GET', '/docs/json', false], // the description, like /openapi.json
+    ['GET', '/docs/yaml', false],
+    ['GET', '/openapi.json', false],
+    ['POST', '/docs', false],
     ['GET', undefined, false], // no route matched: the 404 handler is guarded too
   ])('%s %s → %s', (method, url, expected) => {
     expect(isPublicRoute(method, url)).toBe(expected);

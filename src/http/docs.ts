@@ -1,0 +1,97 @@
+/**
+ * `GET /openapi.json`, the OpenAPI 3.1 description of the live schema (openapi/document.ts), built
+ * again whenever the schema cache was re-read; and `GET /docs`, Swagger UI over it, served from
+ * the files inside @fastify/swagger-ui (nothing is fetched from elsewhere).
+ *
+ * @fastify/swagger-ui needs @fastify/swagger registered and serves `fastify.swagger()` at
+ * /docs/json; a static document there could not follow the schema, so its transformSpecification
+ * answers with the live description instead. In auth mode the page and its assets need no token
+ * (auth/guard.ts), but /openapi.json and /docs/json do: the page starts from the login description
+ * and loads the full one with the user's token (docs-ui.ts).
+ */
+import { readFileSync } from 'node:fs';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import {
+  buildLoginDocument,
+  buildOpenApiDocument,
+  type OpenApiDocument,
+} from '../openapi/document.js';
+import type { Services } from '../services.js';
+import { tablegateAuthPlugin } from './docs-ui.js';
+
+export const DOCS_PREFIX = '/docs';
+
+function packageVersion(): string {
+  try {
+    const file = new URL('../../package.json', import.meta.url);
+    return String(JSON.parse(readFileSync(file, 'utf8')).version ?? '0.0.0');
+  } catch {
+    return '0.0.0';
+  }
+}
+
+export function docsRoutes(app: FastifyInstance, { config, schema }: Services): void {
+  const version = packageVersion();
+  let cached: {
+    readonly version: number;
+    readonly document: OpenApiDocument;
+    text: string;
+  } | null = null;
+
+  /** The description of the schema as it is now (re-read at most once a second). */
+  async function current(request: FastifyRequest): Promise<NonNullable<typeof cached>> {
+    try {
+      await schema.refreshIfStale();
+    } catch (error) {
+      // MySQL is down: the description of the schema read before is still right.
+      request.log.warn({ err: error }, 'cannot re-read the schema for the API description');
+    }
+    if (cached?.version !== schema.version) {
+      const document = buildOpenApiDocument(schema.all(), config, version);
+      cached = { version: schema.version, document, text: JSON.stringify(document) };
+    }
+    return cached;
+  }
+
+  app.get('/openapi.json', async (request, reply) => {
+    const { text } = await current(request);
+    return reply.type('application/json; charset=utf-8').send(text);
+  });
+
+  const auth = config.mode === 'auth';
+  app.register(async (scope) => {
+    // Never served: swagger-ui's /docs/json answers with the live description (below).
+    await scope.register(swagger, {
+      mode: 'static',
+      specification: {
+        document: { openapi: '3.1.0', info: { title: 'tablegate', version }, paths: {} },
+      },
+    });
+    await scope.register(swaggerUi, {
+      routePrefix: DOCS_PREFIX,
+      theme: { title: 'tablegate API' },
+      uiConfig: {
+        layout: 'BaseLayout',
+        docExpansion: 'list',
+        defaultModelsExpandDepth: 0,
+        displayRequestDuration: true,
+        // Auth mode: start from what needs no token; the plugin loads the rest with one.
+        ...(auth
+          ? { spec: buildLoginDocument(config, version), plugins: [tablegateAuthPlugin] }
+          : {}),
+      },
+      uiHooks: {
+        preHandler: async (request: FastifyRequest) => {
+          const route = request.routeOptions.url ?? '';
+          if (route.endsWith('/json') || route.endsWith('/yaml')) await current(request);
+        },
+      },
+      transformSpecificationClone: false,
+      // The preHandler above has brought `cached` up to date.
+      transformSpecification: () =>
+        cached?.document ?? buildOpenApiDocument(schema.all(), config, version),
+    });
+  });
+}

@@ -1,0 +1,589 @@
+/**
+ * The OpenAPI 3.1 description of the gateway, built from the tables of the schema cache and the
+ * configuration: per table and view its read, create, update and delete operations with typed
+ * rows (column-schema.ts), the auth, upload, file and health endpoints, every error response with
+ * its codes (error-codes.ts), and in auth mode the Bearer scheme. Pure: (tables, config) → object.
+ */
+import type { Config } from '../config.js';
+import type { TableInfo } from '../db/schema-types.js';
+import { MAX_INSERT_ROWS } from '../plan/write-plan.js';
+import { MAX_IN_VALUES, MAX_NESTING } from '../query/filter-parser.js';
+import { insertSchema, type JsonSchema, rowSchema, updateSchema } from './column-schema.js';
+import { ERROR_SCHEMA, errorResponses } from './error-codes.js';
+
+export type DocumentConfig = Pick<
+  Config,
+  'mode' | 'baseUrl' | 'maxFileSize' | 'maxFiles' | 'bodyLimit'
+> & { readonly db: { readonly database: string } };
+
+export type OpenApiDocument = JsonSchema & { openapi: string; paths: Record<string, JsonSchema> };
+
+export const BEARER_SCHEME = 'bearerAuth';
+
+const json = (schema: JsonSchema) => ({ 'application/json': { schema } });
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+
+/** Component keys must match ^[a-zA-Z0-9.\-_]+$ (OpenAPI 3.1 §4.8.7.1); table names need not. */
+function uniqueName(wanted: string, taken: Set<string>, suffix = ''): string {
+  const base = (wanted.replace(/[^A-Za-z0-9_-]/g, '_') || '_') + suffix;
+  let name = base;
+  for (let n = 2; taken.has(name); n++) name = `${base}_${n}`;
+  taken.add(name);
+  return name;
+}
+
+/** One path segment, percent-encoded the way a client sends it. */
+function segment(name: string): string {
+  return encodeURIComponent(name);
+}
+
+const FIXED_SCHEMAS: Readonly<Record<string, JsonSchema>> = {
+  Error: ERROR_SCHEMA,
+  InsertResult: {
+    type: 'object',
+    required: ['success', 'message', 'insertId', 'affectedRows'],
+    properties: {
+      success: { const: true },
+      message: { const: 'Data inserted successfully' },
+      insertId: {
+        type: ['integer', 'string', 'null'],
+        description:
+          'The first AUTO_INCREMENT id, a string beyond 2^53; null when the table has none',
+      },
+      affectedRows: { type: 'integer', minimum: 0 },
+    },
+  },
+  UpdateResult: {
+    type: 'object',
+    required: ['success', 'message', 'affectedRows'],
+    properties: {
+      success: { const: true },
+      message: { const: 'Data updated successfully' },
+      affectedRows: { type: 'integer', minimum: 0, description: 'Rows the key matched' },
+    },
+  },
+  DeleteResult: {
+    type: 'object',
+    required: ['success', 'message', 'affectedRows'],
+    properties: {
+      success: { const: true },
+      message: { const: 'Data deleted successfully' },
+      affectedRows: { type: 'integer', minimum: 0 },
+    },
+  },
+  FileRecord: {
+    type: 'object',
+    required: [
+      'fieldname',
+      'originalname',
+      'encoding',
+      'mimetype',
+      'destination',
+      'filename',
+      'path',
+      'size',
+      'accessURL',
+    ],
+    properties: {
+      fieldname: { const: 'files' },
+      originalname: { type: 'string', description: 'The name as sent' },
+      encoding: { type: 'string', examples: ['7bit'] },
+      mimetype: { type: 'string', description: 'The type as sent' },
+      destination: { type: 'string', description: 'The uploads directory (absolute)' },
+      filename: {
+        type: 'string',
+        description: 'The stored name: new, unguessable, same extension',
+      },
+      path: { type: 'string', description: 'The stored file (absolute)' },
+      size: { type: 'integer', minimum: 0, description: 'Bytes' },
+      accessURL: { type: 'string', description: '`<base>/@/<filename>`' },
+    },
+  },
+  Health: {
+    type: 'object',
+    required: ['status'],
+    properties: { status: { enum: ['ok', 'unavailable'] } },
+  },
+};
+
+const AUTH_SCHEMAS: Readonly<Record<string, JsonSchema>> = {
+  Credentials: {
+    type: 'object',
+    required: ['email', 'password'],
+    properties: {
+      email: { type: 'string', maxLength: 254, examples: ['demo@tablegate.dev'] },
+      password: { type: 'string', minLength: 8, maxLength: 1024 },
+    },
+  },
+  RegisterResult: {
+    type: 'object',
+    required: ['success', 'message'],
+    properties: { success: { const: true }, message: { const: 'User register succesful' } },
+  },
+  LoginResult: {
+    type: 'object',
+    required: ['success', 'token'],
+    properties: {
+      success: { const: true },
+      token: {
+        type: 'string',
+        description: 'A JWT (HS256): send it as `Authorization: Bearer <token>`',
+      },
+    },
+  },
+};
+
+const UNAVAILABLE = ['DATABASE_UNAVAILABLE', 'INTERNAL_ERROR'];
+const DATABASE = ['MALFORMED_URL', 'UNKNOWN_TABLE', 'QUERY_TIMEOUT', ...UNAVAILABLE];
+const JSON_BODY = ['INVALID_BODY', 'INVALID_JSON', 'BODY_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'];
+const READ_CODES = [
+  'INVALID_QUERY',
+  'FILTER_SYNTAX',
+  'LIMIT_EXCEEDED',
+  'UNKNOWN_COLUMN',
+  ...DATABASE,
+];
+const CREATE_CODES = [
+  ...JSON_BODY,
+  'INVALID_VALUE',
+  'UNKNOWN_COLUMN',
+  'GENERATED_COLUMN',
+  'LIMIT_EXCEEDED',
+  ...DATABASE,
+];
+const UPDATE_CODES = ['INVALID_QUERY', ...CREATE_CODES.filter((c) => c !== 'LIMIT_EXCEEDED')];
+const DELETE_CODES = ['INVALID_QUERY', 'INVALID_VALUE', 'UNKNOWN_COLUMN', ...DATABASE];
+const UPLOAD_CODES = [
+  'NOT_MULTIPART',
+  'MALFORMED_MULTIPART',
+  'WRONG_FILE_FIELD',
+  'NO_FILES',
+  'FORBIDDEN_FIELD_NAME',
+  'INVALID_HOST',
+  'INVALID_BODY',
+  'FILE_TOO_LARGE',
+  'TOO_MANY_FILES',
+  'TOO_MANY_PARTS',
+  'INTERNAL_ERROR',
+];
+const FILE_CODES = ['FILE_NOT_FOUND', 'PRECONDITION_FAILED', 'RANGE_NOT_SATISFIABLE'];
+
+const FILTER_HELP = [
+  "A condition on the columns: `price gt 10 and category eq 'tea'`, `city eq null`,",
+  "`not (status in ('new', 'paid'))`, `contains(name,'tea')`, `startswith(name,'T')`.",
+  'Operators `eq ne lt le gt ge`, `and or not`, parentheses; strings in single quotes',
+  `(\`''\` for a quote). Limits: 4 KiB, ${MAX_NESTING} levels of nesting, ${MAX_IN_VALUES} \`in\` values.`,
+].join(' ');
+
+function readParameters(table: TableInfo): JsonSchema[] {
+  const names = table.columns.map((c) => c.name).join(', ');
+  const query = (name: string, schema: JsonSchema, description: string) => ({
+    name,
+    in: 'query',
+    required: false,
+    schema,
+    description,
+  });
+  return [
+    query(
+      '$select',
+      { type: 'string' },
+      `Columns to return, comma-separated (default \`*\`): ${names}`,
+    ),
+    query('$filter', { type: 'string', maxLength: 4096 }, FILTER_HELP),
+    query(
+      '$orderby',
+      { type: 'string' },
+      '`col`, `col asc` or `col desc`, comma-separated; give one for stable pages',
+    ),
+    query('$top', { type: 'integer', minimum: 0 }, 'At most this many rows'),
+    query(
+      '$skip',
+      { type: 'integer', minimum: 0 },
+      'Skip this many rows first (page N of size S: `$top=S&$skip=(N-1)*S`)',
+    ),
+    query(
+      '$count',
+      { type: 'boolean' },
+      '`true` adds the header `X-Total-Count`: the rows the filter matches, ignoring $top and $skip',
+    ),
+  ];
+}
+
+function keyParameters(table: TableInfo): JsonSchema[] {
+  // The primary key first: the usual choice, and what the UI offers by default.
+  const keys = [
+    ...table.primaryKey,
+    ...table.columns.map((c) => c.name).filter((n) => !table.primaryKey.includes(n)),
+  ];
+  return [
+    {
+      name: 'key',
+      in: 'path',
+      required: true,
+      schema: { type: 'string', enum: keys },
+      description: 'The column that selects the rows',
+    },
+    {
+      name: 'value',
+      in: 'path',
+      required: true,
+      schema: { type: 'string' },
+      description:
+        "The value rows must have in that column: a bare token (`5`, `null`) or a single-quoted string (`'O''Brien, Jo'`)",
+    },
+  ];
+}
+
+interface Names {
+  readonly tag: string;
+  readonly id: string;
+  readonly row: string;
+  readonly insert: string;
+  readonly update: string;
+}
+
+function tablePaths(
+  table: TableInfo,
+  names: Names,
+  guarded: (codes: readonly string[]) => string[],
+): Record<string, JsonSchema> {
+  const base = `/table/${segment(table.name)}`;
+  const what = table.kind === 'view' ? 'view' : 'table';
+  const viewNote =
+    table.kind === 'view'
+      ? ' MySQL writes only through simple views (no GROUP BY, DISTINCT, aggregates or UNION).'
+      : '';
+  const tags = [names.tag];
+  return {
+    [`${base}/read`]: {
+      get: {
+        tags,
+        operationId: `read_${names.id}`,
+        summary: `Read rows of ${what} ${table.name}`,
+        parameters: readParameters(table),
+        responses: {
+          200: {
+            description: 'The rows, keys in select order',
+            headers: {
+              'X-Total-Count': {
+                description: 'With `$count=true`: the rows the filter matches',
+                schema: { type: 'integer' },
+              },
+            },
+            content: json({ type: 'array', items: ref(names.row) }),
+          },
+          ...errorResponses(guarded(READ_CODES), { mysql: [400, 403, 404] }),
+        },
+      },
+    },
+    [`${base}/create`]: {
+      post: {
+        tags,
+        operationId: `create_${names.id}`,
+        summary: `Insert rows into ${what} ${table.name}`,
+        description: `One row, or an array of rows inserted in one transaction (all or none).${viewNote}`,
+        requestBody: {
+          required: true,
+          content: json({
+            oneOf: [
+              ref(names.insert),
+              { type: 'array', minItems: 1, maxItems: MAX_INSERT_ROWS, items: ref(names.insert) },
+            ],
+          }),
+        },
+        responses: {
+          200: { description: 'Inserted', content: json(ref('InsertResult')) },
+          ...errorResponses(guarded(CREATE_CODES), { mysql: [400, 403, 404, 409] }),
+        },
+      },
+    },
+    [`${base}/update({key},{value})`]: {
+      put: {
+        tags,
+        operationId: `update_${names.id}`,
+        summary: `Update rows of ${what} ${table.name} where key = value`,
+        description: `No matching row is not an error: \`affectedRows\` is 0.${viewNote}`,
+        parameters: keyParameters(table),
+        requestBody: { required: true, content: json(ref(names.update)) },
+        responses: {
+          200: { description: 'Updated', content: json(ref('UpdateResult')) },
+          ...errorResponses(guarded(UPDATE_CODES), { mysql: [400, 403, 404, 409] }),
+        },
+      },
+    },
+    [`${base}/delete({key},{value})`]: {
+      delete: {
+        tags,
+        operationId: `delete_${names.id}`,
+        summary: `Delete rows of ${what} ${table.name} where key = value`,
+        description: `No matching row is not an error: \`affectedRows\` is 0.${viewNote}`,
+        parameters: keyParameters(table),
+        responses: {
+          200: { description: 'Deleted', content: json(ref('DeleteResult')) },
+          ...errorResponses(guarded(DELETE_CODES), { mysql: [400, 403, 404, 409] }),
+        },
+      },
+    },
+  };
+}
+
+function authPaths(): Record<string, JsonSchema> {
+  const credentials = { required: true, content: json(ref('Credentials')) };
+  return {
+    '/auth/register': {
+      post: {
+        tags: ['auth'],
+        operationId: 'register',
+        summary: 'Register a user',
+        security: [],
+        requestBody: credentials,
+        responses: {
+          200: { description: 'Registered', content: json(ref('RegisterResult')) },
+          ...errorResponses([...JSON_BODY, 'USER_EXISTS', ...UNAVAILABLE]),
+        },
+      },
+    },
+    '/auth/login': {
+      post: {
+        tags: ['auth'],
+        operationId: 'login',
+        summary: 'Log in: get a token',
+        description:
+          'The token goes in `Authorization: Bearer <token>`. In this page a successful login authorizes the page too.',
+        security: [],
+        requestBody: credentials,
+        responses: {
+          200: { description: 'Logged in', content: json(ref('LoginResult')) },
+          ...errorResponses([
+            ...JSON_BODY,
+            'INVALID_CREDENTIALS',
+            'TOO_MANY_ATTEMPTS',
+            ...UNAVAILABLE,
+          ]),
+        },
+      },
+    },
+  };
+}
+
+function otherPaths(
+  config: DocumentConfig,
+  guarded: (codes: readonly string[]) => string[],
+  auth: boolean,
+): Record<string, JsonSchema> {
+  const mib = (bytes: number) => `${Math.round((bytes / 1024 / 1024) * 100) / 100} MiB`;
+  return {
+    '/upload': {
+      post: {
+        tags: ['files'],
+        operationId: 'upload',
+        summary: 'Upload files',
+        description: `One or more parts named \`files\`: at most ${config.maxFiles} files of ${mib(config.maxFileSize)} each. Each is stored under a new name that keeps its extension.`,
+        requestBody: {
+          required: true,
+          content: {
+            'multipart/form-data': {
+              schema: {
+                type: 'object',
+                required: ['files'],
+                properties: {
+                  files: {
+                    type: 'array',
+                    minItems: 1,
+                    maxItems: config.maxFiles,
+                    items: {
+                      type: 'string',
+                      format: 'binary',
+                      contentMediaType: 'application/octet-stream',
+                    },
+                  },
+                },
+              },
+            },
+          },
+        },
+        responses: {
+          200: {
+            description: 'Stored',
+            content: json({
+              type: 'object',
+              required: ['success', 'data'],
+              properties: {
+                success: { const: true },
+                data: { type: 'array', items: ref('FileRecord') },
+              },
+            }),
+          },
+          ...errorResponses(guarded(UPLOAD_CODES)),
+        },
+      },
+    },
+    '/@/{filename}': {
+      get: {
+        tags: ['files'],
+        operationId: 'download',
+        summary: 'An uploaded file',
+        description:
+          'With its content type, Content-Length, ETag and Range support. HTML, SVG, XML and script types come as attachments.',
+        parameters: [
+          {
+            name: 'filename',
+            in: 'path',
+            required: true,
+            schema: { type: 'string' },
+            description: 'The `filename` of the file record',
+          },
+          { name: 'Range', in: 'header', required: false, schema: { type: 'string' } },
+        ],
+        responses: {
+          200: { description: 'The file', content: { '*/*': { schema: {} } } },
+          206: { description: 'The requested range', content: { '*/*': { schema: {} } } },
+          ...errorResponses(guarded(FILE_CODES)),
+        },
+      },
+    },
+    '/health': {
+      get: {
+        tags: ['health'],
+        operationId: 'health',
+        summary: 'Does MySQL answer?',
+        ...(auth ? { security: [] } : {}),
+        responses: {
+          200: { description: 'MySQL answers', content: json(ref('Health')) },
+          503: { description: 'MySQL does not answer', content: json(ref('Health')) },
+        },
+      },
+    },
+    '/openapi.json': {
+      get: {
+        tags: ['health'],
+        operationId: 'openapi',
+        summary: 'This description',
+        responses: {
+          200: { description: 'OpenAPI 3.1', content: json({ type: 'object' }) },
+          ...errorResponses(guarded([])),
+        },
+      },
+    },
+  };
+}
+
+function describeApi(config: DocumentConfig): string {
+  const lines = [
+    `Every table and view of the MySQL database \`${config.db.database}\`, read live from its schema.`,
+    'Rows are JSON objects; reads take `$select`, `$filter`, `$orderby`, `$top`, `$skip` and `$count`.',
+    'Every error is `{"success": false, "message": …, "code": …}`.',
+  ];
+  if (config.mode === 'auth') {
+    lines.push(
+      '',
+      'Auth mode: every operation needs `Authorization: Bearer <token>` except register, login and health.',
+      'Log in with **POST /auth/login** (Try it out) or paste a token in **Authorize**.',
+    );
+  }
+  return lines.join('\n');
+}
+
+/** The whole description of the gateway serving `tables` with `config`. */
+export function buildOpenApiDocument(
+  tables: Iterable<TableInfo>,
+  config: DocumentConfig,
+  version = '0.0.0',
+): OpenApiDocument {
+  const auth = config.mode === 'auth';
+  const guarded = (codes: readonly string[]) => (auth ? ['ACCESS_DENIED', ...codes] : [...codes]);
+  const sorted = [...tables].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const schemas: Record<string, JsonSchema> = { ...FIXED_SCHEMAS, ...(auth ? AUTH_SCHEMAS : {}) };
+  const taken = new Set(Object.keys(schemas));
+  const ids = new Set<string>();
+  // Tag names must be unique; a table called `auth` keeps a tag of its own.
+  const tagNames = new Set(['auth', 'files', 'health']);
+  let paths: Record<string, JsonSchema> = auth ? authPaths() : {};
+  const tags: JsonSchema[] = auth ? [{ name: 'auth', description: 'Register and log in' }] : [];
+  for (const table of sorted) {
+    const row = uniqueName(table.name, taken);
+    let tag = table.name;
+    for (let n = 2; tagNames.has(tag); n++) tag = `${table.name} (${table.kind} ${n})`;
+    tagNames.add(tag);
+    const names: Names = {
+      tag,
+      id: uniqueName(table.name, ids),
+      row,
+      insert: uniqueName(row, taken, '.insert'),
+      update: uniqueName(row, taken, '.update'),
+    };
+    schemas[names.row] = {
+      ...rowSchema(table.columns),
+      description: `A row of ${table.kind} ${table.name}${table.primaryKey.length > 0 ? ` (primary key: ${table.primaryKey.join(', ')})` : ''}`,
+    };
+    schemas[names.insert] = insertSchema(table.columns);
+    schemas[names.update] = updateSchema(table.columns);
+    tags.push({
+      name: tag,
+      description: `${table.kind === 'view' ? 'View' : 'Table'} ${table.name}`,
+    });
+    paths = { ...paths, ...tablePaths(table, names, guarded) };
+  }
+  tags.push({ name: 'files', description: 'Uploads' }, { name: 'health', description: 'Service' });
+  paths = { ...paths, ...otherPaths(config, guarded, auth) };
+  return {
+    openapi: '3.1.0',
+    info: { title: `tablegate: ${config.db.database}`, version, description: describeApi(config) },
+    ...(config.baseUrl ? { servers: [{ url: config.baseUrl }] } : {}),
+    ...(auth ? { security: [{ [BEARER_SCHEME]: [] }] } : {}),
+    tags,
+    paths,
+    components: {
+      schemas,
+      ...(auth
+        ? {
+            securitySchemes: {
+              [BEARER_SCHEME]: {
+                type: 'http',
+                scheme: 'bearer',
+                bearerFormat: 'JWT',
+                description: 'The token from POST /auth/login',
+              },
+            },
+          }
+        : {}),
+    },
+  };
+}
+
+/**
+ * What the docs page shows in auth mode before it has a token: only what needs none (register,
+ * login, health) and the Bearer scheme, so that "Authorize" is there. It names no table.
+ */
+export function buildLoginDocument(config: DocumentConfig, version = '0.0.0'): OpenApiDocument {
+  const full = buildOpenApiDocument([], config, version);
+  const paths = Object.fromEntries(
+    Object.entries(full.paths).filter(([, item]) =>
+      Object.values(item).every((op) => Array.isArray((op as JsonSchema).security)),
+    ),
+  );
+  const used = new Set(JSON.stringify(paths).match(/#\/components\/schemas\/[^"]+/g));
+  const components = full.components as { schemas: Record<string, JsonSchema> };
+  return {
+    ...full,
+    info: {
+      ...(full.info as JsonSchema),
+      description:
+        'Log in with **POST /auth/login** (Try it out), or paste a token in **Authorize**: the tables of the database appear once the page has a token.',
+    },
+    tags: [
+      { name: 'auth', description: 'Register and log in' },
+      { name: 'health', description: 'Service' },
+    ],
+    paths,
+    components: {
+      ...components,
+      schemas: Object.fromEntries(
+        Object.entries(components.schemas).filter(
+          ([name]) => used.has(`#/components/schemas/${name}`) || name === 'Error',
+        ),
+      ),
+    },
+  };
+}

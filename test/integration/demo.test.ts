@@ -1,0 +1,292 @@
+/**
+ * `tablegate demo` as a user runs it (the built dist/cli.js): on a private server it serves
+ * within 15 s, the three printed commands work as printed (run in bash with curl, and their
+ * equivalents with fetch), SIGINT exits 0 and leaves no temporary file and no server behind.
+ * With -h -u -p -P -D it loads the example into an empty database and refuses one with tables;
+ * without a server binary, or with the port taken, it says so in one line.
+ */
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import type { RowDataPacket } from 'mysql2/promise';
+import { findServerBinary, freePort } from '../../src/db/private-server.js';
+import { Demo, DemoError, demoSettings } from '../../src/demo.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { testServer } from '../helpers/mysql-url.js';
+
+const CLI = path.resolve('dist/cli.js');
+const START_LIMIT_MS = 15_000;
+const HAS_SERVER = findServerBinary() !== null;
+const HAS_CURL = spawnSync('curl', ['--version']).status === 0;
+
+interface Running {
+  child: ChildProcess;
+  stdout: () => string;
+  stderr: () => string;
+  exited: Promise<number | null>;
+}
+
+function spawnDemo(args: string[], env: NodeJS.ProcessEnv): Running {
+  const child = spawn(process.execPath, [CLI, 'demo', ...args], {
+    env: { PATH: process.env.PATH, ...env },
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (d) => (stdout += d));
+  child.stderr?.on('data', (d) => (stderr += d));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, stdout: () => stdout, stderr: () => stderr, exited };
+}
+
+/**
+ * After a failed assertion: SIGINT first, so the demo stops its private server (a SIGKILL would
+ * leave mariadbd running), and SIGKILL only if it does not exit in time.
+ */
+async function ensureStopped(demo: Running): Promise<void> {
+  if (demo.child.exitCode !== null || demo.child.signalCode !== null) return;
+  demo.child.kill('SIGINT');
+  const timeout = new Promise((resolve) => setTimeout(resolve, 15_000));
+  if ((await Promise.race([demo.exited.then(() => 'exited'), timeout])) !== 'exited') {
+    demo.child.kill('SIGKILL');
+  }
+}
+
+/** Resolves with the banner once the demo printed its last line; rejects if it exits first. */
+async function banner(demo: Running, timeoutMs: number): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (demo.stdout().includes('Ctrl-C')) return demo.stdout();
+    if (demo.child.exitCode !== null) {
+      throw new Error(`demo exited ${demo.child.exitCode}: ${demo.stderr()}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(
+    `no banner within ${timeoutMs} ms; stdout: ${demo.stdout()} stderr: ${demo.stderr()}`,
+  );
+}
+
+/** The printed command lines: login (sets TOKEN), filtered read, create. */
+function commands(text: string): string[] {
+  return text
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line.startsWith('TOKEN=$(curl') || line.startsWith('curl '));
+}
+
+/** The same requests with fetch, taken apart from the printed commands. */
+async function runWithFetch(lines: string[]): Promise<{ read: unknown; created: unknown }> {
+  const [login, read, create] = lines as [string, string, string];
+  const loginUrl = /curl -s (\S+)/.exec(login)?.[1] as string;
+  const credentials = /-d '([^']+)'/.exec(login)?.[1] as string;
+  const answer = await fetch(loginUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: credentials,
+  });
+  const { token } = (await answer.json()) as { token: string };
+  const auth = { authorization: `Bearer ${token}` };
+  const readUrl = /'(http[^']+)'/.exec(read)?.[1] as string;
+  const rows = await (await fetch(readUrl, { headers: auth })).json();
+  const body = /-d '([^']+)'/.exec(create)?.[1] as string;
+  const createUrl = /(\S+)$/.exec(create)?.[1] as string;
+  const created = await (
+    await fetch(createUrl, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body,
+    })
+  ).json();
+  return { read: rows, created };
+}
+
+const TEA_UNDER_20 = [
+  {
+    id: 1,
+    name: 'Green tea, 100 g',
+    category: 'tea',
+    price: 6.5,
+    stock: 120,
+    image_url: null,
+  },
+  {
+    id: 2,
+    name: 'Earl Grey tea, 250 g',
+    category: 'tea',
+    price: 12.9,
+    stock: 40,
+    image_url: null,
+  },
+];
+
+let home: string;
+let tmp: string;
+
+beforeEach(async () => {
+  home = await mkdtemp(path.join(os.tmpdir(), 'tablegate-demo-home-'));
+  tmp = await mkdtemp(path.join(os.tmpdir(), 'tablegate-demo-tmp-'));
+});
+afterEach(async () => {
+  await rm(home, { recursive: true, force: true });
+  await rm(tmp, { recursive: true, force: true });
+});
+
+(HAS_SERVER ? test : test.skip)(
+  'on a private server: serves within 15 s, the printed commands work, SIGINT cleans up',
+  async () => {
+    const port = await freePort();
+    const started = Date.now();
+    const demo = spawnDemo(['-o', String(port)], { HOME: home, TMPDIR: tmp });
+    try {
+      const text = await banner(demo, START_LIMIT_MS + 5_000);
+      const elapsed = Date.now() - started;
+      expect(elapsed).toBeLessThan(START_LIMIT_MS);
+      expect(text).toMatch(/^tablegate demo: database tablegate_demo \(4 tables and 1 view\) on /);
+      expect(text).toContain(`API      http://127.0.0.1:${port}\n`);
+      expect(text).toContain(`Docs     http://127.0.0.1:${port}/docs`);
+      expect(text).toMatch(/Login {4}demo@tablegate\.dev {2}password demo-[0-9a-f]{12}\n/);
+      // Its temporary directories are in $TMPDIR while it runs.
+      expect((await readdir(tmp)).sort()).toEqual([
+        expect.stringMatching(/^tablegate-demo-/),
+        expect.stringMatching(/^tablegate-mysql-/),
+      ]);
+
+      const lines = commands(text);
+      expect(lines).toHaveLength(3);
+      const viaFetch = await runWithFetch(lines);
+      expect(viaFetch.read).toEqual(TEA_UNDER_20);
+      expect(viaFetch.created).toEqual({
+        success: true,
+        message: 'Data inserted successfully',
+        insertId: 6,
+        affectedRows: 1,
+      });
+      if (HAS_CURL) {
+        // As printed, in bash: each command's output on its own line.
+        const script = lines.map((line) => `${line}\necho`).join('\n');
+        const run = spawnSync('bash', ['-c', script], { encoding: 'utf8' });
+        expect(run.stderr).toBe('');
+        const [read, created] = run.stdout.trim().split('\n').filter(Boolean);
+        // The fetch run has created the oolong already.
+        const oolong = { id: 6, name: 'Oolong tea, 50 g', category: 'tea', price: 8.4, stock: 25 };
+        expect(JSON.parse(read as string)).toEqual([
+          TEA_UNDER_20[0],
+          { ...oolong, image_url: null },
+          TEA_UNDER_20[1],
+        ]);
+        expect(JSON.parse(created as string)).toMatchObject({ success: true, insertId: 7 });
+      } else {
+        console.warn('curl not found: the printed commands were checked with fetch only');
+      }
+      // The docs page is there without a token.
+      expect((await fetch(`http://127.0.0.1:${port}/docs`)).status).toBe(200);
+
+      demo.child.kill('SIGINT');
+      expect(await demo.exited).toBe(0);
+      expect(await readdir(tmp)).toEqual([]);
+      expect(spawnSync('pgrep', ['-f', tmp]).stdout.toString()).toBe('');
+    } finally {
+      await ensureStopped(demo);
+    }
+  },
+  60_000,
+);
+
+describe('with a database of your own', () => {
+  const server = testServer();
+  let db: TestDatabase;
+  afterEach(async () => {
+    await db?.drop();
+  });
+  const flags = (database: string, port: number) => [
+    '-h',
+    server.host,
+    '-u',
+    server.user,
+    '-p',
+    server.password,
+    '-P',
+    String(server.port),
+    '-D',
+    database,
+    '-o',
+    String(port),
+  ];
+
+  test('an empty database gets the example and is served; SIGINT leaves it there', async () => {
+    db = await createTestDatabase();
+    const port = await freePort();
+    const demo = spawnDemo(flags(db.name, port), { HOME: home, TMPDIR: tmp });
+    try {
+      const text = await banner(demo, START_LIMIT_MS);
+      expect(text).toContain(`database ${db.name} (4 tables and 1 view) on MariaDB`);
+      expect(text).toContain('the example stays in the database');
+      expect((await runWithFetch(commands(text))).read).toEqual(TEA_UNDER_20);
+      demo.child.kill('SIGINT');
+      expect(await demo.exited).toBe(0);
+    } finally {
+      await ensureStopped(demo);
+    }
+    const [rows] = await db.admin.query<RowDataPacket[]>(
+      'SELECT email FROM users_created_by_tablegate',
+    );
+    expect(rows.map((r) => r.email)).toEqual(['demo@tablegate.dev']);
+    expect(await readdir(tmp)).toEqual([]);
+  }, 30_000);
+
+  test('a database with tables is refused in one line, exit 1', async () => {
+    db = await createTestDatabase('CREATE TABLE mine (id INT PRIMARY KEY)');
+    const demo = spawnDemo(flags(db.name, await freePort()), { HOME: home, TMPDIR: tmp });
+    expect(await demo.exited).toBe(1);
+    expect(demo.stderr()).toBe(
+      `tablegate: database ${db.name} already has 1 table: the demo loads its example only into an empty database\n`,
+    );
+    expect(demo.stdout()).toBe('');
+    const [tables] = await db.admin.query<RowDataPacket[]>('SHOW TABLES');
+    expect(tables).toHaveLength(1);
+  });
+});
+
+describe('cannot start', () => {
+  test('no server binary: one line saying how to get one', async () => {
+    expect(findServerBinary('/nonexistent', [])).toBeNull();
+    const demo = new Demo(demoSettings([], { listen: '0' }, {}), {
+      findServer: () => findServerBinary('/nonexistent', []),
+    });
+    const error = await demo.start().catch((e: unknown) => e);
+    await demo.stop();
+    expect(error).toBeInstanceOf(DemoError);
+    expect((error as Error).message).toBe(
+      "no MariaDB or MySQL server (mariadbd, mysqld) on the PATH or in /usr/sbin: install one with 'apt-get install mariadb-server', run the example in Docker with 'docker compose up', or give your own with -h -u -p -P -D",
+    );
+  });
+
+  test('the port is taken: one line, before any server starts, exit 1', async () => {
+    const taken = net.createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const { port } = taken.address() as net.AddressInfo;
+    try {
+      const demo = spawnDemo(['-o', String(port)], { HOME: home, TMPDIR: tmp });
+      expect(await demo.exited).toBe(1);
+      expect(demo.stderr()).toBe(
+        `tablegate: port ${port} is already in use on 127.0.0.1: choose another with -o <port>\n`,
+      );
+      expect(await readdir(tmp)).toEqual([]);
+    } finally {
+      taken.close();
+    }
+  });
+
+  test('an extra word is a usage error', async () => {
+    const demo = spawnDemo(['now'], { HOME: home, TMPDIR: tmp });
+    expect(await demo.exited).toBe(2);
+    expect(demo.stderr().split('\n')[0]).toBe("tablegate: unexpected argument 'now' after 'demo'");
+  });
+});
+
+test('the example SQL is the one docker-compose loads', () => {
+  expect(existsSync(path.resolve('docker/initdb/01-example.sql'))).toBe(true);
+});

@@ -1,0 +1,424 @@
+/**
+ * The OpenAPI document from schema fixtures: valid OpenAPI 3.1 (checked by
+ * @seriousme/openapi-schema-validator against the official schema, and every component schema
+ * compiled by Ajv's JSON Schema 2020-12), a table with every type described exactly, the
+ * operations of tables and views, error codes from the catalogue, and the auth/open differences.
+ */
+import { describe, expect, test } from '@jest/globals';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import Ajv2020 from 'ajv/dist/2020.js';
+import type { ColumnInfo, TableInfo } from '../../../src/db/schema-types.js';
+import { enumMembers } from '../../../src/openapi/column-schema.js';
+import {
+  buildLoginDocument,
+  buildOpenApiDocument,
+  type DocumentConfig,
+} from '../../../src/openapi/document.js';
+import { ERROR_STATUS } from '../../../src/openapi/error-codes.js';
+import { column, order, table } from '../fixtures/schema.js';
+
+const config = (mode: 'auth' | 'open'): DocumentConfig => ({
+  mode,
+  baseUrl: null,
+  maxFileSize: 100 * 1024 * 1024,
+  maxFiles: 20,
+  bodyLimit: 1024 * 1024,
+  db: { database: 'shop' },
+});
+
+const c = (name: string, dataType: string, columnType: string, more: Partial<ColumnInfo>) =>
+  column(name, { dataType, columnType, numericPrecision: null, numericScale: null, ...more });
+
+/** One column of every JSON kind and of the string types that get a shape of their own. */
+const everyType = table(
+  'every_type',
+  [
+    c('id', 'int', 'int(10) unsigned', {
+      kind: 'integer',
+      unsigned: true,
+      autoIncrement: true,
+      hasDefault: true,
+    }),
+    c('small', 'smallint', 'smallint(6)', { kind: 'integer' }),
+    c('big', 'bigint', 'bigint(20)', { kind: 'integer', nullable: true, hasDefault: true }),
+    c('big_unsigned', 'bigint', 'bigint(20) unsigned', { kind: 'integer', unsigned: true }),
+    c('price', 'decimal', 'decimal(10,2)', { kind: 'decimal' }),
+    c('ratio', 'double', 'double', { kind: 'float', nullable: true, hasDefault: true }),
+    c('born', 'year', 'year(4)', { kind: 'year' }),
+    c('flags', 'bit', 'bit(8)', { kind: 'bit' }),
+    c('day', 'date', 'date', { kind: 'date', nullable: true, hasDefault: true }),
+    c('at', 'datetime', 'datetime(6)', { kind: 'datetime' }),
+    c('stamp', 'timestamp', 'timestamp', { kind: 'datetime', hasDefault: true }),
+    c('label', 'varchar', 'varchar(20)', {
+      kind: 'string',
+      nullable: true,
+      hasDefault: true,
+      maxLength: 20,
+    }),
+    c('body', 'text', 'text', { kind: 'string', maxLength: 65535 }),
+    c('at_time', 'time', 'time', { kind: 'string' }),
+    c('status', 'enum', "enum('new','it''s')", {
+      kind: 'string',
+      nullable: true,
+      hasDefault: true,
+    }),
+    c('tags', 'set', "set('a','b')", { kind: 'string' }),
+    c('data', 'longtext', 'longtext', { kind: 'json', nullable: true, hasDefault: true }),
+    c('blob', 'varbinary', 'varbinary(16)', { kind: 'binary', nullable: true, hasDefault: true }),
+    c('total', 'decimal', 'decimal(12,2)', { kind: 'decimal', generated: true, hasDefault: true }),
+  ],
+  ['id'],
+);
+
+const view: TableInfo = {
+  ...table('order_totals', [
+    c('order_id', 'int', 'int(10) unsigned', { kind: 'integer', unsigned: true }),
+  ]),
+  kind: 'view',
+};
+const nonAscii = table('größe', [column('id')], ['id']);
+const TABLES = [everyType, view, order, nonAscii];
+
+type Doc = ReturnType<typeof buildOpenApiDocument>;
+const schemasOf = (doc: Doc) =>
+  (doc.components as { schemas: Record<string, Record<string, unknown>> }).schemas;
+const operation = (doc: Doc, path: string, method: string) =>
+  (doc.paths[path] as Record<string, Record<string, unknown>>)[method] as Record<string, unknown>;
+
+describe('the row schema of a table with every type', () => {
+  const doc = buildOpenApiDocument([everyType], config('open'));
+
+  test('follows CONTRACT §2 column by column', () => {
+    expect(schemasOf(doc).every_type).toEqual({
+      type: 'object',
+      description: 'A row of table every_type (primary key: id)',
+      additionalProperties: false,
+      properties: {
+        id: {
+          type: 'integer',
+          minimum: 0,
+          maximum: 4294967295,
+          description: 'int(10) unsigned; auto-increment',
+        },
+        small: { type: 'integer', minimum: -32768, maximum: 32767, description: 'smallint(6)' },
+        big: {
+          type: ['integer', 'string', 'null'],
+          pattern: '^-?[0-9]+$',
+          description: 'bigint(20); a string beyond ±2^53',
+        },
+        big_unsigned: {
+          type: ['integer', 'string'],
+          minimum: 0,
+          pattern: '^-?[0-9]+$',
+          description: 'bigint(20) unsigned; a string beyond ±2^53',
+        },
+        price: { type: 'number', description: 'decimal(10,2); exactly the stored digits' },
+        ratio: { type: ['number', 'null'], description: 'double' },
+        born: { type: 'integer', description: 'year(4)' },
+        flags: { type: 'integer', minimum: 0, description: 'bit(8)' },
+        day: {
+          type: ['string', 'null'],
+          format: 'date',
+          pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$',
+          description: 'YYYY-MM-DD',
+        },
+        at: {
+          type: 'string',
+          pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,6})?$',
+          description: 'datetime(6); YYYY-MM-DD HH:MM:SS[.ffffff] as stored, no time zone',
+        },
+        stamp: {
+          type: 'string',
+          pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,6})?$',
+          description: 'timestamp; YYYY-MM-DD HH:MM:SS[.ffffff] in UTC',
+        },
+        label: { type: ['string', 'null'], maxLength: 20, description: 'varchar(20)' },
+        body: { type: 'string', description: 'text' },
+        at_time: {
+          type: 'string',
+          pattern: '^-?[0-9]{2,3}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,6})?$',
+          description: 'time',
+        },
+        status: {
+          type: ['string', 'null'],
+          enum: ['new', "it's", null],
+          description: "enum('new','it''s')",
+        },
+        tags: { type: 'string', description: "set('a','b'); members separated by commas" },
+        data: { description: 'JSON: any JSON value' },
+        blob: {
+          type: ['string', 'null'],
+          contentEncoding: 'base64',
+          description: 'varbinary(16); base64',
+        },
+        total: {
+          type: 'number',
+          readOnly: true,
+          description: 'decimal(12,2); exactly the stored digits; generated: read-only',
+        },
+      },
+    });
+  });
+
+  test('create requires the columns without a default and leaves generated ones out', () => {
+    const insert = schemasOf(doc)['every_type.insert'] as Record<string, unknown>;
+    expect(insert.required).toEqual([
+      'small',
+      'big_unsigned',
+      'price',
+      'born',
+      'flags',
+      'at',
+      'body',
+      'at_time',
+      'tags',
+    ]);
+    expect(Object.keys(insert.properties as object)).not.toContain('total');
+    expect(insert).toMatchObject({ minProperties: 1, additionalProperties: false });
+    const update = schemasOf(doc)['every_type.update'] as Record<string, unknown>;
+    expect(update.required).toBeUndefined();
+    expect(update).toMatchObject({ minProperties: 1, additionalProperties: false });
+    expect(Object.keys(update.properties as object)).not.toContain('total');
+  });
+
+  test('create takes one row or a non-empty array of rows', () => {
+    const create = operation(doc, '/table/every_type/create', 'post');
+    expect(create.requestBody).toEqual({
+      required: true,
+      content: {
+        'application/json': {
+          schema: {
+            oneOf: [
+              { $ref: '#/components/schemas/every_type.insert' },
+              {
+                type: 'array',
+                minItems: 1,
+                maxItems: 10000,
+                items: { $ref: '#/components/schemas/every_type.insert' },
+              },
+            ],
+          },
+        },
+      },
+    });
+  });
+});
+
+describe('validity', () => {
+  test.each(['auth', 'open'] as const)('%s mode: valid OpenAPI 3.1', async (mode) => {
+    const doc = buildOpenApiDocument(TABLES, config(mode), '1.2.3');
+    const validator = new Validator();
+    const result = await validator.validate(doc);
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+    expect(validator.version).toBe('3.1');
+    // Every $ref resolves.
+    expect(() => validator.resolveRefs()).not.toThrow();
+  });
+
+  test('the validator does catch a broken document', async () => {
+    const doc = buildOpenApiDocument([order], config('open'));
+    const result = await new Validator().validate({ ...doc, paths: { 'no-slash': {} } });
+    expect(result.valid).toBe(false);
+  });
+
+  test('the login document is valid too', async () => {
+    const result = await new Validator().validate(buildLoginDocument(config('auth')));
+    expect(result.errors ?? []).toEqual([]);
+  });
+
+  test('every component schema is valid JSON Schema 2020-12', () => {
+    const doc = buildOpenApiDocument(TABLES, config('auth'));
+    const ajv = new Ajv2020({ strict: false, validateFormats: false });
+    for (const [name, schema] of Object.entries(schemasOf(doc))) ajv.addSchema(schema, name);
+    for (const name of Object.keys(schemasOf(doc))) expect(ajv.getSchema(name)).toBeDefined();
+  });
+});
+
+describe('operations', () => {
+  const doc = buildOpenApiDocument(TABLES, config('auth'));
+
+  test('read, create, update and delete for every table and view, names percent-encoded', () => {
+    const tablePaths = Object.keys(doc.paths).filter((p) => p.startsWith('/table/'));
+    expect(tablePaths).toEqual(
+      ['every_type', 'gr%C3%B6%C3%9Fe', 'order', 'order_totals'].flatMap((t) => [
+        `/table/${t}/read`,
+        `/table/${t}/create`,
+        `/table/${t}/update({key},{value})`,
+        `/table/${t}/delete({key},{value})`,
+      ]),
+    );
+  });
+
+  test('read takes the six $ options and may answer X-Total-Count', () => {
+    const read = operation(doc, '/table/order/read', 'get');
+    const parameters = read.parameters as { name: string; in: string }[];
+    expect(parameters.map((p) => `${p.in} ${p.name}`)).toEqual([
+      'query $select',
+      'query $filter',
+      'query $orderby',
+      'query $top',
+      'query $skip',
+      'query $count',
+    ]);
+    const ok = (read.responses as Record<string, Record<string, unknown>>)['200'];
+    expect(ok?.headers).toHaveProperty('X-Total-Count');
+    expect(ok?.content).toEqual({
+      'application/json': {
+        schema: { type: 'array', items: { $ref: '#/components/schemas/order' } },
+      },
+    });
+  });
+
+  test('update and delete take the key column (primary key first) and the value', () => {
+    const update = operation(doc, '/table/order/update({key},{value})', 'put');
+    const [key, value] = update.parameters as Record<string, unknown>[];
+    expect(key).toMatchObject({
+      name: 'key',
+      in: 'path',
+      required: true,
+      schema: {
+        type: 'string',
+        enum: ['id', 'select', 'price', 'note', 'größe', 'we`ird', 'shipped'],
+      },
+    });
+    expect(value).toMatchObject({ name: 'value', in: 'path', required: true });
+  });
+
+  test('error responses carry the error body and the codes, with their catalogue status', () => {
+    const read = operation(doc, '/table/order/read', 'get');
+    const responses = read.responses as Record<string, Record<string, unknown>>;
+    expect(Object.keys(responses)).toEqual([
+      '200',
+      '400',
+      '401',
+      '403',
+      '404',
+      '500',
+      '503',
+      '504',
+    ]);
+    const bad = responses['400'] as { description: string; content: unknown };
+    expect(bad.description).toContain('FILTER_SYNTAX');
+    expect(bad.content).toEqual({
+      'application/json': {
+        schema: {
+          allOf: [
+            { $ref: '#/components/schemas/Error' },
+            {
+              type: 'object',
+              properties: {
+                code: {
+                  anyOf: [
+                    {
+                      enum: [
+                        'INVALID_QUERY',
+                        'FILTER_SYNTAX',
+                        'LIMIT_EXCEEDED',
+                        'UNKNOWN_COLUMN',
+                        'MALFORMED_URL',
+                      ],
+                    },
+                    { type: 'string', pattern: '^(ER|WARN)_[A-Z0-9_]+$' },
+                  ],
+                },
+              },
+            },
+          ],
+        },
+      },
+    });
+    expect(responses['401']).toMatchObject({
+      headers: { 'WWW-Authenticate': expect.anything() },
+    });
+    const create = operation(doc, '/table/order/create', 'post');
+    expect(Object.keys(create.responses as object)).toEqual(
+      expect.arrayContaining(['409', '413', '415']),
+    );
+    expect(schemasOf(doc).Error).toEqual({
+      type: 'object',
+      required: ['success', 'message', 'code'],
+      properties: {
+        success: { const: false },
+        message: { type: 'string', description: 'A sentence for people' },
+        code: { type: 'string', description: 'A stable code for programs' },
+      },
+    });
+  });
+
+  test('the codes come from the catalogue with its statuses', () => {
+    expect(ERROR_STATUS.get('FILTER_SYNTAX')).toBe(400);
+    expect(ERROR_STATUS.get('UNKNOWN_TABLE')).toBe(404);
+    expect(ERROR_STATUS.get('ACCESS_DENIED')).toBe(401);
+    expect(ERROR_STATUS.get('TOO_MANY_ATTEMPTS')).toBe(429);
+    expect(ERROR_STATUS.get('FILE_TOO_LARGE')).toBe(413);
+    expect(ERROR_STATUS.get('DATABASE_UNAVAILABLE')).toBe(503);
+  });
+
+  test('upload is multipart with parts named files', () => {
+    const upload = operation(doc, '/upload', 'post');
+    expect(upload.requestBody).toMatchObject({
+      required: true,
+      content: {
+        'multipart/form-data': {
+          schema: {
+            required: ['files'],
+            properties: {
+              files: { type: 'array', items: { type: 'string', format: 'binary' } },
+            },
+          },
+        },
+      },
+    });
+  });
+});
+
+describe('auth mode and open mode', () => {
+  test('auth: the Bearer scheme for everything but register, login and health', () => {
+    const doc = buildOpenApiDocument(TABLES, config('auth'));
+    expect(doc.security).toEqual([{ bearerAuth: [] }]);
+    expect(doc.components).toMatchObject({
+      securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+    });
+    for (const [path, method] of [
+      ['/auth/register', 'post'],
+      ['/auth/login', 'post'],
+      ['/health', 'get'],
+    ] as const) {
+      expect(operation(doc, path, method).security).toEqual([]);
+    }
+    expect(operation(doc, '/openapi.json', 'get').security).toBeUndefined();
+    expect(operation(doc, '/openapi.json', 'get').responses).toHaveProperty('401');
+  });
+
+  test('open: no scheme, no /auth paths, no 401', () => {
+    const doc = buildOpenApiDocument(TABLES, config('open'));
+    expect(doc.security).toBeUndefined();
+    expect(doc.components).not.toHaveProperty('securitySchemes');
+    expect(Object.keys(doc.paths).filter((p) => p.startsWith('/auth'))).toEqual([]);
+    expect(JSON.stringify(doc)).not.toContain('"ACCESS_DENIED"');
+  });
+
+  test('the login document names no table', () => {
+    const doc = buildLoginDocument(config('auth'));
+    expect(Object.keys(doc.paths)).toEqual(['/auth/register', '/auth/login', '/health']);
+    expect(Object.keys(schemasOf(doc)).sort()).toEqual([
+      'Credentials',
+      'Error',
+      'Health',
+      'LoginResult',
+      'RegisterResult',
+    ]);
+    expect(doc.components).toHaveProperty('securitySchemes.bearerAuth');
+  });
+
+  test('--base-url becomes the server', () => {
+    const doc = buildOpenApiDocument([], { ...config('open'), baseUrl: 'https://api.example.com' });
+    expect(doc.servers).toEqual([{ url: 'https://api.example.com' }]);
+  });
+});
+
+test('enum members: quotes doubled inside', () => {
+  expect(enumMembers("enum('a','it''s','')")).toEqual(['a', "it's", '']);
+  expect(enumMembers("set('x,y','z')")).toEqual(['x,y', 'z']);
+});
