@@ -76,6 +76,8 @@ export class UploadBatch {
     // Stop at the limit instead of reading the rest of an oversized part to the end.
     const onLimit = () => file.destroy(fileTooLarge(this.maxFileSize));
     file.once('limit', onLimit);
+    // The limit may have been passed while the file was being opened.
+    if (file.truncated) onLimit();
     try {
       await pipeline(file, out);
       if (file.truncated) throw fileTooLarge(this.maxFileSize);

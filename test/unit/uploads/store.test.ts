@@ -49,10 +49,12 @@ describe('UploadBatch', () => {
     const file = partStream();
     const storing = batch.store('big.bin', file);
     await fileCreated();
-    // What busboy does at the limit: push up to it, flag the stream, emit `limit`.
+    // What busboy does at the limit: push up to it, flag the stream, emit `limit`, skip the rest
+    // of the part and end the stream.
     file.write(Buffer.from('abcd'));
     file.truncated = true;
     file.emit('limit');
+    file.end();
     const error = await storing.catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ApiError);
     expect((error as ApiError).code).toBe('FILE_TOO_LARGE');
