@@ -2,6 +2,7 @@
  * buildServer(services) → a Fastify instance with every route registered. It never listens by
  * itself (main.ts does), so tests can start it on a free port.
  */
+import type { Socket } from 'node:net';
 import cors from '@fastify/cors';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import { registerAuthGuard } from './auth/guard.js';
@@ -63,10 +64,17 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
     clientErrorHandler,
     // A malformed percent-encoding in the path: the same JSON 400 as every other error.
     frameworkErrors: (_error, _request, reply) => sendError(reply, malformedUrl()),
-    http: { maxHeaderSize: MAX_HEADER_BYTES },
+    // Node checks the headers timeout on this interval (default 30 s, so a 30 s bound became 60).
+    http: { maxHeaderSize: MAX_HEADER_BYTES, connectionsCheckingInterval: 1000 },
   });
   // Slowloris: a client trickling its headers is cut off (408) and holds no other request up.
   app.server.headersTimeout = HEADERS_TIMEOUT_MS;
+  // Node drops a CONNECT request without a word when nothing listens for it: answer it like any
+  // other malformed request (found by the HTTP fuzz drill).
+  app.server.on('connect', (_request, socket: Socket) => {
+    socket.on('error', () => {}); // Node took its own listener off this socket
+    clientErrorHandler(Object.assign(new Error('CONNECT'), { code: 'HPE_INVALID_METHOD' }), socket);
+  });
 
   // The access log is info: at warn and above the hook is not even registered (hot path).
   if (ACCESS_LOG_LEVELS.has(config.logLevel))

@@ -79,9 +79,17 @@ const CLIENT_ERRORS: Readonly<Record<string, number>> = {
   ER_VIEW_PREVENT_UPDATE: 400,
   ER_LOCK_DEADLOCK: 409,
   ER_LOCK_WAIT_TIMEOUT: 409,
+  // A value with characters the column's character set cannot hold (a latin1 column filtered or
+  // matched with 'Ā' or an emoji): MySQL refuses to compare them (issue 9, filter fuzzing).
+  ER_CANT_AGGREGATE_2COLLATIONS: 400,
+  ER_CANT_AGGREGATE_3COLLATIONS: 400,
+  ER_CANT_AGGREGATE_NCOLLATIONS: 400,
   // A table dropped after the schema was read.
   ER_NO_SUCH_TABLE: 404,
 };
+
+const COLLATION_MESSAGE =
+  "A value holds characters that the column's character set cannot store, so it cannot be compared with the column";
 
 /** Foreign-key messages quote the whole constraint definition; say it plainly instead. */
 const PLAIN_MESSAGES: Readonly<Record<string, string>> = {
@@ -110,6 +118,10 @@ const PLAIN_MESSAGES: Readonly<Record<string, string>> = {
     'The write collided with another transaction (deadlock) and was rolled back; try again',
   ER_LOCK_WAIT_TIMEOUT:
     'The rows are locked by another transaction and the wait timed out; nothing was written, try again',
+  // MySQL's sentence names collations and the operation ("Illegal mix of collations … for operation 'like'").
+  ER_CANT_AGGREGATE_2COLLATIONS: COLLATION_MESSAGE,
+  ER_CANT_AGGREGATE_3COLLATIONS: COLLATION_MESSAGE,
+  ER_CANT_AGGREGATE_NCOLLATIONS: COLLATION_MESSAGE,
 };
 
 /**

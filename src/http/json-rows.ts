@@ -44,6 +44,7 @@ export async function sendJsonRows(
       // mysql2 emits 'end' after 'error' too: only the first counts.
       if (finished) return false;
       finished = true;
+      connection.removeListener('error', onError);
       // Never hand the connection to someone else while our KILL QUERY may still be on its way.
       if (killing) killing.finally(() => connection.release());
       else connection.release();
@@ -58,6 +59,15 @@ export async function sendJsonRows(
       connection.resume();
     };
 
+    function onError(error: unknown): void {
+      if (!release() || killing) return;
+      if (body) body.destroy(error instanceof Error ? error : new Error(String(error)));
+      else reject(mapDbError(error));
+    }
+
+    // When the server dies mid-read, mysql2 reports it on the connection, not on a streaming
+    // command without a callback: without this listener such a read would hang forever.
+    connection.once('error', onError);
     const command = connection.execute({ sql: query.sql, rowsAsArray: true }, [
       ...query.params,
     ] as never[]);
@@ -94,10 +104,6 @@ export async function sendJsonRows(
       }
     });
 
-    command.on('error', (error: unknown) => {
-      if (!release() || killing) return;
-      if (body) body.destroy(error instanceof Error ? error : new Error(String(error)));
-      else reject(mapDbError(error));
-    });
+    command.on('error', onError);
   });
 }
