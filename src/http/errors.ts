@@ -3,6 +3,7 @@
  * own client errors (bad JSON, wrong media type, body too large) are mapped to stable codes; any
  * other error is a bug: logged with the request id, answered with a generic 500.
  */
+import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { mapDbError } from '../db/errors.js';
@@ -52,7 +53,9 @@ export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
     const apiError = toApiError(error);
-    if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
+    if (apiError.status === 500) request.log.error({ err: error }, 'request failed');
+    // MySQL down or slow is the operator's concern, not a bug: one short line, no stack.
+    else if (apiError.status > 500) request.log.warn({ code: apiError.code }, apiError.message);
     return sendError(reply, apiError.status === 500 ? internalError() : apiError);
   });
   app.setNotFoundHandler((request, reply) =>
@@ -83,6 +86,15 @@ const MALFORMED = {
 /** Fastify's clientErrorHandler: the same JSON error body, written on the raw socket. */
 export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket): void {
   if (error.code === 'ECONNRESET' || !socket.writable) return;
+  // Garbage after a request whose answer is still being prepared (a body sent without a length,
+  // pipelined junk): a 400 written now would reach the client as the answer to that request,
+  // which may well succeed. Let that answer go out, then close the connection.
+  // (A request whose body was cut off is not complete: that connection is closed as before.)
+  const pending = (socket as Socket & { _httpMessage?: ServerResponse })._httpMessage;
+  if (pending && !pending.writableEnded && pending.req.complete) {
+    pending.shouldKeepAlive = false;
+    return;
+  }
   const { status, reason, error: apiError } = CLIENT_ERRORS[error.code ?? ''] ?? MALFORMED;
   const body = JSON.stringify({ success: false, message: apiError.message, code: apiError.code });
   socket.end(
