@@ -56,6 +56,14 @@ export const tooManyAttempts = (retryAfterSeconds: number) =>
     { 'Retry-After': String(retryAfterSeconds) },
   );
 
+export const tooManyRequests = (retryAfterSeconds: number) =>
+  new ApiError(
+    429,
+    'TOO_MANY_REQUESTS',
+    `Too many registrations or failed logins from this address; retry in ${retryAfterSeconds} seconds`,
+    { 'Retry-After': String(retryAfterSeconds) },
+  );
+
 // Uploads and served files (`POST /upload`, `GET /@/<filename>`).
 export const notMultipart = () =>
   new ApiError(415, 'NOT_MULTIPART', "Content-Type must be 'multipart/form-data'");

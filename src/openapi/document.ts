@@ -340,7 +340,7 @@ function authPaths(): Record<string, JsonSchema> {
         requestBody: credentials,
         responses: {
           200: { description: 'Registered', content: json(ref('RegisterResult')) },
-          ...errorResponses([...JSON_BODY, 'USER_EXISTS', ...UNAVAILABLE]),
+          ...errorResponses([...JSON_BODY, 'USER_EXISTS', 'TOO_MANY_REQUESTS', ...UNAVAILABLE]),
         },
       },
     },
@@ -359,6 +359,7 @@ function authPaths(): Record<string, JsonSchema> {
             ...JSON_BODY,
             'INVALID_CREDENTIALS',
             'TOO_MANY_ATTEMPTS',
+            'TOO_MANY_REQUESTS',
             ...UNAVAILABLE,
           ]),
         },

@@ -70,6 +70,12 @@ const HEADERS_BY_CODE: Readonly<Record<string, JsonSchema>> = {
       schema: { type: 'integer' },
     },
   },
+  TOO_MANY_REQUESTS: {
+    'Retry-After': {
+      description: 'Seconds until this address may register or fail a login again',
+      schema: { type: 'integer' },
+    },
+  },
 };
 
 function statusOf(code: string): number {
