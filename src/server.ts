@@ -92,7 +92,7 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
       done();
     });
 
-  registerErrorHandling(app);
+  registerErrorHandling(app, () => services.schema.refreshIfStale());
   // Awaited so its hooks run before the auth guard's: a 401 carries CORS headers too.
   await app.register(cors, {
     origin: corsOrigin(config.corsOrigin),

@@ -5,7 +5,7 @@
  * served without a restart. The users table of auth mode is never part of it.
  */
 import type { Pool, RowDataPacket } from 'mysql2/promise';
-import { unknownTable } from '../errors.js';
+import { ApiError, unknownTable } from '../errors.js';
 import type { ColumnInfo, JsonKind, TableInfo } from './schema-types.js';
 
 export const USERS_TABLE = 'users_created_by_tablegate';
@@ -198,5 +198,26 @@ export class SchemaCache {
     const table = await this.find(name);
     if (!table) throw unknownTable(name);
     return table;
+  }
+
+  /**
+   * Resolves a request against the table: `plan(table)`. When it names a column the cache does
+   * not know, the schema is re-read (at most once a second) and the plan made again, so a column
+   * added after start is served on first use, like a new table.
+   */
+  async plan<T>(
+    name: string,
+    plan: (table: TableInfo) => T,
+  ): Promise<{ table: TableInfo; plan: T }> {
+    const table = await this.require(name);
+    try {
+      return { table, plan: plan(table) };
+    } catch (error) {
+      if (!(error instanceof ApiError) || error.code !== 'UNKNOWN_COLUMN') throw error;
+      await this.refreshIfStale();
+      const fresh = await this.require(name);
+      if (fresh === table) throw error;
+      return { table: fresh, plan: plan(fresh) };
+    }
   }
 }

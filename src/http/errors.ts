@@ -50,9 +50,21 @@ export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
     .send({ success: false, message: error.message, code: error.code });
 }
 
-export function registerErrorHandling(app: FastifyInstance): void {
+/** MySQL no longer knows a table or column the schema cache had: it changed under us. */
+const SCHEMA_CHANGED = new Set(['ER_BAD_FIELD_ERROR', 'ER_NO_SUCH_TABLE']);
+
+/** `onSchemaChanged` is told when MySQL says the cached schema is out of date (it re-reads it). */
+export function registerErrorHandling(
+  app: FastifyInstance,
+  onSchemaChanged: () => Promise<void>,
+): void {
   app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
     const apiError = toApiError(error);
+    if (SCHEMA_CHANGED.has(apiError.code)) {
+      onSchemaChanged().catch((cause: unknown) =>
+        request.log.warn({ err: cause }, 'schema re-read failed'),
+      );
+    }
     if (apiError.status === 500) request.log.error({ err: error }, 'request failed');
     // MySQL down or slow is the operator's concern, not a bug: one short line, no stack.
     else if (apiError.status > 500) request.log.warn({ code: apiError.code }, apiError.message);

@@ -28,9 +28,9 @@ interface WriteRoute {
 export function writeRoutes(app: FastifyInstance, { db, schema }: Services): void {
   app.post<WriteRoute>('/table/:table/:action', async (request) => {
     actionOf(request, 'create');
-    const table = await schema.require(request.params.table);
+    await schema.require(request.params.table);
     requireJson(request);
-    const plan = planInsert(table, request.body);
+    const { plan } = await schema.plan(request.params.table, (t) => planInsert(t, request.body));
     const result = await runWrite(db, compileInsertBatches(plan), plan.rows.length > 1);
     return {
       success: true,
@@ -42,9 +42,11 @@ export function writeRoutes(app: FastifyInstance, { db, schema }: Services): voi
 
   app.put<WriteRoute>('/table/:table/:action', async (request) => {
     const { match } = actionOf(request, 'update');
-    const table = await schema.require(request.params.table);
+    await schema.require(request.params.table);
     requireJson(request);
-    const plan = planUpdate(table, match, request.body);
+    const { plan } = await schema.plan(request.params.table, (t) =>
+      planUpdate(t, match, request.body),
+    );
     const result = await runWrite(db, [compileUpdate(plan)], false);
     return {
       success: true,
@@ -58,8 +60,7 @@ export function writeRoutes(app: FastifyInstance, { db, schema }: Services): voi
     { onRequest: ignoreEmptyBody },
     async (request) => {
       const { match } = actionOf(request, 'delete');
-      const table = await schema.require(request.params.table);
-      const plan = planDelete(table, match);
+      const { plan } = await schema.plan(request.params.table, (t) => planDelete(t, match));
       const result = await runWrite(db, [compileDelete(plan)], false);
       return {
         success: true,

@@ -418,3 +418,31 @@ describe('large reads stream', () => {
     expect(rows.every((r, i) => r.id === i + 1)).toBe(true);
   });
 });
+
+describe('columns added after start', () => {
+  test('a new column is served on first use, in $select, $filter and writes', async () => {
+    await db.admin.query("ALTER TABLE `order` ADD COLUMN late_col VARCHAR(10) NULL DEFAULT 'x'");
+    await new Promise((r) => setTimeout(r, 1100));
+    const read = await get(
+      '/table/order/read?$select=select,late_col&$filter=late_col%20eq%20%27x%27&$top=1',
+    );
+    expect(read.status).toBe(200);
+    expect(read.body).toEqual([{ select: 1, late_col: 'x' }]);
+  });
+});
+
+describe('columns dropped after start', () => {
+  test('MySQL refusing a dropped column makes the gateway re-read the schema', async () => {
+    await db.admin.query('ALTER TABLE `order` DROP COLUMN late_col');
+    const first = await get('/table/order/read?$top=1');
+    expect(first.status).toBe(400);
+    expect(first.body.code).toBe('ER_BAD_FIELD_ERROR');
+    let after = first;
+    for (let i = 0; i < 30 && after.status !== 200; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      after = await get('/table/order/read?$top=1&$orderby=select');
+    }
+    expect(after.status).toBe(200);
+    expect(after.body).toEqual([{ select: 1, from: 'a', where: 10 }]);
+  });
+});
