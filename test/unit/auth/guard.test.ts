@@ -99,7 +99,7 @@ describe('registerAuthGuard', () => {
   async function app(mode: 'auth' | 'open') {
     const instance = Fastify();
     open.push(instance);
-    registerErrorHandling(instance);
+    registerErrorHandling(instance, async () => {});
     registerAuthGuard(instance, services(mode));
     // Routes registered later, in a child plugin too, are behind the guard without opting in.
     instance.get('/whoami', async (request) => ({ auth: request.auth }));
