@@ -27,7 +27,8 @@ export function connectionOptions(config: DbConfig): ConnectionOptions {
     user: config.user,
     password: config.password,
     database: config.database,
-    connectTimeout: 5000,
+    // A host that does not answer (network partition) costs a request 2 s, then 503 (CONTRACT §5).
+    connectTimeout: 2000,
     enableKeepAlive: true,
     charset: 'utf8mb4_unicode_ci',
     timezone: 'Z',
