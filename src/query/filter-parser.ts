@@ -103,21 +103,25 @@ class Parser {
   }
 
   private parseOr(depth: number): FilterExpr {
-    const items = [this.parseAnd(depth)];
-    while (this.isKeyword(this.peek(), 'or')) {
-      this.next();
-      items.push(this.parseAnd(depth));
-    }
-    return items.length === 1 ? (items[0] as FilterExpr) : { kind: 'or', items };
+    return this.parseChain('or', depth, (d) => this.parseAnd(d));
   }
 
   private parseAnd(depth: number): FilterExpr {
-    const items = [this.parseNot(depth)];
-    while (this.isKeyword(this.peek(), 'and')) {
+    return this.parseChain('and', depth, (d) => this.parseNot(d));
+  }
+
+  /** `item ( keyword item )*`: one n-ary node, or the item alone. */
+  private parseChain(
+    keyword: 'and' | 'or',
+    depth: number,
+    parseItem: (depth: number) => FilterExpr,
+  ): FilterExpr {
+    const items = [parseItem(depth)];
+    while (this.isKeyword(this.peek(), keyword)) {
       this.next();
-      items.push(this.parseNot(depth));
+      items.push(parseItem(depth));
     }
-    return items.length === 1 ? (items[0] as FilterExpr) : { kind: 'and', items };
+    return items.length === 1 ? (items[0] as FilterExpr) : { kind: keyword, items };
   }
 
   private parseNot(depth: number): FilterExpr {
