@@ -206,16 +206,15 @@ export class SchemaCache {
    * added after start is served on first use, like a new table.
    */
   async plan<T>(
-    name: string,
+    table: TableInfo,
     plan: (table: TableInfo) => T,
   ): Promise<{ table: TableInfo; plan: T }> {
-    const table = await this.require(name);
     try {
       return { table, plan: plan(table) };
     } catch (error) {
       if (!(error instanceof ApiError) || error.code !== 'UNKNOWN_COLUMN') throw error;
       await this.refreshIfStale();
-      const fresh = await this.require(name);
+      const fresh = await this.require(table.name);
       if (fresh === table) throw error;
       return { table: fresh, plan: plan(fresh) };
     }

@@ -17,9 +17,9 @@ export function readRoutes(app: FastifyInstance, { db, schema }: Services): void
   app.get<{ Params: { table: string }; Querystring: QueryObject }>(
     '/table/:table/read',
     async (request, reply) => {
-      await schema.require(request.params.table); // an unknown table is a 404 before any 400
+      const known = await schema.require(request.params.table); // a 404 comes before any 400
       const options = parseReadOptions(request.query);
-      const { table, plan } = await schema.plan(request.params.table, (t) => planRead(options, t));
+      const { table, plan } = await schema.plan(known, (t) => planRead(options, t));
       if (plan.count) {
         const count = compileCount(plan);
         const [rows] = await db.promise.execute<RowDataPacket[][]>(

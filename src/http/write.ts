@@ -28,9 +28,9 @@ interface WriteRoute {
 export function writeRoutes(app: FastifyInstance, { db, schema }: Services): void {
   app.post<WriteRoute>('/table/:table/:action', async (request) => {
     actionOf(request, 'create');
-    await schema.require(request.params.table);
+    const table = await schema.require(request.params.table);
     requireJson(request);
-    const { plan } = await schema.plan(request.params.table, (t) => planInsert(t, request.body));
+    const { plan } = await schema.plan(table, (t) => planInsert(t, request.body));
     const result = await runWrite(db, compileInsertBatches(plan), plan.rows.length > 1);
     return {
       success: true,
@@ -42,11 +42,9 @@ export function writeRoutes(app: FastifyInstance, { db, schema }: Services): voi
 
   app.put<WriteRoute>('/table/:table/:action', async (request) => {
     const { match } = actionOf(request, 'update');
-    await schema.require(request.params.table);
+    const table = await schema.require(request.params.table);
     requireJson(request);
-    const { plan } = await schema.plan(request.params.table, (t) =>
-      planUpdate(t, match, request.body),
-    );
+    const { plan } = await schema.plan(table, (t) => planUpdate(t, match, request.body));
     const result = await runWrite(db, [compileUpdate(plan)], false);
     return {
       success: true,
@@ -60,7 +58,8 @@ export function writeRoutes(app: FastifyInstance, { db, schema }: Services): voi
     { onRequest: ignoreEmptyBody },
     async (request) => {
       const { match } = actionOf(request, 'delete');
-      const { plan } = await schema.plan(request.params.table, (t) => planDelete(t, match));
+      const table = await schema.require(request.params.table);
+      const { plan } = await schema.plan(table, (t) => planDelete(t, match));
       const result = await runWrite(db, [compileDelete(plan)], false);
       return {
         success: true,
