@@ -11,8 +11,8 @@ import {
   SHORT_FLAGS,
   USAGE,
   UsageError,
-} from './cli-options.js';
-import { Demo, DemoError, DemoInterrupted, demoBanner, demoSettings } from './demo.js';
+} from './cli/options.js';
+import { Demo, DemoError, DemoInterrupted, demoBanner, demoSettings } from './demo/demo.js';
 import { StartupError, startGateway } from './main.js';
 
 function fail(message: string, code: number, withUsage: boolean): never {

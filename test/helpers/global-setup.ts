@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import mysql from 'mysql2/promise';
 // Jest loads global setup outside its module mapper, so this import has no .js extension.
-import { startPrivateServer } from '../../src/db/private-server';
+import { startPrivateServer } from '../../src/demo/private-server';
 import { formatMysqlUrl, parseMysqlUrl, type ServerAddress } from './mysql-url';
 
 async function answers(address: ServerAddress): Promise<boolean> {

@@ -12,8 +12,8 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { RowDataPacket } from 'mysql2/promise';
-import { findServerBinary, freePort } from '../../src/db/private-server.js';
-import { Demo, DemoError, demoSettings } from '../../src/demo.js';
+import { Demo, DemoError, demoSettings } from '../../src/demo/demo.js';
+import { findServerBinary, freePort } from '../../src/demo/private-server.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { testServer } from '../helpers/mysql-url.js';
 

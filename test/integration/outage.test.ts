@@ -10,7 +10,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import mysql from 'mysql2/promise';
-import { type PrivateServer, startPrivateServer } from '../../src/db/private-server.js';
+import { type PrivateServer, startPrivateServer } from '../../src/demo/private-server.js';
 import { HEALTH_TIMEOUT_MS } from '../../src/http/health.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 

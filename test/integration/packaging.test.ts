@@ -28,7 +28,7 @@ import { PersistentVolumeClaim } from 'kubernetes-models/v1/PersistentVolumeClai
 import { Secret } from 'kubernetes-models/v1/Secret';
 import { Service } from 'kubernetes-models/v1/Service';
 import { parse, parseAllDocuments } from 'yaml';
-import { configFromRun } from '../../src/cli-options.js';
+import { configFromRun } from '../../src/cli/options.js';
 import {
   DOCKERFILE_TEXT,
   envOf,
@@ -45,7 +45,7 @@ const read = (file: string) => readFileSync(path.join(REPO, file), 'utf8');
 const UPLOADS = '/home/node/.tablegate/uploads';
 
 /** Every TABLEGATE_* name the CLI reads, taken from its source, so a typo elsewhere is caught. */
-const CLI_VARIABLES = new Set(read('src/cli-options.ts').match(/TABLEGATE_[A-Z_]+[A-Z]/g));
+const CLI_VARIABLES = new Set(read('src/cli/options.ts').match(/TABLEGATE_[A-Z_]+[A-Z]/g));
 
 describe('Dockerfile', () => {
   const run = runStage();

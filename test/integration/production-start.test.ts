@@ -23,7 +23,7 @@ import {
 } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort } from '../../src/db/private-server.js';
+import { freePort } from '../../src/demo/private-server.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { envOf, execForm, productionInstall, REPO, runStage, stepsOf } from '../helpers/image.js';
 import { testServer } from '../helpers/mysql-url.js';

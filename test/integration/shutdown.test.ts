@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import type { RowDataPacket } from 'mysql2/promise';
-import { freePort } from '../../src/db/private-server.js';
+import { freePort } from '../../src/demo/private-server.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { testServer } from '../helpers/mysql-url.js';
 

@@ -4,7 +4,7 @@
  * UsageError, so it is tested without a process.
  */
 import path from 'node:path';
-import { type Config, DEFAULTS, defaultStateDir } from './config.js';
+import { type Config, DEFAULTS, defaultStateDir } from '../config.js';
 
 export class UsageError extends Error {
   override readonly name = 'UsageError';

@@ -11,21 +11,21 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import mysql from 'mysql2/promise';
-import { parseCredentials, UserStore } from './auth/users.js';
-import { configFromRun, type RawFlags, UsageError } from './cli-options.js';
-import type { Config } from './config.js';
+import { parseCredentials, UserStore } from '../auth/users.js';
+import { configFromRun, type RawFlags, UsageError } from '../cli/options.js';
+import type { Config } from '../config.js';
+import { type Gateway, openGateway, StartupError } from '../main.js';
 import {
   findServerBinary,
   type PrivateServer,
   type ServerBinary,
   startPrivateServer,
-} from './db/private-server.js';
-import { type Gateway, openGateway, StartupError } from './main.js';
+} from './private-server.js';
 
 export const DEMO_DATABASE = 'tablegate_demo';
 export const DEMO_EMAIL = 'demo@tablegate.dev';
 export const DEMO_PORT = '8080';
-export const EXAMPLE_SQL = new URL('../docker/initdb/01-example.sql', import.meta.url);
+export const EXAMPLE_SQL = new URL('../../docker/initdb/01-example.sql', import.meta.url);
 
 /** A reason the demo cannot start, said in one line (exit code 1). */
 export class DemoError extends Error {

@@ -1,6 +1,6 @@
 import os from 'node:os';
 import path from 'node:path';
-import { configFromRun, parseDuration, parseSize, UsageError } from '../../../src/cli-options.js';
+import { configFromRun, parseDuration, parseSize, UsageError } from '../../../src/cli/options.js';
 
 const FLAGS = {
   host: 'db',
