@@ -45,6 +45,12 @@ export const internalError = () => new ApiError(500, 'INTERNAL_ERROR', 'Internal
 // Authentication (auth mode: guard, register, login).
 export const accessDenied = () =>
   new ApiError(401, 'ACCESS_DENIED', 'Access Denied', { 'WWW-Authenticate': 'Bearer' });
+/** The same 401, plus RFC 6750 §3's hint that logging in again helps. */
+export const tokenExpired = () =>
+  new ApiError(401, 'ACCESS_DENIED', 'Access Denied', {
+    'WWW-Authenticate':
+      'Bearer error="invalid_token", error_description="The access token expired"',
+  });
 export const invalidCredentials = () =>
   new ApiError(401, 'INVALID_CREDENTIALS', 'Invalid email or password');
 export const userExists = () => new ApiError(409, 'USER_EXISTS', 'User already exists');

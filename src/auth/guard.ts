@@ -2,10 +2,11 @@
  * The one gate of auth mode: an `onRequest` hook at the root, in front of every route — table
  * routes, uploads, files, unknown URLs and anything added later — except the few listed in
  * PUBLIC_ROUTES. A request passes with a valid `Authorization: Bearer <token>`, and its verified
- * claims are left on `request.auth`; otherwise 401 `Access Denied` with `WWW-Authenticate: Bearer`.
+ * claims are left on `request.auth`; otherwise 401 `Access Denied` with `WWW-Authenticate: Bearer`
+ * (RFC 6750's `error="invalid_token"` added when the token is ours but expired).
  */
 import type { FastifyInstance } from 'fastify';
-import { accessDenied } from '../errors.js';
+import { accessDenied, tokenExpired } from '../errors.js';
 import type { Services } from '../services.js';
 import type { AuthClaims } from './tokens.js';
 
@@ -63,7 +64,8 @@ export function registerAuthGuard(app: FastifyInstance, { config, auth }: Servic
     if (isPublicRoute(request.method, request.routeOptions.url)) return;
     const token = bearerToken(request.headers.authorization);
     const claims = token === null ? null : tokens.verify(token);
-    if (claims === null) throw accessDenied();
+    if (claims === null)
+      throw token !== null && tokens.expired(token) ? tokenExpired() : accessDenied();
     request.auth = claims;
   });
 }

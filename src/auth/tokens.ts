@@ -175,4 +175,17 @@ export class TokenService {
     if (!isClaims(payload)) return null;
     return { sub: payload.sub, email: payload.email, iat: payload.iat, exp: payload.exp };
   }
+
+  /**
+   * True when a token verify() refused is ours but past its `exp`: jsonwebtoken checks the
+   * algorithm and signature before the expiry, so a forged token never counts as expired.
+   */
+  expired(token: string): boolean {
+    try {
+      jwt.verify(token, this.key, { algorithms: [ALGORITHM] });
+      return false;
+    } catch (error) {
+      return error instanceof jwt.TokenExpiredError;
+    }
+  }
 }

@@ -407,8 +407,8 @@ describe('the guard', () => {
       },
     ],
     [
-      'an expired token',
-      () => bearer(jwt.sign({ ...claims(), iat: now() - 120, exp: now() - 60 }, SECRET)),
+      'an expired token signed with another secret (forged, not expired)',
+      () => bearer(jwt.sign({ ...claims(), iat: now() - 120, exp: now() - 60 }, otherSecret)),
     ],
     ['a token without exp', () => bearer(jwt.sign({ sub: '1', email: 'a@example.com' }, SECRET))],
     [
@@ -422,6 +422,16 @@ describe('the guard', () => {
     ['the token in another header', () => ({ 'x-access-token': token })],
   ])('refuses %s: 401 + WWW-Authenticate: Bearer + the exact body', async (_name, headers) => {
     expectDenied(await call(gw.url, 'GET', '/table/items/read', { headers: headers() }));
+  });
+
+  test('an expired token: the same 401 body, and RFC 6750 says it expired', async () => {
+    const expired = jwt.sign({ ...claims(), iat: now() - 120, exp: now() - 60 }, SECRET);
+    const answer = await call(gw.url, 'GET', '/table/items/read', { headers: bearer(expired) });
+    expect(answer.status).toBe(401);
+    expect(answer.headers.get('www-authenticate')).toBe(
+      'Bearer error="invalid_token", error_description="The access token expired"',
+    );
+    expect(answer.body).toEqual(ACCESS_DENIED);
   });
 
   test('a valid token passes, and the scheme is case-insensitive (RFC 6750)', async () => {

@@ -156,4 +156,13 @@ describe('TokenService', () => {
   ])('refuses %s', (_name, make) => {
     expect(tokens.verify(make())).toBeNull();
   });
+
+  test('expired() is true only for our own token past its exp', () => {
+    const past = { ...claims(), iat: now() - 7200, exp: now() - 3600 };
+    expect(tokens.expired(jwt.sign(past, SECRET))).toBe(true);
+    expect(tokens.expired(jwt.sign(past, `${SECRET}-other`))).toBe(false);
+    expect(tokens.expired(jwt.sign(past, SECRET, { algorithm: 'HS512' }))).toBe(false);
+    expect(tokens.expired(tokens.sign(USER))).toBe(false);
+    expect(tokens.expired('garbage')).toBe(false);
+  });
 });
