@@ -19,6 +19,15 @@ export class ApiError extends Error {
 
 // Request shape and query language (parse and plan stages).
 export const invalidQuery = (message: string) => new ApiError(400, 'INVALID_QUERY', message);
+/** `?filter=…` (or a `$filter` a shell replaced with nothing) would silently read every row. */
+export const optionWithoutDollar = (key: string, meant: string) =>
+  new ApiError(
+    400,
+    'OPTION_WITHOUT_DOLLAR',
+    meant === ''
+      ? "A query parameter has no name ('?=…'): did a shell replace $filter inside double quotes? Quote the URL with single quotes or write %24filter"
+      : `Unknown query parameter '${key}': did you mean '${meant}'?`,
+  );
 export const filterSyntax = (message: string) => new ApiError(400, 'FILTER_SYNTAX', message);
 export const limitExceeded = (message: string) => new ApiError(400, 'LIMIT_EXCEEDED', message);
 export const unknownColumn = (table: string, column: string) =>

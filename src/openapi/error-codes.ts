@@ -62,7 +62,11 @@ export interface ErrorResponseOptions {
 
 const HEADERS_BY_CODE: Readonly<Record<string, JsonSchema>> = {
   ACCESS_DENIED: {
-    'WWW-Authenticate': { description: 'Always `Bearer`', schema: { type: 'string' } },
+    'WWW-Authenticate': {
+      description:
+        '`Bearer`; for an expired token `Bearer error="invalid_token", error_description="The access token expired"` (RFC 6750)',
+      schema: { type: 'string' },
+    },
   },
   TOO_MANY_ATTEMPTS: {
     'Retry-After': {

@@ -1,9 +1,11 @@
 /**
  * The read query string (as Fastify decoded it) → ReadRequest: `$select`, `$filter`, `$orderby`,
  * `$top`, `$skip`, `$count` (CONTRACT §3.1). Checks shape only; names are resolved by the plan
- * stage. Keys that do not start with `$` are not ours and are ignored.
+ * stage. A key that names an option without its `$` (`filter`, `TOP`) or has no name at all (a
+ * shell ate `$filter` inside double quotes) is refused, since ignoring it would answer every row;
+ * any other key without `$` (`_=<cache buster>`, `utm_source`) is not ours and is ignored.
  */
-import { invalidQuery } from '../errors.js';
+import { invalidQuery, optionWithoutDollar } from '../errors.js';
 import type { OrderItem, ReadRequest } from './ast.js';
 import { parseFilter } from './filter-parser.js';
 import { asciiKeyword, excerpt } from './lexer.js';
@@ -12,6 +14,17 @@ export const READ_OPTIONS = ['$select', '$filter', '$orderby', '$top', '$skip', 
 export type ReadOption = (typeof READ_OPTIONS)[number];
 
 const KNOWN: ReadonlySet<string> = new Set(READ_OPTIONS);
+
+/** `filter` → `$filter`, matched in any case (`orderBy`, `TOP`). */
+const WITHOUT_DOLLAR: ReadonlyMap<string, ReadOption> = new Map(
+  READ_OPTIONS.map((option) => [option.slice(1), option]),
+);
+
+/** The option a key without `$` was meant to be, or null for a key that is not ours. */
+export function misspeltOption(key: string): ReadOption | '' | null {
+  if (key === '') return '';
+  return WITHOUT_DOLLAR.get(key.toLowerCase()) ?? null;
+}
 
 // The same whitespace the filter lexer skips.
 const SPACES = /[ \t\r\n]+/;
@@ -22,7 +35,11 @@ export type QueryObject = Readonly<Record<string, string | readonly string[] | u
 export function parseReadOptions(query: QueryObject): ReadRequest {
   const options = new Map<ReadOption, string>();
   for (const [key, raw] of Object.entries(query)) {
-    if (!key.startsWith('$')) continue;
+    if (!key.startsWith('$')) {
+      const meant = misspeltOption(key);
+      if (meant !== null) throw optionWithoutDollar(excerpt(key), meant);
+      continue;
+    }
     if (!KNOWN.has(key)) {
       throw invalidQuery(
         `Unknown query option '${excerpt(key)}'; the options are ${READ_OPTIONS.join(', ')}`,

@@ -320,6 +320,39 @@ describe('errors are 4xx JSON with a stable code', () => {
     expect(typeof response.body.message).toBe('string');
   });
 
+  test.each([
+    [
+      "/table/people/read?filter=name%20eq%20'Ann'",
+      "Unknown query parameter 'filter': did you mean '$filter'?",
+    ],
+    ['/table/people/read?top=1', "Unknown query parameter 'top': did you mean '$top'?"],
+    [
+      '/table/people/read?$top=1&select=id',
+      "Unknown query parameter 'select': did you mean '$select'?",
+    ],
+    [
+      '/table/people/read?orderBy=id',
+      "Unknown query parameter 'orderBy': did you mean '$orderby'?",
+    ],
+    [
+      // curl "…?$filter=age gt 30" in double quotes: the shell replaced $filter with nothing.
+      '/table/people/read?=age+gt+30',
+      "A query parameter has no name ('?=…'): did a shell replace $filter inside double quotes? Quote the URL with single quotes or write %24filter",
+    ],
+  ])('%s → 400 OPTION_WITHOUT_DOLLAR, never every row', async (path, message) => {
+    const response = await get(path);
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual({ success: false, message, code: 'OPTION_WITHOUT_DOLLAR' });
+  });
+
+  test('other parameters without $ (cache busters, tracking) are ignored', async () => {
+    const response = await get(
+      '/table/people/read?$select=id&$top=2&$orderby=id&_=1700000000&utm_source=x',
+    );
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual([{ id: 1 }, { id: 2 }]);
+  });
+
   test('an unknown route is a JSON 404', async () => {
     const response = await get('/nothing/here');
     expect(response.status).toBe(404);

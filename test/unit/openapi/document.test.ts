@@ -313,6 +313,7 @@ describe('operations', () => {
                     {
                       enum: [
                         'INVALID_QUERY',
+                        'OPTION_WITHOUT_DOLLAR',
                         'FILTER_SYNTAX',
                         'LIMIT_EXCEEDED',
                         'UNKNOWN_COLUMN',

@@ -25,7 +25,11 @@ function failure(query: QueryObject): ApiError {
 describe('parseReadOptions: accepted', () => {
   test.each<[string, QueryObject, Partial<ReadRequest>]>([
     ['nothing', {}, {}],
-    ['non-$ keys are ignored', { select: 'x', foo: ['1', '2'], top: 'abc' }, {}],
+    [
+      'other keys without $ are ignored (cache busters, tracking)',
+      { _: '1700000000', foo: ['1', '2'], utm_source: 'x', access_token: 'y', selected: 'z' },
+      {},
+    ],
     ['undefined values are absent', { $select: undefined, $top: undefined }, {}],
     ['$select=*', { $select: '*' }, { select: '*' }],
     ['$select= * ', { $select: ' * ' }, { select: '*' }],
@@ -88,6 +92,33 @@ describe('parseReadOptions: accepted', () => {
 
 describe('parseReadOptions: rejected with 400', () => {
   test.each<[string, QueryObject, string, string]>([
+    ...[
+      ['filter', '$filter'],
+      ['select', '$select'],
+      ['orderby', '$orderby'],
+      ['orderBy', '$orderby'],
+      ['top', '$top'],
+      ['TOP', '$top'],
+      ['skip', '$skip'],
+      ['count', '$count'],
+    ].map(([key, meant]): [string, QueryObject, string, string] => [
+      `${key} without $`,
+      { [key as string]: 'x' },
+      'OPTION_WITHOUT_DOLLAR',
+      `Unknown query parameter '${key}': did you mean '${meant}'?`,
+    ]),
+    [
+      'a key without $ next to good options',
+      { $top: '1', filter: 'id eq 1' },
+      'OPTION_WITHOUT_DOLLAR',
+      "Unknown query parameter 'filter': did you mean '$filter'?",
+    ],
+    [
+      'a nameless parameter (a shell replaced $filter with nothing)',
+      { '': 'id eq 1' },
+      'OPTION_WITHOUT_DOLLAR',
+      "A query parameter has no name ('?=…'): did a shell replace $filter inside double quotes? Quote the URL with single quotes or write %24filter",
+    ],
     [
       'unknown option',
       { $foo: '1' },
