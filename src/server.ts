@@ -13,6 +13,7 @@ import { clientErrorHandler, registerErrorHandling, sendError } from './http/err
 import { fileRoutes } from './http/files.js';
 import { healthRoutes } from './http/health.js';
 import { readRoutes } from './http/read.js';
+import { rootRoutes } from './http/root.js';
 import { uploadRoutes } from './http/upload.js';
 import { writeRoutes } from './http/write.js';
 import type { Services } from './services.js';
@@ -112,5 +113,6 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
   uploadRoutes(app, services);
   fileRoutes(app, services);
   docsRoutes(app, services);
+  rootRoutes(app);
   return app;
 }

@@ -9,7 +9,6 @@
  * (auth/guard.ts), but /openapi.json and /docs/json do: the page starts from the login description
  * and loads the full one with the user's token (docs-ui.ts).
  */
-import { readFileSync } from 'node:fs';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -19,21 +18,13 @@ import {
   type OpenApiDocument,
 } from '../openapi/document.js';
 import type { Services } from '../services.js';
+import { VERSION } from '../version.js';
 import { tablegateAuthPlugin } from './docs-ui.js';
 
 export const DOCS_PREFIX = '/docs';
 
-function packageVersion(): string {
-  try {
-    const file = new URL('../../package.json', import.meta.url);
-    return String(JSON.parse(readFileSync(file, 'utf8')).version ?? '0.0.0');
-  } catch {
-    return '0.0.0';
-  }
-}
-
 export function docsRoutes(app: FastifyInstance, { config, schema }: Services): void {
-  const version = packageVersion();
+  const version = VERSION;
   let cached: {
     readonly version: number;
     readonly document: OpenApiDocument;

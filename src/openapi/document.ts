@@ -99,6 +99,23 @@ const FIXED_SCHEMAS: Readonly<Record<string, JsonSchema>> = {
       accessURL: { type: 'string', description: '`<base>/@/<filename>`' },
     },
   },
+  Index: {
+    type: 'object',
+    required: ['name', 'version', 'links'],
+    properties: {
+      name: { const: 'tablegate' },
+      version: { type: 'string' },
+      links: {
+        type: 'object',
+        required: ['docs', 'openapi', 'health'],
+        properties: {
+          docs: { const: '/docs' },
+          openapi: { const: '/openapi.json' },
+          health: { const: '/health' },
+        },
+      },
+    },
+  },
   Health: {
     type: 'object',
     required: ['status'],
@@ -442,6 +459,17 @@ function otherPaths(
           200: { description: 'The file', content: { '*/*': { schema: {} } } },
           206: { description: 'The requested range', content: { '*/*': { schema: {} } } },
           ...errorResponses(guarded(FILE_CODES)),
+        },
+      },
+    },
+    '/': {
+      get: {
+        tags: ['health'],
+        operationId: 'index',
+        summary: 'Name, version and where to go next',
+        responses: {
+          200: { description: 'The index', content: json(ref('Index')) },
+          ...errorResponses(guarded([])),
         },
       },
     },

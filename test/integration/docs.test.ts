@@ -4,6 +4,7 @@
  * valid OpenAPI 3.1, follows a table created after start, and real rows of every MySQL type
  * match the row schemas it gives. In open mode nothing needs a token and no scheme is described.
  */
+import { readFileSync } from 'node:fs';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import Ajv2020 from 'ajv/dist/2020.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
@@ -62,6 +63,13 @@ afterAll(async () => {
 });
 
 const withToken = () => ({ headers: { authorization: `Bearer ${token}` } });
+
+const VERSION = JSON.parse(readFileSync('package.json', 'utf8')).version as string;
+const INDEX = {
+  name: 'tablegate',
+  version: VERSION,
+  links: { docs: '/docs', openapi: '/openapi.json', health: '/health' },
+};
 
 async function description(base: string, init: RequestInit = {}) {
   const response = await fetch(`${base}/openapi.json`, init);
@@ -154,6 +162,24 @@ describe('auth mode', () => {
     expect(validate([{ ...(rows as object[])[0], price: '12.50' }])).toBe(false);
   });
 
+  test('GET / needs a token (CONTRACT §4); with one it is the index, naming no database', async () => {
+    const denied = await fetch(`${auth.url}/`);
+    expect(denied.status).toBe(401);
+    expect(await denied.json()).toEqual({
+      success: false,
+      message: 'Access Denied',
+      code: 'ACCESS_DENIED',
+    });
+    const response = await fetch(`${auth.url}/`, withToken());
+    expect(response.status).toBe(200);
+    const text = await response.text();
+    expect(JSON.parse(text)).toEqual(INDEX);
+    expect(text).not.toContain(db.name);
+    expect(text).not.toContain('every_type');
+    const doc = await description(auth.url, withToken());
+    expect(doc.paths).toHaveProperty(['/', 'get', 'responses', '401']);
+  });
+
   test('a table created after start appears once the schema is re-read', async () => {
     await db.admin.query('CREATE TABLE later (id INT PRIMARY KEY)');
     // The schema is re-read at most once a second.
@@ -170,6 +196,16 @@ describe('open mode', () => {
     expect(doc.components.securitySchemes).toBeUndefined();
     expect(Object.keys(doc.paths).some((p) => p.startsWith('/auth'))).toBe(false);
     expect(doc.paths).toHaveProperty(['/table/every_type/create']);
+  });
+
+  test('GET / is the index, and the description has it', async () => {
+    const response = await fetch(`${open.url}/`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(await response.json()).toEqual(INDEX);
+    const doc = await description(open.url);
+    expect(doc.paths).toHaveProperty(['/', 'get', 'responses', '200']);
+    expect(doc.components.schemas).toHaveProperty('Index');
   });
 
   test('/docs: 200', async () => {
