@@ -41,6 +41,17 @@ export const bodyTooLarge = (limitBytes: number) =>
   new ApiError(413, 'BODY_TOO_LARGE', `Request body is larger than ${limitBytes} bytes`);
 export const malformedUrl = () =>
   new ApiError(400, 'MALFORMED_URL', 'The URL is not valid: check its percent-encoding');
+/**
+ * Raw bytes above 0x7F in the request target (`curl '…?$filter=city eq 'Zürich''`). Node's
+ * parser (llhttp) refuses them even with insecureHTTPParser, and RFC 9112 §3.2 allows only ASCII
+ * there, so the request never reaches a route: http/errors.ts answers with this on the socket.
+ */
+export const nonAsciiUrl = () =>
+  new ApiError(
+    400,
+    'NON_ASCII_URL',
+    'The URL contains characters that are not ASCII: percent-encode them as UTF-8 (ü is %C3%BC), as browsers, encodeURIComponent and curl -G --data-urlencode do',
+  );
 export const routeNotFound = (method: string, url: string) =>
   new ApiError(404, 'NOT_FOUND', `No route for ${method} ${url.split('?')[0]}`);
 

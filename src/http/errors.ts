@@ -7,7 +7,7 @@ import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { mapDbError } from '../db/errors.js';
-import { ApiError, internalError, routeNotFound } from '../errors.js';
+import { ApiError, internalError, nonAsciiUrl, routeNotFound } from '../errors.js';
 
 const FASTIFY_CODES: Readonly<Record<string, { code: string; message: string }>> = {
   FST_ERR_CTP_INVALID_MEDIA_TYPE: {
@@ -94,6 +94,17 @@ const MALFORMED = {
   reason: 'Bad Request',
   error: new ApiError(400, 'MALFORMED_REQUEST', 'The request is not valid HTTP'),
 };
+const NON_ASCII = { status: 400, reason: 'Bad Request', error: nonAsciiUrl() };
+
+/** The parser's error for an HTTP client error; Node puts the offending byte at `bytesParsed`. */
+function clientErrorOf(
+  error: NodeJS.ErrnoException & { rawPacket?: Buffer; bytesParsed?: number },
+) {
+  if (error.code === 'HPE_INVALID_URL' && error.rawPacket && error.bytesParsed !== undefined) {
+    if ((error.rawPacket[error.bytesParsed] ?? 0) >= 0x80) return NON_ASCII;
+  }
+  return CLIENT_ERRORS[error.code ?? ''] ?? MALFORMED;
+}
 
 /** Fastify's clientErrorHandler: the same JSON error body, written on the raw socket. */
 export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket): void {
@@ -107,7 +118,7 @@ export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket)
     pending.shouldKeepAlive = false;
     return;
   }
-  const { status, reason, error: apiError } = CLIENT_ERRORS[error.code ?? ''] ?? MALFORMED;
+  const { status, reason, error: apiError } = clientErrorOf(error);
   const body = JSON.stringify({ success: false, message: apiError.message, code: apiError.code });
   socket.end(
     `HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\n` +

@@ -2,6 +2,7 @@
  * GET /table/<table>/read against a real MySQL server over HTTP (CONTRACT §2, §3, §3.1):
  * every operator, paging, counting, exact values of every type, and hostile input.
  */
+import net from 'node:net';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
@@ -360,6 +361,58 @@ describe('errors are 4xx JSON with a stable code', () => {
       success: false,
       message: 'No route for GET /nothing/here',
       code: 'NOT_FOUND',
+    });
+  });
+});
+
+describe('non-ASCII characters in the URL', () => {
+  /** Sends the request line as raw UTF-8 bytes, as curl does with an unencoded URL. */
+  function rawGet(target: string): Promise<{ status: number; body: unknown }> {
+    const port = Number(new URL(gw.url).port);
+    return new Promise((resolve, reject) => {
+      const socket = net.connect(port, '127.0.0.1', () =>
+        socket.write(
+          Buffer.from(
+            `GET ${target} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`,
+            'utf8',
+          ),
+        ),
+      );
+      const chunks: Buffer[] = [];
+      socket.on('data', (chunk) => chunks.push(chunk));
+      socket.on('error', reject);
+      socket.on('close', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        const [head = '', body = ''] = text.split('\r\n\r\n');
+        resolve({ status: Number(head.split(' ')[1]), body: JSON.parse(body) });
+      });
+    });
+  }
+  const nonAscii = {
+    success: false,
+    message:
+      'The URL contains characters that are not ASCII: percent-encode them as UTF-8 (ü is %C3%BC), as browsers, encodeURIComponent and curl -G --data-urlencode do',
+    code: 'NON_ASCII_URL',
+  };
+
+  test.each([
+    '/table/people/read?$select=größe',
+    "/table/people/read?$filter=city+eq+'Zürich'",
+    '/table/Zürich/read',
+    "/table/people/delete(name,'Zoë')",
+  ])('raw UTF-8 in %s → 400 NON_ASCII_URL, not "not valid HTTP"', async (target) => {
+    expect(await rawGet(target)).toEqual({ status: 400, body: nonAscii });
+  });
+
+  test('the same filter percent-encoded reads the row', async () => {
+    const target = `/table/people/read?$select=id,name&$filter=${encodeURIComponent("city eq 'Zürich'")}`;
+    expect(await rawGet(target)).toEqual({ status: 200, body: [{ id: 4, name: 'Zoë Ünïcode' }] });
+  });
+
+  test('a control character is still MALFORMED_REQUEST', async () => {
+    expect(await rawGet('/table/people/read?$top=1\u0001')).toEqual({
+      status: 400,
+      body: { success: false, message: 'The request is not valid HTTP', code: 'MALFORMED_REQUEST' },
     });
   });
 });

@@ -318,6 +318,7 @@ describe('operations', () => {
                         'LIMIT_EXCEEDED',
                         'UNKNOWN_COLUMN',
                         'MALFORMED_URL',
+                        'NON_ASCII_URL',
                       ],
                     },
                     { type: 'string', pattern: '^(ER|WARN)_[A-Z0-9_]+$' },
