@@ -1,9 +1,9 @@
-# syntax=docker/dockerfile:1
 # tablegate image: a build stage compiles the TypeScript with the dev dependencies; the run stage
 # has the production dependencies and dist/ only, runs as the unprivileged `node` user (uid 1000)
 # under tini, and takes its configuration from `docker run` arguments or TABLEGATE_* variables
 # (docker/entrypoint.sh). test/integration/packaging.test.ts checks this file without Docker;
-# scripts/test-container.sh builds and runs it where a Docker engine exists.
+# scripts/test-container.sh builds and runs it (BuildKit and the classic builder alike: no
+# RUN --mount and no `# syntax` line, which would pull a frontend image from a registry).
 
 # Node 22 LTS (the project needs Node 20 or newer). Pin a digest here for reproducible builds.
 ARG NODE_IMAGE=node:22-bookworm-slim
@@ -13,7 +13,7 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 # --ignore-scripts: `prepare` would run tsc before the sources are here; the dev dependencies'
 # own install scripts (swc, testcontainers' ssh2) serve the tests, not tsc.
-RUN --mount=type=cache,target=/root/.npm npm ci --ignore-scripts --no-audit --no-fund
+RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json ./
 COPY src ./src
 RUN npm run build && chmod 0755 dist/cli.js
@@ -33,7 +33,8 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 # No production dependency has an install script (the packaging test checks the lock file), so
 # --ignore-scripts skips nothing but `prepare`, which needs the dev dependencies.
-RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev --ignore-scripts --no-audit --no-fund
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
+ && npm cache clean --force
 COPY --from=build /app/dist ./dist
 COPY docker/entrypoint.sh /usr/local/bin/tablegate-entrypoint
 # The app stays owned by root (node cannot change it); node owns only its state directory:

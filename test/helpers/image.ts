@@ -98,5 +98,5 @@ export function envOf(stage: Stage): Record<string, string> {
 export function productionInstall(): string[] {
   const install = stepsOf(runStage(), 'RUN').find((s) => s.args.startsWith('npm ci'));
   if (!install) throw new Error('the run stage has no `RUN npm ci`');
-  return install.args.split(' ');
+  return (install.args.split('&&')[0] ?? '').trim().split(' ');
 }

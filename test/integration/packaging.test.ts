@@ -71,6 +71,14 @@ describe('Dockerfile', () => {
     expect(commands).toContain('npm run build && chmod 0755 dist/cli.js');
   });
 
+  test('builds with the classic builder too: no RUN flag, no `# syntax` frontend to pull', () => {
+    // The classic builder (DOCKER_BUILDKIT=0, podman, older engines) refuses RUN --mount, and a
+    // `# syntax=` line makes BuildKit pull a frontend image from a registry before building.
+    const flagged = STAGES.flatMap((s) => stepsOf(s, 'RUN')).filter((s) => s.flags.length > 0);
+    expect(flagged).toEqual([]);
+    expect(DOCKERFILE_TEXT).not.toMatch(/^#\s*syntax\s*=/im);
+  });
+
   test('the run stage installs production dependencies only and copies dist/ from the build', () => {
     expect(productionInstall()).toEqual([
       'npm',
@@ -290,13 +298,19 @@ describe('docker-compose.yml', () => {
   const { db, tablegate } = compose.services as Record<string, Record<string, never>>;
 
   function lintCompose(file: string): string[] {
-    const linter = new DCLinter({ rules: {}, quiet: false, debug: false, exclude: [] });
+    // Off: `name:` is what Compose v1 refuses (the test below).
+    const rules = { 'require-project-name-field': 0 as const };
+    const linter = new DCLinter({ rules, quiet: false, debug: false, exclude: [] });
     const [result] = linter.lintFiles([file], false);
     return (result?.messages ?? []).map((m) => `${m.line}: ${m.rule}: ${m.message}`);
   }
 
   test('passes dclint (Compose Specification schema and rules) with no error or warning', () => {
     expect(lintCompose(path.join(REPO, 'docker-compose.yml'))).toEqual([]);
+  });
+
+  test('Compose v1 reads it too: top-level keys are services and volumes only (no `name:`)', () => {
+    expect(Object.keys(compose).sort()).toEqual(['services', 'volumes']);
   });
 
   test('the dclint check does catch a mistake', () => {
