@@ -90,6 +90,19 @@ export const tooManyRequests = (retryAfterSeconds: number) =>
     { 'Retry-After': String(retryAfterSeconds) },
   );
 
+// Load bounds (per client and for the whole server): come back in a second.
+export const tooManyConcurrent = () =>
+  new ApiError(
+    429,
+    'TOO_MANY_CONCURRENT_REQUESTS',
+    'Too many requests from this address at once; retry in 1 second',
+    { 'Retry-After': '1' },
+  );
+export const serverBusy = () =>
+  new ApiError(503, 'SERVER_BUSY', 'The server is busy; retry in 1 second', {
+    'Retry-After': '1',
+  });
+
 // Uploads and served files (`POST /upload`, `GET /@/<filename>`).
 export const notMultipart = () =>
   new ApiError(415, 'NOT_MULTIPART', "Content-Type must be 'multipart/form-data'");

@@ -4,10 +4,13 @@ import type { UserStore } from './auth/users.js';
 import type { Config } from './config.js';
 import type { Database } from './db/database.js';
 import type { SchemaCache } from './db/schema.js';
+import type { CounterStore } from './throttle/counter-store.js';
 
 export interface AuthServices {
   readonly users: UserStore;
   readonly tokens: TokenService;
+  /** Where login and registration counts live; in this process when absent. */
+  readonly counters?: CounterStore;
 }
 
 export interface Services {

@@ -41,9 +41,9 @@ const REASONS: Readonly<Record<number, string>> = {
   413: 'Too large',
   415: 'Unsupported media type',
   416: 'Range not satisfiable',
-  429: 'Too many failed logins',
+  429: 'Too many requests from this client',
   500: 'A bug: the detail is logged, never sent',
-  503: 'MySQL is unavailable',
+  503: 'MySQL is unavailable, or the server is busy',
   504: 'The query ran past its time limit',
 };
 
@@ -79,6 +79,12 @@ const HEADERS_BY_CODE: Readonly<Record<string, JsonSchema>> = {
       description: 'Seconds until this address may register or fail a login again',
       schema: { type: 'integer' },
     },
+  },
+  TOO_MANY_CONCURRENT_REQUESTS: {
+    'Retry-After': { description: 'Always 1 (second)', schema: { type: 'integer' } },
+  },
+  SERVER_BUSY: {
+    'Retry-After': { description: 'Always 1 (second)', schema: { type: 'integer' } },
   },
 };
 

@@ -6,8 +6,8 @@ import {
   PUBLIC_ROUTES,
   registerAuthGuard,
 } from '../../../src/auth/guard.js';
+import { loginAttemptKey } from '../../../src/auth/limits.js';
 import { TokenService } from '../../../src/auth/tokens.js';
-import { loginAttemptKey } from '../../../src/http/auth.js';
 import { registerErrorHandling } from '../../../src/http/errors.js';
 import type { Services } from '../../../src/services.js';
 
@@ -71,7 +71,9 @@ describe('isPublicRoute', () => {
 
 describe('loginAttemptKey', () => {
   test('is one client IP and one normalized email', () => {
-    expect(loginAttemptKey('10.0.0.1', ' Ann@Example.com')).toBe('10.0.0.1\nann@example.com');
+    expect(loginAttemptKey('10.0.0.1', ' Ann@Example.com')).toBe(
+      'login\n10.0.0.1\nann@example.com',
+    );
     expect(loginAttemptKey('::ffff:10.0.0.1', 'ann@example.com')).toBe(
       loginAttemptKey('10.0.0.1', 'ANN@example.com'),
     );
