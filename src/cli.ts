@@ -4,6 +4,7 @@
  * place that calls process.exit: 2 for a usage error, 1 when the gateway cannot start.
  */
 import meow from 'meow';
+import { didYouMean } from './cli/did-you-mean.js';
 import {
   configFromRun,
   FLAG_NAMES,
@@ -12,11 +13,16 @@ import {
   USAGE,
   UsageError,
 } from './cli/options.js';
+import { unknownOptionMessage, unknownOptions, usageLine } from './cli/usage.js';
 import { Demo, DemoError, DemoInterrupted, demoBanner, demoSettings } from './demo/demo.js';
 import { StartupError, startGateway } from './main.js';
 
+const COMMANDS = ['run', 'demo'];
+
+/** One line naming the problem; a usage error adds one usage line pointing at --help. */
 function fail(message: string, code: number, withUsage: boolean): never {
-  process.stderr.write(`tablegate: ${message}\n${withUsage ? `\n${USAGE}\n` : ''}`);
+  const command = process.argv.slice(2).find((word) => COMMANDS.includes(word));
+  process.stderr.write(`tablegate: ${message}\n${withUsage ? `${usageLine(command)}\n` : ''}`);
   process.exit(code);
 }
 
@@ -24,19 +30,27 @@ function parse() {
   const flags = Object.fromEntries(
     FLAG_NAMES.map((name) => [name, { type: 'string' as const, shortFlag: SHORT_FLAGS[name] }]),
   );
+  let cli: ReturnType<typeof meow>;
   try {
-    return meow(USAGE, {
+    cli = meow(USAGE, {
       importMeta: import.meta,
       description: false,
       autoHelp: false,
       autoVersion: true,
-      allowUnknownFlags: false,
+      // Unknown options are reported below, in our style and with a suggestion.
+      allowUnknownFlags: true,
       // -h is the MySQL host (CONTRACT §1); help is only --help.
       flags: { ...flags, help: { type: 'boolean' } },
     });
   } catch (error) {
-    fail(error instanceof Error ? error.message : String(error), 2, true);
+    const message = error instanceof Error ? error.message : String(error);
+    // meow's "The flag --host can only be set once." in our words.
+    const repeated = /^The flag (--\S+) can only be set once\.$/.exec(message)?.[1];
+    fail(repeated ? `${repeated} is given more than once` : message, 2, true);
   }
+  const [unknown] = unknownOptions(cli.unnormalizedFlags);
+  if (unknown !== undefined) fail(unknownOptionMessage(unknown), 2, true);
+  return cli;
 }
 
 async function main(): Promise<void> {
@@ -47,7 +61,13 @@ async function main(): Promise<void> {
   }
   const [command, ...words] = cli.input;
   if (command !== 'run' && command !== 'demo') {
-    fail(command ? `unknown command '${command}'` : 'missing command: run or demo', 2, true);
+    fail(
+      command
+        ? `unknown command '${command}'${didYouMean(command, COMMANDS)}`
+        : 'missing command: run or demo',
+      2,
+      true,
+    );
   }
   const given: RawFlags = Object.fromEntries(
     FLAG_NAMES.flatMap((name) => {

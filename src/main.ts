@@ -82,6 +82,10 @@ export async function openGateway(config: Config): Promise<Gateway> {
     if (error instanceof StartupError) throw error;
     throw new StartupError(`cannot start: ${reasonOf(error)}`);
   }
+  // Fastify logs "Server listening at …" once per interface; the start-up line (CONTRACT §1:
+  // one line) says where it listens, so those lines are left out.
+  const level = app.log.level;
+  app.log.level = 'warn';
   try {
     await app.listen({ port: config.listenPort, host: config.listenHost });
   } catch (error) {
@@ -89,11 +93,15 @@ export async function openGateway(config: Config): Promise<Gateway> {
     await db.close().catch(() => {});
     const code = (error as { code?: string }).code;
     if (code === 'EADDRINUSE') {
-      throw new StartupError(`port ${config.listenPort} is already in use on ${config.listenHost}`);
+      throw new StartupError(
+        `port ${config.listenPort} is already in use on ${config.listenHost}: choose another with -o <port>`,
+      );
     }
     throw new StartupError(
       `cannot listen on ${config.listenHost}:${config.listenPort}: ${reasonOf(error)}`,
     );
+  } finally {
+    app.log.level = level;
   }
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.listenPort;

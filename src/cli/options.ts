@@ -5,6 +5,7 @@
  */
 import path from 'node:path';
 import { type Config, DEFAULTS, defaultStateDir } from '../config.js';
+import { didYouMean } from './did-you-mean.js';
 
 export class UsageError extends Error {
   override readonly name = 'UsageError';
@@ -160,7 +161,8 @@ export function configFromRun(
 ): Config {
   const extra = words.filter((w) => w !== 'auth');
   if (extra.length > 0 || words.length > 1) {
-    throw new UsageError(`unexpected argument '${extra[0] ?? words[1]}' after 'run'`);
+    const word = extra[0] ?? words[1] ?? '';
+    throw new UsageError(`unexpected argument '${word}' after 'run'${didYouMean(word, ['auth'])}`);
   }
   const authFromEnv = env.TABLEGATE_AUTH?.toLowerCase();
   if (authFromEnv !== undefined && !['true', 'false', '1', '0', ''].includes(authFromEnv)) {
