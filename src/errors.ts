@@ -35,6 +35,12 @@ export const unknownColumn = (table: string, column: string) =>
 export const unknownTable = (table: string) =>
   new ApiError(404, 'UNKNOWN_TABLE', `Table '${table}' does not exist`);
 export const invalidBody = (message: string) => new ApiError(400, 'INVALID_BODY', message);
+export const bodyTooDeep = (limit: number) =>
+  new ApiError(
+    400,
+    'BODY_TOO_DEEP',
+    `The JSON body nests arrays and objects deeper than ${limit} levels`,
+  );
 export const unsupportedMediaType = () =>
   new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', "Content-Type must be 'application/json'");
 export const bodyTooLarge = (limitBytes: number) =>

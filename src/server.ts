@@ -8,6 +8,7 @@ import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import { registerAuthGuard } from './auth/guard.js';
 import { malformedUrl } from './errors.js';
 import { authRoutes } from './http/auth.js';
+import { registerBodyGuards } from './http/body-guards.js';
 import { docsRoutes } from './http/docs.js';
 import { clientErrorHandler, registerErrorHandling, sendError } from './http/errors.js';
 import { fileRoutes } from './http/files.js';
@@ -94,6 +95,7 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
     });
 
   registerErrorHandling(app, () => services.schema.refreshIfStale());
+  registerBodyGuards(app);
   // Awaited so its hooks run before the auth guard's: a 401 carries CORS headers too.
   await app.register(cors, {
     origin: corsOrigin(config.corsOrigin),
