@@ -12,5 +12,7 @@ export default {
   testMatch: ['<rootDir>/test/**/*.test.ts'],
   globalSetup: '<rootDir>/test/helpers/global-setup.ts',
   globalTeardown: '<rootDir>/test/helpers/global-teardown.ts',
+  // A skipped test is named, with its reason, after the summary.
+  reporters: ['default', '<rootDir>/test/helpers/skipped-reporter.js'],
   testTimeout: 30000,
 };

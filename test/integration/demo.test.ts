@@ -16,6 +16,7 @@ import { Demo, DemoError, demoSettings } from '../../src/demo/demo.js';
 import { findServerBinary, freePort } from '../../src/demo/private-server.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { testServer } from '../helpers/mysql-url.js';
+import { testIf } from '../helpers/skip.js';
 
 const CLI = path.resolve('dist/cli.js');
 const START_LIMIT_MS = 15_000;
@@ -134,7 +135,7 @@ afterEach(async () => {
   await rm(tmp, { recursive: true, force: true });
 });
 
-(HAS_SERVER ? test : test.skip)(
+testIf(HAS_SERVER, 'no mariadbd or mysqld on the PATH (apt-get install mariadb-server)')(
   'on a private server: serves within 15 s, the printed commands work, SIGINT cleans up',
   async () => {
     const port = await freePort();

@@ -1,0 +1,37 @@
+/**
+ * `npm test` names every skipped test with its reason after the summary: a Jest run of a fixture
+ * with one skipped test, through the real jest.config.js, prints it.
+ */
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+test('a skipped test is named, with its reason, after the summary', async () => {
+  const { default: config } = (await import(
+    pathToFileURL(path.resolve('jest.config.js')).href
+  )) as {
+    default: Record<string, unknown>;
+  };
+  const fixture = {
+    ...config,
+    rootDir: path.resolve('.'),
+    testMatch: ['<rootDir>/test/fixtures/skipped.fixture.ts'],
+  };
+  delete (fixture as Record<string, unknown>).globalSetup;
+  delete (fixture as Record<string, unknown>).globalTeardown;
+  const run = spawnSync(
+    process.execPath,
+    [
+      '--experimental-vm-modules',
+      'node_modules/jest/bin/jest.js',
+      '--config',
+      JSON.stringify(fixture),
+    ],
+    { encoding: 'utf8', env: { ...process.env, CI: '' } },
+  );
+  expect(run.status).toBe(0);
+  expect(run.stderr).toMatch(/Tests: +1 skipped, 1 passed, 2 total/);
+  expect(run.stderr).toContain(
+    'Skipped (1), not run:\n  test/fixtures/skipped.fixture.ts › needs a frobnicator (skipped: no frobnicator installed)\n',
+  );
+}, 60_000);
