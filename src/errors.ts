@@ -29,6 +29,8 @@ export const optionWithoutDollar = (key: string, meant: string) =>
       : `Unknown query parameter '${key}': did you mean '${meant}'?`,
   );
 export const filterSyntax = (message: string) => new ApiError(400, 'FILTER_SYNTAX', message);
+/** A date/time literal or a function meets a column of the wrong type (CONTRACT §3.1a). */
+export const filterType = (message: string) => new ApiError(400, 'FILTER_TYPE', message);
 export const limitExceeded = (message: string) => new ApiError(400, 'LIMIT_EXCEEDED', message);
 export const unknownColumn = (table: string, column: string) =>
   new ApiError(400, 'UNKNOWN_COLUMN', `Column '${column}' does not exist in table '${table}'`);

@@ -169,6 +169,7 @@ const READ_CODES = [
   'INVALID_QUERY',
   'OPTION_WITHOUT_DOLLAR',
   'FILTER_SYNTAX',
+  'FILTER_TYPE',
   'LIMIT_EXCEEDED',
   'UNKNOWN_COLUMN',
   ...DATABASE,
@@ -202,7 +203,13 @@ const FILTER_HELP = [
   "A condition on the columns: `price gt 10 and category eq 'tea'`, `city eq null`,",
   "`not (status in ('new', 'paid'))`, `contains(name,'tea')`, `startswith(name,'T')`.",
   'Operators `eq ne lt le gt ge`, `and or not`, parentheses; strings in single quotes',
-  `(\`''\` for a quote). Limits: 4 KiB, ${MAX_NESTING} levels of nesting, ${MAX_IN_VALUES} \`in\` values.`,
+  "(`''` for a quote). Unquoted dates and times: `created_at ge 2024-01-03`,",
+  '`created_at lt 2024-01-03T10:00:00.000Z` (`Z` or an offset like `+02:00`, compared in UTC),',
+  '`opens lt 09:30:00` (TIME columns). Functions on a column: `tolower toupper trim length`',
+  '(text), `year month day hour minute second date` (dates and times), e.g.',
+  "`contains(tolower(name),'tea')`, `year(created_at) eq 2024`; a function on a column cannot",
+  'use its index. A date or function on a column of the wrong type is 400 FILTER_TYPE.',
+  `Limits: 4 KiB, ${MAX_NESTING} levels of nesting, ${MAX_IN_VALUES} \`in\` values.`,
 ].join(' ');
 
 function readParameters(table: TableInfo): JsonSchema[] {

@@ -1,29 +1,49 @@
 /**
  * ReadRequest + TableInfo → ReadPlan: every column name resolved against the schema cache (exact
- * match), `*` expanded in table order, and comparisons with `null` turned into null tests. The
+ * match), `*` expanded in table order, comparisons with `null` turned into null tests, and
+ * functions and date/time literals type-checked against their columns (filter-types.ts). The
  * plan carries ColumnInfo objects for the compiler and the row serializer. Knows no SQL.
  */
 import type { ColumnInfo, TableInfo } from '../db/schema-types.js';
 import { filterSyntax, unknownColumn } from '../errors.js';
 import type {
-  ColumnRef,
+  ColumnExpr,
+  ColumnFn,
   CompareOp,
   FilterExpr,
-  Literal,
+  FilterLiteral,
   MatchFn,
-  NonNullLiteral,
+  NonNullFilterLiteral,
   Operand,
   ReadRequest,
   SortDirection,
 } from '../query/ast.js';
+import {
+  callType,
+  checkMatchCall,
+  checkTemporal,
+  type Described,
+  describeCall,
+  describeColumn,
+  describeLiteral,
+} from './filter-types.js';
 
 export interface PlannedColumn {
   readonly kind: 'column';
   readonly column: ColumnInfo;
 }
 
+/** `fn(column)`, its column resolved and of a type `fn` takes. */
+export interface PlannedCall {
+  readonly kind: 'call';
+  readonly fn: ColumnFn;
+  readonly column: ColumnInfo;
+}
+
+export type PlannedColumnExpr = PlannedColumn | PlannedCall;
+
 /** An operand of a comparison; never the `null` literal (see `isNull`). */
-export type PlannedOperand = PlannedColumn | NonNullLiteral;
+export type PlannedOperand = PlannedColumnExpr | NonNullFilterLiteral;
 
 export type PlannedFilter =
   | { readonly kind: 'or'; readonly items: readonly PlannedFilter[] }
@@ -38,20 +58,20 @@ export type PlannedFilter =
   /** `x eq null` / `x ne null` (either side). `operand` is itself `null` for `null eq null`. */
   | {
       readonly kind: 'isNull';
-      readonly operand: PlannedColumn | Literal;
+      readonly operand: PlannedColumnExpr | FilterLiteral;
       readonly negated: boolean;
     }
   /** `values` are the non-null list items in order; `orNull` says whether `null` was among them. */
   | {
       readonly kind: 'in';
-      readonly column: ColumnInfo;
-      readonly values: readonly NonNullLiteral[];
+      readonly column: PlannedColumnExpr;
+      readonly values: readonly NonNullFilterLiteral[];
       readonly orNull: boolean;
     }
   | {
       readonly kind: 'match';
       readonly fn: MatchFn;
-      readonly column: ColumnInfo;
+      readonly column: PlannedColumnExpr;
       readonly value: string;
     };
 
@@ -103,12 +123,21 @@ function planFilter(expr: FilterExpr, resolve: Resolve): PlannedFilter {
     case 'compare':
       return planCompare(expr, resolve);
     case 'in': {
-      const column = resolve(expr.column.name);
-      const values = expr.values.filter((value): value is NonNullLiteral => value.kind !== 'null');
-      return { kind: 'in', column, values, orNull: values.length < expr.values.length };
+      const column = planColumnExpr(expr.column, resolve);
+      const values = expr.values.filter(
+        (value): value is NonNullFilterLiteral => value.kind !== 'null',
+      );
+      for (const value of values) checkLiteral(value, column, expr.column.position);
+      const orNull = values.length < expr.values.length;
+      return { kind: 'in', column: column.planned, values, orNull };
     }
-    case 'match':
-      return { kind: 'match', fn: expr.fn, column: resolve(expr.column.name), value: expr.value };
+    case 'match': {
+      const column = planColumnExpr(expr.column, resolve);
+      if (column.planned.kind === 'call') {
+        checkMatchCall(expr.fn, column.described, expr.column.position);
+      }
+      return { kind: 'match', fn: expr.fn, column: column.planned, value: expr.value };
+    }
   }
 }
 
@@ -122,19 +151,64 @@ function planCompare(
   const r = planOperand(right, resolve);
   if (l.kind === 'null' || r.kind === 'null') {
     if (op === 'eq' || op === 'ne') {
-      return { kind: 'isNull', operand: l.kind === 'null' ? r : l, negated: op === 'ne' };
+      const other = l.kind === 'null' ? r : l;
+      const operand = other.kind === 'resolved' ? other.planned : other;
+      return { kind: 'isNull', operand, negated: op === 'ne' };
     }
     throw filterSyntax(
       `Invalid $filter at position ${position}: null cannot be compared with '${op}'; use 'eq null' or 'ne null'`,
     );
   }
-  return { kind: 'compare', op, left: l, right: r };
+  checkLiteral(l, r, position);
+  checkLiteral(r, l, position);
+  return { kind: 'compare', op, left: plannedOperand(l), right: plannedOperand(r) };
 }
 
-function planOperand(operand: Operand, resolve: Resolve): PlannedColumn | Literal {
-  return operand.kind === 'column' ? planColumn(operand, resolve) : operand;
+/** A column expression resolved, with its type for the checks. */
+interface Resolved {
+  readonly kind: 'resolved';
+  readonly planned: PlannedColumnExpr;
+  readonly described: Described;
 }
 
-function planColumn(ref: ColumnRef, resolve: Resolve): PlannedColumn {
-  return { kind: 'column', column: resolve(ref.name) };
+function planOperand(operand: Operand, resolve: Resolve): Resolved | FilterLiteral {
+  return operand.kind === 'column' || operand.kind === 'call'
+    ? planColumnExpr(operand, resolve)
+    : operand;
+}
+
+function plannedOperand(side: Resolved | NonNullFilterLiteral): PlannedOperand {
+  return side.kind === 'resolved' ? side.planned : side;
+}
+
+function planColumnExpr(expr: ColumnExpr, resolve: Resolve): Resolved {
+  if (expr.kind === 'column') {
+    const column = resolve(expr.name);
+    return {
+      kind: 'resolved',
+      planned: { kind: 'column', column },
+      described: describeColumn(column),
+    };
+  }
+  const column = resolve(expr.column.name);
+  const type = callType(expr.fn, column, expr.position);
+  return {
+    kind: 'resolved',
+    planned: { kind: 'call', fn: expr.fn, column },
+    described: describeCall(expr.fn, column, type),
+  };
+}
+
+/** A date/time `side` must meet an operand of a matching type; any other side passes. */
+function checkLiteral(
+  side: Resolved | NonNullFilterLiteral,
+  other: Resolved | NonNullFilterLiteral,
+  position: number,
+): void {
+  if (side.kind !== 'date' && side.kind !== 'datetime' && side.kind !== 'timeofday') return;
+  checkTemporal(
+    side,
+    other.kind === 'resolved' ? other.described : describeLiteral(other),
+    position,
+  );
 }

@@ -14,6 +14,22 @@ export type Literal =
 export type NullLiteral = Extract<Literal, { kind: 'null' }>;
 export type NonNullLiteral = Exclude<Literal, NullLiteral>;
 
+/**
+ * An unquoted date or time literal of CONTRACT §3.1a, checked and normalised by the lexer.
+ * `text` is the source as written (for messages); `value` is what MySQL is sent: `YYYY-MM-DD`
+ * for a date, `YYYY-MM-DD hh:mm:ss.ffffff` in UTC for a datetime (its offset applied), and
+ * `hh:mm:ss.ffffff` for a time of day.
+ */
+export type TemporalLiteral = {
+  readonly kind: 'date' | 'datetime' | 'timeofday';
+  readonly text: string;
+  readonly value: string;
+};
+
+/** A value in a filter: a key-value literal or a date/time literal. */
+export type FilterLiteral = Literal | TemporalLiteral;
+export type NonNullFilterLiteral = Exclude<FilterLiteral, NullLiteral>;
+
 /** A column name as written in the filter; `position` is its 1-based character position. */
 export interface ColumnRef {
   readonly kind: 'column';
@@ -21,7 +37,34 @@ export interface ColumnRef {
   readonly position: number;
 }
 
-export type Operand = ColumnRef | Literal;
+/** The functions a filter may apply to a column (CONTRACT §3.1a). */
+export const COLUMN_FNS = [
+  'tolower',
+  'toupper',
+  'trim',
+  'length',
+  'year',
+  'month',
+  'day',
+  'hour',
+  'minute',
+  'second',
+  'date',
+] as const;
+export type ColumnFn = (typeof COLUMN_FNS)[number];
+
+/** `fn(column)`; `position` is the function name's. */
+export interface FunctionCall {
+  readonly kind: 'call';
+  readonly fn: ColumnFn;
+  readonly column: ColumnRef;
+  readonly position: number;
+}
+
+/** What a condition is about: a column, or a function of one. */
+export type ColumnExpr = ColumnRef | FunctionCall;
+
+export type Operand = ColumnExpr | FilterLiteral;
 
 export type CompareOp = 'eq' | 'ne' | 'lt' | 'le' | 'gt' | 'ge';
 export type MatchFn = 'contains' | 'startswith' | 'endswith';
@@ -38,11 +81,15 @@ export type FilterExpr =
       /** 1-based character position of the operator, for errors found after parsing. */
       readonly position: number;
     }
-  | { readonly kind: 'in'; readonly column: ColumnRef; readonly values: readonly Literal[] }
+  | {
+      readonly kind: 'in';
+      readonly column: ColumnExpr;
+      readonly values: readonly FilterLiteral[];
+    }
   | {
       readonly kind: 'match';
       readonly fn: MatchFn;
-      readonly column: ColumnRef;
+      readonly column: ColumnExpr;
       readonly value: string;
     };
 

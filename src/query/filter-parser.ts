@@ -1,11 +1,21 @@
 /**
- * `$filter` text → FilterExpr, by recursive descent over the CONTRACT §3.1 grammar:
+ * `$filter` text → FilterExpr, by recursive descent over the CONTRACT §3.1/§3.1a grammar:
  * `or` < `and` < `not` < primary. Knows no schema. Enforces the limits (bytes, nesting, `in`
  * values) while parsing, so recursion never goes deeper than the nesting limit and every failure
  * is an ApiError naming the 1-based position and what was expected there.
  */
 import { filterSyntax, limitExceeded } from '../errors.js';
-import type { ColumnRef, CompareOp, FilterExpr, Literal, MatchFn, Operand } from './ast.js';
+import {
+  COLUMN_FNS,
+  type ColumnExpr,
+  type ColumnFn,
+  type ColumnRef,
+  type CompareOp,
+  type FilterExpr,
+  type FilterLiteral,
+  type MatchFn,
+  type Operand,
+} from './ast.js';
 import { asciiKeyword, excerpt, keywordLiteral, type Token, tokenize } from './lexer.js';
 
 export const MAX_FILTER_BYTES = 4096;
@@ -14,6 +24,7 @@ export const MAX_IN_VALUES = 1000;
 
 const COMPARE_OPS: ReadonlySet<string> = new Set<CompareOp>(['eq', 'ne', 'lt', 'le', 'gt', 'ge']);
 const MATCH_FNS: ReadonlySet<string> = new Set<MatchFn>(['contains', 'startswith', 'endswith']);
+const CALL_FNS: ReadonlySet<string> = new Set<ColumnFn>(COLUMN_FNS);
 // Words that always mean the grammar, never a column: a column named like one of these (or like
 // true/false/null, which are literals) cannot appear in a filter. Function names stay usable as
 // column names because a function is recognised only when `(` follows.
@@ -22,12 +33,14 @@ const RESERVED: ReadonlySet<string> = new Set(['and', 'or', 'not', 'in', ...COMP
 const EXPECT_CONDITION =
   "a condition (a column, a value, 'not', '(' or contains/startswith/endswith)";
 const EXPECT_OPERAND = 'a column or a value';
-const EXPECT_LITERAL = 'a value (a string, a number, true, false or null)';
+const EXPECT_LITERAL = 'a value (a string, a number, a date or time, true, false or null)';
+const FUNCTION_NAMES = ['contains', 'startswith', 'endswith', ...COLUMN_FNS].join(', ');
 
 function describe(token: Token): string {
   switch (token.kind) {
     case 'word':
     case 'number':
+    case 'temporal':
     case 'lparen':
     case 'rparen':
     case 'comma':
@@ -152,19 +165,21 @@ class Parser {
       const right = this.parseOperand(EXPECT_OPERAND);
       return { kind: 'compare', op: op as CompareOp, left, right, position: opToken.position };
     }
-    if (op === 'in' && left.kind === 'column') return this.parseIn(left);
+    if (op === 'in' && (left.kind === 'column' || left.kind === 'call')) {
+      return this.parseIn(left);
+    }
     throw syntaxError(
       opToken,
-      left.kind === 'column'
+      left.kind === 'column' || left.kind === 'call'
         ? 'an operator (eq, ne, lt, le, gt, ge or in)'
         : 'an operator (eq, ne, lt, le, gt or ge)',
     );
   }
 
-  /** `column in ( literal ( , literal )* )`, the column already read. */
-  private parseIn(column: ColumnRef): FilterExpr {
+  /** `column in ( literal ( , literal )* )`, the column (or function of one) already read. */
+  private parseIn(column: ColumnExpr): FilterExpr {
     this.expect('lparen', "'(' after 'in'");
-    const values: Literal[] = [];
+    const values: FilterLiteral[] = [];
     for (;;) {
       const token = this.peek();
       const value = this.parseLiteral();
@@ -180,25 +195,52 @@ class Parser {
     }
   }
 
-  /** `fn ( column , 'string' )`, positioned on the function name. */
+  /** `fn ( column , 'string' )`, positioned on the function name; the column may be `fn(column)`. */
   private parseMatch(fn: MatchFn): FilterExpr {
     this.next();
     this.next(); // `(`, checked by the caller
-    const column = this.parseColumn();
+    const token = this.peek();
+    const column =
+      token.kind === 'word' && this.peek(1).kind === 'lparen'
+        ? this.parseCall(token)
+        : this.parseColumn();
     this.expect('comma', "','");
-    const token = this.next();
-    if (token.kind !== 'string') throw syntaxError(token, 'a string in single quotes');
+    const value = this.next();
+    if (value.kind !== 'string') throw syntaxError(value, 'a string in single quotes');
     this.expect('rparen', "')'");
-    return { kind: 'match', fn, column, value: token.value };
+    return { kind: 'match', fn, column, value: value.value };
+  }
+
+  /** `fn ( column )`, positioned on the function name (a word followed by `(`). */
+  private parseCall(token: Extract<Token, { kind: 'word' }>): ColumnExpr {
+    const fn = asciiKeyword(token.text);
+    if (fn === null || !CALL_FNS.has(fn)) {
+      throw filterSyntax(
+        `Invalid $filter at position ${token.position}: unknown function '${excerpt(token.text)}'; the functions are ${FUNCTION_NAMES}`,
+      );
+    }
+    this.next();
+    this.next(); // `(`, checked by the caller
+    const argument = this.peek();
+    if (argument.kind === 'word' && this.peek(1).kind === 'lparen') {
+      throw syntaxError(argument, `a column (${fn} takes a column, not another function)`);
+    }
+    const column = this.parseColumn();
+    this.expect('rparen', "')'");
+    return { kind: 'call', fn: fn as ColumnFn, column, position: token.position };
   }
 
   private parseOperand(expected: string): Operand {
-    const token = this.next();
+    const token = this.peek();
+    if (token.kind === 'word' && this.peek(1).kind === 'lparen') return this.parseCall(token);
+    this.next();
     switch (token.kind) {
       case 'string':
         return { kind: 'string', value: token.value };
       case 'number':
         return { kind: 'number', text: token.text };
+      case 'temporal':
+        return token.literal;
       case 'word': {
         const literal = keywordLiteral(token.text);
         if (literal !== null) return literal;
@@ -209,13 +251,15 @@ class Parser {
     }
   }
 
-  private parseLiteral(): Literal {
+  private parseLiteral(): FilterLiteral {
     const token = this.next();
     switch (token.kind) {
       case 'string':
         return { kind: 'string', value: token.value };
       case 'number':
         return { kind: 'number', text: token.text };
+      case 'temporal':
+        return token.literal;
       case 'word': {
         const literal = keywordLiteral(token.text);
         if (literal !== null) return literal;

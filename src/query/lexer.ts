@@ -5,7 +5,8 @@
  * `invalid` token, and the parser reports it with what it expected at that place.
  */
 import { invalidQuery } from '../errors.js';
-import type { Literal } from './ast.js';
+import type { Literal, TemporalLiteral } from './ast.js';
+import { scanTemporal } from './temporal.js';
 
 export type Token =
   | { readonly kind: 'word'; readonly text: string; readonly position: number }
@@ -17,6 +18,13 @@ export type Token =
       readonly position: number;
     }
   | { readonly kind: 'number'; readonly text: string; readonly position: number }
+  /** An unquoted date, datetime or time of day (temporal.ts), already checked and normalised. */
+  | {
+      readonly kind: 'temporal';
+      readonly text: string;
+      readonly literal: TemporalLiteral;
+      readonly position: number;
+    }
   | {
       readonly kind: 'lparen' | 'rparen' | 'comma';
       readonly text: string;
@@ -125,6 +133,17 @@ export function tokenize(text: string): Token[] {
       tokens.push({ kind: 'string', text: source, value: scanned.value, position });
       i = scanned.end;
     } else if (c === '-' || isDigit(c)) {
+      const temporal = isDigit(c) ? scanTemporal(chars, i) : null;
+      if (temporal !== null) {
+        if ('problem' in temporal) {
+          tokens.push({ kind: 'invalid', problem: temporal.problem, position });
+          break;
+        }
+        const { literal } = temporal;
+        tokens.push({ kind: 'temporal', text: literal.text, literal, position });
+        i = temporal.end;
+        continue;
+      }
       const end = scanNumber(chars, i);
       if (end !== -1 && !isIdentChar(chars[end])) {
         tokens.push({ kind: 'number', text: chars.slice(i, end).join(''), position });

@@ -4,8 +4,13 @@
  * is a `?` parameter shaped for mysql2's `execute` (binary protocol). Knows no HTTP.
  */
 import { invalidQuery } from '../errors.js';
-import type { PlannedFilter, PlannedOperand, ReadPlan } from '../plan/read-plan.js';
-import type { CompareOp, Literal } from '../query/ast.js';
+import type {
+  PlannedColumnExpr,
+  PlannedFilter,
+  PlannedOperand,
+  ReadPlan,
+} from '../plan/read-plan.js';
+import type { ColumnFn, CompareOp, FilterLiteral, Literal } from '../query/ast.js';
 import type { CompiledQuery } from './compiled-query.js';
 import { quoteIdent } from './quote.js';
 
@@ -19,6 +24,33 @@ const COMPARE_SQL: Readonly<Record<CompareOp, string>> = {
   gt: '>',
   ge: '>=',
 };
+
+// Fixed SQL for each filter function (CONTRACT §3.1a); the request only picks an entry. A
+// function on a column hides the column from its index: MySQL evaluates it on every row.
+const FN_SQL: Readonly<Record<ColumnFn, string>> = {
+  tolower: 'LOWER',
+  toupper: 'UPPER',
+  trim: 'TRIM',
+  length: 'CHAR_LENGTH',
+  year: 'YEAR',
+  month: 'MONTH',
+  day: 'DAYOFMONTH',
+  hour: 'HOUR',
+  minute: 'MINUTE',
+  second: 'SECOND',
+  date: 'DATE',
+};
+
+// Date/time literals go as strings inside an explicit CAST, so MySQL compares them as temporal
+// values (never as text) whatever the other side is: a DATE meeting a DATETIME is that day at
+// 00:00:00 (MySQL manual, "Conversion Between Date and Time Types"). The session runs
+// time_zone '+00:00', so a TIMESTAMP is compared as UTC wall time; DATETIME(6) and TIME(6)
+// keep every microsecond the lexer accepted.
+const TEMPORAL_PLACEHOLDER = {
+  date: 'CAST(? AS DATE)',
+  datetime: 'CAST(? AS DATETIME(6))',
+  timeofday: 'CAST(? AS TIME(6))',
+} as const;
 
 /** LIMIT for `$skip` without `$top`: the largest row count MySQL accepts (its manual's own idiom). */
 export const NO_LIMIT = '18446744073709551615';
@@ -91,9 +123,9 @@ export function compileFilter(filter: PlannedFilter, params: unknown[]): string 
       return `${operand} ${filter.negated ? 'IS NOT NULL' : 'IS NULL'}`;
     }
     case 'in': {
-      const column = quoteIdent(filter.column.name);
+      const column = compileColumnExpr(filter.column);
       if (filter.values.length === 0) return filter.orNull ? `${column} IS NULL` : '(1 = 0)';
-      const list = filter.values.map((value) => compileValue(value, params)).join(', ');
+      const list = filter.values.map((value) => compileFilterValue(value, params)).join(', ');
       const membership = `${column} IN (${list})`;
       return filter.orNull ? `(${membership} OR ${column} IS NULL)` : membership;
     }
@@ -110,15 +142,34 @@ export function compileFilter(filter: PlannedFilter, params: unknown[]): string 
             ? `${escaped}%`
             : `%${escaped}`;
       params.push(pattern);
-      return `${quoteIdent(filter.column.name)} LIKE ? ESCAPE '!'`;
+      return `${compileColumnExpr(filter.column)} LIKE ? ESCAPE '!'`;
     }
   }
 }
 
-function compileOperand(operand: PlannedOperand | Literal, params: unknown[]): string {
-  return operand.kind === 'column'
-    ? quoteIdent(operand.column.name)
-    : compileValue(operand, params);
+function compileOperand(operand: PlannedOperand | FilterLiteral, params: unknown[]): string {
+  return operand.kind === 'column' || operand.kind === 'call'
+    ? compileColumnExpr(operand)
+    : compileFilterValue(operand, params);
+}
+
+/** A column, or a fixed SQL function of one: `LOWER(`name`)`. */
+function compileColumnExpr(expr: PlannedColumnExpr): string {
+  const column = quoteIdent(expr.column.name);
+  return expr.kind === 'column' ? column : `${FN_SQL[expr.fn]}(${column})`;
+}
+
+/** A filter value: a date/time literal as a CAST placeholder, anything else as compileValue. */
+function compileFilterValue(literal: FilterLiteral, params: unknown[]): string {
+  switch (literal.kind) {
+    case 'date':
+    case 'datetime':
+    case 'timeofday':
+      params.push(literal.value);
+      return TEMPORAL_PLACEHOLDER[literal.kind];
+    default:
+      return compileValue(literal, params);
+  }
 }
 
 /**

@@ -1,13 +1,25 @@
 /**
- * fast-check generators for the read options of CONTRACT §3.1, built from the grammar rather
- * than from strings: a random valid `$filter` AST (shaped exactly like the parser's output, so
- * a round trip can be compared), its text in a random but valid spelling (keyword case,
- * whitespace, number forms), and random `$select`/`$orderby`/`$top`/`$skip` over a table's
- * columns. Used by the unit fuzz (parse → plan → compile) and by the MariaDB round trip.
+ * fast-check generators for the read options of CONTRACT §3.1 and §3.1a, built from the grammar
+ * rather than from strings: a random valid `$filter` AST (shaped exactly like the parser's
+ * output, so a round trip can be compared) whose functions and date/time literals meet columns
+ * of the types they take, its text in a random but valid spelling (keyword case, whitespace,
+ * number forms), and random `$select`/`$orderby`/`$top`/`$skip` over a table's columns. Used by
+ * the unit fuzz (parse → plan → compile) and by the MariaDB round trip.
  */
 import fc from 'fast-check';
 import type { TableInfo } from '../../src/db/schema-types.js';
-import type { CompareOp, FilterExpr, Literal, MatchFn, Operand } from '../../src/query/ast.js';
+import { columnType, type ValueType } from '../../src/plan/filter-types.js';
+import type {
+  ColumnExpr,
+  ColumnFn,
+  CompareOp,
+  FilterExpr,
+  FilterLiteral,
+  Literal,
+  MatchFn,
+  Operand,
+  TemporalLiteral,
+} from '../../src/query/ast.js';
 
 const OPS: readonly CompareOp[] = ['eq', 'ne', 'lt', 'le', 'gt', 'ge'];
 const FNS: readonly MatchFn[] = ['contains', 'startswith', 'endswith'];
@@ -84,25 +96,179 @@ export const literalArb: fc.Arbitrary<Literal> = fc.oneof(
 
 const nonNullLiteral = literalArb.filter((l) => l.kind !== 'null');
 
-/** A valid filter AST over `columns` (positions are 0: compare with `withoutPositions`). */
-export function filterArb(columns: readonly string[], maxDepth = 4): fc.Arbitrary<FilterExpr> {
-  const column = fc.constantFrom(...columns).map((name) => ({
+const pad = (n: number, width = 2) => String(n).padStart(width, '0');
+
+/** Days in a month, from JavaScript's own calendar: an oracle independent of src/query/temporal.ts. */
+function daysInMonth(year: number, month: number): number {
+  const date = new Date(0);
+  date.setUTCFullYear(year, month, 0);
+  return date.getUTCDate();
+}
+
+const datePart = fc
+  .tuple(
+    fc.integer({ min: 1, max: 9998 }),
+    fc.integer({ min: 1, max: 12 }),
+    fc.integer({ min: 1, max: 31 }),
+  )
+  .map(([y, m, d]) => [y, m, Math.min(d, daysInMonth(y, m))] as const);
+const clockPart = fc.tuple(
+  fc.integer({ min: 0, max: 23 }),
+  fc.integer({ min: 0, max: 59 }),
+  fc.integer({ min: 0, max: 59 }),
+);
+/** A fraction as written: 1–6 digits, sometimes with zeros past the sixth (accepted, dropped). */
+const fractionText = fc.oneof(
+  fc.constant(''),
+  fc
+    .tuple(fc.stringMatching(/^[0-9]{1,6}$/), fc.constantFrom('', '000'))
+    .map(([digits, zeros]) => digits + zeros),
+);
+const micros = (fraction: string) => fraction.slice(0, 6).padEnd(6, '0');
+
+export const dateLiteralArb: fc.Arbitrary<TemporalLiteral> = datePart.map(([y, m, d]) => {
+  const text = `${pad(y, 4)}-${pad(m)}-${pad(d)}`;
+  return { kind: 'date', text, value: text };
+});
+
+/** A datetime with `Z` or an offset; its `value` is computed with Date's UTC arithmetic. */
+export const datetimeLiteralArb: fc.Arbitrary<TemporalLiteral> = fc
+  .tuple(
+    datePart,
+    clockPart,
+    fc.boolean(),
+    fractionText,
+    fc.oneof(
+      fc.constantFrom('Z', 'z'),
+      fc
+        .tuple(
+          fc.constantFrom('+', '-'),
+          fc.integer({ min: 0, max: 14 }),
+          fc.constantFrom(0, 30, 45),
+        )
+        .map(([sign, h, m]) => `${sign}${pad(h)}:${pad(m)}`),
+    ),
+    fc.constantFrom('T', 't'),
+  )
+  .map(([[y, mo, d], [h, mi, s], withSeconds, fraction, zone, t]) => {
+    const seconds = withSeconds ? s : 0;
+    const secondsText = withSeconds ? `:${pad(s)}${fraction === '' ? '' : `.${fraction}`}` : '';
+    const text = `${pad(y, 4)}-${pad(mo)}-${pad(d)}${t}${pad(h)}:${pad(mi)}${secondsText}${zone}`;
+    const offset = /^[Zz]$/.test(zone)
+      ? 0
+      : (zone.startsWith('-') ? -1 : 1) * (Number(zone.slice(1, 3)) * 60 + Number(zone.slice(4)));
+    const utc = new Date(0);
+    utc.setUTCFullYear(y, mo - 1, d);
+    utc.setUTCHours(h, mi - offset, seconds, 0);
+    const value =
+      `${pad(utc.getUTCFullYear(), 4)}-${pad(utc.getUTCMonth() + 1)}-${pad(utc.getUTCDate())} ` +
+      `${pad(utc.getUTCHours())}:${pad(utc.getUTCMinutes())}:${pad(utc.getUTCSeconds())}.${micros(withSeconds ? fraction : '')}`;
+    return { kind: 'datetime', text, value };
+  });
+
+export const timeOfDayLiteralArb: fc.Arbitrary<TemporalLiteral> = fc
+  .tuple(clockPart, fractionText)
+  .map(([[h, m, s], fraction]) => {
+    const clock = `${pad(h)}:${pad(m)}:${pad(s)}`;
+    return {
+      kind: 'timeofday',
+      text: fraction === '' ? clock : `${clock}.${fraction}`,
+      value: `${clock}.${micros(fraction)}`,
+    };
+  });
+
+/** The functions and the column types each takes, with the type it gives (CONTRACT §3.1a). */
+const FN_TYPES: readonly [ColumnFn, readonly ValueType[], ValueType][] = [
+  ['tolower', ['text'], 'text'],
+  ['toupper', ['text'], 'text'],
+  ['trim', ['text'], 'text'],
+  ['length', ['text'], 'number'],
+  ['year', ['date', 'datetime'], 'number'],
+  ['month', ['date', 'datetime'], 'number'],
+  ['day', ['date', 'datetime'], 'number'],
+  ['hour', ['datetime', 'time'], 'number'],
+  ['minute', ['datetime', 'time'], 'number'],
+  ['second', ['datetime', 'time'], 'number'],
+  ['date', ['date', 'datetime'], 'date'],
+];
+
+/** A column or a function of one, with the type it gives. */
+interface Subject {
+  readonly expr: ColumnExpr;
+  readonly type: ValueType;
+}
+
+/** Literals that may meet a subject of this type: plain ones always, date/time ones by type. */
+function literalFor(type: ValueType, withNull: boolean): fc.Arbitrary<FilterLiteral> {
+  const plain = withNull ? literalArb : nonNullLiteral;
+  if (type === 'date' || type === 'datetime') {
+    return fc.oneof(plain, dateLiteralArb, datetimeLiteralArb);
+  }
+  if (type === 'time') return fc.oneof(plain, timeOfDayLiteralArb);
+  return plain;
+}
+
+/**
+ * A valid filter AST over the filterable columns of `table` (positions are 0: compare with
+ * `withoutPositions`). Functions are applied only to columns of a type they take, and date/time
+ * literals meet only columns (or functions) of a matching type. Given only names, the columns'
+ * types are unknown: no functions, no date/time literals.
+ */
+export function filterArb(
+  source: TableInfo | readonly string[],
+  maxDepth = 4,
+): fc.Arbitrary<FilterExpr> {
+  const typed: readonly { name: string; type: ValueType }[] =
+    'columns' in source
+      ? source.columns
+          .filter((c) => filterableColumns(source).includes(c.name))
+          .map((c) => ({ name: c.name, type: columnType(c) }))
+      : source.map((name) => ({ name, type: 'other' as const }));
+  const columns = typed;
+  const subjects: Subject[] = [];
+  for (const { name, type } of typed) {
+    const ref = { kind: 'column' as const, name, position: 0 };
+    subjects.push({ expr: ref, type });
+    for (const [fn, takes, gives] of FN_TYPES) {
+      if (takes.includes(type)) {
+        subjects.push({ expr: { kind: 'call', fn, column: ref, position: 0 }, type: gives });
+      }
+    }
+  }
+  const column = fc.constantFrom(...columns).map((c) => ({
     kind: 'column' as const,
-    name,
+    name: c.name,
     position: 0,
   }));
-  const operand: fc.Arbitrary<Operand> = fc.oneof(column, nonNullLiteral);
+  const subject = fc.constantFrom(...subjects);
+  // A subject against a literal it may meet, or two plain operands (columns or plain literals).
+  const typedPair: fc.Arbitrary<[Operand, Operand]> = fc
+    .tuple(
+      subject.chain((s) => fc.tuple(fc.constant(s.expr), literalFor(s.type, false))),
+      fc.boolean(),
+    )
+    .map(([[expr, literal], swap]) => (swap ? [literal, expr] : [expr, literal]));
+  const plainOperand: fc.Arbitrary<Operand> = fc.oneof(column, nonNullLiteral);
+  const operands = fc.oneof(typedPair, fc.tuple(plainOperand, plainOperand));
   const compare: fc.Arbitrary<FilterExpr> = fc.oneof(
-    fc.record({
-      kind: fc.constant('compare' as const),
-      op: fc.constantFrom(...OPS),
-      left: operand,
-      right: operand,
-      position: fc.constant(0),
-    }),
+    fc
+      .tuple(fc.constantFrom(...OPS), operands)
+      .map(
+        ([op, [left, right]]): FilterExpr => ({ kind: 'compare', op, left, right, position: 0 }),
+      ),
     // `null` only with eq/ne: with lt/le/gt/ge it is a plan error (tested on its own).
     fc
-      .tuple(fc.constantFrom<CompareOp>('eq', 'ne'), fc.oneof(column, literalArb), fc.boolean())
+      .tuple(
+        fc.constantFrom<CompareOp>('eq', 'ne'),
+        fc.oneof(
+          subject.map((s) => s.expr),
+          literalArb,
+          dateLiteralArb,
+          datetimeLiteralArb,
+          timeOfDayLiteralArb,
+        ),
+        fc.boolean(),
+      )
       .map(([op, other, nullFirst]): FilterExpr => {
         const nul: Literal = { kind: 'null' };
         return {
@@ -114,15 +280,21 @@ export function filterArb(columns: readonly string[], maxDepth = 4): fc.Arbitrar
         };
       }),
   );
-  const membership: fc.Arbitrary<FilterExpr> = fc.record({
-    kind: fc.constant('in' as const),
-    column,
-    values: fc.array(literalArb, { minLength: 1, maxLength: 6 }),
-  });
+  const membership: fc.Arbitrary<FilterExpr> = subject.chain((s) =>
+    fc.record({
+      kind: fc.constant('in' as const),
+      column: fc.constant(s.expr),
+      values: fc.array(literalFor(s.type, true), { minLength: 1, maxLength: 6 }),
+    }),
+  );
+  // contains/startswith/endswith take any column, or a function that gives text.
+  const matchSubjects = subjects
+    .filter((s) => s.expr.kind === 'column' || s.type === 'text')
+    .map((s) => s.expr);
   const match: fc.Arbitrary<FilterExpr> = fc.record({
     kind: fc.constant('match' as const),
     fn: fc.constantFrom(...FNS),
-    column,
+    column: fc.constantFrom(...matchSubjects),
     value: stringValue,
   });
   const leaf = fc.oneof({ weight: 4, arbitrary: compare }, membership, match);
@@ -151,8 +323,12 @@ export const spellingArb: fc.Arbitrary<Spelling> = fc.record({
   space: fc.constantFrom(' ', '  ', '\t', '\n', ' \r\n '),
 });
 
-function literalText(literal: Literal, s: Spelling): string {
+function literalText(literal: FilterLiteral, s: Spelling): string {
   switch (literal.kind) {
+    case 'date':
+    case 'datetime':
+    case 'timeofday':
+      return literal.text;
     case 'string':
       return `'${literal.value.replaceAll("'", "''")}'`;
     case 'number':
@@ -168,8 +344,14 @@ function keyword(word: string, s: Spelling): string {
   return s.upper ? word.toUpperCase() : word;
 }
 
+function columnText(expr: ColumnExpr, s: Spelling): string {
+  return expr.kind === 'column' ? expr.name : `${keyword(expr.fn, s)}(${expr.column.name})`;
+}
+
 function operandText(operand: Operand, s: Spelling): string {
-  return operand.kind === 'column' ? operand.name : literalText(operand, s);
+  return operand.kind === 'column' || operand.kind === 'call'
+    ? columnText(operand, s)
+    : literalText(operand, s);
 }
 
 /** The filter as text the grammar accepts; and/or/not groups are always parenthesised. */
@@ -184,9 +366,9 @@ export function filterText(expr: FilterExpr, s: Spelling): string {
     case 'compare':
       return `${operandText(expr.left, s)}${_}${keyword(expr.op, s)}${_}${operandText(expr.right, s)}`;
     case 'in':
-      return `${expr.column.name}${_}${keyword('in', s)}${_}(${expr.values.map((v) => literalText(v, s)).join(`,${_}`)})`;
+      return `${columnText(expr.column, s)}${_}${keyword('in', s)}${_}(${expr.values.map((v) => literalText(v, s)).join(`,${_}`)})`;
     case 'match':
-      return `${keyword(expr.fn, s)}(${expr.column.name},${_}${literalText({ kind: 'string', value: expr.value }, s)})`;
+      return `${keyword(expr.fn, s)}(${columnText(expr.column, s)},${_}${literalText({ kind: 'string', value: expr.value }, s)})`;
   }
 }
 

@@ -315,6 +315,7 @@ describe('operations', () => {
                         'INVALID_QUERY',
                         'OPTION_WITHOUT_DOLLAR',
                         'FILTER_SYNTAX',
+                        'FILTER_TYPE',
                         'LIMIT_EXCEEDED',
                         'UNKNOWN_COLUMN',
                         'MALFORMED_URL',

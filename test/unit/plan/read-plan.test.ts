@@ -4,7 +4,21 @@ import { type PlannedFilter, planRead, type ReadPlan } from '../../../src/plan/r
 import type { ReadRequest } from '../../../src/query/ast.js';
 import { parseFilter } from '../../../src/query/filter-parser.js';
 import { parseReadOptions } from '../../../src/query/options.js';
-import { backtick, id, note, order, price, select, shipped, size } from '../fixtures/schema.js';
+import {
+  at,
+  backtick,
+  clock,
+  day,
+  events,
+  id,
+  note,
+  order,
+  price,
+  select,
+  shipped,
+  size,
+  stamp,
+} from '../fixtures/schema.js';
 
 const request = (overrides: Partial<ReadRequest>): ReadRequest => ({
   select: '*',
@@ -112,7 +126,7 @@ describe('planRead: filters', () => {
       "größe in (1, null, 'a', null)",
       {
         kind: 'in',
-        column: size,
+        column: { kind: 'column', column: size },
         values: [
           { kind: 'number', text: '1' },
           { kind: 'string', value: 'a' },
@@ -122,10 +136,21 @@ describe('planRead: filters', () => {
     ],
     [
       'id in (1)',
-      { kind: 'in', column: id, values: [{ kind: 'number', text: '1' }], orNull: false },
+      {
+        kind: 'in',
+        column: { kind: 'column', column: id },
+        values: [{ kind: 'number', text: '1' }],
+        orNull: false,
+      },
     ],
-    ['note in (null)', { kind: 'in', column: note, values: [], orNull: true }],
-    ["startswith(select, 'a_')", { kind: 'match', fn: 'startswith', column: select, value: 'a_' }],
+    [
+      'note in (null)',
+      { kind: 'in', column: { kind: 'column', column: note }, values: [], orNull: true },
+    ],
+    [
+      "startswith(select, 'a_')",
+      { kind: 'match', fn: 'startswith', column: { kind: 'column', column: select }, value: 'a_' },
+    ],
     [
       'not (id eq 1 or shipped eq true) and note ne null',
       {
@@ -178,5 +203,203 @@ describe('planRead: filters', () => {
     expect(error.status).toBe(400);
     expect(error.code).toBe('FILTER_SYNTAX');
     expect(error.message).toBe(`Invalid $filter ${message}`);
+  });
+});
+
+describe('planRead: functions and date/time literals are type-checked (CONTRACT §3.1a)', () => {
+  const planEvents = (text: string): PlannedFilter | null =>
+    planRead(request({ filter: parseFilter(text) }), events).filter;
+  const datetime = (text: string, value: string) => ({ kind: 'datetime' as const, text, value });
+
+  test.each<[string, PlannedFilter]>([
+    [
+      'at gt 2024-01-03T00:00:00Z',
+      {
+        kind: 'compare',
+        op: 'gt',
+        left: { kind: 'column', column: at },
+        right: datetime('2024-01-03T00:00:00Z', '2024-01-03 00:00:00.000000'),
+      },
+    ],
+    [
+      // a datetime meets a DATE column: the DATE is that day at 00:00:00
+      '2024-01-03T01:00:00+01:00 eq day',
+      {
+        kind: 'compare',
+        op: 'eq',
+        left: datetime('2024-01-03T01:00:00+01:00', '2024-01-03 00:00:00.000000'),
+        right: { kind: 'column', column: day },
+      },
+    ],
+    [
+      'stamp ge 2024-01-03',
+      {
+        kind: 'compare',
+        op: 'ge',
+        left: { kind: 'column', column: stamp },
+        right: { kind: 'date', text: '2024-01-03', value: '2024-01-03' },
+      },
+    ],
+    [
+      'clock lt 12:00:00',
+      {
+        kind: 'compare',
+        op: 'lt',
+        left: { kind: 'column', column: clock },
+        right: { kind: 'timeofday', text: '12:00:00', value: '12:00:00.000000' },
+      },
+    ],
+    [
+      'date(stamp) eq 2024-01-03',
+      {
+        kind: 'compare',
+        op: 'eq',
+        left: { kind: 'call', fn: 'date', column: stamp },
+        right: { kind: 'date', text: '2024-01-03', value: '2024-01-03' },
+      },
+    ],
+    [
+      "contains(tolower(select),'a')",
+      {
+        kind: 'match',
+        fn: 'contains',
+        column: { kind: 'call', fn: 'tolower', column: select },
+        value: 'a',
+      },
+    ],
+    [
+      'hour(clock) in (1, null)',
+      {
+        kind: 'in',
+        column: { kind: 'call', fn: 'hour', column: clock },
+        values: [{ kind: 'number', text: '1' }],
+        orNull: true,
+      },
+    ],
+    [
+      'year(at) eq null',
+      { kind: 'isNull', operand: { kind: 'call', fn: 'year', column: at }, negated: false },
+    ],
+    [
+      'length(select) gt price',
+      {
+        kind: 'compare',
+        op: 'gt',
+        left: { kind: 'call', fn: 'length', column: select },
+        right: { kind: 'column', column: price },
+      },
+    ],
+    [
+      // two literals of matching kinds need no column
+      '2024-01-03 lt 2024-01-03T10:00:00Z',
+      {
+        kind: 'compare',
+        op: 'lt',
+        left: { kind: 'date', text: '2024-01-03', value: '2024-01-03' },
+        right: datetime('2024-01-03T10:00:00Z', '2024-01-03 10:00:00.000000'),
+      },
+    ],
+  ])('%j', (text, expected) => {
+    expect(planEvents(text)).toEqual(expected);
+  });
+
+  test('every function takes the column types it should, and no others', () => {
+    const takes: Record<string, string[]> = {
+      tolower: ['select'],
+      toupper: ['select'],
+      trim: ['select'],
+      length: ['select'],
+      year: ['day', 'at', 'stamp'],
+      month: ['day', 'at', 'stamp'],
+      day: ['day', 'at', 'stamp'],
+      hour: ['at', 'stamp', 'clock'],
+      minute: ['at', 'stamp', 'clock'],
+      second: ['at', 'stamp', 'clock'],
+      date: ['day', 'at', 'stamp'],
+    };
+    for (const [fn, accepted] of Object.entries(takes)) {
+      const taken = events.columns
+        .map((c) => c.name)
+        .filter((name) => {
+          try {
+            planEvents(`${fn}(${name}) eq null`);
+            return true;
+          } catch (error) {
+            expect(error).toMatchObject({ status: 400, code: 'FILTER_TYPE' });
+            return false;
+          }
+        });
+      expect({ fn, taken }).toEqual({ fn, taken: accepted });
+    }
+  });
+
+  test.each<[string, string]>([
+    [
+      'select eq 2024-01-03',
+      "at position 8: the date 2024-01-03 cannot be compared with column 'select' (varchar), which is text; a date is compared with a DATE, DATETIME or TIMESTAMP column or date()",
+    ],
+    [
+      'price gt 2024-01-03T00:00:00Z',
+      "at position 7: the datetime 2024-01-03T00:00:00Z cannot be compared with column 'price' (decimal), which is a number; a datetime is compared with a DATE, DATETIME or TIMESTAMP column or date()",
+    ],
+    [
+      'clock eq 2024-01-03',
+      "at position 7: the date 2024-01-03 cannot be compared with column 'clock' (time), which is a time; a date is compared with a DATE, DATETIME or TIMESTAMP column or date()",
+    ],
+    [
+      'at eq 12:00:00',
+      "at position 4: the time of day 12:00:00 cannot be compared with column 'at' (datetime), which is a datetime; a time of day is compared with a TIME column",
+    ],
+    [
+      'doc eq 2024-01-03',
+      "at position 5: the date 2024-01-03 cannot be compared with column 'doc' (longtext), which is neither text, a number nor a date or time; a date is compared with a DATE, DATETIME or TIMESTAMP column or date()",
+    ],
+    [
+      "2024-01-03 eq '2024-01-03'",
+      "at position 12: the date 2024-01-03 cannot be compared with the string '2024-01-03', which is text; a date is compared with a DATE, DATETIME or TIMESTAMP column or date()",
+    ],
+    [
+      'year(at) eq 2024-01-03',
+      "at position 10: the date 2024-01-03 cannot be compared with year(at) on column 'at' (datetime), which is a number; a date is compared with a DATE, DATETIME or TIMESTAMP column or date()",
+    ],
+    [
+      'select in (1, 2024-01-03)',
+      "at position 1: the date 2024-01-03 cannot be compared with column 'select' (varchar), which is text; a date is compared with a DATE, DATETIME or TIMESTAMP column or date()",
+    ],
+    [
+      'year(select) eq 2024',
+      "at position 1: year() takes a DATE, DATETIME or TIMESTAMP column, and column 'select' (varchar) is not one",
+    ],
+    [
+      "tolower(at) eq 'x'",
+      "at position 1: tolower() takes a text column, and column 'at' (datetime) is not one",
+    ],
+    [
+      'hour(day) eq 1',
+      "at position 1: hour() takes a DATETIME, TIMESTAMP or TIME column, and column 'day' (date) is not one",
+    ],
+    [
+      'length(doc) eq 1',
+      "at position 1: length() takes a text column, and column 'doc' (longtext) is not one",
+    ],
+    [
+      "contains(year(at), '2')",
+      "at position 10: contains() needs text, and year(at) on column 'at' (datetime) gives a number",
+    ],
+    [
+      "startswith(date(at), '2024')",
+      "at position 12: startswith() needs text, and date(at) on column 'at' (datetime) gives a date",
+    ],
+  ])('%j → FILTER_TYPE', (text, message) => {
+    const error = failure(() => planEvents(text));
+    expect(error.status).toBe(400);
+    expect(error.code).toBe('FILTER_TYPE');
+    expect(error.message).toBe(`Invalid $filter ${message}`);
+  });
+
+  test('an unknown column inside a function is UNKNOWN_COLUMN', () => {
+    const error = failure(() => planEvents('year(nope) eq 1'));
+    expect(error.code).toBe('UNKNOWN_COLUMN');
+    expect(error.message).toBe("Column 'nope' does not exist in table 'events'");
   });
 });

@@ -1,7 +1,15 @@
 import { describe, expect, test } from '@jest/globals';
 import fc from 'fast-check';
 import { ApiError } from '../../../src/errors.js';
-import type { ColumnRef, FilterExpr, Literal, Operand } from '../../../src/query/ast.js';
+import type {
+  ColumnFn,
+  ColumnRef,
+  FilterExpr,
+  FunctionCall,
+  Literal,
+  Operand,
+  TemporalLiteral,
+} from '../../../src/query/ast.js';
 import { parseFilter } from '../../../src/query/filter-parser.js';
 
 // Small AST builders so expected trees read like the filters they come from.
@@ -10,6 +18,13 @@ const num = (text: string): Literal => ({ kind: 'number', text });
 const str = (value: string): Literal => ({ kind: 'string', value });
 const bool = (value: boolean): Literal => ({ kind: 'boolean', value });
 const NULL: Literal = { kind: 'null' };
+const call = (fn: ColumnFn, column: ColumnRef, position: number): FunctionCall => ({
+  kind: 'call',
+  fn,
+  column,
+  position,
+});
+const date = (text: string): TemporalLiteral => ({ kind: 'date', text, value: text });
 const cmp = (
   left: Operand,
   op: 'eq' | 'ne' | 'lt' | 'le' | 'gt' | 'ge',
@@ -197,17 +212,17 @@ describe('parseFilter: syntax errors name the position and what was expected', (
     ['id in 1', "at position 7: expected '(' after 'in', found '1'"],
     [
       'id in ()',
-      "at position 8: expected a value (a string, a number, true, false or null), found ')'",
+      "at position 8: expected a value (a string, a number, a date or time, true, false or null), found ')'",
     ],
     [
       'id in (1,)',
-      "at position 10: expected a value (a string, a number, true, false or null), found ')'",
+      "at position 10: expected a value (a string, a number, a date or time, true, false or null), found ')'",
     ],
     ['id in (1 2)', "at position 10: expected ',' or ')', found '2'"],
     ['id in (1', "at position 9: expected ',' or ')', found end of filter"],
     [
       'id in (x)',
-      "at position 8: expected a value (a string, a number, true, false or null), found 'x'",
+      "at position 8: expected a value (a string, a number, a date or time, true, false or null), found 'x'",
     ],
     ['contains(name)', "at position 14: expected ',', found ')'"],
     ["contains('a', 'b')", "at position 10: expected a column, found the string 'a'"],
@@ -370,5 +385,111 @@ describe('parseFilter: any input', () => {
       ),
       { numRuns: 3000 },
     );
+  });
+});
+
+describe('parseFilter: functions on a column and date/time literals (CONTRACT §3.1a)', () => {
+  test.each<[string, FilterExpr]>([
+    // what odata-query sends
+    [
+      'created_at gt 2024-01-03T00:00:00.000Z',
+      cmp(
+        col('created_at', 1),
+        'gt',
+        {
+          kind: 'datetime',
+          text: '2024-01-03T00:00:00.000Z',
+          value: '2024-01-03 00:00:00.000000',
+        },
+        12,
+      ),
+    ],
+    [
+      "contains(tolower(category),'cat-7')",
+      {
+        kind: 'match',
+        fn: 'contains',
+        column: call('tolower', col('category', 18), 10),
+        value: 'cat-7',
+      },
+    ],
+    ['year(created_at) eq 2024', cmp(call('year', col('created_at', 6), 1), 'eq', num('2024'), 18)],
+    // every function, any case, spaces inside the parentheses
+    ...(
+      [
+        'tolower',
+        'toupper',
+        'trim',
+        'length',
+        'year',
+        'month',
+        'day',
+        'hour',
+        'minute',
+        'second',
+        'date',
+      ] as const
+    ).map((fn): [string, FilterExpr] => [
+      `${fn.toUpperCase()}( c ) eq 1`,
+      cmp(call(fn, col('c', fn.length + 3), 1), 'eq', num('1'), fn.length + 7),
+    ]),
+    // a function on either side, or on both
+    ["'a' eq toupper(name)", cmp(str('a'), 'eq', call('toupper', col('name', 16), 8), 5)],
+    [
+      'month(a) eq day(b)',
+      cmp(call('month', col('a', 7), 1), 'eq', call('day', col('b', 17), 13), 10),
+    ],
+    // in, startswith/endswith on a function
+    [
+      'year(at) in (2023, 2024)',
+      { kind: 'in', column: call('year', col('at', 6), 1), values: [num('2023'), num('2024')] },
+    ],
+    [
+      "endswith(trim(name), 'x')",
+      { kind: 'match', fn: 'endswith', column: call('trim', col('name', 15), 10), value: 'x' },
+    ],
+    [
+      'day in (2024-01-03, null)',
+      { kind: 'in', column: col('day', 1), values: [date('2024-01-03'), NULL] },
+    ],
+    // function names stay column names when no '(' follows
+    ['year eq 2024', cmp(col('year', 1), 'eq', num('2024'), 6)],
+    ['date eq 2024-01-03', cmp(col('date', 1), 'eq', date('2024-01-03'), 6)],
+    ["contains(date, 'x')", { kind: 'match', fn: 'contains', column: col('date', 10), value: 'x' }],
+    ['date(date) eq date', cmp(call('date', col('date', 6), 1), 'eq', col('date', 15), 12)],
+    // a literal on the left, not
+    ['not 2024-01-03 lt day', not(cmp(date('2024-01-03'), 'lt', col('day', 19), 16))],
+  ])('%j', (text, expected) => {
+    expect(parseFilter(text)).toEqual(expected);
+  });
+
+  test.each<[string, string]>([
+    [
+      'foo(name) eq 1',
+      "at position 1: unknown function 'foo'; the functions are contains, startswith, endswith, tolower, toupper, trim, length, year, month, day, hour, minute, second, date",
+    ],
+    [
+      "substringof('a', name)",
+      "at position 1: unknown function 'substringof'; the functions are contains, startswith, endswith, tolower, toupper, trim, length, year, month, day, hour, minute, second, date",
+    ],
+    [
+      "tolower(trim(name)) eq 'a'",
+      "at position 9: expected a column (tolower takes a column, not another function), found 'trim'",
+    ],
+    ["contains(tolower(name) 'a')", "at position 24: expected ',', found the string 'a'"],
+    ['year() eq 1', "at position 6: expected a column, found ')'"],
+    ["year('x') eq 1", "at position 6: expected a column, found the string 'x'"],
+    ['year(a, b) eq 1', "at position 7: expected ')', found ','"],
+    [
+      'year(a)',
+      'at position 8: expected an operator (eq, ne, lt, le, gt, ge or in), found end of filter',
+    ],
+    ['year(a) eq', 'at position 11: expected a column or a value, found end of filter'],
+    ['year(a) in 1', "at position 12: expected '(' after 'in', found '1'"],
+  ])('%j → FILTER_SYNTAX', (text, message) => {
+    const error = failure(text);
+    expect(error.status).toBe(400);
+    expect(error.code).toBe('FILTER_SYNTAX');
+    expect(error.message).toBe(`Invalid $filter ${message}`);
   });
 });

@@ -4,7 +4,7 @@ import { type PlannedFilter, planRead, type ReadPlan } from '../../../src/plan/r
 import { parseReadOptions, type QueryObject } from '../../../src/query/options.js';
 import { compileCount, compileFilter, compileRead } from '../../../src/sql/compile-read.js';
 import type { CompiledQuery } from '../../../src/sql/compiled-query.js';
-import { id, note, order, select } from '../fixtures/schema.js';
+import { events, id, note, order, select } from '../fixtures/schema.js';
 
 const plan = (query: QueryObject): ReadPlan => planRead(parseReadOptions(query), order);
 const read = (query: QueryObject): CompiledQuery => compileRead(plan(query));
@@ -214,7 +214,7 @@ describe('compileFilter on hand-built plans', () => {
   test.each<[PlannedFilter, string]>([
     [{ kind: 'and', items: [] }, '(1 = 1)'],
     [{ kind: 'or', items: [] }, '(1 = 0)'],
-    [{ kind: 'in', column: id, values: [], orNull: false }, '(1 = 0)'],
+    [{ kind: 'in', column: { kind: 'column', column: id }, values: [], orNull: false }, '(1 = 0)'],
     [
       {
         kind: 'and',
@@ -222,8 +222,69 @@ describe('compileFilter on hand-built plans', () => {
       },
       '(`note` IS NULL)',
     ],
-    [{ kind: 'match', fn: 'contains', column: select, value: '%' }, "`select` LIKE ? ESCAPE '!'"],
+    [
+      { kind: 'match', fn: 'contains', column: { kind: 'column', column: select }, value: '%' },
+      "`select` LIKE ? ESCAPE '!'",
+    ],
   ])('%j', (filter, sql) => {
     expect(compileFilter(filter, [])).toBe(sql);
+  });
+});
+
+describe('compileRead: functions and date/time literals (CONTRACT §3.1a)', () => {
+  /** The WHERE clause and parameters of `$select=id&$filter=<text>` on `events`. */
+  const whereEvents = (text: string): CompiledQuery => {
+    const { sql, params } = compileRead(
+      planRead(parseReadOptions({ $select: 'id', $filter: text }), events),
+    );
+    return { sql: sql.replace(/^SELECT `id` FROM `events` WHERE /, ''), params };
+  };
+
+  test.each<[string, string, unknown[]]>([
+    [
+      'at gt 2024-01-03T00:00:00.000Z',
+      '`at` > CAST(? AS DATETIME(6))',
+      ['2024-01-03 00:00:00.000000'],
+    ],
+    [
+      'at eq 2024-01-03T01:00:00+01:00',
+      '`at` = CAST(? AS DATETIME(6))',
+      ['2024-01-03 00:00:00.000000'],
+    ],
+    [
+      'stamp le 2024-01-03T00:00:00.123Z',
+      '`stamp` <= CAST(? AS DATETIME(6))',
+      ['2024-01-03 00:00:00.123000'],
+    ],
+    ['day eq 2024-01-03', '`day` = CAST(? AS DATE)', ['2024-01-03']],
+    ['at ge 2024-01-03', '`at` >= CAST(? AS DATE)', ['2024-01-03']],
+    ['clock lt 12:30:00.5', '`clock` < CAST(? AS TIME(6))', ['12:30:00.500000']],
+    [
+      'at in (2024-01-03, 2024-01-03T10:00:00Z, null)',
+      '(`at` IN (CAST(? AS DATE), CAST(? AS DATETIME(6))) OR `at` IS NULL)',
+      ['2024-01-03', '2024-01-03 10:00:00.000000'],
+    ],
+    ["tolower(select) eq 'a'", 'LOWER(`select`) = ?', ['a']],
+    ["toupper(select) eq 'A'", 'UPPER(`select`) = ?', ['A']],
+    ["trim(select) eq 'a'", 'TRIM(`select`) = ?', ['a']],
+    ['length(select) gt 3', 'CHAR_LENGTH(`select`) > ?', [3]],
+    ['year(at) eq 2024', 'YEAR(`at`) = ?', [2024]],
+    ['month(day) eq 2', 'MONTH(`day`) = ?', [2]],
+    ['day(stamp) eq 29', 'DAYOFMONTH(`stamp`) = ?', [29]],
+    ['hour(clock) eq 1', 'HOUR(`clock`) = ?', [1]],
+    ['minute(at) eq 1', 'MINUTE(`at`) = ?', [1]],
+    ['second(at) eq 1', 'SECOND(`at`) = ?', [1]],
+    ['date(at) eq 2024-01-03', 'DATE(`at`) = CAST(? AS DATE)', ['2024-01-03']],
+    ['year(at) in (2023, 2024)', 'YEAR(`at`) IN (?, ?)', [2023, 2024]],
+    ['year(at) ne null', 'YEAR(`at`) IS NOT NULL', []],
+    ["contains(tolower(select),'cat-7')", "LOWER(`select`) LIKE ? ESCAPE '!'", ['%cat-7%']],
+    ["startswith(trim(select),'a%')", "TRIM(`select`) LIKE ? ESCAPE '!'", ['a!%%']],
+    [
+      "not (year(at) eq 2024 and contains(toupper(select), 'X'))",
+      "(NOT (YEAR(`at`) = ? AND UPPER(`select`) LIKE ? ESCAPE '!'))",
+      [2024, '%X%'],
+    ],
+  ])('%j', (text, sql, params) => {
+    expect(whereEvents(text)).toEqual({ sql, params });
   });
 });

@@ -1,0 +1,173 @@
+/**
+ * The type rules of CONTRACT §3.1a, checked once names are resolved: which columns a function
+ * takes (`year` a date, `tolower` text…) and what it gives, and which operands a date, datetime
+ * or time-of-day literal may meet. A mismatch is a FILTER_TYPE 400 that names the column.
+ * Comparisons without a function or date/time literal are not checked here (MySQL converts).
+ */
+import type { ColumnInfo } from '../db/schema-types.js';
+import { filterType } from '../errors.js';
+import type { ColumnFn, MatchFn, NonNullFilterLiteral, TemporalLiteral } from '../query/ast.js';
+import { excerpt } from '../query/lexer.js';
+
+/** What a column or a function of one holds, as far as these rules care. */
+export type ValueType = 'text' | 'number' | 'date' | 'datetime' | 'time' | 'other';
+
+const TEXT_TYPES: ReadonlySet<string> = new Set([
+  'char',
+  'varchar',
+  'tinytext',
+  'text',
+  'mediumtext',
+  'longtext',
+  'enum',
+  'set',
+]);
+
+export function columnType(column: ColumnInfo): ValueType {
+  switch (column.kind) {
+    case 'integer':
+    case 'decimal':
+    case 'float':
+    case 'year':
+    case 'bit':
+      return 'number';
+    case 'date':
+      return 'date';
+    case 'datetime':
+      return 'datetime';
+    case 'string':
+      if (column.dataType === 'time') return 'time';
+      return TEXT_TYPES.has(column.dataType) ? 'text' : 'other';
+    default:
+      return 'other';
+  }
+}
+
+interface FnRule {
+  readonly takes: readonly ValueType[];
+  readonly gives: ValueType;
+  /** For the error message: "`year` takes …". */
+  readonly takesText: string;
+}
+
+const TEXT: FnRule = { takes: ['text'], gives: 'text', takesText: 'a text column' };
+const DATE_PART: FnRule = {
+  takes: ['date', 'datetime'],
+  gives: 'number',
+  takesText: 'a DATE, DATETIME or TIMESTAMP column',
+};
+const TIME_PART: FnRule = {
+  takes: ['datetime', 'time'],
+  gives: 'number',
+  takesText: 'a DATETIME, TIMESTAMP or TIME column',
+};
+
+const FN_RULES: Readonly<Record<ColumnFn, FnRule>> = {
+  tolower: TEXT,
+  toupper: TEXT,
+  trim: TEXT,
+  length: { ...TEXT, gives: 'number' },
+  year: DATE_PART,
+  month: DATE_PART,
+  day: DATE_PART,
+  hour: TIME_PART,
+  minute: TIME_PART,
+  second: TIME_PART,
+  date: { ...DATE_PART, gives: 'date' },
+};
+
+const TYPE_NAMES: Readonly<Record<ValueType, string>> = {
+  text: 'text',
+  number: 'a number',
+  date: 'a date',
+  datetime: 'a datetime',
+  time: 'a time',
+  other: 'neither text, a number nor a date or time',
+};
+
+/** A column as the user wrote it, with its MySQL type: `column 'name' (varchar)`. */
+function columnLabel(column: ColumnInfo): string {
+  return `column '${column.name}' (${column.dataType})`;
+}
+
+/** The type `fn(column)` gives; throws FILTER_TYPE when the column is not one `fn` takes. */
+export function callType(fn: ColumnFn, column: ColumnInfo, position: number): ValueType {
+  const rule = FN_RULES[fn];
+  if (!rule.takes.includes(columnType(column))) {
+    throw filterType(
+      `Invalid $filter at position ${position}: ${fn}() takes ${rule.takesText}, and ${columnLabel(column)} is not one`,
+    );
+  }
+  return rule.gives;
+}
+
+/** The operand a literal meets: its type and how to name it in a message. */
+export interface Described {
+  readonly type: ValueType;
+  readonly label: string;
+}
+
+export function describeColumn(column: ColumnInfo): Described {
+  return { type: columnType(column), label: columnLabel(column) };
+}
+
+export function describeCall(fn: ColumnFn, column: ColumnInfo, type: ValueType): Described {
+  return { type, label: `${fn}(${column.name}) on ${columnLabel(column)}` };
+}
+
+/** A plain (non-null) literal meeting a date/time literal, as `the string 'x'` / `the number 5`. */
+export function describeLiteral(literal: NonNullFilterLiteral): Described {
+  switch (literal.kind) {
+    case 'string':
+      return { type: 'text', label: `the string '${excerpt(literal.value)}'` };
+    case 'number':
+      return { type: 'number', label: `the number ${excerpt(literal.text)}` };
+    case 'boolean':
+      return { type: 'number', label: `the value ${literal.value}` };
+    default:
+      return {
+        type: literalType(literal),
+        label: `the ${LITERAL_NAMES[literal.kind]} ${literal.text}`,
+      };
+  }
+}
+
+const LITERAL_NAMES: Readonly<Record<TemporalLiteral['kind'], string>> = {
+  date: 'date',
+  datetime: 'datetime',
+  timeofday: 'time of day',
+};
+
+/** The types a literal of each kind is compared with. */
+const LITERAL_PARTNERS: Readonly<Record<TemporalLiteral['kind'], readonly ValueType[]>> = {
+  date: ['date', 'datetime'],
+  datetime: ['date', 'datetime'],
+  timeofday: ['time'],
+};
+
+const PARTNER_TEXT: Readonly<Record<TemporalLiteral['kind'], string>> = {
+  date: 'a DATE, DATETIME or TIMESTAMP column or date()',
+  datetime: 'a DATE, DATETIME or TIMESTAMP column or date()',
+  timeofday: 'a TIME column',
+};
+
+/** The type a temporal literal stands for, for checks against another literal. */
+export function literalType(literal: TemporalLiteral): ValueType {
+  return literal.kind === 'timeofday' ? 'time' : literal.kind;
+}
+
+/** Throws FILTER_TYPE unless a date/time `literal` may be compared with `other`. */
+export function checkTemporal(literal: TemporalLiteral, other: Described, position: number): void {
+  if (LITERAL_PARTNERS[literal.kind].includes(other.type)) return;
+  throw filterType(
+    `Invalid $filter at position ${position}: the ${LITERAL_NAMES[literal.kind]} ${literal.text} cannot be compared with ${other.label}, which is ${TYPE_NAMES[other.type]}; a ${LITERAL_NAMES[literal.kind]} is compared with ${PARTNER_TEXT[literal.kind]}`,
+  );
+}
+
+/** contains/startswith/endswith on a function need text from it: `contains(year(x),'2')` is a 400. */
+export function checkMatchCall(matchFn: MatchFn, call: Described, position: number): void {
+  if (call.type === 'text') return;
+  throw filterType(
+    `Invalid $filter at position ${position}: ${matchFn}() needs text, and ${call.label} gives ${TYPE_NAMES[call.type]}`,
+  );
+}
