@@ -2,6 +2,8 @@
  * Finds a real MySQL server for the whole run, in this order: TABLEGATE_TEST_MYSQL_URL; a server
  * at 127.0.0.1:3306 as root with no password; a private mariadbd/mysqld from the PATH; a MySQL 8.4
  * container through testcontainers when a Docker engine answers. Fails with one line otherwise.
+ * TABLEGATE_TEST_MYSQL=container skips straight to the container (`npm run test:container` runs
+ * the integration flows that way); TABLEGATE_TEST_MYSQL_IMAGE names another image.
  */
 import { existsSync } from 'node:fs';
 import mysql from 'mysql2/promise';
@@ -19,18 +21,32 @@ async function answers(address: ServerAddress): Promise<boolean> {
   }
 }
 
-async function fromContainer(): Promise<(ServerAddress & { stop: () => Promise<unknown> }) | null> {
+type Started = ServerAddress & { stop: () => Promise<unknown> };
+
+async function startContainer(): Promise<Started> {
+  const image = process.env.TABLEGATE_TEST_MYSQL_IMAGE ?? 'mysql:8.4';
+  const { MySqlContainer } = await import('@testcontainers/mysql');
+  const container = await new MySqlContainer(image).withRootPassword('test').start();
+  const address = {
+    host: container.getHost(),
+    port: container.getPort(),
+    user: 'root',
+    password: 'test',
+  };
+  const connection = await mysql.createConnection(address);
+  const [[row]] = (await connection.query('SELECT VERSION() AS v')) as unknown as [[{ v: string }]];
+  await connection.end();
+  // Jest prints nothing of a global setup otherwise: this says which server the run used.
+  process.stdout.write(
+    `\ntests: ${image} started by testcontainers at ${address.host}:${address.port}, server ${row.v}\n`,
+  );
+  return { ...address, stop: () => container.stop() };
+}
+
+async function fromContainer(): Promise<Started | null> {
   if (!existsSync('/var/run/docker.sock') && !process.env.DOCKER_HOST) return null;
   try {
-    const { MySqlContainer } = await import('@testcontainers/mysql');
-    const container = await new MySqlContainer('mysql:8.4').withRootPassword('test').start();
-    return {
-      host: container.getHost(),
-      port: container.getPort(),
-      user: 'root',
-      password: 'test',
-      stop: () => container.stop(),
-    };
+    return await startContainer();
   } catch {
     return null;
   }
@@ -40,6 +56,12 @@ type Cleanup = () => Promise<unknown>;
 const state = globalThis as typeof globalThis & { tablegateTestCleanup?: Cleanup };
 
 export default async function globalSetup(): Promise<void> {
+  if (process.env.TABLEGATE_TEST_MYSQL === 'container') {
+    const container = await startContainer();
+    process.env.TABLEGATE_TEST_MYSQL_URL = formatMysqlUrl(container);
+    state.tablegateTestCleanup = container.stop;
+    return;
+  }
   const given = process.env.TABLEGATE_TEST_MYSQL_URL;
   if (given) {
     if (!(await answers(parseMysqlUrl(given)))) {

@@ -3,7 +3,7 @@
  * every operator, paging, counting, exact values of every type, and hostile input.
  */
 import net from 'node:net';
-import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { createTestDatabase, integers, type TestDatabase } from '../helpers/database.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 const FIXTURE = `
@@ -492,7 +492,7 @@ describe('large reads stream', () => {
   test('20,000 rows arrive complete and in order as valid JSON', async () => {
     await db.admin.query(
       'CREATE TABLE many (id INT PRIMARY KEY, label VARCHAR(40)); ' +
-        "INSERT INTO many SELECT seq, CONCAT('label ', seq) FROM seq_1_to_20000",
+        `INSERT INTO many SELECT seq, CONCAT('label ', seq) FROM ${integers(20000)}`,
     );
     await new Promise((r) => setTimeout(r, 1100));
     const response = await fetch(`${gw.url}/table/many/read?$orderby=id`);
