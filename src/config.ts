@@ -30,6 +30,10 @@ export interface Config {
   readonly logLevel: string;
   /** Milliseconds a statement may run before the server stops it (504). */
   readonly queryTimeoutMs: number;
+  /** Milliseconds a streamed read may wait for a client that takes nothing (then it is cut). */
+  readonly stallTimeoutMs: number;
+  /** Least milliseconds between two re-reads of the schema for a name the cache does not know. */
+  readonly schemaRefreshMs: number;
 }
 
 export const MiB = 1024 * 1024;
@@ -48,4 +52,6 @@ export const DEFAULTS = {
   logLevel: 'info',
   poolSize: 10,
   queryTimeoutMs: 30_000,
+  stallTimeoutMs: 30_000,
+  schemaRefreshMs: 1000,
 } as const;

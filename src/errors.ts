@@ -1,12 +1,411 @@
 /**
- * The catalogue of every error tablegate answers with: a stable `code`, an HTTP status and a
- * sentence for people. Stages throw only these; the HTTP error handler turns them into
- * `{ success: false, message, code }`. Retired codes are never reused.
+ * The catalogue of every error tablegate answers with: one table of `code → {status, stages,
+ * message}`, grouped by the stage that raises it (as PostgREST groups its errors). Stages throw
+ * only these; the HTTP error handler turns them into `{ success: false, message, code }`; the
+ * API description reads this table directly. MySQL's own refusals keep MySQL's error names
+ * (the `mysql` group, mapped in db/errors.ts). Retired codes are never reused.
  */
+
+/**
+ * Where an error comes from. An operation of the API description is a list of stages, and
+ * answers the codes of those stages (openapi/error-codes.ts).
+ */
+export type Stage =
+  | 'connection' // Node's HTTP parser, before any route: answered on the raw socket
+  | 'routing' // no route (or no action) for the method and path
+  | 'request' // any routed request
+  | 'guard' // auth mode: the token check in front of every protected route
+  | 'json-body' // a JSON request body (Fastify's parser and our shape checks)
+  | 'register'
+  | 'login'
+  | 'table' // the table named in the path
+  | 'read-options' // $select, $filter, $orderby, $top, $skip, $count
+  | 'key' // update(<key>,<value>) / delete(<key>,<value>)
+  | 'values' // the columns and values of a create or update body
+  | 'rows' // the rows of a create body
+  | 'execute' // running the statements
+  | 'stream' // a streamed response
+  | 'upload'
+  | 'files'
+  | 'mysql'; // MySQL's refusals, under MySQL's error name
+
+export interface ErrorSpec {
+  readonly status: number;
+  readonly stages: readonly Stage[];
+  /** The sentence, or how to make it from the details a stage knows. */
+  readonly message: string | ((...details: never[]) => string);
+  /** Response headers the error carries, with what they say (for the API description). */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** The request named something the schema cache does not know: re-read it (db/schema.ts). */
+  readonly schemaMiss?: true;
+}
+
+const detail = (message: string) => message;
+
+export const ERRORS = {
+  // connection: Node's parser refuses the bytes before a route is known.
+  MALFORMED_REQUEST: {
+    status: 400,
+    stages: ['connection'],
+    message: 'The request is not valid HTTP',
+  },
+  /**
+   * Raw bytes above 0x7F in the request target (`curl '…?$filter=city eq 'Zürich''`). Node's
+   * parser (llhttp) refuses them even with insecureHTTPParser, and RFC 9112 §3.2 allows only
+   * ASCII there, so the request never reaches a route: http/errors.ts answers on the socket.
+   */
+  NON_ASCII_URL: {
+    status: 400,
+    stages: ['connection'],
+    message:
+      'The URL contains characters that are not ASCII: percent-encode them as UTF-8 (ü is %C3%BC), as browsers, encodeURIComponent and curl -G --data-urlencode do',
+  },
+  HEADERS_TOO_LARGE: {
+    status: 431,
+    stages: ['connection'],
+    message: 'The request line or headers are too large',
+  },
+  REQUEST_TIMEOUT: {
+    status: 408,
+    stages: ['connection'],
+    message: 'The request took too long to arrive',
+  },
+
+  // request: any routed request.
+  MALFORMED_URL: {
+    status: 400,
+    stages: ['request'],
+    message: 'The URL is not valid: check its percent-encoding',
+  },
+  NOT_FOUND: {
+    status: 404,
+    stages: ['routing'],
+    message: (method: string, url: string) => `No route for ${method} ${url.split('?')[0]}`,
+  },
+  INTERNAL_ERROR: { status: 500, stages: ['request'], message: 'Internal server error' },
+
+  // guard.
+  ACCESS_DENIED: {
+    status: 401,
+    stages: ['guard'],
+    message: 'Access Denied',
+    headers: {
+      'WWW-Authenticate':
+        '`Bearer`; for an expired token `Bearer error="invalid_token", error_description="The access token expired"` (RFC 6750)',
+    },
+  },
+
+  // json-body.
+  INVALID_JSON: { status: 400, stages: ['json-body'], message: 'Request body is not valid JSON' },
+  BODY_TOO_DEEP: {
+    status: 400,
+    stages: ['json-body'],
+    message: (limit: number) =>
+      `The JSON body nests arrays and objects deeper than ${limit} levels`,
+  },
+  INVALID_BODY: { status: 400, stages: ['json-body', 'upload'], message: detail },
+  BODY_TOO_LARGE: { status: 413, stages: ['json-body'], message: 'Request body is too large' },
+  UNSUPPORTED_MEDIA_TYPE: {
+    status: 415,
+    stages: ['json-body'],
+    message: "Content-Type must be 'application/json'",
+  },
+  // Any other client error Fastify's body parsing finds.
+  BAD_REQUEST: { status: 400, stages: ['json-body'], message: 'The request is not valid' },
+
+  // register and login.
+  USER_EXISTS: { status: 409, stages: ['register'], message: 'User already exists' },
+  INVALID_CREDENTIALS: {
+    status: 401,
+    stages: ['login'],
+    message: 'Invalid email or password',
+  },
+  TOO_MANY_ATTEMPTS: {
+    status: 429,
+    stages: ['login'],
+    message: (retryAfterSeconds: number) =>
+      `Too many failed login attempts; retry in ${retryAfterSeconds} seconds`,
+    headers: { 'Retry-After': 'Seconds until login is allowed again' },
+  },
+  TOO_MANY_REQUESTS: {
+    status: 429,
+    stages: ['register', 'login'],
+    message: (retryAfterSeconds: number) =>
+      `Too many registrations or failed logins from this address; retry in ${retryAfterSeconds} seconds`,
+    headers: { 'Retry-After': 'Seconds until this address may register or fail a login again' },
+  },
+
+  // Load bounds on argon2 work (per client and for the whole server): come back in a second.
+  TOO_MANY_CONCURRENT_REQUESTS: {
+    status: 429,
+    stages: ['register', 'login'],
+    message: 'Too many requests from this address at once; retry in 1 second',
+    headers: { 'Retry-After': 'Always 1 (second)' },
+  },
+  SERVER_BUSY: {
+    status: 503,
+    stages: ['register', 'login'],
+    message: 'The server is busy; retry in 1 second',
+    headers: { 'Retry-After': 'Always 1 (second)' },
+  },
+
+  // table, read options, key, values, rows: the request against the schema.
+  UNKNOWN_TABLE: {
+    status: 404,
+    stages: ['table'],
+    message: (table: string) => `Table '${table}' does not exist`,
+  },
+  INVALID_QUERY: { status: 400, stages: ['read-options', 'key'], message: detail },
+  /** `?filter=…` (or a `$filter` a shell replaced with nothing) would silently read every row. */
+  OPTION_WITHOUT_DOLLAR: {
+    status: 400,
+    stages: ['read-options'],
+    message: (key: string, meant: string) =>
+      meant === ''
+        ? "A query parameter has no name ('?=…'): did a shell replace $filter inside double quotes? Quote the URL with single quotes or write %24filter"
+        : `Unknown query parameter '${key}': did you mean '${meant}'?`,
+  },
+  FILTER_SYNTAX: { status: 400, stages: ['read-options'], message: detail },
+  /** A date/time literal or a function meets a column of the wrong type (CONTRACT §3.1a). */
+  FILTER_TYPE: { status: 400, stages: ['read-options'], message: detail },
+  LIMIT_EXCEEDED: { status: 400, stages: ['read-options', 'rows'], message: detail },
+  UNKNOWN_COLUMN: {
+    status: 400,
+    stages: ['read-options', 'key', 'values'],
+    message: (table: string, column: string) =>
+      `Column '${column}' does not exist in table '${table}'`,
+    schemaMiss: true,
+  },
+  INVALID_VALUE: { status: 400, stages: ['key', 'values'], message: detail },
+  GENERATED_COLUMN: {
+    status: 400,
+    stages: ['values'],
+    message: (table: string, column: string) =>
+      `Column '${column}' of table '${table}' is generated by MySQL and cannot be written`,
+  },
+
+  // execute and stream.
+  DATABASE_UNAVAILABLE: { status: 503, stages: ['execute'], message: 'Database unavailable' },
+  DATABASE_BUSY: {
+    status: 503,
+    stages: ['execute'],
+    message: 'Every database connection stayed busy for too long; try again',
+  },
+  QUERY_TIMEOUT: {
+    status: 504,
+    stages: ['execute'],
+    message: 'The query took longer than the configured time limit',
+  },
+  // Never an answer of its own: the response has begun and is cut short; logged.
+  STREAM_STALLED: {
+    status: 408,
+    stages: ['stream'],
+    message: (stallMs: number) =>
+      `The client took nothing for ${stallMs} ms: the response was cut and its database connection freed`,
+  },
+
+  // upload (`POST /upload`).
+  NOT_MULTIPART: {
+    status: 415,
+    stages: ['upload'],
+    message: "Content-Type must be 'multipart/form-data'",
+  },
+  MALFORMED_MULTIPART: {
+    status: 400,
+    stages: ['upload'],
+    message: 'The multipart/form-data body is malformed or incomplete',
+  },
+  WRONG_FILE_FIELD: {
+    status: 400,
+    stages: ['upload'],
+    message: (field: string) => `Files must be sent in form fields named 'files', not '${field}'`,
+  },
+  NO_FILES: {
+    status: 400,
+    stages: ['upload'],
+    message: "No file was sent: add one or more parts named 'files'",
+  },
+  FILE_TOO_LARGE: {
+    status: 413,
+    stages: ['upload'],
+    message: (limitBytes: number) => `A file is larger than the limit of ${limitBytes} bytes`,
+  },
+  TOO_MANY_FILES: {
+    status: 413,
+    stages: ['upload'],
+    message: (limit: number) => `At most ${limit} files may be sent in one request`,
+  },
+  TOO_MANY_PARTS: {
+    status: 413,
+    stages: ['upload'],
+    message: 'The multipart body has too many parts or fields',
+  },
+  FORBIDDEN_FIELD_NAME: {
+    status: 400,
+    stages: ['upload'],
+    message:
+      "Form field names that are Object.prototype properties ('__proto__', 'constructor', …) are not allowed",
+  },
+  INVALID_HOST: {
+    status: 400,
+    stages: ['upload'],
+    message: 'The Host header is missing or is not a plain host[:port]',
+  },
+
+  // files (`GET /@/<filename>`).
+  FILE_NOT_FOUND: { status: 404, stages: ['files'], message: 'File not found' },
+  RANGE_NOT_SATISFIABLE: {
+    status: 416,
+    stages: ['files'],
+    message: 'The requested range is not satisfiable',
+  },
+  PRECONDITION_FAILED: {
+    status: 412,
+    stages: ['files'],
+    message: 'A precondition of the request failed',
+  },
+} as const satisfies Readonly<Record<string, ErrorSpec>>;
+
+/**
+ * MySQL's refusals a client can cause, under MySQL's (or MariaDB's) error name, with the status
+ * each answers. MySQL's own sentence is passed on only for data errors, which name a column or a
+ * value, never the query; the others get a plain sentence of ours (foreign-key messages quote the
+ * whole constraint, privilege messages name the database user and host, view messages name the
+ * statement). Error numbers differ between MySQL and MariaDB in places; both names are listed.
+ */
+export const MYSQL_ERRORS: Readonly<
+  Record<string, { readonly status: number; readonly message?: string; readonly schemaMiss?: true }>
+> = {
+  ER_BAD_NULL_ERROR: { status: 400 },
+  ER_NO_DEFAULT_FOR_FIELD: { status: 400 },
+  ER_NO_DEFAULT_FOR_VIEW_FIELD: { status: 400 },
+  ER_DATA_TOO_LONG: { status: 400 },
+  ER_WARN_DATA_OUT_OF_RANGE: { status: 400 },
+  ER_TRUNCATED_WRONG_VALUE: { status: 400 },
+  ER_TRUNCATED_WRONG_VALUE_FOR_FIELD: { status: 400 },
+  WARN_DATA_TRUNCATED: { status: 400 },
+  ER_WRONG_VALUE_FOR_TYPE: { status: 400 },
+  ER_INVALID_JSON_TEXT: { status: 400 },
+  ER_INVALID_JSON_TEXT_IN_PARAM: { status: 400 },
+  ER_INVALID_CHARACTER_STRING: { status: 400 },
+  ER_DIVISION_BY_ZERO: { status: 400 },
+  ER_CHECK_CONSTRAINT_VIOLATED: { status: 400 },
+  ER_CONSTRAINT_FAILED: { status: 400 },
+  ER_NON_UPDATABLE_TABLE: {
+    status: 400,
+    message:
+      'Rows cannot be updated or deleted through this view: MySQL writes only through simple views (no GROUP BY, DISTINCT, aggregate functions, UNION or subqueries)',
+  },
+  ER_VIEW_CHECK_FAILED: {
+    status: 400,
+    message:
+      'The row would not be visible through the view afterwards, and the view has WITH CHECK OPTION',
+  },
+  ER_VIEW_NO_INSERT_FIELD_LIST: { status: 400 },
+  ER_VIEW_MULTIUPDATE: { status: 400 },
+  ER_VIEW_DELETE_MERGE_VIEW: { status: 400 },
+  ER_NON_INSERTABLE_TABLE: {
+    status: 400,
+    message:
+      'Rows cannot be inserted through this view: MySQL writes only through simple views (no GROUP BY, DISTINCT, aggregate functions, UNION or computed columns)',
+  },
+  ER_WRONG_VALUE: { status: 400 },
+  ER_DUP_ENTRY: { status: 409 },
+  ER_DUP_ENTRY_WITH_KEY_NAME: { status: 409 },
+  ER_NO_REFERENCED_ROW: {
+    status: 409,
+    message: 'A referenced row does not exist (foreign key constraint)',
+  },
+  ER_NO_REFERENCED_ROW_2: {
+    status: 409,
+    message: 'A referenced row does not exist (foreign key constraint)',
+  },
+  ER_ROW_IS_REFERENCED: {
+    status: 409,
+    message: 'The row is referenced by another table (foreign key constraint)',
+  },
+  ER_ROW_IS_REFERENCED_2: {
+    status: 409,
+    message: 'The row is referenced by another table (foreign key constraint)',
+  },
+  ER_BAD_FIELD_ERROR: {
+    status: 400,
+    schemaMiss: true,
+    message:
+      'A column of the request no longer exists: the table changed after the gateway read it',
+  },
+  ER_TABLEACCESS_DENIED_ERROR: {
+    status: 403,
+    message: "The gateway's database user is not allowed to do this on this table",
+  },
+  ER_COLUMNACCESS_DENIED_ERROR: {
+    status: 403,
+    message: "The gateway's database user is not allowed to do this on this column",
+  },
+  ER_DBACCESS_DENIED_ERROR: {
+    status: 403,
+    message: "The gateway's database user is not allowed to use this database",
+  },
+  ER_SPECIFIC_ACCESS_DENIED_ERROR: {
+    status: 403,
+    message: "The gateway's database user lacks the privilege for this",
+  },
+  ER_PROCACCESS_DENIED_ERROR: {
+    status: 403,
+    message: "The gateway's database user is not allowed to run this routine",
+  },
+  // Writes: values, generated columns, views, locks (MySQL and MariaDB names).
+  ER_WARN_NULL_TO_NOTNULL: { status: 400 },
+  ER_CANNOT_CONVERT_CHARACTER: { status: 400 },
+  ER_DATETIME_FUNCTION_OVERFLOW: { status: 400 },
+  ER_INVALID_TYPE_FOR_JSON: { status: 400 },
+  ER_NON_DEFAULT_VALUE_FOR_GENERATED_COLUMN: { status: 400 },
+  ER_WARNING_NON_DEFAULT_VALUE_FOR_GENERATED_COLUMN: { status: 400 },
+  ER_NONUPDATEABLE_COLUMN: { status: 400 },
+  ER_VIEW_PREVENT_UPDATE: { status: 400 },
+  ER_LOCK_DEADLOCK: {
+    status: 409,
+    message:
+      'The write collided with another transaction (deadlock) and was rolled back; try again',
+  },
+  ER_LOCK_WAIT_TIMEOUT: {
+    status: 409,
+    message:
+      'The rows are locked by another transaction and the wait timed out; nothing was written, try again',
+  },
+  // A value with characters the column's character set cannot hold (a latin1 column filtered or
+  // matched with 'Ā' or an emoji): MySQL refuses to compare them (issue 9, filter fuzzing).
+  ER_CANT_AGGREGATE_2COLLATIONS: {
+    status: 400,
+    message:
+      "A value holds characters that the column's character set cannot store, so it cannot be compared with the column",
+  },
+  ER_CANT_AGGREGATE_3COLLATIONS: {
+    status: 400,
+    message:
+      "A value holds characters that the column's character set cannot store, so it cannot be compared with the column",
+  },
+  ER_CANT_AGGREGATE_NCOLLATIONS: {
+    status: 400,
+    message:
+      "A value holds characters that the column's character set cannot store, so it cannot be compared with the column",
+  },
+  // A table dropped after the schema was read.
+  ER_NO_SUCH_TABLE: { status: 404, schemaMiss: true },
+};
+
+export type ErrorCode = keyof typeof ERRORS;
+
+type Details<C extends ErrorCode> = (typeof ERRORS)[C]['message'] extends (
+  ...details: infer A
+) => string
+  ? A
+  : [];
 
 export class ApiError extends Error {
   constructor(
     readonly status: number,
+    /** A catalogue code, or a MySQL error name (db/errors.ts). */
     readonly code: string,
     message: string,
     /** Extra response headers (`Retry-After`, `WWW-Authenticate`, …). */
@@ -15,145 +414,84 @@ export class ApiError extends Error {
     super(message);
     this.name = 'ApiError';
   }
+
+  /** The request named something the cached schema does not know (the cache re-reads it). */
+  get schemaMiss(): boolean {
+    const spec =
+      (ERRORS as Readonly<Record<string, ErrorSpec>>)[this.code] ?? MYSQL_ERRORS[this.code];
+    return spec?.schemaMiss === true;
+  }
 }
 
-// Request shape and query language (parse and plan stages).
-export const invalidQuery = (message: string) => new ApiError(400, 'INVALID_QUERY', message);
-/** `?filter=…` (or a `$filter` a shell replaced with nothing) would silently read every row. */
+/** The catalogue's error `code`, its sentence made from `details`. */
+export function apiError<C extends ErrorCode>(code: C, ...details: Details<C>): ApiError {
+  const spec: ErrorSpec = ERRORS[code];
+  const message =
+    typeof spec.message === 'string'
+      ? spec.message
+      : (spec.message as (...d: Details<C>) => string)(...details);
+  return new ApiError(spec.status, code, message);
+}
+
+const withHeaders = (error: ApiError, headers: Readonly<Record<string, string>>) =>
+  new ApiError(error.status, error.code, error.message, headers);
+
+// Named factories, one per code a stage raises, so call sites read as sentences.
+export const invalidQuery = (message: string) => apiError('INVALID_QUERY', message);
 export const optionWithoutDollar = (key: string, meant: string) =>
-  new ApiError(
-    400,
-    'OPTION_WITHOUT_DOLLAR',
-    meant === ''
-      ? "A query parameter has no name ('?=…'): did a shell replace $filter inside double quotes? Quote the URL with single quotes or write %24filter"
-      : `Unknown query parameter '${key}': did you mean '${meant}'?`,
-  );
-export const filterSyntax = (message: string) => new ApiError(400, 'FILTER_SYNTAX', message);
-/** A date/time literal or a function meets a column of the wrong type (CONTRACT §3.1a). */
-export const filterType = (message: string) => new ApiError(400, 'FILTER_TYPE', message);
-export const limitExceeded = (message: string) => new ApiError(400, 'LIMIT_EXCEEDED', message);
+  apiError('OPTION_WITHOUT_DOLLAR', key, meant);
+export const filterSyntax = (message: string) => apiError('FILTER_SYNTAX', message);
+export const filterType = (message: string) => apiError('FILTER_TYPE', message);
+export const limitExceeded = (message: string) => apiError('LIMIT_EXCEEDED', message);
 export const unknownColumn = (table: string, column: string) =>
-  new ApiError(400, 'UNKNOWN_COLUMN', `Column '${column}' does not exist in table '${table}'`);
-export const unknownTable = (table: string) =>
-  new ApiError(404, 'UNKNOWN_TABLE', `Table '${table}' does not exist`);
-export const invalidBody = (message: string) => new ApiError(400, 'INVALID_BODY', message);
-export const bodyTooDeep = (limit: number) =>
-  new ApiError(
-    400,
-    'BODY_TOO_DEEP',
-    `The JSON body nests arrays and objects deeper than ${limit} levels`,
-  );
-export const unsupportedMediaType = () =>
-  new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', "Content-Type must be 'application/json'");
-export const bodyTooLarge = (limitBytes: number) =>
-  new ApiError(413, 'BODY_TOO_LARGE', `Request body is larger than ${limitBytes} bytes`);
-export const malformedUrl = () =>
-  new ApiError(400, 'MALFORMED_URL', 'The URL is not valid: check its percent-encoding');
-/**
- * Raw bytes above 0x7F in the request target (`curl '…?$filter=city eq 'Zürich''`). Node's
- * parser (llhttp) refuses them even with insecureHTTPParser, and RFC 9112 §3.2 allows only ASCII
- * there, so the request never reaches a route: http/errors.ts answers with this on the socket.
- */
-export const nonAsciiUrl = () =>
-  new ApiError(
-    400,
-    'NON_ASCII_URL',
-    'The URL contains characters that are not ASCII: percent-encode them as UTF-8 (ü is %C3%BC), as browsers, encodeURIComponent and curl -G --data-urlencode do',
-  );
-export const routeNotFound = (method: string, url: string) =>
-  new ApiError(404, 'NOT_FOUND', `No route for ${method} ${url.split('?')[0]}`);
-
-// Database (execute stage).
-export const databaseUnavailable = () =>
-  new ApiError(503, 'DATABASE_UNAVAILABLE', 'Database unavailable');
-export const queryTimeout = () =>
-  new ApiError(504, 'QUERY_TIMEOUT', 'The query took longer than the configured time limit');
-export const internalError = () => new ApiError(500, 'INTERNAL_ERROR', 'Internal server error');
-
-// Authentication (auth mode: guard, register, login).
+  apiError('UNKNOWN_COLUMN', table, column);
+export const unknownTable = (table: string) => apiError('UNKNOWN_TABLE', table);
+export const invalidBody = (message: string) => apiError('INVALID_BODY', message);
+export const bodyTooDeep = (limit: number) => apiError('BODY_TOO_DEEP', limit);
+export const unsupportedMediaType = () => apiError('UNSUPPORTED_MEDIA_TYPE');
+export const malformedUrl = () => apiError('MALFORMED_URL');
+export const nonAsciiUrl = () => apiError('NON_ASCII_URL');
+export const routeNotFound = (method: string, url: string) => apiError('NOT_FOUND', method, url);
+export const databaseUnavailable = () => apiError('DATABASE_UNAVAILABLE');
+export const databaseBusy = () => apiError('DATABASE_BUSY');
+export const queryTimeout = () => apiError('QUERY_TIMEOUT');
+export const streamStalled = (stallMs: number) => apiError('STREAM_STALLED', stallMs);
+export const internalError = () => apiError('INTERNAL_ERROR');
 export const accessDenied = () =>
-  new ApiError(401, 'ACCESS_DENIED', 'Access Denied', { 'WWW-Authenticate': 'Bearer' });
+  withHeaders(apiError('ACCESS_DENIED'), { 'WWW-Authenticate': 'Bearer' });
 /** The same 401, plus RFC 6750 §3's hint that logging in again helps. */
 export const tokenExpired = () =>
-  new ApiError(401, 'ACCESS_DENIED', 'Access Denied', {
+  withHeaders(apiError('ACCESS_DENIED'), {
     'WWW-Authenticate':
       'Bearer error="invalid_token", error_description="The access token expired"',
   });
-export const invalidCredentials = () =>
-  new ApiError(401, 'INVALID_CREDENTIALS', 'Invalid email or password');
-export const userExists = () => new ApiError(409, 'USER_EXISTS', 'User already exists');
+export const invalidCredentials = () => apiError('INVALID_CREDENTIALS');
+export const userExists = () => apiError('USER_EXISTS');
 export const tooManyAttempts = (retryAfterSeconds: number) =>
-  new ApiError(
-    429,
-    'TOO_MANY_ATTEMPTS',
-    `Too many failed login attempts; retry in ${retryAfterSeconds} seconds`,
-    { 'Retry-After': String(retryAfterSeconds) },
-  );
-
-export const tooManyRequests = (retryAfterSeconds: number) =>
-  new ApiError(
-    429,
-    'TOO_MANY_REQUESTS',
-    `Too many registrations or failed logins from this address; retry in ${retryAfterSeconds} seconds`,
-    { 'Retry-After': String(retryAfterSeconds) },
-  );
-
-// Load bounds (per client and for the whole server): come back in a second.
-export const tooManyConcurrent = () =>
-  new ApiError(
-    429,
-    'TOO_MANY_CONCURRENT_REQUESTS',
-    'Too many requests from this address at once; retry in 1 second',
-    { 'Retry-After': '1' },
-  );
-export const serverBusy = () =>
-  new ApiError(503, 'SERVER_BUSY', 'The server is busy; retry in 1 second', {
-    'Retry-After': '1',
+  withHeaders(apiError('TOO_MANY_ATTEMPTS', retryAfterSeconds), {
+    'Retry-After': String(retryAfterSeconds),
   });
-
-// Uploads and served files (`POST /upload`, `GET /@/<filename>`).
-export const notMultipart = () =>
-  new ApiError(415, 'NOT_MULTIPART', "Content-Type must be 'multipart/form-data'");
-export const malformedMultipart = () =>
-  new ApiError(
-    400,
-    'MALFORMED_MULTIPART',
-    'The multipart/form-data body is malformed or incomplete',
-  );
-export const wrongFileField = (field: string) =>
-  new ApiError(
-    400,
-    'WRONG_FILE_FIELD',
-    `Files must be sent in form fields named 'files', not '${field}'`,
-  );
-export const noFiles = () =>
-  new ApiError(400, 'NO_FILES', "No file was sent: add one or more parts named 'files'");
-export const fileTooLarge = (limitBytes: number) =>
-  new ApiError(413, 'FILE_TOO_LARGE', `A file is larger than the limit of ${limitBytes} bytes`);
-export const tooManyFiles = (limit: number) =>
-  new ApiError(413, 'TOO_MANY_FILES', `At most ${limit} files may be sent in one request`);
-export const tooManyParts = () =>
-  new ApiError(413, 'TOO_MANY_PARTS', 'The multipart body has too many parts or fields');
-export const invalidHost = () =>
-  new ApiError(400, 'INVALID_HOST', 'The Host header is missing or is not a plain host[:port]');
-export const fileNotFound = () => new ApiError(404, 'FILE_NOT_FOUND', 'File not found');
+export const tooManyRequests = (retryAfterSeconds: number) =>
+  withHeaders(apiError('TOO_MANY_REQUESTS', retryAfterSeconds), {
+    'Retry-After': String(retryAfterSeconds),
+  });
+const retryInASecond = { 'Retry-After': '1' };
+export const tooManyConcurrent = () =>
+  withHeaders(apiError('TOO_MANY_CONCURRENT_REQUESTS'), retryInASecond);
+export const serverBusy = () => withHeaders(apiError('SERVER_BUSY'), retryInASecond);
+export const notMultipart = () => apiError('NOT_MULTIPART');
+export const malformedMultipart = () => apiError('MALFORMED_MULTIPART');
+export const wrongFileField = (field: string) => apiError('WRONG_FILE_FIELD', field);
+export const noFiles = () => apiError('NO_FILES');
+export const fileTooLarge = (limitBytes: number) => apiError('FILE_TOO_LARGE', limitBytes);
+export const tooManyFiles = (limit: number) => apiError('TOO_MANY_FILES', limit);
+export const tooManyParts = () => apiError('TOO_MANY_PARTS');
+export const invalidHost = () => apiError('INVALID_HOST');
+export const fileNotFound = () => apiError('FILE_NOT_FOUND');
 export const rangeNotSatisfiable = (headers: Readonly<Record<string, string>>) =>
-  new ApiError(416, 'RANGE_NOT_SATISFIABLE', 'The requested range is not satisfiable', headers);
-export const preconditionFailed = () =>
-  new ApiError(412, 'PRECONDITION_FAILED', 'A precondition of the request failed');
-export const forbiddenFieldName = () =>
-  new ApiError(
-    400,
-    'FORBIDDEN_FIELD_NAME',
-    "Form field names that are Object.prototype properties ('__proto__', 'constructor', …) are not allowed",
-  );
-
-// Table writes (`create`, `update(<key>,<value>)`, `delete(<key>,<value>)`): values that cannot
-// be stored as sent. MySQL's own refusals keep MySQL's error names (db/errors.ts).
-export const invalidValue = (message: string) => new ApiError(400, 'INVALID_VALUE', message);
+  withHeaders(apiError('RANGE_NOT_SATISFIABLE'), headers);
+export const preconditionFailed = () => apiError('PRECONDITION_FAILED');
+export const forbiddenFieldName = () => apiError('FORBIDDEN_FIELD_NAME');
+export const invalidValue = (message: string) => apiError('INVALID_VALUE', message);
 export const generatedColumn = (table: string, column: string) =>
-  new ApiError(
-    400,
-    'GENERATED_COLUMN',
-    `Column '${column}' of table '${table}' is generated by MySQL and cannot be written`,
-  );
+  apiError('GENERATED_COLUMN', table, column);

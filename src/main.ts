@@ -8,8 +8,9 @@ import type { FastifyInstance } from 'fastify';
 import { TokenService } from './auth/tokens.js';
 import { ensureUsersTable, UserStore } from './auth/users.js';
 import type { Config } from './config.js';
-import { type Database, openDatabase } from './db/database.js';
 import { SchemaCache, USERS_TABLE } from './db/schema.js';
+import { type Database, openDatabase } from './execute/database.js';
+import { SHUTDOWN_GRACE_MS } from './limits.js';
 import { buildServer } from './server.js';
 import type { AuthServices } from './services.js';
 
@@ -17,8 +18,6 @@ import type { AuthServices } from './services.js';
 export class StartupError extends Error {
   override readonly name = 'StartupError';
 }
-
-const SHUTDOWN_GRACE_MS = 10_000;
 
 export interface Gateway {
   readonly app: FastifyInstance;
@@ -35,7 +34,10 @@ function reasonOf(error: unknown): string {
 
 async function connect(config: Config): Promise<Database> {
   try {
-    return await openDatabase(config.db, { statementTimeoutMs: config.queryTimeoutMs });
+    return await openDatabase(config.db, {
+      statementTimeoutMs: config.queryTimeoutMs,
+      stallTimeoutMs: config.stallTimeoutMs,
+    });
   } catch (error) {
     const { host, port, user } = config.db;
     throw new StartupError(
@@ -53,11 +55,11 @@ async function openAuth(config: Config, db: Database): Promise<AuthServices> {
     throw new StartupError(`cannot set up authentication: ${reasonOf(error)}`);
   }
   try {
-    await ensureUsersTable(db.promise);
+    await ensureUsersTable(db);
   } catch (error) {
     throw new StartupError(`cannot create table ${USERS_TABLE}: ${reasonOf(error)}`);
   }
-  return { users: await UserStore.open(db.promise), tokens };
+  return { users: await UserStore.open(db), tokens };
 }
 
 /** Starts everything and returns a handle; used by the CLI and by tests. */
@@ -70,7 +72,7 @@ export async function openGateway(config: Config): Promise<Gateway> {
     );
   }
   const db = await connect(config);
-  const schema = new SchemaCache(db.promise, config.db.database);
+  const schema = new SchemaCache(db, config.db.database, config.schemaRefreshMs);
   let app: FastifyInstance;
   try {
     const auth = config.mode === 'auth' ? await openAuth(config, db) : undefined;

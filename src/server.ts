@@ -17,14 +17,15 @@ import { readRoutes } from './http/read.js';
 import { rootRoutes } from './http/root.js';
 import { uploadRoutes } from './http/upload.js';
 import { writeRoutes } from './http/write.js';
+import {
+  HEADERS_TIMEOUT_MS,
+  KEEP_ALIVE_TIMEOUT_MS,
+  MAX_HEADER_BYTES,
+  SOCKET_IDLE_TIMEOUT_MS,
+} from './limits.js';
 import type { Services } from './services.js';
 
 /** Never logged: credentials in headers and bodies. */
-export const SOCKET_IDLE_TIMEOUT_MS = 60_000;
-export const HEADERS_TIMEOUT_MS = 30_000;
-/** Node's default; a longer request line or header block is answered 431 by the client error handler. */
-export const MAX_HEADER_BYTES = 16 * 1024;
-
 const ACCESS_LOG_LEVELS: ReadonlySet<string> = new Set(['info', 'debug', 'trace']);
 
 export const REDACTED_PATHS = [
@@ -61,7 +62,7 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
     // sends or reads nothing for 60 s is closed, and headers must arrive within 30 s (below).
     requestTimeout: 0,
     connectionTimeout: SOCKET_IDLE_TIMEOUT_MS,
-    keepAliveTimeout: 72_000,
+    keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
     return503OnClosing: true,
     clientErrorHandler,
     // A malformed percent-encoding in the path: the same JSON 400 as every other error.

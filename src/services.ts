@@ -2,8 +2,8 @@
 import type { TokenService } from './auth/tokens.js';
 import type { UserStore } from './auth/users.js';
 import type { Config } from './config.js';
-import type { Database } from './db/database.js';
 import type { SchemaCache } from './db/schema.js';
+import type { Database } from './execute/database.js';
 import type { CounterStore } from './throttle/counter-store.js';
 
 export interface AuthServices {

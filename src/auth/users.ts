@@ -4,9 +4,10 @@
  * A password exists in clear only in the request body and here, never in a log or a column.
  */
 import { Algorithm, hash, verify } from '@node-rs/argon2';
-import type { Pool, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import { USERS_TABLE } from '../db/schema.js';
 import { invalidBody, userExists } from '../errors.js';
+import type { Database } from '../execute/database.js';
+import { EMAIL_MAX_LENGTH, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../limits.js';
 
 /**
  * OWASP Password Storage Cheat Sheet, first argon2id option: m=19 MiB, t=2, p=1.
@@ -18,10 +19,6 @@ export const ARGON2_OPTIONS = {
   timeCost: 2,
   parallelism: 1,
 } as const;
-
-export const EMAIL_MAX_LENGTH = 254;
-export const PASSWORD_MIN_LENGTH = 8;
-export const PASSWORD_MAX_LENGTH = 1024;
 
 /**
  * utf8mb4_bin: emails are lower-cased before they reach SQL, and a case- or accent-insensitive
@@ -43,12 +40,12 @@ const USED_COLUMNS = ['id', 'email', 'password'];
  * instances starting at once harmless (the server serializes DDL on the table's metadata lock).
  * A table of that name made by someone else must still have the columns we use.
  */
-export async function ensureUsersTable(pool: Pool): Promise<void> {
-  await pool.query(CREATE_USERS_TABLE);
-  const [rows] = await pool.query<RowDataPacket[]>(
-    'SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?',
-    [USERS_TABLE],
-  );
+export async function ensureUsersTable(db: Database): Promise<void> {
+  await db.run({ sql: CREATE_USERS_TABLE, params: [] });
+  const rows = await db.rows<{ COLUMN_NAME: string }>({
+    sql: 'SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?',
+    params: [USERS_TABLE],
+  });
   const present = new Set(rows.map((row) => String(row.COLUMN_NAME).toLowerCase()));
   const missing = USED_COLUMNS.filter((column) => !present.has(column));
   if (missing.length > 0) {
@@ -117,24 +114,24 @@ export interface User {
 
 export class UserStore {
   private constructor(
-    private readonly pool: Pool,
+    private readonly db: Database,
     /** Verified against when the email is unknown, so both failures cost one argon2 verify. */
     private readonly dummyHash: string,
   ) {}
 
   /** Computes the dummy hash once; the table must exist (ensureUsersTable). */
-  static async open(pool: Pool): Promise<UserStore> {
-    return new UserStore(pool, await hashPassword('tablegate dummy password, never matches'));
+  static async open(db: Database): Promise<UserStore> {
+    return new UserStore(db, await hashPassword('tablegate dummy password, never matches'));
   }
 
   /** Inserts the user; a taken email is found by the unique key, not by a racy SELECT first. */
   async register({ email, password }: Credentials): Promise<User> {
     const passwordHash = await hashPassword(password);
     try {
-      const [result] = await this.pool.execute<ResultSetHeader>(
-        `INSERT INTO \`${USERS_TABLE}\` (email, password) VALUES (?, ?)`,
-        [email, passwordHash],
-      );
+      const result = await this.db.run({
+        sql: `INSERT INTO \`${USERS_TABLE}\` (email, password) VALUES (?, ?)`,
+        params: [email, passwordHash],
+      });
       return { id: String(result.insertId), email };
     } catch (error) {
       if ((error as { code?: string }).code === 'ER_DUP_ENTRY') throw userExists();
@@ -144,10 +141,10 @@ export class UserStore {
 
   /** The user when email and password match, null otherwise — in the same time either way. */
   async authenticate({ email, password }: Credentials): Promise<User | null> {
-    const [rows] = await this.pool.execute<RowDataPacket[]>(
-      `SELECT id, password FROM \`${USERS_TABLE}\` WHERE email = ?`,
-      [email],
-    );
+    const rows = await this.db.rows<{ id: unknown; password: unknown }>({
+      sql: `SELECT id, password FROM \`${USERS_TABLE}\` WHERE email = ?`,
+      params: [email],
+    });
     const row = rows[0];
     const stored = row ? String(row.password) : this.dummyHash;
     const matches = await verify(stored, password).catch(() => false);

@@ -43,6 +43,8 @@ Options
   --log-level <level>        fatal, error, warn, info, debug, trace or silent (default info)
   --pool-size <n>            MySQL connections (default 10)
   --query-timeout <time>     longest a query may run (default 30s)
+  --stall-timeout <time>     cut a streamed read whose client takes nothing this long (default 30s)
+  --schema-refresh <time>    least time between two re-reads of the schema (default 1s)
   --listen-host <address>    address to bind (default 0.0.0.0)
   --help                     this text
 
@@ -70,6 +72,8 @@ const ENVIRONMENT: Readonly<Record<string, string>> = {
   logLevel: 'TABLEGATE_LOG_LEVEL',
   poolSize: 'TABLEGATE_POOL_SIZE',
   queryTimeout: 'TABLEGATE_QUERY_TIMEOUT',
+  stallTimeout: 'TABLEGATE_STALL_TIMEOUT',
+  schemaRefresh: 'TABLEGATE_SCHEMA_REFRESH',
   listenHost: 'TABLEGATE_LISTEN_HOST',
 };
 
@@ -189,7 +193,10 @@ export function configFromRun(
     const text = get(name);
     return text === undefined ? fallback : parseSize(name, text);
   };
-  const queryTimeout = get('queryTimeout');
+  const duration = (name: FlagName, fallback: number) => {
+    const text = get(name);
+    return text === undefined ? fallback : parseDuration(name, text);
+  };
   return {
     mode: auth ? 'auth' : 'open',
     db: {
@@ -212,9 +219,8 @@ export function configFromRun(
     bodyLimit: size('bodyLimit', DEFAULTS.bodyLimit),
     corsOrigin: get('corsOrigin') ?? DEFAULTS.corsOrigin,
     logLevel,
-    queryTimeoutMs:
-      queryTimeout === undefined
-        ? DEFAULTS.queryTimeoutMs
-        : parseDuration('queryTimeout', queryTimeout),
+    queryTimeoutMs: duration('queryTimeout', DEFAULTS.queryTimeoutMs),
+    stallTimeoutMs: duration('stallTimeout', DEFAULTS.stallTimeoutMs),
+    schemaRefreshMs: duration('schemaRefresh', DEFAULTS.schemaRefreshMs),
   };
 }

@@ -3,7 +3,13 @@
  * the query, so those few are passed on; every other driver message stays in the log.
  * Error numbers differ between MySQL and MariaDB in places; both are listed.
  */
-import { ApiError, databaseUnavailable, internalError, queryTimeout } from '../errors.js';
+import {
+  ApiError,
+  databaseUnavailable,
+  internalError,
+  MYSQL_ERRORS,
+  queryTimeout,
+} from '../errors.js';
 
 interface DriverError {
   code?: string;
@@ -31,98 +37,6 @@ const UNAVAILABLE = new Set([
 
 /** MariaDB max_statement_time (1969), MySQL MAX_EXECUTION_TIME (3024), and KILL QUERY. */
 const TIMED_OUT = new Set(['ER_STATEMENT_TIMEOUT', 'ER_QUERY_TIMEOUT', 'ER_QUERY_INTERRUPTED']);
-
-/** Data errors a client causes: status, and whether MySQL's sentence may be shown. */
-const CLIENT_ERRORS: Readonly<Record<string, number>> = {
-  ER_BAD_NULL_ERROR: 400,
-  ER_NO_DEFAULT_FOR_FIELD: 400,
-  ER_NO_DEFAULT_FOR_VIEW_FIELD: 400,
-  ER_DATA_TOO_LONG: 400,
-  ER_WARN_DATA_OUT_OF_RANGE: 400,
-  ER_TRUNCATED_WRONG_VALUE: 400,
-  ER_TRUNCATED_WRONG_VALUE_FOR_FIELD: 400,
-  WARN_DATA_TRUNCATED: 400,
-  ER_WRONG_VALUE_FOR_TYPE: 400,
-  ER_INVALID_JSON_TEXT: 400,
-  ER_INVALID_JSON_TEXT_IN_PARAM: 400,
-  ER_INVALID_CHARACTER_STRING: 400,
-  ER_DIVISION_BY_ZERO: 400,
-  ER_CHECK_CONSTRAINT_VIOLATED: 400,
-  ER_CONSTRAINT_FAILED: 400,
-  ER_NON_UPDATABLE_TABLE: 400,
-  ER_VIEW_CHECK_FAILED: 400,
-  ER_VIEW_NO_INSERT_FIELD_LIST: 400,
-  ER_VIEW_MULTIUPDATE: 400,
-  ER_VIEW_DELETE_MERGE_VIEW: 400,
-  ER_NON_INSERTABLE_TABLE: 400,
-  ER_WRONG_VALUE: 400,
-  ER_DUP_ENTRY: 409,
-  ER_DUP_ENTRY_WITH_KEY_NAME: 409,
-  ER_NO_REFERENCED_ROW: 409,
-  ER_NO_REFERENCED_ROW_2: 409,
-  ER_ROW_IS_REFERENCED: 409,
-  ER_ROW_IS_REFERENCED_2: 409,
-  ER_BAD_FIELD_ERROR: 400,
-  ER_TABLEACCESS_DENIED_ERROR: 403,
-  ER_COLUMNACCESS_DENIED_ERROR: 403,
-  ER_DBACCESS_DENIED_ERROR: 403,
-  ER_SPECIFIC_ACCESS_DENIED_ERROR: 403,
-  ER_PROCACCESS_DENIED_ERROR: 403,
-  // Writes: values, generated columns, views, locks (MySQL and MariaDB names).
-  ER_WARN_NULL_TO_NOTNULL: 400,
-  ER_CANNOT_CONVERT_CHARACTER: 400,
-  ER_DATETIME_FUNCTION_OVERFLOW: 400,
-  ER_INVALID_TYPE_FOR_JSON: 400,
-  ER_NON_DEFAULT_VALUE_FOR_GENERATED_COLUMN: 400,
-  ER_WARNING_NON_DEFAULT_VALUE_FOR_GENERATED_COLUMN: 400,
-  ER_NONUPDATEABLE_COLUMN: 400,
-  ER_VIEW_PREVENT_UPDATE: 400,
-  ER_LOCK_DEADLOCK: 409,
-  ER_LOCK_WAIT_TIMEOUT: 409,
-  // A value with characters the column's character set cannot hold (a latin1 column filtered or
-  // matched with 'Ā' or an emoji): MySQL refuses to compare them (issue 9, filter fuzzing).
-  ER_CANT_AGGREGATE_2COLLATIONS: 400,
-  ER_CANT_AGGREGATE_3COLLATIONS: 400,
-  ER_CANT_AGGREGATE_NCOLLATIONS: 400,
-  // A table dropped after the schema was read.
-  ER_NO_SUCH_TABLE: 404,
-};
-
-const COLLATION_MESSAGE =
-  "A value holds characters that the column's character set cannot store, so it cannot be compared with the column";
-
-/** Foreign-key messages quote the whole constraint definition; say it plainly instead. */
-const PLAIN_MESSAGES: Readonly<Record<string, string>> = {
-  ER_NO_REFERENCED_ROW: 'A referenced row does not exist (foreign key constraint)',
-  ER_NO_REFERENCED_ROW_2: 'A referenced row does not exist (foreign key constraint)',
-  ER_ROW_IS_REFERENCED: 'The row is referenced by another table (foreign key constraint)',
-  ER_ROW_IS_REFERENCED_2: 'The row is referenced by another table (foreign key constraint)',
-  // MySQL's privilege sentences name the database user and host; say what happened instead.
-  ER_TABLEACCESS_DENIED_ERROR:
-    "The gateway's database user is not allowed to do this on this table",
-  ER_COLUMNACCESS_DENIED_ERROR:
-    "The gateway's database user is not allowed to do this on this column",
-  ER_DBACCESS_DENIED_ERROR: "The gateway's database user is not allowed to use this database",
-  ER_SPECIFIC_ACCESS_DENIED_ERROR: "The gateway's database user lacks the privilege for this",
-  ER_PROCACCESS_DENIED_ERROR: "The gateway's database user is not allowed to run this routine",
-  ER_BAD_FIELD_ERROR:
-    'A column of the request no longer exists: the table changed after the gateway read it',
-  // MySQL's sentences for these name the statement ("The target table v of the INSERT is not insertable-into").
-  ER_NON_INSERTABLE_TABLE:
-    'Rows cannot be inserted through this view: MySQL writes only through simple views (no GROUP BY, DISTINCT, aggregate functions, UNION or computed columns)',
-  ER_NON_UPDATABLE_TABLE:
-    'Rows cannot be updated or deleted through this view: MySQL writes only through simple views (no GROUP BY, DISTINCT, aggregate functions, UNION or subqueries)',
-  ER_VIEW_CHECK_FAILED:
-    'The row would not be visible through the view afterwards, and the view has WITH CHECK OPTION',
-  ER_LOCK_DEADLOCK:
-    'The write collided with another transaction (deadlock) and was rolled back; try again',
-  ER_LOCK_WAIT_TIMEOUT:
-    'The rows are locked by another transaction and the wait timed out; nothing was written, try again',
-  // MySQL's sentence names collations and the operation ("Illegal mix of collations … for operation 'like'").
-  ER_CANT_AGGREGATE_2COLLATIONS: COLLATION_MESSAGE,
-  ER_CANT_AGGREGATE_3COLLATIONS: COLLATION_MESSAGE,
-  ER_CANT_AGGREGATE_NCOLLATIONS: COLLATION_MESSAGE,
-};
 
 /**
  * mysql2 names only MySQL's error numbers. MariaDB's own 19xx arrive with `code` undefined; its
@@ -162,10 +76,10 @@ export function mapDbError(error: unknown): ApiError {
     return databaseUnavailable();
   }
   if (TIMED_OUT.has(code)) return queryTimeout();
-  const status = CLIENT_ERRORS[code];
-  if (status !== undefined) {
-    const message = PLAIN_MESSAGES[code] ?? error.sqlMessage ?? code;
-    return new ApiError(status, code, message);
+  const known = MYSQL_ERRORS[code];
+  if (known !== undefined) {
+    const message = known.message ?? error.sqlMessage ?? code;
+    return new ApiError(known.status, code, message);
   }
   return internalError();
 }

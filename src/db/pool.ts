@@ -5,6 +5,7 @@
  * Values come back as exact text where JavaScript numbers would round (DECIMAL, BIGINT, dates).
  */
 import mysql, { type ConnectionOptions, type Pool, type PoolOptions } from 'mysql2';
+import { CONNECT_TIMEOUT_MS, MAX_PREPARED_STATEMENTS } from '../limits.js';
 
 export interface DbConfig {
   readonly host: string;
@@ -28,7 +29,7 @@ export function connectionOptions(config: DbConfig): ConnectionOptions {
     password: config.password,
     database: config.database,
     // A host that does not answer (network partition) costs a request 2 s, then 503 (CONTRACT §5).
-    connectTimeout: 2000,
+    connectTimeout: CONNECT_TIMEOUT_MS,
     enableKeepAlive: true,
     charset: 'utf8mb4_unicode_ci',
     timezone: 'Z',
@@ -40,9 +41,7 @@ export function connectionOptions(config: DbConfig): ConnectionOptions {
     multipleStatements: false,
     // mysql2 would capture a stack trace on every call, for errors we log without it.
     trace: false,
-    // Prepared statements are per connection and the server's total (max_prepared_stmt_count,
-    // 16382 by default) is shared by every client; mysql2 closes the least recently used past this.
-    maxPreparedStatements: 256,
+    maxPreparedStatements: MAX_PREPARED_STATEMENTS,
   };
 }
 

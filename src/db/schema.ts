@@ -4,13 +4,14 @@
  * concurrent callers, at most once per `refreshIntervalMs`), so a table created after start is
  * served without a restart. The users table of auth mode is never part of it.
  */
-import type { Pool, RowDataPacket } from 'mysql2/promise';
+
 import { ApiError, unknownTable } from '../errors.js';
+import type { Database } from '../execute/database.js';
 import type { ColumnInfo, JsonKind, TableInfo } from './schema-types.js';
 
 export const USERS_TABLE = 'users_created_by_tablegate';
 
-interface ColumnRow extends RowDataPacket {
+interface ColumnRow {
   TABLE_NAME: string;
   COLUMN_NAME: string;
   COLUMN_DEFAULT: string | null;
@@ -84,13 +85,13 @@ export function columnFromRow(row: ColumnRow, jsonColumns: ReadonlySet<string>):
  * MariaDB's JSON is LONGTEXT with a `json_valid(col)` check; MySQL has a real JSON type.
  * Returns `table\0column` keys. MySQL's CHECK_CONSTRAINTS has no TABLE_NAME column, hence the catch.
  */
-async function mariaDbJsonColumns(pool: Pool, database: string): Promise<Set<string>> {
+async function mariaDbJsonColumns(db: Database, database: string): Promise<Set<string>> {
   const keys = new Set<string>();
   try {
-    const [rows] = await pool.query<RowDataPacket[]>(
-      'SELECT TABLE_NAME, CHECK_CLAUSE FROM information_schema.CHECK_CONSTRAINTS WHERE CONSTRAINT_SCHEMA = ?',
-      [database],
-    );
+    const rows = await db.rows<{ TABLE_NAME: string; CHECK_CLAUSE: string }>({
+      sql: 'SELECT TABLE_NAME, CHECK_CLAUSE FROM information_schema.CHECK_CONSTRAINTS WHERE CONSTRAINT_SCHEMA = ?',
+      params: [database],
+    });
     for (const row of rows) {
       const match = /^json_valid\(`((?:[^`]|``)+)`\)$/i.exec(String(row.CHECK_CLAUSE).trim());
       if (match?.[1]) keys.add(`${row.TABLE_NAME}\u0000${match[1].replaceAll('``', '`')}`);
@@ -101,18 +102,18 @@ async function mariaDbJsonColumns(pool: Pool, database: string): Promise<Set<str
   return keys;
 }
 
-export async function readSchema(pool: Pool, database: string): Promise<Map<string, TableInfo>> {
-  const [tableRows] = await pool.query<RowDataPacket[]>(
-    'SELECT TABLE_NAME, TABLE_TYPE FROM information_schema.TABLES WHERE TABLE_SCHEMA = ?',
-    [database],
-  );
-  const [columnRows] = await pool.query<ColumnRow[]>(
-    `SELECT TABLE_NAME, COLUMN_NAME, COLUMN_DEFAULT, IS_NULLABLE, DATA_TYPE, COLUMN_TYPE,
+export async function readSchema(db: Database, database: string): Promise<Map<string, TableInfo>> {
+  const tableRows = await db.rows<{ TABLE_NAME: string; TABLE_TYPE: string }>({
+    sql: 'SELECT TABLE_NAME, TABLE_TYPE FROM information_schema.TABLES WHERE TABLE_SCHEMA = ?',
+    params: [database],
+  });
+  const columnRows = await db.rows<ColumnRow>({
+    sql: `SELECT TABLE_NAME, COLUMN_NAME, COLUMN_DEFAULT, IS_NULLABLE, DATA_TYPE, COLUMN_TYPE,
             CHARACTER_MAXIMUM_LENGTH, NUMERIC_PRECISION, NUMERIC_SCALE, COLUMN_KEY, EXTRA
        FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? ORDER BY TABLE_NAME, ORDINAL_POSITION`,
-    [database],
-  );
-  const jsonColumns = await mariaDbJsonColumns(pool, database);
+    params: [database],
+  });
+  const jsonColumns = await mariaDbJsonColumns(db, database);
   const columnsByTable = new Map<string, ColumnInfo[]>();
   const primaryKeys = new Map<string, string[]>();
   for (const row of columnRows) {
@@ -147,7 +148,7 @@ export class SchemaCache {
   private reads = 0;
 
   constructor(
-    private readonly pool: Pool,
+    private readonly db: Database,
     private readonly database: string,
     private readonly refreshIntervalMs = 1000,
   ) {}
@@ -167,7 +168,7 @@ export class SchemaCache {
 
   /** Reads the schema now; concurrent callers share one read. */
   refresh(): Promise<void> {
-    this.reading ??= readSchema(this.pool, this.database)
+    this.reading ??= readSchema(this.db, this.database)
       .then((tables) => {
         this.tables = tables;
         this.lastRead = Date.now();
@@ -212,7 +213,7 @@ export class SchemaCache {
     try {
       return { table, plan: plan(table) };
     } catch (error) {
-      if (!(error instanceof ApiError) || error.code !== 'UNKNOWN_COLUMN') throw error;
+      if (!(error instanceof ApiError) || !error.schemaMiss) throw error;
       await this.refreshIfStale();
       const fresh = await this.require(table.name);
       if (fresh === table) throw error;

@@ -199,7 +199,7 @@ export class Demo {
     this.checkpoint();
     // The same code as POST /auth/register: argon2id hash in users_created_by_tablegate.
     const password = `demo-${randomBytes(6).toString('hex')}`;
-    const users = await UserStore.open(gateway.db.promise);
+    const users = await UserStore.open(gateway.db);
     await users.register(parseCredentials({ email: DEMO_EMAIL, password }));
     this.checkpoint();
     return {

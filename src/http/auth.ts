@@ -7,6 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { AuthLimits } from '../auth/limits.js';
 import { parseCredentials } from '../auth/users.js';
 import { invalidCredentials } from '../errors.js';
+import { SUCCESS_MESSAGES } from '../messages.js';
 import type { Services } from '../services.js';
 import { MemoryCounterStore } from '../throttle/counter-store.js';
 
@@ -19,7 +20,7 @@ export function authRoutes(app: FastifyInstance, { config, auth }: Services): vo
     const credentials = parseCredentials(request.body);
     await limits.countRegistration(request.ip);
     await limits.hashing(request.ip, () => users.register(credentials));
-    return { success: true, message: 'User register succesful' };
+    return { success: true, message: SUCCESS_MESSAGES.registered };
   });
 
   app.post('/auth/login', async (request) => {

@@ -7,23 +7,16 @@ import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { mapDbError } from '../db/errors.js';
-import { ApiError, internalError, nonAsciiUrl, routeNotFound } from '../errors.js';
+import { ApiError, apiError, ERRORS, internalError, routeNotFound } from '../errors.js';
 
-const FASTIFY_CODES: Readonly<Record<string, { code: string; message: string }>> = {
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: {
-    code: 'UNSUPPORTED_MEDIA_TYPE',
-    message: "Content-Type must be 'application/json'",
-  },
-  FST_ERR_CTP_INVALID_CONTENT_LENGTH: {
-    code: 'INVALID_BODY',
-    message: 'Content-Length does not match the body',
-  },
-  FST_ERR_CTP_EMPTY_JSON_BODY: { code: 'INVALID_BODY', message: 'Request body is empty' },
-  FST_ERR_CTP_BODY_TOO_LARGE: { code: 'BODY_TOO_LARGE', message: 'Request body is too large' },
-  FST_ERR_CTP_INVALID_JSON_BODY: {
-    code: 'INVALID_JSON',
-    message: 'Request body is not valid JSON',
-  },
+/** Fastify's own client errors → catalogue errors. */
+const FASTIFY_ERRORS: Readonly<Record<string, () => ApiError>> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: () => apiError('UNSUPPORTED_MEDIA_TYPE'),
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: () =>
+    apiError('INVALID_BODY', 'Content-Length does not match the body'),
+  FST_ERR_CTP_EMPTY_JSON_BODY: () => apiError('INVALID_BODY', 'Request body is empty'),
+  FST_ERR_CTP_BODY_TOO_LARGE: () => apiError('BODY_TOO_LARGE'),
+  FST_ERR_CTP_INVALID_JSON_BODY: () => apiError('INVALID_JSON'),
 };
 
 export function toApiError(error: unknown): ApiError {
@@ -31,13 +24,11 @@ export function toApiError(error: unknown): ApiError {
   const fastifyError = error as Partial<FastifyError>;
   const status = fastifyError.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {
-    const known = fastifyError.code ? FASTIFY_CODES[fastifyError.code] : undefined;
-    if (known) return new ApiError(status, known.code, known.message);
+    const known = FASTIFY_ERRORS[fastifyError.code ?? ''];
+    if (known) return known();
     // JSON.parse's SyntaxError arrives as a 400 without a code.
-    if (error instanceof SyntaxError) {
-      return new ApiError(400, 'INVALID_JSON', 'Request body is not valid JSON');
-    }
-    return new ApiError(status, 'BAD_REQUEST', 'The request is not valid');
+    if (error instanceof SyntaxError) return apiError('INVALID_JSON');
+    return apiError('BAD_REQUEST');
   }
   return mapDbError(error);
 }
@@ -50,60 +41,51 @@ export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
     .send({ success: false, message: error.message, code: error.code });
 }
 
-/** MySQL no longer knows a table or column the schema cache had: it changed under us. */
-const SCHEMA_CHANGED = new Set(['ER_BAD_FIELD_ERROR', 'ER_NO_SUCH_TABLE']);
-
 /** `onSchemaChanged` is told when MySQL says the cached schema is out of date (it re-reads it). */
 export function registerErrorHandling(
   app: FastifyInstance,
   onSchemaChanged: () => Promise<void>,
 ): void {
   app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
-    const apiError = toApiError(error);
-    if (SCHEMA_CHANGED.has(apiError.code)) {
+    const answer = toApiError(error);
+    // MySQL no longer knows a table or column the schema cache had: it changed under us.
+    if (answer.schemaMiss) {
       onSchemaChanged().catch((cause: unknown) =>
         request.log.warn({ err: cause }, 'schema re-read failed'),
       );
     }
-    if (apiError.status === 500) request.log.error({ err: error }, 'request failed');
+    if (answer.status === 500) request.log.error({ err: error }, 'request failed');
     // MySQL down or slow is the operator's concern, not a bug: one short line, no stack.
-    else if (apiError.status > 500) request.log.warn({ code: apiError.code }, apiError.message);
-    return sendError(reply, apiError.status === 500 ? internalError() : apiError);
+    else if (answer.status > 500) request.log.warn({ code: answer.code }, answer.message);
+    return sendError(reply, answer.status === 500 ? internalError() : answer);
   });
   app.setNotFoundHandler((request, reply) =>
     sendError(reply, routeNotFound(request.method, request.url)),
   );
 }
 
+type ParserErrorCode =
+  | 'HEADERS_TOO_LARGE'
+  | 'REQUEST_TIMEOUT'
+  | 'MALFORMED_REQUEST'
+  | 'NON_ASCII_URL';
+
 /** Errors Node's HTTP parser finds before Fastify sees a request: oversized headers, timeouts, garbage. */
-const CLIENT_ERRORS: Readonly<Record<string, { status: number; reason: string; error: ApiError }>> =
-  {
-    HPE_HEADER_OVERFLOW: {
-      status: 431,
-      reason: 'Request Header Fields Too Large',
-      error: new ApiError(431, 'HEADERS_TOO_LARGE', 'The request line or headers are too large'),
-    },
-    ERR_HTTP_REQUEST_TIMEOUT: {
-      status: 408,
-      reason: 'Request Timeout',
-      error: new ApiError(408, 'REQUEST_TIMEOUT', 'The request took too long to arrive'),
-    },
-  };
-const MALFORMED = {
-  status: 400,
-  reason: 'Bad Request',
-  error: new ApiError(400, 'MALFORMED_REQUEST', 'The request is not valid HTTP'),
+const PARSER_ERRORS: Readonly<Record<string, { reason: string; code: ParserErrorCode }>> = {
+  HPE_HEADER_OVERFLOW: { reason: 'Request Header Fields Too Large', code: 'HEADERS_TOO_LARGE' },
+  ERR_HTTP_REQUEST_TIMEOUT: { reason: 'Request Timeout', code: 'REQUEST_TIMEOUT' },
 };
-const NON_ASCII = { status: 400, reason: 'Bad Request', error: nonAsciiUrl() };
+const MALFORMED = { reason: 'Bad Request', code: 'MALFORMED_REQUEST' } as const;
+const NON_ASCII = { reason: 'Bad Request', code: 'NON_ASCII_URL' } as const;
 
 /** The parser's error for an HTTP client error; Node puts the offending byte at `bytesParsed`. */
 function clientErrorOf(
   error: NodeJS.ErrnoException & { rawPacket?: Buffer; bytesParsed?: number },
-) {
+): { reason: string; code: ParserErrorCode } {
   if (error.code === 'HPE_INVALID_URL' && error.rawPacket && error.bytesParsed !== undefined) {
     if ((error.rawPacket[error.bytesParsed] ?? 0) >= 0x80) return NON_ASCII;
   }
-  return CLIENT_ERRORS[error.code ?? ''] ?? MALFORMED;
+  return PARSER_ERRORS[error.code ?? ''] ?? MALFORMED;
 }
 
 /** Fastify's clientErrorHandler: the same JSON error body, written on the raw socket. */
@@ -118,8 +100,9 @@ export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket)
     pending.shouldKeepAlive = false;
     return;
   }
-  const { status, reason, error: apiError } = clientErrorOf(error);
-  const body = JSON.stringify({ success: false, message: apiError.message, code: apiError.code });
+  const { reason, code } = clientErrorOf(error);
+  const { status, message } = ERRORS[code];
+  const body = JSON.stringify({ success: false, message, code });
   socket.end(
     `HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\n` +
       `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,

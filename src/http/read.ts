@@ -3,7 +3,6 @@
  * The handler only calls the stages in order.
  */
 import type { FastifyInstance } from 'fastify';
-import type { RowDataPacket } from 'mysql2';
 import { cachedRowSerializer } from '../db/rows.js';
 import { planRead } from '../plan/read-plan.js';
 import { parseReadOptions } from '../query/options.js';
@@ -20,14 +19,7 @@ export function readRoutes(app: FastifyInstance, { db, schema }: Services): void
       const known = await schema.require(request.params.table); // a 404 comes before any 400
       const options = parseReadOptions(request.query);
       const { table, plan } = await schema.plan(known, (t) => planRead(options, t));
-      if (plan.count) {
-        const count = compileCount(plan);
-        const [rows] = await db.promise.execute<RowDataPacket[][]>(
-          { sql: count.sql, rowsAsArray: true },
-          [...count.params] as never[],
-        );
-        reply.header('X-Total-Count', String(rows[0]?.[0] ?? 0));
-      }
+      if (plan.count) reply.header('X-Total-Count', String(await db.count(compileCount(plan))));
       await sendJsonRows(reply, db, compileRead(plan), cachedRowSerializer(table, plan.columns));
       return reply;
     },

@@ -1,7 +1,7 @@
 /**
  * `POST /table/<t>/create`, `PUT /table/<t>/update(<key>,<value>)` and
  * `DELETE /table/<t>/delete(<key>,<value>)`: path → action (query/key-value) → plan → SQL →
- * one transaction → `{ success, message, … }`. find-my-way cannot match parentheses in a pattern,
+ * one transaction (the execute stage) → `{ success, message, … }`. find-my-way cannot match parentheses in a pattern,
  * so the last segment is a parameter and key-value.ts reads it; an unknown action is a 404.
  */
 import type {
@@ -10,15 +10,12 @@ import type {
   FastifyRequest,
   HookHandlerDoneFunction,
 } from 'fastify';
-import type { ResultSetHeader, RowDataPacket } from 'mysql2';
-import type { Database } from '../db/database.js';
-import { mapDataWarnings } from '../db/errors.js';
 import { routeNotFound, unsupportedMediaType } from '../errors.js';
+import { SUCCESS_MESSAGES } from '../messages.js';
 import { planDelete, planInsert, planUpdate } from '../plan/write-plan.js';
 import { parseWriteAction, type WriteAction } from '../query/key-value.js';
 import type { Services } from '../services.js';
 import { compileDelete, compileInsertBatches, compileUpdate } from '../sql/compile-write.js';
-import type { CompiledQuery } from '../sql/compiled-query.js';
 
 interface WriteRoute {
   Params: { table: string; action: string };
@@ -31,10 +28,12 @@ export function writeRoutes(app: FastifyInstance, { db, schema }: Services): voi
     const table = await schema.require(request.params.table);
     requireJson(request);
     const { plan } = await schema.plan(table, (t) => planInsert(t, request.body));
-    const result = await runWrite(db, compileInsertBatches(plan), plan.rows.length > 1);
+    const result = await db.write(compileInsertBatches(plan), {
+      unprepare: plan.rows.length > 1,
+    });
     return {
       success: true,
-      message: 'Data inserted successfully',
+      message: SUCCESS_MESSAGES.inserted,
       insertId: result.insertId,
       affectedRows: result.affectedRows,
     };
@@ -45,10 +44,10 @@ export function writeRoutes(app: FastifyInstance, { db, schema }: Services): voi
     const table = await schema.require(request.params.table);
     requireJson(request);
     const { plan } = await schema.plan(table, (t) => planUpdate(t, match, request.body));
-    const result = await runWrite(db, [compileUpdate(plan)], false);
+    const result = await db.write([compileUpdate(plan)]);
     return {
       success: true,
-      message: 'Data updated successfully',
+      message: SUCCESS_MESSAGES.updated,
       affectedRows: result.affectedRows,
     };
   });
@@ -60,10 +59,10 @@ export function writeRoutes(app: FastifyInstance, { db, schema }: Services): voi
       const { match } = actionOf(request, 'delete');
       const table = await schema.require(request.params.table);
       const { plan } = await schema.plan(table, (t) => planDelete(t, match));
-      const result = await runWrite(db, [compileDelete(plan)], false);
+      const result = await db.write([compileDelete(plan)]);
       return {
         success: true,
-        message: 'Data deleted successfully',
+        message: SUCCESS_MESSAGES.deleted,
         affectedRows: result.affectedRows,
       };
     },
@@ -107,73 +106,4 @@ function ignoreEmptyBody(
     headers['transfer-encoding'] === undefined && (length === undefined || length === '0');
   if (empty) delete headers['content-type'];
   done();
-}
-
-interface WarningRow extends RowDataPacket {
-  Level: string;
-  Code: number;
-  Message: string;
-}
-
-interface WriteResult {
-  readonly affectedRows: number;
-  /** The first auto-increment id of the first statement; null when there is none. */
-  readonly insertId: number | string | null;
-}
-
-/**
- * Runs the statements in one transaction on one connection: all of them or none. A statement
- * that left a warning meaning a value was changed on its way in (strict mode lets DECIMAL
- * rounding pass as a Note) rolls everything back and answers like the error would.
- * `unprepare`: drop the prepared statement after use (multi-row INSERT texts rarely repeat, and
- * each cached one holds a server-side statement).
- */
-async function runWrite(
-  db: Database,
-  statements: readonly CompiledQuery[],
-  unprepare: boolean,
-): Promise<WriteResult> {
-  const connection = await db.promise.getConnection();
-  let committed = false;
-  try {
-    // BEGIN and the first statement go out together (mysql2 queues both on the connection):
-    // one round trip fewer than awaiting BEGIN first.
-    const begun = connection.beginTransaction();
-    let affectedRows = 0;
-    let insertId: number | string | null = null;
-    for (const [index, statement] of statements.entries()) {
-      const executing = connection.execute<ResultSetHeader>(statement.sql, [
-        ...statement.params,
-      ] as never[]);
-      const [result] = index === 0 ? (await Promise.all([begun, executing]))[1] : await executing;
-      if (unprepare) connection.unprepare(statement.sql);
-      if (result.warningStatus > 0) {
-        const [warnings] = await connection.query<WarningRow[]>('SHOW WARNINGS');
-        const error = mapDataWarnings(warnings);
-        if (error) throw error;
-      }
-      affectedRows += result.affectedRows;
-      if (index === 0) insertId = publicInsertId(result.insertId);
-    }
-    await connection.commit();
-    committed = true;
-    return { affectedRows, insertId };
-  } finally {
-    // A broken connection cannot roll back; the server rolls back when it goes away.
-    if (!committed) await connection.rollback().catch(() => {});
-    connection.release();
-  }
-}
-
-const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
-
-/**
- * The OK packet's last insert id as JSON: null for 0 (no auto-increment column), a number while
- * exact, else a string. mysql2 reads it as signed, so ids of BIGINT UNSIGNED past 2^63 arrive
- * negative; insert ids never are.
- */
-function publicInsertId(value: number | string): number | string | null {
-  const id = BigInt.asUintN(64, BigInt(value));
-  if (id === 0n) return null;
-  return id <= MAX_SAFE ? Number(id) : id.toString();
 }

@@ -6,10 +6,19 @@
  */
 import type { Config } from '../config.js';
 import type { TableInfo } from '../db/schema-types.js';
-import { MAX_INSERT_ROWS } from '../plan/write-plan.js';
-import { MAX_IN_VALUES, MAX_NESTING } from '../query/filter-parser.js';
+import { ERRORS, type Stage } from '../errors.js';
+import {
+  EMAIL_MAX_LENGTH,
+  MAX_FILTER_BYTES,
+  MAX_IN_VALUES,
+  MAX_INSERT_ROWS,
+  MAX_NESTING,
+  PASSWORD_MAX_LENGTH,
+  PASSWORD_MIN_LENGTH,
+} from '../limits.js';
+import { SUCCESS_MESSAGES } from '../messages.js';
 import { insertSchema, type JsonSchema, rowSchema, updateSchema } from './column-schema.js';
-import { ERROR_SCHEMA, errorResponses } from './error-codes.js';
+import { codesOf, ERROR_SCHEMA, errorResponses, GENERAL_ERROR_STAGES } from './error-codes.js';
 
 export type DocumentConfig = Pick<
   Config,
@@ -44,7 +53,7 @@ const FIXED_SCHEMAS: Readonly<Record<string, JsonSchema>> = {
     required: ['success', 'message', 'insertId', 'affectedRows'],
     properties: {
       success: { const: true },
-      message: { const: 'Data inserted successfully' },
+      message: { const: SUCCESS_MESSAGES.inserted },
       insertId: {
         type: ['integer', 'string', 'null'],
         description:
@@ -58,7 +67,7 @@ const FIXED_SCHEMAS: Readonly<Record<string, JsonSchema>> = {
     required: ['success', 'message', 'affectedRows'],
     properties: {
       success: { const: true },
-      message: { const: 'Data updated successfully' },
+      message: { const: SUCCESS_MESSAGES.updated },
       affectedRows: { type: 'integer', minimum: 0, description: 'Rows the key matched' },
     },
   },
@@ -67,7 +76,7 @@ const FIXED_SCHEMAS: Readonly<Record<string, JsonSchema>> = {
     required: ['success', 'message', 'affectedRows'],
     properties: {
       success: { const: true },
-      message: { const: 'Data deleted successfully' },
+      message: { const: SUCCESS_MESSAGES.deleted },
       affectedRows: { type: 'integer', minimum: 0 },
     },
   },
@@ -128,14 +137,14 @@ const AUTH_SCHEMAS: Readonly<Record<string, JsonSchema>> = {
     type: 'object',
     required: ['email', 'password'],
     properties: {
-      email: { type: 'string', maxLength: 254, examples: ['demo@tablegate.dev'] },
-      password: { type: 'string', minLength: 8, maxLength: 1024 },
+      email: { type: 'string', maxLength: EMAIL_MAX_LENGTH, examples: ['demo@tablegate.dev'] },
+      password: { type: 'string', minLength: PASSWORD_MIN_LENGTH, maxLength: PASSWORD_MAX_LENGTH },
     },
   },
   RegisterResult: {
     type: 'object',
     required: ['success', 'message'],
-    properties: { success: { const: true }, message: { const: 'User register succesful' } },
+    properties: { success: { const: true }, message: { const: SUCCESS_MESSAGES.registered } },
   },
   LoginResult: {
     type: 'object',
@@ -150,54 +159,17 @@ const AUTH_SCHEMAS: Readonly<Record<string, JsonSchema>> = {
   },
 };
 
-const UNAVAILABLE = ['DATABASE_UNAVAILABLE', 'INTERNAL_ERROR'];
-const DATABASE = [
-  'MALFORMED_URL',
-  'NON_ASCII_URL',
-  'UNKNOWN_TABLE',
-  'QUERY_TIMEOUT',
-  ...UNAVAILABLE,
-];
-const JSON_BODY = [
-  'INVALID_BODY',
-  'INVALID_JSON',
-  'BODY_TOO_DEEP',
-  'BODY_TOO_LARGE',
-  'UNSUPPORTED_MEDIA_TYPE',
-];
-const READ_CODES = [
-  'INVALID_QUERY',
-  'OPTION_WITHOUT_DOLLAR',
-  'FILTER_SYNTAX',
-  'FILTER_TYPE',
-  'LIMIT_EXCEEDED',
-  'UNKNOWN_COLUMN',
-  ...DATABASE,
-];
-const CREATE_CODES = [
-  ...JSON_BODY,
-  'INVALID_VALUE',
-  'UNKNOWN_COLUMN',
-  'GENERATED_COLUMN',
-  'LIMIT_EXCEEDED',
-  ...DATABASE,
-];
-const UPDATE_CODES = ['INVALID_QUERY', ...CREATE_CODES.filter((c) => c !== 'LIMIT_EXCEEDED')];
-const DELETE_CODES = ['INVALID_QUERY', 'INVALID_VALUE', 'UNKNOWN_COLUMN', ...DATABASE];
-const UPLOAD_CODES = [
-  'NOT_MULTIPART',
-  'MALFORMED_MULTIPART',
-  'WRONG_FILE_FIELD',
-  'NO_FILES',
-  'FORBIDDEN_FIELD_NAME',
-  'INVALID_HOST',
-  'INVALID_BODY',
-  'FILE_TOO_LARGE',
-  'TOO_MANY_FILES',
-  'TOO_MANY_PARTS',
-  'INTERNAL_ERROR',
-];
-const FILE_CODES = ['FILE_NOT_FOUND', 'PRECONDITION_FAILED', 'RANGE_NOT_SATISFIABLE'];
+/** The stages each operation runs (its error responses are theirs, openapi/error-codes.ts). */
+const TABLE_STAGES: readonly Stage[] = ['request', 'table', 'execute'];
+const READ_STAGES: readonly Stage[] = ['read-options', ...TABLE_STAGES];
+const CREATE_STAGES: readonly Stage[] = ['json-body', 'values', 'rows', ...TABLE_STAGES];
+const UPDATE_STAGES: readonly Stage[] = ['key', 'json-body', 'values', ...TABLE_STAGES];
+const DELETE_STAGES: readonly Stage[] = ['key', ...TABLE_STAGES];
+const REGISTER_STAGES: readonly Stage[] = ['json-body', 'register', 'request', 'execute'];
+const LOGIN_STAGES: readonly Stage[] = ['json-body', 'login', 'request', 'execute'];
+/** MySQL's refusals (its error names as codes): reads may be refused, writes also conflict. */
+const MYSQL_READ = { mysql: [400, 403, 404] };
+const MYSQL_WRITE = { mysql: [400, 403, 404, 409] };
 
 const FILTER_HELP = [
   "A condition on the columns: `price gt 10 and category eq 'tea'`, `city eq null`,",
@@ -209,7 +181,7 @@ const FILTER_HELP = [
   '(text), `year month day hour minute second date` (dates and times), e.g.',
   "`contains(tolower(name),'tea')`, `year(created_at) eq 2024`; a function on a column cannot",
   'use its index. A date or function on a column of the wrong type is 400 FILTER_TYPE.',
-  `Limits: 4 KiB, ${MAX_NESTING} levels of nesting, ${MAX_IN_VALUES} \`in\` values.`,
+  `Limits: ${MAX_FILTER_BYTES} bytes, ${MAX_NESTING} levels of nesting, ${MAX_IN_VALUES} \`in\` values.`,
 ].join(' ');
 
 function readParameters(table: TableInfo): JsonSchema[] {
@@ -227,7 +199,7 @@ function readParameters(table: TableInfo): JsonSchema[] {
       { type: 'string' },
       `Columns to return, comma-separated (default \`*\`): ${names}`,
     ),
-    query('$filter', { type: 'string', maxLength: 4096 }, FILTER_HELP),
+    query('$filter', { type: 'string', maxLength: MAX_FILTER_BYTES }, FILTER_HELP),
     query(
       '$orderby',
       { type: 'string' },
@@ -283,7 +255,7 @@ interface Names {
 function tablePaths(
   table: TableInfo,
   names: Names,
-  guarded: (codes: readonly string[]) => string[],
+  guarded: (stages: readonly Stage[]) => Stage[],
 ): Record<string, JsonSchema> {
   const base = `/table/${segment(table.name)}`;
   const what = table.kind === 'view' ? 'view' : 'table';
@@ -310,7 +282,7 @@ function tablePaths(
             },
             content: json({ type: 'array', items: ref(names.row) }),
           },
-          ...errorResponses(guarded(READ_CODES), { mysql: [400, 403, 404] }),
+          ...errorResponses(guarded(READ_STAGES), MYSQL_READ),
         },
       },
     },
@@ -331,7 +303,7 @@ function tablePaths(
         },
         responses: {
           200: { description: 'Inserted', content: json(ref('InsertResult')) },
-          ...errorResponses(guarded(CREATE_CODES), { mysql: [400, 403, 404, 409] }),
+          ...errorResponses(guarded(CREATE_STAGES), MYSQL_WRITE),
         },
       },
     },
@@ -345,7 +317,7 @@ function tablePaths(
         requestBody: { required: true, content: json(ref(names.update)) },
         responses: {
           200: { description: 'Updated', content: json(ref('UpdateResult')) },
-          ...errorResponses(guarded(UPDATE_CODES), { mysql: [400, 403, 404, 409] }),
+          ...errorResponses(guarded(UPDATE_STAGES), MYSQL_WRITE),
         },
       },
     },
@@ -358,7 +330,7 @@ function tablePaths(
         parameters: keyParameters(table),
         responses: {
           200: { description: 'Deleted', content: json(ref('DeleteResult')) },
-          ...errorResponses(guarded(DELETE_CODES), { mysql: [400, 403, 404, 409] }),
+          ...errorResponses(guarded(DELETE_STAGES), MYSQL_WRITE),
         },
       },
     },
@@ -377,14 +349,7 @@ function authPaths(): Record<string, JsonSchema> {
         requestBody: credentials,
         responses: {
           200: { description: 'Registered', content: json(ref('RegisterResult')) },
-          ...errorResponses([
-            ...JSON_BODY,
-            'USER_EXISTS',
-            'TOO_MANY_REQUESTS',
-            'TOO_MANY_CONCURRENT_REQUESTS',
-            'SERVER_BUSY',
-            ...UNAVAILABLE,
-          ]),
+          ...errorResponses(REGISTER_STAGES),
         },
       },
     },
@@ -399,15 +364,7 @@ function authPaths(): Record<string, JsonSchema> {
         requestBody: credentials,
         responses: {
           200: { description: 'Logged in', content: json(ref('LoginResult')) },
-          ...errorResponses([
-            ...JSON_BODY,
-            'INVALID_CREDENTIALS',
-            'TOO_MANY_ATTEMPTS',
-            'TOO_MANY_REQUESTS',
-            'TOO_MANY_CONCURRENT_REQUESTS',
-            'SERVER_BUSY',
-            ...UNAVAILABLE,
-          ]),
+          ...errorResponses(LOGIN_STAGES),
         },
       },
     },
@@ -416,7 +373,7 @@ function authPaths(): Record<string, JsonSchema> {
 
 function otherPaths(
   config: DocumentConfig,
-  guarded: (codes: readonly string[]) => string[],
+  guarded: (stages: readonly Stage[]) => Stage[],
   auth: boolean,
 ): Record<string, JsonSchema> {
   const mib = (bytes: number) => `${Math.round((bytes / 1024 / 1024) * 100) / 100} MiB`;
@@ -462,7 +419,7 @@ function otherPaths(
               },
             }),
           },
-          ...errorResponses(guarded(UPLOAD_CODES)),
+          ...errorResponses(guarded(['upload', 'request'])),
         },
       },
     },
@@ -486,7 +443,7 @@ function otherPaths(
         responses: {
           200: { description: 'The file', content: { '*/*': { schema: {} } } },
           206: { description: 'The requested range', content: { '*/*': { schema: {} } } },
-          ...errorResponses(guarded(FILE_CODES)),
+          ...errorResponses(guarded(['files', 'request'])),
         },
       },
     },
@@ -497,7 +454,7 @@ function otherPaths(
         summary: 'Name, version and where to go next',
         responses: {
           200: { description: 'The index', content: json(ref('Index')) },
-          ...errorResponses(guarded([])),
+          ...errorResponses(guarded(['request'])),
         },
       },
     },
@@ -520,7 +477,7 @@ function otherPaths(
         summary: 'This description',
         responses: {
           200: { description: 'OpenAPI 3.1', content: json({ type: 'object' }) },
-          ...errorResponses(guarded([])),
+          ...errorResponses(guarded(['request'])),
         },
       },
     },
@@ -532,6 +489,11 @@ function describeApi(config: DocumentConfig): string {
     `Every table and view of the MySQL database \`${config.db.database}\`, read live from its schema.`,
     'Rows are JSON objects; reads take `$select`, `$filter`, `$orderby`, `$top`, `$skip` and `$count`.',
     'Every error is `{"success": false, "message": …, "code": …}`.',
+    `Besides each operation's own errors, any request may get ${codesOf(GENERAL_ERROR_STAGES)
+      .map((code) => `\`${code}\` (${ERRORS[code].status})`)
+      .join(
+        ', ',
+      )}: the request was not valid HTTP, too slow or too large, no route matched, or a streamed read whose client took nothing for too long was cut short.`,
   ];
   if (config.mode === 'auth') {
     lines.push(
@@ -550,7 +512,8 @@ export function buildOpenApiDocument(
   version = '0.0.0',
 ): OpenApiDocument {
   const auth = config.mode === 'auth';
-  const guarded = (codes: readonly string[]) => (auth ? ['ACCESS_DENIED', ...codes] : [...codes]);
+  const guarded = (stages: readonly Stage[]): Stage[] =>
+    auth ? ['guard', ...stages] : [...stages];
   const sorted = [...tables].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const schemas: Record<string, JsonSchema> = { ...FIXED_SCHEMAS, ...(auth ? AUTH_SCHEMAS : {}) };
   const taken = new Set(Object.keys(schemas));

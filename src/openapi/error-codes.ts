@@ -1,110 +1,68 @@
 /**
- * The error codes the API description cites, with their statuses taken from the catalogue
- * itself (src/errors.ts), so the description cannot give a code a status it does not answer with.
- * Error responses are grouped by status, each with the `{ success: false, message, code }` body.
+ * Error responses for the API description, read from the catalogue (src/errors.ts): an
+ * operation names the stages it runs, and answers every code of those stages with the status
+ * the catalogue gives it. Responses are grouped by status, each with the
+ * `{ success: false, message, code }` body.
  */
-import * as catalogue from '../errors.js';
-import { ApiError } from '../errors.js';
+import { ERRORS, type ErrorCode, type ErrorSpec, MYSQL_ERRORS, type Stage } from '../errors.js';
 import type { JsonSchema } from './column-schema.js';
-
-/** code → status, read by calling every factory of the catalogue once. */
-function readCatalogue(): Map<string, number> {
-  const statuses = new Map<string, number>();
-  for (const [name, value] of Object.entries(catalogue)) {
-    if (typeof value !== 'function' || name === 'ApiError') continue;
-    // The factories only put their arguments into the message; placeholders do.
-    try {
-      const error = (value as (...args: unknown[]) => unknown)('', '');
-      if (error instanceof ApiError) statuses.set(error.code, error.status);
-    } catch {
-      // Not a factory; a code missing for this reason fails statusOf() below, loudly.
-    }
-  }
-  // Made in src/http/errors.ts from Fastify's own errors and Node's HTTP parser errors.
-  statuses.set('INVALID_JSON', 400);
-  statuses.set('BAD_REQUEST', 400);
-  return statuses;
-}
-
-export const ERROR_STATUS: ReadonlyMap<string, number> = readCatalogue();
 
 /** MySQL's own refusals keep MySQL's error name as their code (src/db/errors.ts). */
 export const MYSQL_CODE_PATTERN = '^(ER|WARN)_[A-Z0-9_]+$';
+
+const CATALOGUE = Object.entries(ERRORS) as [ErrorCode, ErrorSpec][];
+
+/** The catalogue's codes raised by `stages`: stage by stage, in catalogue order within one. */
+export function codesOf(stages: readonly Stage[]): ErrorCode[] {
+  const codes = new Set<ErrorCode>();
+  for (const stage of stages) {
+    for (const [code, spec] of CATALOGUE) if (spec.stages.includes(stage)) codes.add(code);
+  }
+  return [...codes];
+}
 
 const REASONS: Readonly<Record<number, string>> = {
   400: 'Bad request',
   401: 'No valid token',
   403: "The gateway's database user may not do this",
   404: 'Not found',
+  408: 'Too slow',
   409: 'Conflict with the stored data',
   412: 'Precondition failed',
   413: 'Too large',
   415: 'Unsupported media type',
   416: 'Range not satisfiable',
   429: 'Too many requests from this client',
+  431: 'Headers too large',
   500: 'A bug: the detail is logged, never sent',
-  503: 'MySQL is unavailable, or the server is busy',
+  503: 'MySQL is unavailable or busy, or the server is busy',
   504: 'The query ran past its time limit',
 };
 
-/** Statuses at which a MySQL error name may be the code (see CLIENT_ERRORS in db/errors.ts). */
-const MYSQL_EXAMPLES: Readonly<Record<number, string[]>> = {
-  400: ['ER_BAD_NULL_ERROR', 'ER_DATA_TOO_LONG', 'ER_WARN_DATA_OUT_OF_RANGE'],
-  403: ['ER_TABLEACCESS_DENIED_ERROR'],
-  404: ['ER_NO_SUCH_TABLE'],
-  409: ['ER_DUP_ENTRY', 'ER_NO_REFERENCED_ROW_2', 'ER_ROW_IS_REFERENCED_2'],
-};
+/** A few MySQL error names per status, to show what such a code looks like. */
+function mysqlExamples(status: number): string[] {
+  return Object.entries(MYSQL_ERRORS)
+    .filter(([, spec]) => spec.status === status)
+    .slice(0, 3)
+    .map(([code]) => code);
+}
 
 export interface ErrorResponseOptions {
   /** Statuses at which MySQL's error names may also be the code. */
   readonly mysql?: readonly number[];
 }
 
-const HEADERS_BY_CODE: Readonly<Record<string, JsonSchema>> = {
-  ACCESS_DENIED: {
-    'WWW-Authenticate': {
-      description:
-        '`Bearer`; for an expired token `Bearer error="invalid_token", error_description="The access token expired"` (RFC 6750)',
-      schema: { type: 'string' },
-    },
-  },
-  TOO_MANY_ATTEMPTS: {
-    'Retry-After': {
-      description: 'Seconds until login is allowed again',
-      schema: { type: 'integer' },
-    },
-  },
-  TOO_MANY_REQUESTS: {
-    'Retry-After': {
-      description: 'Seconds until this address may register or fail a login again',
-      schema: { type: 'integer' },
-    },
-  },
-  TOO_MANY_CONCURRENT_REQUESTS: {
-    'Retry-After': { description: 'Always 1 (second)', schema: { type: 'integer' } },
-  },
-  SERVER_BUSY: {
-    'Retry-After': { description: 'Always 1 (second)', schema: { type: 'integer' } },
-  },
-};
-
-function statusOf(code: string): number {
-  const status = ERROR_STATUS.get(code);
-  if (status === undefined) throw new Error(`error code ${code} is not in the catalogue`);
-  return status;
-}
-
 /**
- * The error responses of an operation, one per status: the error body with its `code` limited to
- * the codes listed (and MySQL's names, where `mysql` says so).
+ * The error responses of an operation running `stages`, one per status: the error body with its
+ * `code` limited to those stages' codes (and MySQL's names, where `mysql` says so).
  */
 export function errorResponses(
-  codes: readonly string[],
+  stages: readonly Stage[],
   options: ErrorResponseOptions = {},
 ): Record<string, JsonSchema> {
-  const byStatus = new Map<number, string[]>();
-  for (const code of codes) {
-    const status = statusOf(code);
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of codesOf(stages)) {
+    const { status } = ERRORS[code];
     byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
   }
   for (const status of options.mysql ?? []) {
@@ -114,7 +72,7 @@ export function errorResponses(
   for (const status of [...byStatus.keys()].sort((a, b) => a - b)) {
     const listed = byStatus.get(status) ?? [];
     const mysql = options.mysql?.includes(status) ?? false;
-    const examples = mysql ? (MYSQL_EXAMPLES[status] ?? []) : [];
+    const examples = mysql ? mysqlExamples(status) : [];
     const alternatives: JsonSchema[] = [
       ...(listed.length > 0 ? [{ enum: listed }] : []),
       ...(mysql ? [{ type: 'string', pattern: MYSQL_CODE_PATTERN }] : []),
@@ -124,7 +82,15 @@ export function errorResponses(
       ...listed,
       ...(examples.length > 0 ? [`a MySQL error name (${examples.join(', ')}, …)`] : []),
     ];
-    const headers = Object.assign({}, ...listed.map((code) => HEADERS_BY_CODE[code] ?? {}));
+    const headers: Record<string, JsonSchema> = {};
+    for (const code of listed) {
+      for (const [name, description] of Object.entries((ERRORS[code] as ErrorSpec).headers ?? {})) {
+        headers[name] = {
+          description,
+          schema: { type: name === 'Retry-After' ? 'integer' : 'string' },
+        };
+      }
+    }
     responses[String(status)] = {
       description: `${REASONS[status] ?? 'Error'}: ${named.join(', ')}`,
       ...(Object.keys(headers).length > 0 ? { headers } : {}),
@@ -153,3 +119,9 @@ export const ERROR_SCHEMA: JsonSchema = {
     code: { type: 'string', description: 'A stable code for programs' },
   },
 };
+
+/**
+ * Errors no single operation lists: answered before a route is known (Node's HTTP parser, no
+ * route), or never sent as a body (a streamed response that is cut short, then logged).
+ */
+export const GENERAL_ERROR_STAGES: readonly Stage[] = ['connection', 'routing', 'stream'];

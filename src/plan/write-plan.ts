@@ -14,11 +14,9 @@ import {
   limitExceeded,
   unknownColumn,
 } from '../errors.js';
+import { MAX_INSERT_ROWS } from '../limits.js';
 import type { KeyValue } from '../query/key-value.js';
 import { excerpt } from '../query/lexer.js';
-
-/** Most rows one `create` request may insert. */
-export const MAX_INSERT_ROWS = 10_000;
 
 /** What a value is bound as: mysql2 sends a string as text, a number as DOUBLE, a Buffer as bytes. */
 export type WriteParam = string | number | Buffer | null;

@@ -5,6 +5,7 @@
  * is an ApiError naming the 1-based position and what was expected there.
  */
 import { filterSyntax, limitExceeded } from '../errors.js';
+import { MAX_FILTER_BYTES, MAX_IN_VALUES, MAX_NESTING } from '../limits.js';
 import {
   COLUMN_FNS,
   type ColumnExpr,
@@ -17,10 +18,6 @@ import {
   type Operand,
 } from './ast.js';
 import { asciiKeyword, excerpt, keywordLiteral, type Token, tokenize } from './lexer.js';
-
-export const MAX_FILTER_BYTES = 4096;
-export const MAX_NESTING = 64;
-export const MAX_IN_VALUES = 1000;
 
 const COMPARE_OPS: ReadonlySet<string> = new Set<CompareOp>(['eq', 'ne', 'lt', 'le', 'gt', 'ge']);
 const MATCH_FNS: ReadonlySet<string> = new Set<MatchFn>(['contains', 'startswith', 'endswith']);

@@ -38,6 +38,9 @@ export async function startTestGateway(
     corsOrigin: DEFAULTS.corsOrigin,
     logLevel: 'silent',
     queryTimeoutMs: DEFAULTS.queryTimeoutMs,
+    stallTimeoutMs: DEFAULTS.stallTimeoutMs,
+    // Tests change the schema under a running gateway and expect the next request to see it.
+    schemaRefreshMs: 0,
     ...overrides,
   };
   const gateway = await openGateway(config);

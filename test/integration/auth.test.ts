@@ -8,9 +8,10 @@ import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import jwt from 'jsonwebtoken';
-import mysql from 'mysql2/promise';
+import type mysql from 'mysql2/promise';
 import { ensureUsersTable } from '../../src/auth/users.js';
 import { USERS_TABLE } from '../../src/db/schema.js';
+import { openDatabase } from '../../src/execute/database.js';
 import { StartupError } from '../../src/main.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
@@ -593,16 +594,15 @@ describe('the users table', () => {
         const email = freshEmail('concurrent');
         expect((await register(gateways[0]?.url ?? '', email)).status).toBe(200);
         expect((await register(gateways[1]?.url ?? '', email)).status).toBe(409);
-        const pool = mysql.createPool({
-          ...testServer(),
-          database: fresh.name,
-          connectionLimit: 4,
-        });
+        const db = await openDatabase(
+          { ...testServer(), database: fresh.name, poolSize: 4 },
+          { statementTimeoutMs: 30_000, stallTimeoutMs: 30_000 },
+        );
         try {
-          await Promise.all(Array.from({ length: 4 }, () => ensureUsersTable(pool)));
-          await ensureUsersTable(pool);
+          await Promise.all(Array.from({ length: 4 }, () => ensureUsersTable(db)));
+          await ensureUsersTable(db);
         } finally {
-          await pool.end();
+          await db.close();
         }
         expect((await login(gateways[2]?.url ?? '', email)).status).toBe(200);
         const [tables] = await fresh.admin.query<mysql.RowDataPacket[]>(

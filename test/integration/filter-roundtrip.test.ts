@@ -13,7 +13,6 @@
  */
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import fc from 'fast-check';
-import type { RowDataPacket } from 'mysql2';
 import { mapDbError } from '../../src/db/errors.js';
 import type { TableInfo } from '../../src/db/schema-types.js';
 import { planRead } from '../../src/plan/read-plan.js';
@@ -82,13 +81,18 @@ afterAll(async () => {
   await db?.drop();
 });
 
-/** Runs a statement the way the gateway's read path does (prepared, rows as arrays). */
-async function run(query: CompiledQuery): Promise<unknown[][]> {
-  const [rows] = await gw.gateway.db.promise.execute<RowDataPacket[]>(
-    { sql: query.sql, rowsAsArray: true },
-    [...query.params] as never[],
-  );
-  return rows as unknown as unknown[][];
+/** Runs a statement the way the gateway's read path does (the execute stage's row stream). */
+function run(query: CompiledQuery): Promise<unknown[][]> {
+  return new Promise((resolve, reject) => {
+    const rows: unknown[][] = [];
+    gw.gateway.db
+      .stream(query, {
+        row: (values) => rows.push(values),
+        end: () => resolve(rows),
+        fail: reject,
+      })
+      .catch(reject);
+  });
 }
 
 test('every generated read runs on MariaDB (or is a 4xx), and an unpaged read returns $count rows', async () => {

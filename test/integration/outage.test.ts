@@ -11,7 +11,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import mysql from 'mysql2/promise';
 import { type PrivateServer, startPrivateServer } from '../../src/demo/private-server.js';
-import { HEALTH_TIMEOUT_MS } from '../../src/http/health.js';
+import { HEALTH_TIMEOUT_MS } from '../../src/limits.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 const DATABASE = 'outage';

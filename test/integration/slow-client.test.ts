@@ -11,12 +11,8 @@
 import net from 'node:net';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import type { FastifyInstance } from 'fastify';
-import {
-  buildServer,
-  HEADERS_TIMEOUT_MS,
-  MAX_HEADER_BYTES,
-  SOCKET_IDLE_TIMEOUT_MS,
-} from '../../src/server.js';
+import { HEADERS_TIMEOUT_MS, MAX_HEADER_BYTES, SOCKET_IDLE_TIMEOUT_MS } from '../../src/limits.js';
+import { buildServer } from '../../src/server.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 

@@ -30,6 +30,8 @@ describe('configFromRun (CONTRACT §1)', () => {
       corsOrigin: '*',
       logLevel: 'info',
       queryTimeoutMs: 30_000,
+      stallTimeoutMs: 30_000,
+      schemaRefreshMs: 1000,
     });
   });
 

@@ -1,9 +1,9 @@
 import { describe, expect, test } from '@jest/globals';
 import type { ColumnInfo } from '../../../src/db/schema-types.js';
 import { ApiError } from '../../../src/errors.js';
+import { MAX_INSERT_ROWS } from '../../../src/limits.js';
 import {
   coerceValue,
-  MAX_INSERT_ROWS,
   planDelete,
   planInsert,
   planKeyMatch,

@@ -1,0 +1,146 @@
+/**
+ * The execute stage: every statement the gateway runs goes through this object. It owns the
+ * pool (handed out within a bound, acquire.ts), a control connection of its own for KILL QUERY
+ * and health pings (so neither waits behind the pool it is checking or freeing), and the
+ * server's flavour (MariaDB and MySQL differ in statement time limits and JSON). Nothing else
+ * sees a mysql2 handle.
+ */
+import mysql, { type Pool, type ResultSetHeader, type RowDataPacket } from 'mysql2';
+import type { PoolConnection as PromiseConnection, Pool as PromisePool } from 'mysql2/promise';
+import {
+  connectionOptions,
+  createPool,
+  type DbConfig,
+  poolOptions,
+  sessionSetup,
+} from '../db/pool.js';
+import { HEALTH_TIMEOUT_MS } from '../limits.js';
+import type { CompiledQuery } from '../sql/compiled-query.js';
+import { acquire } from './acquire.js';
+import { bind } from './bind.js';
+import { type RowFlow, type RowSink, streamRows } from './stream.js';
+import { runTransaction, type WriteOptions, type WriteResult } from './write.js';
+
+export type Flavour = 'mariadb' | 'mysql';
+
+export interface Database {
+  readonly flavour: Flavour;
+  /** A SELECT whose rows go to the sink as they arrive (stream.ts). */
+  stream(query: CompiledQuery, sink: RowSink): Promise<RowFlow>;
+  /** A `SELECT COUNT(*)`: its one number. */
+  count(query: CompiledQuery): Promise<number>;
+  /** A small SELECT (schema, users): its rows as objects. */
+  rows<T extends object = Record<string, unknown>>(query: CompiledQuery): Promise<T[]>;
+  /** One statement under autocommit (users, DDL). */
+  run(query: CompiledQuery): Promise<{ affectedRows: number; insertId: number }>;
+  /** Statements in one transaction: all or none (write.ts). */
+  write(statements: readonly CompiledQuery[], options?: WriteOptions): Promise<WriteResult>;
+  /** True when the server answers within `HEALTH_TIMEOUT_MS`; never waits behind the pool. */
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+export interface DatabaseOptions {
+  /** The server stops any statement running longer (504). */
+  readonly statementTimeoutMs: number;
+  /** A streamed read whose client takes nothing for this long is cut (stream.ts). */
+  readonly stallTimeoutMs: number;
+}
+
+/** Asks the server what it is, on a connection of its own; also proves the login works. */
+async function detectFlavour(config: DbConfig): Promise<Flavour> {
+  const probe = mysql.createConnection(connectionOptions(config)).promise();
+  try {
+    const [rows] = await probe.query<RowDataPacket[]>('SELECT VERSION() AS version');
+    return /mariadb/i.test(String(rows[0]?.version)) ? 'mariadb' : 'mysql';
+  } finally {
+    probe.destroy();
+  }
+}
+
+/** Resolves with the promise's value, or rejects when it takes longer than `ms`. */
+function within<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** Connects (rejecting with the driver's error when it cannot) and opens the pool. */
+export async function openDatabase(config: DbConfig, options: DatabaseOptions): Promise<Database> {
+  const flavour = await detectFlavour(config);
+  const pool: Pool = createPool(config, sessionSetup(flavour, options.statementTimeoutMs));
+  const promise = pool.promise();
+  // Two connections: a KILL and a health ping never queue behind each other for long.
+  const control: PromisePool = mysql
+    .createPool({ ...poolOptions(config), connectionLimit: 2, maxIdle: 2 })
+    .promise();
+
+  /** One ping at a time, shared by every caller that asks meanwhile. */
+  let pinging: Promise<boolean> | null = null;
+  const ping = (): Promise<boolean> => {
+    pinging ??= within(control.query('SELECT 1'), HEALTH_TIMEOUT_MS)
+      .then(
+        () => true,
+        () => false,
+      )
+      .finally(() => {
+        pinging = null;
+      });
+    return pinging;
+  };
+  const kill = async (threadId: number) => {
+    await control.query('KILL QUERY ?', [threadId]);
+  };
+  const connection = () => acquire(pool, { isAlive: ping, maxWaitMs: options.statementTimeoutMs });
+
+  /**
+   * Runs `work` on a pool connection and always gives it back. Driver errors pass through as
+   * they are: the HTTP error handler maps them, and logs the ones it cannot.
+   */
+  async function using<T>(work: (c: PromiseConnection) => Promise<T>): Promise<T> {
+    const held = await connection();
+    try {
+      return await work(held.promise());
+    } finally {
+      held.release();
+    }
+  }
+
+  return {
+    flavour,
+    stream: async (query, sink) =>
+      streamRows(await connection(), query, sink, { kill, stallMs: options.stallTimeoutMs }),
+    count: (query) =>
+      using(async (c) => {
+        const [rows] = await c.execute<RowDataPacket[][]>(
+          { sql: query.sql, rowsAsArray: true },
+          bind(query.params),
+        );
+        return Number(rows[0]?.[0] ?? 0);
+      }),
+    rows: <T extends object>(query: CompiledQuery) =>
+      using(async (c) => {
+        const [rows] =
+          query.params.length === 0
+            ? await c.query<RowDataPacket[]>(query.sql)
+            : await c.execute<RowDataPacket[]>(query.sql, bind(query.params));
+        return rows as unknown as T[];
+      }),
+    run: (query) =>
+      using(async (c) => {
+        const [result] =
+          query.params.length === 0
+            ? await c.query<ResultSetHeader>(query.sql)
+            : await c.execute<ResultSetHeader>(query.sql, bind(query.params));
+        return { affectedRows: result.affectedRows, insertId: result.insertId };
+      }),
+    write: (statements, writeOptions = {}) =>
+      using((c) => runTransaction(c, statements, writeOptions)),
+    ping,
+    close: async () => {
+      await Promise.all([promise.end(), control.end()]);
+    },
+  };
+}

@@ -1,0 +1,48 @@
+/**
+ * Every limit and timeout the gateway enforces, in one place: the stages read them from here,
+ * and so do the API description and the README's figures (never copied as literals).
+ */
+
+// Read options (CONTRACT §3.1).
+/** Bytes of `$filter` text (UTF-8). */
+export const MAX_FILTER_BYTES = 4096;
+/** Levels of parentheses and `not` in a `$filter`. */
+export const MAX_NESTING = 64;
+/** Values in one `in (…)` list. */
+export const MAX_IN_VALUES = 1000;
+
+// Writes.
+/** Rows one `create` request may insert. */
+export const MAX_INSERT_ROWS = 10_000;
+
+// Auth mode (CONTRACT §4).
+export const EMAIL_MAX_LENGTH = 254;
+export const PASSWORD_MIN_LENGTH = 8;
+export const PASSWORD_MAX_LENGTH = 1024;
+
+// HTTP server.
+/** Node's default; a longer request line or header block is answered 431. */
+export const MAX_HEADER_BYTES = 16 * 1024;
+/** Headers must arrive within this (slowloris: a JSON 408). */
+export const HEADERS_TIMEOUT_MS = 30_000;
+/** A connection that sends or reads nothing this long is closed. */
+export const SOCKET_IDLE_TIMEOUT_MS = 60_000;
+export const KEEP_ALIVE_TIMEOUT_MS = 72_000;
+/** On SIGTERM, requests in flight get this long to finish. */
+export const SHUTDOWN_GRACE_MS = 10_000;
+/** A result smaller than this is sent in one piece with a Content-Length; a larger one streams. */
+export const RESPONSE_CHUNK_BYTES = 64 * 1024;
+
+// MySQL.
+/** A new connection gives up after this (an unreachable host answers 503 within about 2 s). */
+export const CONNECT_TIMEOUT_MS = 2000;
+/** The longest a health ping waits for the server's answer. */
+export const HEALTH_TIMEOUT_MS = 2000;
+/** A request waiting this long for a pool connection asks whether the server is alive. */
+export const ALIVE_CHECK_MS = 1000;
+/**
+ * Prepared statements kept per connection. They are per connection and the server's total
+ * (max_prepared_stmt_count, 16382 by default) is shared by every client; mysql2 closes the least
+ * recently used past this.
+ */
+export const MAX_PREPARED_STATEMENTS = 256;
