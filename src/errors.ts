@@ -49,17 +49,6 @@ export const ERRORS = {
     stages: ['connection'],
     message: 'The request is not valid HTTP',
   },
-  /**
-   * Raw bytes above 0x7F in the request target (`curl '…?$filter=city eq 'Zürich''`). Node's
-   * parser (llhttp) refuses them even with insecureHTTPParser, and RFC 9112 §3.2 allows only
-   * ASCII there, so the request never reaches a route: http/errors.ts answers on the socket.
-   */
-  NON_ASCII_URL: {
-    status: 400,
-    stages: ['connection'],
-    message:
-      'The URL contains characters that are not ASCII: percent-encode them as UTF-8 (ü is %C3%BC), as browsers, encodeURIComponent and curl -G --data-urlencode do',
-  },
   HEADERS_TOO_LARGE: {
     status: 431,
     stages: ['connection'],
@@ -76,6 +65,17 @@ export const ERRORS = {
     status: 400,
     stages: ['request'],
     message: 'The URL is not valid: check its percent-encoding',
+  },
+  /**
+   * Raw bytes above 0x7F in the request target (`curl '…?$filter=city eq 'Zürich''`). Node's
+   * parser (llhttp) refuses them even with insecureHTTPParser, and RFC 9112 §3.2 allows only
+   * ASCII there, so the request never reaches a route: http/errors.ts answers on the socket.
+   */
+  NON_ASCII_URL: {
+    status: 400,
+    stages: ['request'],
+    message:
+      'The URL contains characters that are not ASCII: percent-encode them as UTF-8 (ü is %C3%BC), as browsers, encodeURIComponent and curl -G --data-urlencode do',
   },
   NOT_FOUND: {
     status: 404,
