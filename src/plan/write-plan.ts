@@ -1,25 +1,15 @@
 /**
  * Write requests + TableInfo → write plans: every body key and the key column resolved against
- * the schema cache (exact match), and every JSON value turned into the parameter that stores it
- * exactly as sent, the inverse of db/rows.ts (CONTRACT §2). A value that MySQL would round or
- * reinterpret without an error even in strict mode (1.5 into an INT, 1.005 into DECIMAL(10,2), a
- * JSON number that already lost digits in JSON.parse) is refused here. Knows no SQL.
+ * the schema cache (exact match), every value encoded by db/value-codec.ts, the body's shape
+ * checked by write-body.ts. Knows no SQL.
  */
 import type { ColumnInfo, TableInfo } from '../db/schema-types.js';
-import {
-  generatedColumn,
-  invalidBody,
-  invalidQuery,
-  invalidValue,
-  limitExceeded,
-  unknownColumn,
-} from '../errors.js';
-import { MAX_INSERT_ROWS } from '../limits.js';
+import { coerceValue, encodeKey, type KeyOperand, type WriteParam } from '../db/value-codec.js';
+import { generatedColumn, invalidQuery, unknownColumn } from '../errors.js';
 import type { KeyValue } from '../query/key-value.js';
-import { excerpt } from '../query/lexer.js';
+import { insertRows, updateEntries } from './write-body.js';
 
-/** What a value is bound as: mysql2 sends a string as text, a number as DOUBLE, a Buffer as bytes. */
-export type WriteParam = string | number | Buffer | null;
+export type { KeyOperand, WriteParam } from '../db/value-codec.js';
 
 /** One column of one inserted row: a value, or the column's default (the body left it out). */
 export type PlannedCell =
@@ -39,14 +29,6 @@ export interface Assignment {
   readonly value: WriteParam;
 }
 
-/**
- * The value rows must have in the key column. `number` is exact decimal text, compared as a
- * number (a string would be compared as a double, wrong beyond 2^53); `value` is bound as is.
- */
-export type KeyOperand =
-  | { readonly kind: 'number'; readonly text: string }
-  | { readonly kind: 'value'; readonly value: string | number | Buffer };
-
 export type KeyMatch =
   | { readonly kind: 'isNull'; readonly column: ColumnInfo }
   | { readonly kind: 'equals'; readonly column: ColumnInfo; readonly value: KeyOperand };
@@ -61,11 +43,6 @@ export interface DeletePlan {
   readonly table: TableInfo;
   readonly where: KeyMatch;
 }
-
-type JsonObject = Readonly<Record<string, unknown>>;
-
-const isObject = (value: unknown): value is JsonObject =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** `POST /table/<t>/create`: one object, or a non-empty array of objects (at most MAX_INSERT_ROWS). */
 export function planInsert(table: TableInfo, body: unknown): InsertPlan {
@@ -94,46 +71,9 @@ export function planInsert(table: TableInfo, body: unknown): InsertPlan {
   return { table, columns, rows };
 }
 
-function insertRows(body: unknown): readonly JsonObject[] {
-  if (isObject(body)) {
-    if (Object.keys(body).length === 0) {
-      throw invalidBody('The row is empty: give at least one column and its value');
-    }
-    return [body];
-  }
-  if (!Array.isArray(body)) {
-    throw invalidBody(
-      `The body must be a JSON object (one row) or a non-empty array of objects, not ${describe(body)}`,
-    );
-  }
-  if (body.length === 0) throw invalidBody('The array is empty: send at least one row');
-  if (body.length > MAX_INSERT_ROWS) {
-    throw limitExceeded(
-      `At most ${MAX_INSERT_ROWS} rows can be inserted in one request; the body has ${body.length}`,
-    );
-  }
-  body.forEach((row: unknown, index) => {
-    if (!isObject(row)) {
-      throw invalidBody(`Row ${index + 1} is ${describe(row)}, not a JSON object`);
-    }
-    if (Object.keys(row).length === 0) {
-      throw invalidBody(`Row ${index + 1} is empty: give at least one column and its value`);
-    }
-  });
-  return body as JsonObject[];
-}
-
 /** `PUT /table/<t>/update(<key>,<value>)`: the body's columns, set on every matching row. */
 export function planUpdate(table: TableInfo, match: KeyValue, body: unknown): UpdatePlan {
-  if (!isObject(body)) {
-    throw invalidBody(
-      `The body must be a JSON object of the columns to change, not ${describe(body)}`,
-    );
-  }
-  const entries = Object.entries(body);
-  if (entries.length === 0) {
-    throw invalidBody('The body has no columns: give at least one column and its new value');
-  }
+  const entries = updateEntries(body);
   const columns = entries.map(([name]) => writableColumn(table, name));
   const set = entries.map(([, value], index) => {
     const column = columns[index] as ColumnInfo;
@@ -165,7 +105,11 @@ export function planKeyMatch(table: TableInfo, match: KeyValue): KeyMatch {
   if (column === undefined) throw unknownColumn(table.name, match.key);
   const { value: literal, bare } = match;
   if (literal.kind === 'null') return { kind: 'isNull', column };
-  const where = keyWhere(column);
+  if (column.kind === 'json') {
+    throw invalidQuery(
+      `Column '${column.name}' holds JSON and cannot be the key of update(…) or delete(…); use another column`,
+    );
+  }
   // What the JSON body would have carried for this value.
   const given: unknown =
     literal.kind === 'string'
@@ -174,266 +118,5 @@ export function planKeyMatch(table: TableInfo, match: KeyValue): KeyMatch {
         ? literal.text
         : literal.value;
   const text = literal.kind === 'string' ? literal.value : (bare ?? String(given));
-  switch (column.kind) {
-    case 'integer':
-    case 'year':
-      return { kind: 'equals', column, value: { kind: 'number', text: integerText(given, where) } };
-    case 'bit':
-      return { kind: 'equals', column, value: { kind: 'number', text: bitText(given, where) } };
-    case 'decimal':
-      return {
-        kind: 'equals',
-        column,
-        value: { kind: 'number', text: decimalText(given, column, where, false) },
-      };
-    case 'float':
-      return { kind: 'equals', column, value: { kind: 'value', value: floatValue(given, where) } };
-    case 'binary':
-      return { kind: 'equals', column, value: { kind: 'value', value: base64Bytes(text, where) } };
-    case 'date':
-    case 'datetime':
-    case 'string':
-      return { kind: 'equals', column, value: { kind: 'value', value: wellFormed(text, where) } };
-    case 'json':
-      throw invalidQuery(
-        `Column '${column.name}' holds JSON and cannot be the key of update(…) or delete(…); use another column`,
-      );
-  }
-}
-
-/** Where a value goes, for messages: `Column 'x'` or `Row 3, column 'x'`. */
-function valueWhere(column: ColumnInfo, rowNumber: number | null): string {
-  return rowNumber === null
-    ? `Column '${column.name}'`
-    : `Row ${rowNumber}, column '${column.name}'`;
-}
-
-function keyWhere(column: ColumnInfo): string {
-  return `The key value for column '${column.name}'`;
-}
-
-/**
- * A JSON value → the parameter that stores it in `column`. null is SQL NULL in every column
- * (also a JSON column). Booleans are 1/0 (MySQL's TRUE and FALSE), objects and arrays go only
- * into JSON columns, binary columns take base64 text. Numeric columns also take numeric strings,
- * the only exact form for values JSON numbers cannot hold (BIGINT beyond 2^53, long DECIMALs).
- */
-export function coerceValue(
-  column: ColumnInfo,
-  value: unknown,
-  rowNumber: number | null = null,
-): WriteParam {
-  if (value === null) return null;
-  const where = valueWhere(column, rowNumber);
-  if (column.kind === 'json') return JSON.stringify(value);
-  if (typeof value === 'object') {
-    throw invalidValue(
-      `${where} takes a single value, not ${describe(value)}; objects and arrays go only into JSON columns`,
-    );
-  }
-  switch (column.kind) {
-    case 'integer':
-    case 'year': {
-      const text = integerText(value, where);
-      const n = Number(text);
-      return Number.isSafeInteger(n) ? n : text;
-    }
-    case 'bit':
-      return bitBytes(bitText(value, where));
-    case 'decimal':
-      return decimalText(value, column, where, true);
-    case 'float':
-      return floatValue(value, where);
-    case 'binary':
-      if (typeof value !== 'string') {
-        throw invalidValue(`${where} is binary and takes base64 text, not ${describe(value)}`);
-      }
-      return base64Bytes(value, where);
-    case 'datetime':
-      if (typeof value === 'string') checkFractionalSeconds(column, value, where);
-      return textValue(value, where);
-    case 'date':
-    case 'string':
-      return textValue(value, where);
-  }
-}
-
-function textValue(value: unknown, where: string): string {
-  if (typeof value === 'string') return wellFormed(value, where);
-  if (typeof value === 'boolean') return value ? '1' : '0';
-  if (typeof value === 'number') return exactNumberText(value, where);
-  throw invalidValue(`${where} takes text, not ${describe(value)}`);
-}
-
-/**
- * DATETIME(n)/TIMESTAMP(n) keep n fractional digits; MySQL rounds more and MariaDB cuts them,
- * both without a warning, so a value with more (non-zero) digits than the column keeps is refused.
- */
-function checkFractionalSeconds(column: ColumnInfo, value: string, where: string): void {
-  const fraction = /^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}\.(\d+)$/.exec(value)?.[1];
-  if (fraction === undefined) return;
-  const precision = Number(/\((\d)\)/.exec(column.columnType)?.[1] ?? 0);
-  if (fraction.replace(/0+$/, '').length > precision) {
-    throw invalidValue(
-      `${where} keeps ${precision} digit${precision === 1 ? '' : 's'} of fractional seconds; ${shown(value)} would be ${precision === 0 ? 'cut to whole seconds' : 'cut'}`,
-    );
-  }
-}
-
-/** A short description of a JSON value's type for messages. */
-function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  if (value === undefined) return 'missing';
-  const type = typeof value;
-  return type === 'object' ? 'an object' : `a ${type}`;
-}
-
-/** A value as it may appear in a message. */
-function shown(value: unknown): string {
-  return typeof value === 'string' ? `'${excerpt(value)}'` : String(value);
-}
-
-// The filter language's number (CONTRACT §3.1), taken apart.
-const NUMBER_TEXT = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
-
-/** Beyond this exponent a number is out of range for every MySQL numeric type but DOUBLE. */
-const MAX_EXPONENT = 400;
-
-/**
- * A JSON number as exact decimal text, refusing one that JSON.parse may have rounded already:
- * integers beyond 2^53, and other numbers whose shortest form has more than 15 significant
- * digits (every decimal of up to 15 digits survives a double exactly; longer ones may not).
- */
-function exactNumberText(n: number, where: string): string {
-  const text = String(n);
-  const parts = NUMBER_TEXT.exec(text);
-  if (parts === null) throw invalidValue(`${where}: ${text} is not a finite number`);
-  if (!Number.isSafeInteger(n)) {
-    const digits = `${parts[2]}${parts[3] ?? ''}`.replace(/^0+/, '').replace(/0+$/, '');
-    if (digits.length > 15) {
-      throw invalidValue(
-        `${where}: the JSON number ${text} has more digits than a JSON number holds exactly; send the exact value as a string, e.g. "12345678901234567890"`,
-      );
-    }
-  }
-  return plainNumber(text, where).text;
-}
-
-interface PlainNumber {
-  /** `-?digits(.digits)?` without leading or trailing zeros, or `0`. */
-  readonly text: string;
-  readonly fractionDigits: number;
-}
-
-/** Number text (exponent allowed) → plain decimal text; throws when it is not a number. */
-function plainNumber(text: string, where: string): PlainNumber {
-  const parts = NUMBER_TEXT.exec(text);
-  if (parts === null) throw invalidValue(`${where} takes a number; ${shown(text)} is not one`);
-  const [, sign, integer = '', fraction = '', exponentText] = parts;
-  const exponent = Number(exponentText ?? 0);
-  if (Math.abs(exponent) > MAX_EXPONENT) {
-    throw invalidValue(`${where}: ${excerpt(text)} is out of range`);
-  }
-  const digits = integer + fraction;
-  const point = integer.length + exponent;
-  let whole: string;
-  let part: string;
-  if (point <= 0) {
-    whole = '0';
-    part = '0'.repeat(-point) + digits;
-  } else if (point >= digits.length) {
-    whole = digits + '0'.repeat(point - digits.length);
-    part = '';
-  } else {
-    whole = digits.slice(0, point);
-    part = digits.slice(point);
-  }
-  whole = whole.replace(/^0+(?=\d)/, '');
-  part = part.replace(/0+$/, '');
-  const zero = whole === '0' && part === '';
-  return {
-    text: `${zero ? '' : sign}${whole}${part === '' ? '' : `.${part}`}`,
-    fractionDigits: part.length,
-  };
-}
-
-/** A JSON number, numeric string or boolean as plain number text. */
-function numberText(value: unknown, where: string): PlainNumber {
-  if (typeof value === 'boolean') return { text: value ? '1' : '0', fractionDigits: 0 };
-  if (typeof value === 'number') return plainNumber(exactNumberText(value, where), where);
-  if (typeof value === 'string') return plainNumber(value, where);
-  throw invalidValue(`${where} takes a number, not ${describe(value)}`);
-}
-
-/** Whole numbers only: MySQL would round 1.5 into an INT without a word, even in strict mode. */
-function integerText(value: unknown, where: string): string {
-  const number = numberText(value, where);
-  if (number.fractionDigits > 0) {
-    throw invalidValue(`${where} takes whole numbers; ${shown(value)} is not one`);
-  }
-  return number.text;
-}
-
-/** DECIMAL: exact text; `checkScale` refuses digits past the column's scale (MySQL would round them). */
-function decimalText(
-  value: unknown,
-  column: ColumnInfo,
-  where: string,
-  checkScale: boolean,
-): string {
-  const number = numberText(value, where);
-  const scale = column.numericScale ?? 0;
-  if (checkScale && number.fractionDigits > scale) {
-    throw invalidValue(
-      `${where} holds at most ${scale} digit${scale === 1 ? '' : 's'} after the decimal point; ${shown(value)} would be rounded`,
-    );
-  }
-  return number.text;
-}
-
-function floatValue(value: unknown, where: string): number {
-  if (typeof value === 'number') return value;
-  const n = Number(numberText(value, where).text);
-  if (!Number.isFinite(n)) throw invalidValue(`${where}: ${shown(value)} is out of range`);
-  return n;
-}
-
-/** BIT(n): a non-negative whole number (read back as a number, or a string beyond 2^53). */
-function bitText(value: unknown, where: string): string {
-  const text = integerText(value, where);
-  if (text.startsWith('-')) {
-    throw invalidValue(
-      `${where} is a BIT column and takes numbers from 0; ${shown(value)} is negative`,
-    );
-  }
-  return text;
-}
-
-/** Big-endian bytes, the form BIT values are read in; MySQL refuses a value wider than the column. */
-function bitBytes(text: string): Buffer {
-  let hex = BigInt(text).toString(16);
-  if (hex.length % 2 === 1) hex = `0${hex}`;
-  return Buffer.from(hex, 'hex');
-}
-
-/** Standard base64 with padding, as reads produce it; anything else (even a stray character) is refused. */
-function base64Bytes(text: string, where: string): Buffer {
-  const bytes = Buffer.from(text, 'base64');
-  if (bytes.toString('base64') !== text) {
-    throw invalidValue(
-      `${where} is binary and takes standard base64 text (A–Z, a–z, 0–9, +, /, = padding); ${shown(text)} is not valid base64`,
-    );
-  }
-  return bytes;
-}
-
-/** An unpaired surrogate (possible in JSON's \ud800 escapes) has no UTF-8 form: it would become U+FFFD. */
-function wellFormed(text: string, where: string): string {
-  if (/\p{Cs}/u.test(text)) {
-    throw invalidValue(
-      `${where}: the text contains an unpaired UTF-16 surrogate, which UTF-8 cannot store`,
-    );
-  }
-  return text;
+  return { kind: 'equals', column, value: encodeKey(column, given, text) };
 }
