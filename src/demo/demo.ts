@@ -2,13 +2,13 @@
  * `tablegate demo`: the example shop (docker/initdb/01-example.sql, the one copy that
  * docker-compose also loads) served in auth mode with a demo user, ready for curl and /docs.
  * Without database flags it runs on a private MariaDB/MySQL server started from the PATH in a
- * temporary directory, which stop() deletes; with -h -u -p -P -D it loads the example into that
- * database, only if the database has no tables. Everything it starts, stop() stops, in reverse.
+ * temporary directory, which stop() deletes (and the server's sentinel, if this process is killed
+ * outright); with -h -u -p -P -D it loads the example into that database, only if the database has
+ * no tables. Everything it starts, stop() stops, in reverse.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import mysql from 'mysql2/promise';
 import { parseCredentials, UserStore } from '../auth/users.js';
@@ -108,7 +108,7 @@ export interface DemoInfo {
   readonly server: string;
   readonly tables: number;
   readonly views: number;
-  /** The private server's and the demo's temporary directories; empty with an own database. */
+  /** The private server's temporary directory (the demo's files are inside); empty with an own database. */
   readonly temporary: readonly string[];
 }
 
@@ -168,11 +168,12 @@ export class Demo {
         throw new DemoError(`cannot start ${binary.server}: ${reasonOf(error)}`);
       }
       this.cleanups.push(() => server.destroy());
-      temporary.push(path.dirname(server.dataDir));
+      // Inside the server's directory, so that whatever deletes that (a clean stop, or the
+      // sentinel when this process is killed outright) deletes the demo's files too.
+      temporary.push(server.dir);
       this.checkpoint();
-      const own = await mkdtemp(path.join(os.tmpdir(), 'tablegate-demo-'));
-      this.cleanups.push(() => rm(own, { recursive: true, force: true }));
-      temporary.push(own);
+      const own = path.join(server.dir, 'demo');
+      await mkdir(own, { mode: 0o700 });
       serverName = '(private server, deleted on exit)';
       config = {
         ...given,

@@ -2,7 +2,8 @@
  * A private MariaDB/MySQL server in a temporary directory on a free port, started from the
  * binaries on the PATH. Used by the tests when no server answers, by `tablegate demo`, and by
  * reliability drills that must kill and restart a server. Root has an empty password; only
- * 127.0.0.1 is bound.
+ * 127.0.0.1 is bound. A sentinel (below) kills the server and deletes its directory if the
+ * process that started it dies without cleaning up, even by SIGKILL.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -15,12 +16,75 @@ import mysql from 'mysql2/promise';
 
 const run = promisify(execFile);
 
+/*
+ * The sentinel makes the server die with the process that started it, whatever ends that
+ * process — SIGKILL and crashes included, where no handler of ours runs. A small `sh` watches a
+ * pipe from us: the kernel closes the pipe when we die, and the sentinel then kills the server it
+ * was told about and deletes the temporary directory. A clean stop tells it "release" first.
+ * (It lives in this file because Jest's global setup loads this module without the module
+ * mapper, so it cannot import a sibling by its .js name.)
+ */
+
+/**
+ * $1 is the directory. Lines on stdin: a pid (the server now running), `-` (none is running),
+ * `release` (we cleaned up ourselves: exit quietly). End of input without `release`: our parent
+ * is gone. The wait for the killed server is bounded, in case nobody reaps it.
+ */
+const SCRIPT = `
+dir=$1
+pid=
+while read -r line; do
+  case $line in
+    release) exit 0 ;;
+    -) pid= ;;
+    *) pid=$line ;;
+  esac
+done
+if [ -n "$pid" ]; then
+  kill -KILL "$pid" 2>/dev/null
+  tries=0
+  while kill -0 "$pid" 2>/dev/null && [ $tries -lt 50 ]; do sleep 0.1; tries=$((tries + 1)); done
+fi
+rm -rf -- "$dir"
+`;
+
+interface Sentinel {
+  /** The server process now running in the directory (null: none). */
+  watch(pid: number | null): void;
+  /** We stopped the server and deleted the directory ourselves: the sentinel just exits. */
+  release(): void;
+}
+
+function startSentinel(dir: string): Sentinel {
+  const child: ChildProcess = spawn('/bin/sh', ['-c', SCRIPT, 'tablegate-sentinel', dir], {
+    stdio: ['pipe', 'ignore', 'ignore'],
+    // Its own process group: a Ctrl-C meant for us must not end it before our own clean-up.
+    detached: true,
+  });
+  // It must not keep our event loop alive, nor crash us if it is gone already.
+  child.unref();
+  child.on('error', () => {});
+  child.stdin?.on('error', () => {});
+  const send = (line: string) => {
+    if (child.stdin?.writable) child.stdin.write(`${line}\n`);
+  };
+  return {
+    watch: (pid) => send(pid === null ? '-' : String(pid)),
+    release: () => {
+      send('release');
+      child.stdin?.end();
+    },
+  };
+}
+
 export interface PrivateServer {
   readonly host: string;
   readonly port: number;
   readonly user: string;
   readonly password: string;
   readonly dataDir: string;
+  /** The temporary directory that holds dataDir and is deleted with the server. */
+  readonly dir: string;
   /** Stops the server (SIGTERM) and keeps its data directory. */
   stop(): Promise<void>;
   /** Kills it at once, like a crash. */
@@ -112,16 +176,22 @@ export async function startPrivateServer(
     throw new Error('no mariadbd or mysqld found on the PATH (apt-get install mariadb-server)');
   }
   const dir = await mkdtemp(path.join(os.tmpdir(), 'tablegate-mysql-'));
+  const sentinel = startSentinel(dir);
   try {
-    return await startIn(dir, binary);
+    return await startIn(dir, binary, sentinel);
   } catch (error) {
     // Nothing of a server that did not start stays behind.
     await rm(dir, { recursive: true, force: true });
+    sentinel.release();
     throw error;
   }
 }
 
-async function startIn(dir: string, binary: ServerBinary): Promise<PrivateServer> {
+async function startIn(
+  dir: string,
+  binary: ServerBinary,
+  sentinel: Sentinel,
+): Promise<PrivateServer> {
   const dataDir = path.join(dir, 'data');
   const asRoot = process.getuid?.() === 0;
   const userArgs = asRoot ? ['--user=root'] : [];
@@ -158,7 +228,10 @@ async function startIn(dir: string, binary: ServerBinary): Promise<PrivateServer
   ];
   let child: ChildProcess;
   const launch = async () => {
-    child = spawn(binary.server, args, { stdio: 'ignore' });
+    const server = spawn(binary.server, args, { stdio: 'ignore' });
+    child = server;
+    if (server.pid !== undefined) sentinel.watch(server.pid);
+    server.once('exit', () => sentinel.watch(null));
     try {
       await waitForServer(port, child, 30_000);
     } catch (error) {
@@ -178,12 +251,14 @@ async function startIn(dir: string, binary: ServerBinary): Promise<PrivateServer
     user: 'root',
     password: '',
     dataDir,
+    dir,
     stop: () => stopWith('SIGTERM'),
     kill: () => stopWith('SIGKILL'),
     restart: launch,
     destroy: async () => {
       await stopWith('SIGTERM');
       await rm(dir, { recursive: true, force: true });
+      sentinel.release();
     },
   };
 }

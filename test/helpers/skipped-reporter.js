@@ -8,9 +8,11 @@ import path from 'node:path';
 const SKIPPED = new Set(['pending', 'skipped', 'todo', 'disabled']);
 
 export default class SkippedReporter {
-  /** @param {{ rootDir: string }} globalConfig */
+  /** @param {{ rootDir: string, testNamePattern?: string }} globalConfig */
   constructor(globalConfig) {
     this.rootDir = globalConfig.rootDir;
+    // With -t, every test the pattern leaves out counts as skipped: that list says nothing.
+    this.filtered = Boolean(globalConfig.testNamePattern);
   }
 
   /**
@@ -18,6 +20,7 @@ export default class SkippedReporter {
    * @param {{ testResults: { testFilePath: string, testResults: { status: string, fullName: string }[] }[] }} results
    */
   onRunComplete(_contexts, results) {
+    if (this.filtered) return;
     const lines = results.testResults.flatMap((file) =>
       file.testResults
         .filter((test) => SKIPPED.has(test.status))

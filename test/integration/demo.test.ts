@@ -149,11 +149,8 @@ testIf(HAS_SERVER, 'no mariadbd or mysqld on the PATH (apt-get install mariadb-s
       expect(text).toContain(`API      http://127.0.0.1:${port}\n`);
       expect(text).toContain(`Docs     http://127.0.0.1:${port}/docs`);
       expect(text).toMatch(/Login {4}demo@tablegate\.dev {2}password demo-[0-9a-f]{12}\n/);
-      // Its temporary directories are in $TMPDIR while it runs.
-      expect((await readdir(tmp)).sort()).toEqual([
-        expect.stringMatching(/^tablegate-demo-/),
-        expect.stringMatching(/^tablegate-mysql-/),
-      ]);
+      // Its temporary directory is in $TMPDIR while it runs; the demo's files are inside it.
+      expect(await readdir(tmp)).toEqual([expect.stringMatching(/^tablegate-mysql-/)]);
 
       const lines = commands(text);
       expect(lines).toHaveLength(3);
@@ -189,6 +186,35 @@ testIf(HAS_SERVER, 'no mariadbd or mysqld on the PATH (apt-get install mariadb-s
       expect(await demo.exited).toBe(0);
       expect(await readdir(tmp)).toEqual([]);
       expect(spawnSync('pgrep', ['-f', tmp]).stdout.toString()).toBe('');
+    } finally {
+      await ensureStopped(demo);
+    }
+  },
+  60_000,
+);
+
+testIf(HAS_SERVER, 'no mariadbd or mysqld on the PATH (apt-get install mariadb-server)')(
+  'SIGKILLed: the private server dies and its directory is deleted within seconds',
+  async () => {
+    const port = await freePort();
+    const demo = spawnDemo(['-o', String(port)], { HOME: home, TMPDIR: tmp });
+    try {
+      await banner(demo, START_LIMIT_MS + 5_000);
+      // The private server's command line (and its sentinel's) names its directory under $TMPDIR.
+      const servers = () => spawnSync('pgrep', ['-f', tmp]).stdout.toString().trim();
+      expect(servers()).not.toBe('');
+      expect(await readdir(tmp)).toHaveLength(1);
+      demo.child.kill('SIGKILL');
+      await demo.exited;
+      let polls = 0;
+      while ((servers() !== '' || (await readdir(tmp)).length > 0) && polls < 100) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        polls += 1;
+      }
+      expect(servers()).toBe('');
+      expect(await readdir(tmp)).toEqual([]);
+      // Within a few seconds (100 polls of 0.1 s at most).
+      expect(polls).toBeLessThan(100);
     } finally {
       await ensureStopped(demo);
     }
