@@ -18,6 +18,7 @@ const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 const DATETIME =
   /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?(?:[Zz]|([+-])(\d{2}):(\d{2}))$/;
 const DATETIME_NO_ZONE = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?$/;
+const SPACED_OFFSET = /^\d{2}:\d{2}$/;
 const TIME_OF_DAY = /^(\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?$/;
 
 /** MySQL keeps at most microseconds (DATETIME(6), TIME(6)). */
@@ -42,7 +43,18 @@ export function scanTemporal(chars: readonly string[], i: number): TemporalScan 
   if (!dateLike && !timeLike) return null;
   let end = i;
   while (end < chars.length && RUN_CHAR.test(chars[end] as string)) end++;
-  const text = chars.slice(i, end).join('');
+  let text = chars.slice(i, end).join('');
+  // `+02:00` sent unencoded in a query string arrives as ` 02:00` (`+` means a space there, and
+  // odata-query does not encode it). A datetime without a zone followed by ` hh:mm` is nothing
+  // else the grammar accepts, so it is read as the `+` offset the client wrote.
+  if (chars[end] === ' ' && DATETIME_NO_ZONE.test(text)) {
+    const after = chars.slice(end + 1, end + 6).join('');
+    const next = chars[end + 6];
+    if (SPACED_OFFSET.test(after) && (next === undefined || !RUN_CHAR.test(next))) {
+      text = `${text}+${after}`;
+      end += 6;
+    }
+  }
   const problem = (what: string, why?: string) => ({
     end,
     problem: `${what} '${shorten(text)}'${why === undefined ? '' : ` (${why})`}`,

@@ -80,6 +80,39 @@ describe('date/time literals: accepted and normalised', () => {
     ]);
   });
 
+  test("an unencoded '+' of an offset that arrived as a space is read as '+'", () => {
+    expect(parseFilter('at eq 2024-01-03T02:00:00 02:00 and id eq 1')).toEqual({
+      kind: 'and',
+      items: [
+        {
+          kind: 'compare',
+          op: 'eq',
+          left: { kind: 'column', name: 'at', position: 1 },
+          right: {
+            kind: 'datetime',
+            text: '2024-01-03T02:00:00+02:00',
+            value: '2024-01-03 00:00:00.000000',
+          },
+          position: 4,
+        },
+        {
+          kind: 'compare',
+          op: 'eq',
+          left: { kind: 'column', name: 'id', position: 37 },
+          right: { kind: 'number', text: '1' },
+          position: 40,
+        },
+      ],
+    });
+    // only exactly ` hh:mm` after a datetime without a zone
+    expect(failure('at eq 2024-01-03T02:00:00 02:00:00').message).toContain(
+      "found a datetime without a time zone '2024-01-03T02:00:00'",
+    );
+    expect(failure('at eq 2024-01-03T02:00:00Z 02:00').message).toBe(
+      "Invalid $filter at position 28: expected 'and', 'or' or end of filter, found a malformed time of day '02:00' (write hh:mm:ss)",
+    );
+  });
+
   test('ordinary numbers are still numbers', () => {
     for (const text of ['2024', '-2024', '12', '1.5', '20240103', '1e5']) {
       expect(parseFilter(`x eq ${text}`)).toMatchObject({ right: { kind: 'number', text } });
