@@ -54,7 +54,7 @@ Every option also reads TABLEGATE_<OPTION_NAME> (e.g. TABLEGATE_MAX_FILE_SIZE).`
 export type RawFlags = Partial<Record<FlagName, string>>;
 
 /** Long flag name (camel case) → environment variable. */
-const ENVIRONMENT: Readonly<Record<string, string>> = {
+export const ENVIRONMENT: Readonly<Record<string, string>> = {
   host: 'TABLEGATE_DB_HOST',
   user: 'TABLEGATE_DB_USER',
   password: 'TABLEGATE_DB_PASSWORD',
