@@ -41,8 +41,12 @@ export const HEALTH_TIMEOUT_MS = 2000;
 /** A request waiting this long for a pool connection asks whether the server is alive. */
 export const ALIVE_CHECK_MS = 1000;
 /**
- * Prepared statements kept per connection. They are per connection and the server's total
- * (max_prepared_stmt_count, 16382 by default) is shared by every client; mysql2 closes the least
- * recently used past this.
+ * Prepared statements are kept per connection, and the server's total (max_prepared_stmt_count,
+ * 16,382 by default) is shared by every client: past it every PREPARE fails. A gateway's
+ * connections keep at most PREPARED_STATEMENT_BUDGET ÷ pool size each (a quarter of the server's
+ * default, whatever `--pool-size`; pool 64 × 256 would have needed 16,384), between the bounds
+ * below; mysql2 closes a connection's least recently used statement past its share.
  */
+export const PREPARED_STATEMENT_BUDGET = 4096;
 export const MAX_PREPARED_STATEMENTS = 256;
+export const MIN_PREPARED_STATEMENTS = 4;

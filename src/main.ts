@@ -3,7 +3,6 @@
  * and a graceful stop on SIGINT/SIGTERM (stop accepting, let in-flight requests finish within
  * a bound, close the pool, exit 0).
  */
-import { mkdir } from 'node:fs/promises';
 import type { FastifyInstance } from 'fastify';
 import { TokenService } from './auth/tokens.js';
 import { ensureUsersTable, UserStore } from './auth/users.js';
@@ -13,6 +12,7 @@ import { type Database, openDatabase } from './execute/database.js';
 import { SHUTDOWN_GRACE_MS } from './limits.js';
 import { buildServer } from './server.js';
 import type { AuthServices } from './services.js';
+import { prepareDirectories } from './state-dir.js';
 
 /** A reason the gateway cannot start, said in one line (exit code 1). */
 export class StartupError extends Error {
@@ -65,7 +65,7 @@ async function openAuth(config: Config, db: Database): Promise<AuthServices> {
 /** Starts everything and returns a handle; used by the CLI and by tests. */
 export async function openGateway(config: Config): Promise<Gateway> {
   try {
-    await mkdir(config.uploadsDir, { recursive: true });
+    await prepareDirectories(config);
   } catch (error) {
     throw new StartupError(
       `cannot create uploads directory ${config.uploadsDir}: ${reasonOf(error)}`,

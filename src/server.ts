@@ -13,8 +13,10 @@ import { docsRoutes } from './http/docs.js';
 import { clientErrorHandler, registerErrorHandling, sendError } from './http/errors.js';
 import { fileRoutes } from './http/files.js';
 import { healthRoutes } from './http/health.js';
+import { redactUrl } from './http/log-redaction.js';
 import { readRoutes } from './http/read.js';
 import { rootRoutes } from './http/root.js';
+import { registerSecurityHeaders } from './http/security-headers.js';
 import { uploadRoutes } from './http/upload.js';
 import { writeRoutes } from './http/write.js';
 import {
@@ -85,7 +87,7 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
       request.log.info(
         {
           method: request.method,
-          url: request.url,
+          url: redactUrl(request.url),
           status: reply.statusCode,
           ms: Math.round(reply.elapsedTime * 10) / 10,
           ip: request.ip,
@@ -97,6 +99,7 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
 
   registerErrorHandling(app, () => services.schema.refreshIfStale());
   registerBodyGuards(app);
+  registerSecurityHeaders(app);
   // Awaited so its hooks run before the auth guard's: a 401 carries CORS headers too.
   await app.register(cors, {
     origin: corsOrigin(config.corsOrigin),

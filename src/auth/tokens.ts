@@ -4,9 +4,10 @@
  * two operations on tokens. Verification pins the algorithm, so `none`, HS512 and RS256 fail.
  */
 import { createSecretKey, type KeyObject, randomBytes } from 'node:crypto';
-import { chmod, link, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, link, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import jwt from 'jsonwebtoken';
+import { preparePrivateDirectory } from '../state-dir.js';
 
 /** RFC 7518 §3.2: an HS256 key must be at least as long as the hash output. */
 export const MIN_SECRET_BYTES = 32;
@@ -41,7 +42,7 @@ async function readSecretFile(file: string): Promise<string | null> {
  * file and two instances starting at once agree on one secret (the loser's link fails EEXIST).
  */
 async function createSecretFile(stateDir: string, file: string): Promise<void> {
-  await mkdir(stateDir, { recursive: true, mode: 0o700 });
+  await preparePrivateDirectory(stateDir);
   const secret = randomBytes(MIN_SECRET_BYTES).toString('base64url');
   const temporary = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
   await writeFile(temporary, `${secret}\n`, { mode: 0o600, flag: 'wx' });

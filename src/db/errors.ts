@@ -65,6 +65,17 @@ export function isDriverError(error: unknown): error is DriverError {
   return typeof error === 'object' && error !== null && ('code' in error || 'errno' in error);
 }
 
+/** A backquoted name followed by a dot and another one: a qualifier (database or table). */
+const QUALIFIER = /`(?:[^`]|``)*`\.(?=`)/g;
+
+/**
+ * MariaDB names columns and tables with their database (`` `db`.`t`.`c` ``, `` `db`.`t` ``);
+ * the database's name is nobody's business (issue 13): only the last part of a name stays.
+ */
+export function withoutQualifiers(message: string): string {
+  return message.replace(QUALIFIER, '');
+}
+
 /** The ApiError for a driver error, or a generic 500 (the caller logs the original). */
 export function mapDbError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
@@ -78,7 +89,7 @@ export function mapDbError(error: unknown): ApiError {
   if (TIMED_OUT.has(code)) return queryTimeout();
   const known = MYSQL_ERRORS[code];
   if (known !== undefined) {
-    const message = known.message ?? error.sqlMessage ?? code;
+    const message = known.message ?? withoutQualifiers(error.sqlMessage ?? code);
     return new ApiError(known.status, code, message);
   }
   return internalError();

@@ -5,7 +5,12 @@
  * Values come back as exact text where JavaScript numbers would round (DECIMAL, BIGINT, dates).
  */
 import mysql, { type ConnectionOptions, type Pool, type PoolOptions } from 'mysql2';
-import { CONNECT_TIMEOUT_MS, MAX_PREPARED_STATEMENTS } from '../limits.js';
+import {
+  CONNECT_TIMEOUT_MS,
+  MAX_PREPARED_STATEMENTS,
+  MIN_PREPARED_STATEMENTS,
+  PREPARED_STATEMENT_BUDGET,
+} from '../limits.js';
 
 export interface DbConfig {
   readonly host: string;
@@ -19,6 +24,12 @@ export interface DbConfig {
 /** STRICT_ALL_TABLES makes bad values errors even in multi-row inserts (STRICT_TRANS_TABLES does not for non-transactional tables). */
 export const SESSION_SQL_MODE =
   'STRICT_ALL_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION';
+
+/** This connection's share of PREPARED_STATEMENT_BUDGET (limits.ts). */
+export function preparedStatementsPerConnection(poolSize: number): number {
+  const share = Math.floor(PREPARED_STATEMENT_BUDGET / Math.max(1, poolSize));
+  return Math.max(MIN_PREPARED_STATEMENTS, Math.min(MAX_PREPARED_STATEMENTS, share));
+}
 
 /** Options of one connection (mysql2 warns about pool options given to a single connection). */
 export function connectionOptions(config: DbConfig): ConnectionOptions {
@@ -41,7 +52,8 @@ export function connectionOptions(config: DbConfig): ConnectionOptions {
     multipleStatements: false,
     // mysql2 would capture a stack trace on every call, for errors we log without it.
     trace: false,
-    maxPreparedStatements: MAX_PREPARED_STATEMENTS,
+    // mysql2 closes a connection's least recently used statement past this.
+    maxPreparedStatements: preparedStatementsPerConnection(config.poolSize),
   };
 }
 

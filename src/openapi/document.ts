@@ -590,6 +590,8 @@ export function buildLoginDocument(config: DocumentConfig, version = '0.0.0'): O
     ...full,
     info: {
       ...(full.info as JsonSchema),
+      // Public in auth mode: it names nothing of the database, not even its name.
+      title: 'tablegate',
       description:
         'Log in with **POST /auth/login** (Try it out), or paste a token in **Authorize**: the tables of the database appear once the page has a token.',
     },

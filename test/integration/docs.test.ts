@@ -112,6 +112,31 @@ describe('auth mode', () => {
     const init = await (await fetch(`${auth.url}/docs/static/swagger-initializer.js`)).text();
     expect(init).toContain('/auth/login');
     expect(init).not.toContain('every_type');
+    // Issue 13, item 7: nor the database's name.
+    expect(init).not.toContain(db.name);
+    expect(html).not.toContain(db.name);
+  });
+
+  test('the docs pages cannot be framed by another site', async () => {
+    for (const url of ['/docs', '/docs/', '/docs/static/index.html']) {
+      const response = await fetch(`${auth.url}${url}`);
+      await response.arrayBuffer();
+      expect(response.headers.get('content-security-policy')).toBe(
+        "frame-ancestors 'none'; object-src 'none'; base-uri 'self'",
+      );
+      expect(response.headers.get('x-frame-options')).toBe('DENY');
+    }
+  });
+
+  test('every answer, JSON or not, says X-Content-Type-Options: nosniff', async () => {
+    for (const url of ['/health', '/openapi.json', '/nothing', '/docs', '/table/cheap/read']) {
+      const response = await fetch(`${auth.url}${url}`, withToken());
+      await response.arrayBuffer();
+      expect([url, response.headers.get('x-content-type-options')]).toEqual([url, 'nosniff']);
+    }
+    const denied = await fetch(`${auth.url}/table/cheap/read`);
+    expect(denied.status).toBe(401);
+    expect(denied.headers.get('x-content-type-options')).toBe('nosniff');
   });
 
   test.each(['/docs/json', '/docs/yaml', '/docs/static/../json', '/docs/nothing'])(

@@ -71,6 +71,9 @@ test('one JSON line per request, and no secret in any line', async () => {
   });
   expect(read.status).toBe(200);
   await fetch(`${url}/table/notes/read`, { headers: { Authorization: 'Bearer not.a.token' } });
+  // Issue 13, item 7: a token in the query string is refused, and not logged either.
+  const inQuery = await fetch(`${url}/table/notes/read?$top=1&access_token=${token}`);
+  expect(inQuery.status).toBe(401);
   await new Promise((r) => setTimeout(r, 200));
 
   const lines = output.split('\n').filter((line) => line.startsWith('{'));
@@ -80,7 +83,9 @@ test('one JSON line per request, and no secret in any line', async () => {
     ['POST', '/auth/login', 200],
     ['GET', '/table/notes/read', 200],
     ['GET', '/table/notes/read', 401],
+    ['GET', '/table/notes/read', 401],
   ]);
+  expect(requests[4].url).toBe('/table/notes/read?$top=1&access_token=[redacted]');
   for (const secret of [password, token, token.split('.')[2], 'cookie-secret', 'not.a.token']) {
     expect(output).not.toContain(secret);
   }

@@ -891,6 +891,8 @@ describe('errors', () => {
     expect((badDate.body as { message: string }).message).toMatch(
       /^Incorrect date value: '2024-02-30' for column /,
     );
+    // Issue 13, item 7: MariaDB says `db`.`kinds`.`day`; the database's name is not passed on.
+    expect((badDate.body as { message: string }).message).not.toContain(db.name);
     expect(await post('kinds', { mood: 'angry' })).toMatchObject(
       error(400, 'WARN_DATA_TRUNCATED', "Data truncated for column 'mood' at row 1"),
     );
@@ -909,6 +911,7 @@ describe('errors', () => {
       (answer.body as { code: string }).code,
     );
     expect((answer.body as { message: string }).message).toContain('qty_positive');
+    expect((answer.body as { message: string }).message).not.toContain(db.name);
     expect(await count('stock')).toBe(0);
   });
 
