@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # sqlmap against tablegate (issue 9): the built gateway (dist/cli.js) on a fixture database, once
 # in open mode and once in auth mode, each injection point marked with `*`:
-#   every read option ($filter in a number and in a string context, $select, $orderby, $top,
-#   $skip), the key and the value of update(<key>,<value>) and delete(<key>,<value>) in the path,
+#   every read option ($filter in a number and in a string context, after an unquoted datetime,
+#   inside a function's column argument and after a function, $select, $orderby, $top, $skip), the key and the value of update(<key>,<value>) and delete(<key>,<value>) in the path,
 #   the create body (JSON, every value), and the login body (auth mode).
 # sqlmap runs with --batch --level 3 --risk 2 --flush-session and writes to a temporary folder.
 # Only http://127.0.0.1 is ever targeted: the gateway listens on 127.0.0.1 alone.
@@ -116,9 +116,11 @@ db "DROP DATABASE IF EXISTS $DB_NAME;
   CREATE DATABASE $DB_NAME CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci;
   USE $DB_NAME;
   CREATE TABLE items (id INT AUTO_INCREMENT PRIMARY KEY, name VARCHAR(50) NOT NULL,
-    category VARCHAR(20) NOT NULL, price DECIMAL(8,2) NOT NULL, note TEXT NULL);
-  INSERT INTO items (name, category, price, note)
-    SELECT CONCAT('item ', seq), ELT(1 + seq % 3, 'books', 'games', 'tools'), seq * 1.25, NULL FROM seq_1_to_20;
+    category VARCHAR(20) NOT NULL, price DECIMAL(8,2) NOT NULL, note TEXT NULL,
+    created_at DATETIME(3) NOT NULL DEFAULT '2024-01-01 00:00:00');
+  INSERT INTO items (name, category, price, note, created_at)
+    SELECT CONCAT('item ', seq), ELT(1 + seq % 3, 'books', 'games', 'tools'), seq * 1.25, NULL,
+      '2024-01-01 00:00:00' + INTERVAL seq DAY FROM seq_1_to_20;
   CREATE TABLE canary (id INT PRIMARY KEY, secret VARCHAR(50) NOT NULL);
   INSERT INTO canary VALUES (1, 'sqlmap must never read this');" > /dev/null
 TABLES_BEFORE="$(db "SHOW FULL TABLES FROM $DB_NAME")"
@@ -167,7 +169,7 @@ target() {
     FAILED=$((FAILED + 1))
     SERVER_ERRORS="$errors"
   fi
-  printf '%-14s %5d requests  %s; tested: %s\n' "$name" "$requests" "$verdict" \
+  printf '%-16s %5d requests  %s; tested: %s\n' "$name" "$requests" "$verdict" \
     "$(grep -oE "testing for SQL injection on [^']*'[^']+'" "$out" | sed 's/testing for SQL injection on //' | sort -u | tr '\n' ' ')"
 }
 
@@ -179,6 +181,11 @@ JSON=(--headers 'Content-Type: application/json')
 
 target filter-number "$OPEN_LOG" -u "$BASE/table/items/read?\$filter=id%20eq%201*"
 target filter-string "$OPEN_LOG" -u "$BASE/table/items/read?\$filter=name%20eq%20'item%201*'"
+target filter-datetime "$OPEN_LOG" \
+  -u "$BASE/table/items/read?\$filter=created_at%20gt%202024-01-03T00:00:00.000Z*"
+target filter-function "$OPEN_LOG" \
+  -u "$BASE/table/items/read?\$filter=contains(tolower(name*),'item')"
+target filter-fn-value "$OPEN_LOG" -u "$BASE/table/items/read?\$filter=year(created_at)%20eq%202024*"
 target select "$OPEN_LOG" -u "$BASE/table/items/read?\$select=id,name*"
 target orderby "$OPEN_LOG" -u "$BASE/table/items/read?\$orderby=price*%20desc"
 target top "$OPEN_LOG" -u "$BASE/table/items/read?\$top=5*"

@@ -90,15 +90,14 @@ function columnLabel(column: ColumnInfo): string {
   return `column '${column.name}' (${column.dataType})`;
 }
 
-/** The type `fn(column)` gives; throws FILTER_TYPE when the column is not one `fn` takes. */
-export function callType(fn: ColumnFn, column: ColumnInfo, position: number): ValueType {
+/** Throws FILTER_TYPE when `column` is not of a type `fn` takes. */
+export function checkCall(fn: ColumnFn, column: ColumnInfo, position: number): void {
   const rule = FN_RULES[fn];
   if (!rule.takes.includes(columnType(column))) {
     throw filterType(
       `Invalid $filter at position ${position}: ${fn}() takes ${rule.takesText}, and ${columnLabel(column)} is not one`,
     );
   }
-  return rule.gives;
 }
 
 /** The operand a literal meets: its type and how to name it in a message. */
@@ -111,8 +110,9 @@ export function describeColumn(column: ColumnInfo): Described {
   return { type: columnType(column), label: columnLabel(column) };
 }
 
-export function describeCall(fn: ColumnFn, column: ColumnInfo, type: ValueType): Described {
-  return { type, label: `${fn}(${column.name}) on ${columnLabel(column)}` };
+/** `fn(column)` as an operand: the type `fn` gives. */
+export function describeCall(fn: ColumnFn, column: ColumnInfo): Described {
+  return { type: FN_RULES[fn].gives, label: `${fn}(${column.name}) on ${columnLabel(column)}` };
 }
 
 /** A plain (non-null) literal meeting a date/time literal, as `the string 'x'` / `the number 5`. */

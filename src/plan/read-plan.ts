@@ -19,7 +19,7 @@ import type {
   SortDirection,
 } from '../query/ast.js';
 import {
-  callType,
+  checkCall,
   checkMatchCall,
   checkTemporal,
   type Described,
@@ -128,15 +128,12 @@ function planFilter(expr: FilterExpr, resolve: Resolve): PlannedFilter {
         (value): value is NonNullFilterLiteral => value.kind !== 'null',
       );
       for (const value of values) checkLiteral(value, column, expr.column.position);
-      const orNull = values.length < expr.values.length;
-      return { kind: 'in', column: column.planned, values, orNull };
+      return { kind: 'in', column, values, orNull: values.length < expr.values.length };
     }
     case 'match': {
       const column = planColumnExpr(expr.column, resolve);
-      if (column.planned.kind === 'call') {
-        checkMatchCall(expr.fn, column.described, expr.column.position);
-      }
-      return { kind: 'match', fn: expr.fn, column: column.planned, value: expr.value };
+      if (column.kind === 'call') checkMatchCall(expr.fn, describe(column), expr.column.position);
+      return { kind: 'match', fn: expr.fn, column, value: expr.value };
     }
   }
 }
@@ -151,9 +148,7 @@ function planCompare(
   const r = planOperand(right, resolve);
   if (l.kind === 'null' || r.kind === 'null') {
     if (op === 'eq' || op === 'ne') {
-      const other = l.kind === 'null' ? r : l;
-      const operand = other.kind === 'resolved' ? other.planned : other;
-      return { kind: 'isNull', operand, negated: op === 'ne' };
+      return { kind: 'isNull', operand: l.kind === 'null' ? r : l, negated: op === 'ne' };
     }
     throw filterSyntax(
       `Invalid $filter at position ${position}: null cannot be compared with '${op}'; use 'eq null' or 'ne null'`,
@@ -161,54 +156,39 @@ function planCompare(
   }
   checkLiteral(l, r, position);
   checkLiteral(r, l, position);
-  return { kind: 'compare', op, left: plannedOperand(l), right: plannedOperand(r) };
+  return { kind: 'compare', op, left: l, right: r };
 }
 
-/** A column expression resolved, with its type for the checks. */
-interface Resolved {
-  readonly kind: 'resolved';
-  readonly planned: PlannedColumnExpr;
-  readonly described: Described;
-}
-
-function planOperand(operand: Operand, resolve: Resolve): Resolved | FilterLiteral {
+function planOperand(operand: Operand, resolve: Resolve): PlannedColumnExpr | FilterLiteral {
   return operand.kind === 'column' || operand.kind === 'call'
     ? planColumnExpr(operand, resolve)
     : operand;
 }
 
-function plannedOperand(side: Resolved | NonNullFilterLiteral): PlannedOperand {
-  return side.kind === 'resolved' ? side.planned : side;
-}
-
-function planColumnExpr(expr: ColumnExpr, resolve: Resolve): Resolved {
-  if (expr.kind === 'column') {
-    const column = resolve(expr.name);
-    return {
-      kind: 'resolved',
-      planned: { kind: 'column', column },
-      described: describeColumn(column),
-    };
-  }
+/** A column, or `fn(column)` with the column checked to be of a type `fn` takes. */
+function planColumnExpr(expr: ColumnExpr, resolve: Resolve): PlannedColumnExpr {
+  if (expr.kind === 'column') return { kind: 'column', column: resolve(expr.name) };
   const column = resolve(expr.column.name);
-  const type = callType(expr.fn, column, expr.position);
-  return {
-    kind: 'resolved',
-    planned: { kind: 'call', fn: expr.fn, column },
-    described: describeCall(expr.fn, column, type),
-  };
+  checkCall(expr.fn, column, expr.position);
+  return { kind: 'call', fn: expr.fn, column };
 }
 
-/** A date/time `side` must meet an operand of a matching type; any other side passes. */
-function checkLiteral(
-  side: Resolved | NonNullFilterLiteral,
-  other: Resolved | NonNullFilterLiteral,
-  position: number,
-): void {
+/**
+ * A date/time `side` must meet an operand of a matching type; any other side passes. Only
+ * then is the other side described, so plain comparisons pay one `kind` test.
+ */
+function checkLiteral(side: PlannedOperand, other: PlannedOperand, position: number): void {
   if (side.kind !== 'date' && side.kind !== 'datetime' && side.kind !== 'timeofday') return;
-  checkTemporal(
-    side,
-    other.kind === 'resolved' ? other.described : describeLiteral(other),
-    position,
-  );
+  checkTemporal(side, describe(other), position);
+}
+
+function describe(operand: PlannedOperand): Described {
+  switch (operand.kind) {
+    case 'column':
+      return describeColumn(operand.column);
+    case 'call':
+      return describeCall(operand.fn, operand.column);
+    default:
+      return describeLiteral(operand);
+  }
 }
