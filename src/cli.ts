@@ -14,10 +14,11 @@ import {
   UsageError,
 } from './cli/options.js';
 import { unknownOptionMessage, unknownOptions, usageLine } from './cli/usage.js';
+import { readPasswordFromStdin, runUserCommand } from './cli/user-command.js';
 import { Demo, DemoError, DemoInterrupted, demoBanner, demoSettings } from './demo/demo.js';
 import { StartupError, startGateway } from './main.js';
 
-const COMMANDS = ['run', 'demo'];
+const COMMANDS = ['run', 'demo', 'user'];
 
 /** One line naming the problem; a usage error adds one usage line pointing at --help. */
 function fail(message: string, code: number, withUsage: boolean): never {
@@ -40,7 +41,8 @@ function parse() {
       // Unknown options are reported below, in our style and with a suggestion.
       allowUnknownFlags: true,
       // -h is the MySQL host (CONTRACT §1); help is only --help.
-      flags: { ...flags, help: { type: 'boolean' } },
+      // --role belongs to `user add` / `user set-role` only.
+      flags: { ...flags, help: { type: 'boolean' }, role: { type: 'string' } },
     });
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
@@ -60,15 +62,17 @@ async function main(): Promise<void> {
     return;
   }
   const [command, ...words] = cli.input;
-  if (command !== 'run' && command !== 'demo') {
+  if (command !== 'run' && command !== 'demo' && command !== 'user') {
     fail(
       command
         ? `unknown command '${command}'${didYouMean(command, COMMANDS)}`
-        : 'missing command: run or demo',
+        : 'missing command: run, user or demo',
       2,
       true,
     );
   }
+  const role = typeof cli.flags.role === 'string' ? cli.flags.role : undefined;
+  if (role !== undefined && command !== 'user') fail(`--role is for 'tablegate user'`, 2, true);
   const given: RawFlags = Object.fromEntries(
     FLAG_NAMES.flatMap((name) => {
       const value = cli.flags[name];
@@ -76,6 +80,7 @@ async function main(): Promise<void> {
     }),
   );
   if (command === 'demo') return demo(words, given);
+  if (command === 'user') return user(words, given, role);
   let config: ReturnType<typeof configFromRun>;
   try {
     config = configFromRun(words, given, process.env);
@@ -86,9 +91,22 @@ async function main(): Promise<void> {
   try {
     await startGateway(config);
   } catch (error) {
-    if (error instanceof StartupError) fail(error.message, 1, false);
+    if (error instanceof StartupError) fail(error.message, error.exitCode, false);
     throw error;
   }
+}
+
+/** `tablegate user …`: one line (or the list) and exit 0, 1 or 2. */
+async function user(words: string[], given: RawFlags, role: string | undefined): Promise<void> {
+  let result: Awaited<ReturnType<typeof runUserCommand>>;
+  try {
+    result = await runUserCommand(words, given, role, process.env, readPasswordFromStdin);
+  } catch (error) {
+    if (error instanceof UsageError) fail(error.message, 2, true);
+    throw error;
+  }
+  if (result.code !== 0) fail(result.output, result.code, false);
+  process.stdout.write(`${result.output}\n`);
 }
 
 /** `tablegate demo`: start, print how to use it, stop everything on SIGINT/SIGTERM. */

@@ -7,6 +7,8 @@ import path from 'node:path';
 import type { DbConfig } from './db/pool.js';
 
 export type Mode = 'auth' | 'open';
+/** Whether `POST /auth/register` makes users (CONTRACT §6). */
+export type Registration = 'open' | 'closed';
 
 export interface Config {
   readonly mode: Mode;
@@ -34,6 +36,11 @@ export interface Config {
   readonly stallTimeoutMs: number;
   /** Least milliseconds between two re-reads of the schema for a name the cache does not know. */
   readonly schemaRefreshMs: number;
+  readonly registration: Registration;
+  /** The role of a user made by `POST /auth/register`. */
+  readonly defaultRole: string;
+  /** `--policy`: absolute path of the policy file, or null for none (CONTRACT §6). */
+  readonly policyFile: string | null;
 }
 
 export const MiB = 1024 * 1024;
@@ -54,4 +61,5 @@ export const DEFAULTS = {
   queryTimeoutMs: 30_000,
   stallTimeoutMs: 30_000,
   schemaRefreshMs: 1000,
+  defaultRole: 'user',
 } as const;

@@ -27,6 +27,7 @@ export type Stage =
   | 'stream' // a streamed response
   | 'upload'
   | 'files'
+  | 'policy' // --policy: what the caller's role may not do (CONTRACT §6)
   | 'mysql'; // MySQL's refusals, under MySQL's error name
 
 export interface ErrorSpec {
@@ -115,6 +116,12 @@ export const ERRORS = {
 
   // register and login.
   USER_EXISTS: { status: 409, stages: ['register'], message: 'User already exists' },
+  REGISTRATION_CLOSED: { status: 403, stages: ['register'], message: 'Registration is closed' },
+
+  // policy (CONTRACT §6): an action the role may not do on a table it can read, or files; a
+  // written row outside the role's where.
+  FORBIDDEN: { status: 403, stages: ['policy'], message: 'Forbidden' },
+  POLICY_VIOLATION: { status: 403, stages: ['policy'], message: detail },
   INVALID_CREDENTIALS: {
     status: 401,
     stages: ['login'],
@@ -467,6 +474,9 @@ export const tokenExpired = () =>
   });
 export const invalidCredentials = () => apiError('INVALID_CREDENTIALS');
 export const userExists = () => apiError('USER_EXISTS');
+export const registrationClosed = () => apiError('REGISTRATION_CLOSED');
+export const forbidden = () => apiError('FORBIDDEN');
+export const policyViolation = (message: string) => apiError('POLICY_VIOLATION', message);
 export const tooManyAttempts = (retryAfterSeconds: number) =>
   withHeaders(apiError('TOO_MANY_ATTEMPTS', retryAfterSeconds), {
     'Retry-After': String(retryAfterSeconds),

@@ -10,6 +10,7 @@ import type { Config } from './config.js';
 import { SchemaCache, USERS_TABLE } from './db/schema.js';
 import { type Database, openDatabase } from './execute/database.js';
 import { SHUTDOWN_GRACE_MS } from './limits.js';
+import { loadPolicy, type Policy, PolicyError } from './policy/policy.js';
 import { buildServer } from './server.js';
 import type { AuthServices } from './services.js';
 import { prepareDirectories } from './state-dir.js';
@@ -17,12 +18,20 @@ import { prepareDirectories } from './state-dir.js';
 /** A reason the gateway cannot start, said in one line (exit code 1). */
 export class StartupError extends Error {
   override readonly name = 'StartupError';
+  constructor(
+    message: string,
+    /** 1, or 2 when a file the user gave is wrong (the policy: CONTRACT §6). */
+    readonly exitCode: 1 | 2 = 1,
+  ) {
+    super(message);
+  }
 }
 
 export interface Gateway {
   readonly app: FastifyInstance;
   readonly db: Database;
   readonly schema: SchemaCache;
+  readonly policy: Policy | undefined;
   readonly url: string;
   close(): Promise<void>;
 }
@@ -57,9 +66,20 @@ async function openAuth(config: Config, db: Database): Promise<AuthServices> {
   try {
     await ensureUsersTable(db);
   } catch (error) {
-    throw new StartupError(`cannot create table ${USERS_TABLE}: ${reasonOf(error)}`);
+    throw new StartupError(`cannot prepare table ${USERS_TABLE}: ${reasonOf(error)}`);
   }
-  return { users: await UserStore.open(db), tokens };
+  return { users: await UserStore.open(db, config.defaultRole), tokens };
+}
+
+/** `--policy`: read and checked against the schema just read; a problem is exit 2. */
+async function openPolicy(config: Config, schema: SchemaCache): Promise<Policy | undefined> {
+  if (config.policyFile === null) return undefined;
+  try {
+    return await loadPolicy(config.policyFile, new Map([...schema.all()].map((t) => [t.name, t])));
+  } catch (error) {
+    if (!(error instanceof PolicyError)) throw error;
+    throw new StartupError(`policy ${config.policyFile}: ${error.message}`, 2);
+  }
 }
 
 /** Starts everything and returns a handle; used by the CLI and by tests. */
@@ -74,10 +94,12 @@ export async function openGateway(config: Config): Promise<Gateway> {
   const db = await connect(config);
   const schema = new SchemaCache(db, config.db.database, config.schemaRefreshMs);
   let app: FastifyInstance;
+  let policy: Policy | undefined;
   try {
     const auth = config.mode === 'auth' ? await openAuth(config, db) : undefined;
     await schema.refresh();
-    app = await buildServer({ config, db, schema, auth });
+    policy = await openPolicy(config, schema);
+    app = await buildServer({ config, db, schema, auth, policy });
     await app.ready();
   } catch (error) {
     await db.close().catch(() => {});
@@ -115,6 +137,7 @@ export async function openGateway(config: Config): Promise<Gateway> {
     app,
     db,
     schema,
+    policy,
     url,
     close: () => {
       closing ??= (async () => {
@@ -137,7 +160,9 @@ export async function startGateway(config: Config): Promise<void> {
   const tables = gateway.schema.tableCount;
   process.stdout.write(
     `tablegate listening on ${gateway.url} (mode: ${config.mode}, database: ${config.db.database}, ` +
-      `${tables} table${tables === 1 ? '' : 's'}, uploads: ${config.uploadsDir})\n`,
+      `${tables} table${tables === 1 ? '' : 's'}, uploads: ${config.uploadsDir}, ` +
+      `${config.mode === 'auth' ? `registration: ${config.registration}, ` : ''}` +
+      `policy: ${config.policyFile ?? 'none'})\n`,
   );
   const stop = (signal: string) => {
     gateway.app.log.info({ signal }, 'shutting down');

@@ -14,6 +14,7 @@ import { clientErrorHandler, registerErrorHandling, sendError } from './http/err
 import { fileRoutes } from './http/files.js';
 import { healthRoutes } from './http/health.js';
 import { redactUrl } from './http/log-redaction.js';
+import { registerPolicyGate } from './http/policy-gate.js';
 import { readRoutes } from './http/read.js';
 import { rootRoutes } from './http/root.js';
 import { registerSecurityHeaders } from './http/security-headers.js';
@@ -112,6 +113,8 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
   });
   // Auth mode: the guard before any route, so every route is behind it unless PUBLIC_ROUTES says not.
   registerAuthGuard(app, services);
+  // --policy: after the guard (it needs the caller), before any route.
+  registerPolicyGate(app, services);
   authRoutes(app, services);
   healthRoutes(app, services);
   readRoutes(app, services);

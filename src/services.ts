@@ -1,9 +1,13 @@
-/** What route modules are given: configuration, the database, the schema cache and, in auth mode, users and tokens. */
+/**
+ * What route modules are given: configuration, the database, the schema cache, in auth mode users
+ * and tokens, and the policy of `--policy` when there is one.
+ */
 import type { TokenService } from './auth/tokens.js';
 import type { UserStore } from './auth/users.js';
 import type { Config } from './config.js';
 import type { SchemaCache } from './db/schema.js';
 import type { Database } from './execute/database.js';
+import type { Policy } from './policy/policy.js';
 import type { CounterStore } from './throttle/counter-store.js';
 
 export interface AuthServices {
@@ -19,4 +23,6 @@ export interface Services {
   readonly schema: SchemaCache;
   /** Present exactly when `config.mode` is `auth` (buildServer refuses auth mode without it). */
   readonly auth?: AuthServices;
+  /** `--policy`: absent when everything is allowed (CONTRACT §6). */
+  readonly policy?: Policy;
 }

@@ -2,11 +2,13 @@
  * The one gate of auth mode: an `onRequest` hook at the root, in front of every route — table
  * routes, uploads, files, unknown URLs and anything added later — except the few listed in
  * PUBLIC_ROUTES. A request passes with a valid `Authorization: Bearer <token>`, and its verified
- * claims are left on `request.auth`; otherwise 401 `Access Denied` with `WWW-Authenticate: Bearer`
- * (RFC 6750's `error="invalid_token"` added when the token is ours but expired).
+ * claims are left on `request.auth`; without a token it passes only to what a policy grants
+ * `anonymous`; otherwise 401 `Access Denied` with `WWW-Authenticate: Bearer` (RFC 6750's
+ * `error="invalid_token"` added when the token is ours but expired).
  */
 import type { FastifyInstance } from 'fastify';
 import { accessDenied, tokenExpired } from '../errors.js';
+import { anonymousMay } from '../http/policy-gate.js';
 import type { Services } from '../services.js';
 import type { AuthClaims } from './tokens.js';
 
@@ -55,14 +57,17 @@ export function bearerToken(header: string | undefined): string | null {
  * Decorates every request with `auth` and, in auth mode, adds the guard. Call it before any route
  * is registered so that every route is behind it.
  */
-export function registerAuthGuard(app: FastifyInstance, { config, auth }: Services): void {
+export function registerAuthGuard(app: FastifyInstance, { config, auth, policy }: Services): void {
   app.decorateRequest('auth', null);
   if (config.mode !== 'auth') return;
   if (!auth) throw new Error('auth mode needs the auth services (users, tokens)');
   const { tokens } = auth;
   app.addHook('onRequest', async (request) => {
     if (isPublicRoute(request.method, request.routeOptions.url)) return;
-    const token = bearerToken(request.headers.authorization);
+    const header = request.headers.authorization;
+    // No token at all: `anonymous` (CONTRACT §6). A token that is given must be valid.
+    if (header === undefined && anonymousMay(policy, request)) return;
+    const token = bearerToken(header);
     const claims = token === null ? null : tokens.verify(token);
     if (claims === null)
       throw token !== null && tokens.expired(token) ? tokenExpired() : accessDenied();

@@ -1,5 +1,5 @@
 /**
- * Access tokens: JWT HS256 with claims `sub` (user id), `email`, `iat`, `exp`. Owns the secret
+ * Access tokens: JWT HS256 with claims `sub` (user id), `email`, `role`, `iat`, `exp`. Owns the secret
  * (`--jwt-secret`, or one generated once and kept in `<stateDir>/jwt-secret`, mode 0600) and the
  * two operations on tokens. Verification pins the algorithm, so `none`, HS512 and RS256 fail.
  */
@@ -19,6 +19,8 @@ export interface AuthClaims {
   /** The user's id (BIGINT UNSIGNED as text). */
   readonly sub: string;
   readonly email: string;
+  /** The user's role when the token was issued (CONTRACT §6); the policy decides what it may do. */
+  readonly role: string;
   readonly iat: number;
   readonly exp: number;
 }
@@ -105,11 +107,13 @@ export function parseTokenTtl(ttl: string): number | string {
 
 function isClaims(payload: unknown): payload is AuthClaims {
   if (typeof payload !== 'object' || payload === null) return false;
-  const { sub, email, iat, exp } = payload as Record<string, unknown>;
+  const { sub, email, role, iat, exp } = payload as Record<string, unknown>;
   return (
     typeof sub === 'string' &&
     sub !== '' &&
     typeof email === 'string' &&
+    // A token from before roles has none: its holder logs in again (one --token-ttl at most).
+    typeof role === 'string' &&
     typeof iat === 'number' &&
     // jsonwebtoken checks `exp` only when present; a token without one must not live forever.
     typeof exp === 'number'
@@ -135,7 +139,7 @@ export class TokenService {
     const service = new TokenService(secret, parseTokenTtl(tokenTtl));
     let lifetime = Number.NaN;
     try {
-      const probe = jwt.decode(service.sign({ id: '0', email: '' })) as AuthClaims;
+      const probe = jwt.decode(service.sign({ id: '0', email: '', role: '' })) as AuthClaims;
       lifetime = probe.exp - probe.iat;
     } catch {
       // Not a duration jsonwebtoken understands.
@@ -157,8 +161,8 @@ export class TokenService {
     );
   }
 
-  sign(user: { readonly id: string; readonly email: string }): string {
-    return jwt.sign({ email: user.email }, this.key, {
+  sign(user: { readonly id: string; readonly email: string; readonly role: string }): string {
+    return jwt.sign({ email: user.email, role: user.role }, this.key, {
       algorithm: ALGORITHM,
       subject: user.id,
       expiresIn: this.expiresIn as jwt.SignOptions['expiresIn'],
@@ -174,7 +178,13 @@ export class TokenService {
       return null;
     }
     if (!isClaims(payload)) return null;
-    return { sub: payload.sub, email: payload.email, iat: payload.iat, exp: payload.exp };
+    return {
+      sub: payload.sub,
+      email: payload.email,
+      role: payload.role,
+      iat: payload.iat,
+      exp: payload.exp,
+    };
   }
 
   /**

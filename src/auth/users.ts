@@ -1,13 +1,18 @@
 /**
- * The users of auth mode: the `users_created_by_tablegate` table (created if missing), credential
- * rules and normalization, argon2id hashing, and the two queries register and login need.
- * A password exists in clear only in the request body and here, never in a log or a column.
+ * The users of auth mode: the `users_created_by_tablegate` table (created, or given its `role`
+ * column, only when missing), credential rules and normalization, argon2id hashing, and the
+ * queries register, login and `tablegate user` need. A password exists in clear only in the
+ * request body (or the CLI's input) and here, never in a log or a column.
  */
 import { Algorithm, hash, verify } from '@node-rs/argon2';
 import { USERS_TABLE } from '../db/schema.js';
 import { invalidBody, userExists } from '../errors.js';
 import type { Database } from '../execute/database.js';
 import { EMAIL_MAX_LENGTH, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../limits.js';
+
+/** CONTRACT §6: `role VARCHAR(64) NOT NULL DEFAULT 'user'`. */
+export const ROLE_MAX_LENGTH = 64;
+export const DEFAULT_ROLE = 'user';
 
 /**
  * OWASP Password Storage Cheat Sheet, first argon2id option: m=19 MiB, t=2, p=1.
@@ -28,25 +33,52 @@ const CREATE_USERS_TABLE = `CREATE TABLE IF NOT EXISTS \`${USERS_TABLE}\` (
   id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY,
   email VARCHAR(${EMAIL_MAX_LENGTH}) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
   password VARCHAR(255) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  role VARCHAR(${ROLE_MAX_LENGTH}) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL DEFAULT '${DEFAULT_ROLE}',
   created_at TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP,
   UNIQUE KEY email (email)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4`;
 
-/** What register and login read and write; a foreign table of our name must have them. */
-const USED_COLUMNS = ['id', 'email', 'password'];
-
 /**
- * Creates the users table if it is missing. `IF NOT EXISTS` makes a restart and several
- * instances starting at once harmless (the server serializes DDL on the table's metadata lock).
- * A table of that name made by someone else must still have the columns we use.
+ * The column added in place to a table from a release before roles. `ADD COLUMN IF NOT EXISTS`
+ * (MariaDB) is not MySQL, so a race between two instances is settled by ER_DUP_FIELDNAME.
+ * InnoDB adds a column with a constant default in place (ALGORITHM=INSTANT on MySQL 8 and
+ * MariaDB 10.3+): every row keeps its data and gets the default role.
  */
-export async function ensureUsersTable(db: Database): Promise<void> {
-  await db.run({ sql: CREATE_USERS_TABLE, params: [] });
+const ADD_ROLE_COLUMN = `ALTER TABLE \`${USERS_TABLE}\` ADD COLUMN role VARCHAR(${ROLE_MAX_LENGTH}) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL DEFAULT '${DEFAULT_ROLE}' AFTER password`;
+
+/** What register, login and the user CLI read and write; a foreign table of our name must have them. */
+const USED_COLUMNS = ['id', 'email', 'password', 'role'];
+
+async function presentColumns(db: Database): Promise<Set<string>> {
   const rows = await db.rows<{ COLUMN_NAME: string }>({
     sql: 'SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?',
     params: [USERS_TABLE],
   });
-  const present = new Set(rows.map((row) => String(row.COLUMN_NAME).toLowerCase()));
+  return new Set(rows.map((row) => String(row.COLUMN_NAME).toLowerCase()));
+}
+
+/**
+ * Makes the users table right, touching it only when it is not: created when missing, given its
+ * `role` column when that is missing. A table that is already right needs nothing but SELECT on
+ * information_schema, so a MySQL user without CREATE/ALTER can (re)start the gateway. `IF NOT
+ * EXISTS` keeps several instances starting at once harmless (DDL waits on the metadata lock).
+ */
+export async function ensureUsersTable(db: Database): Promise<void> {
+  let present = await presentColumns(db);
+  if (present.size === 0) {
+    await db.run({ sql: CREATE_USERS_TABLE, params: [] });
+    present = await presentColumns(db);
+  }
+  // Only a table of ours from before roles is altered; a foreign one is reported below.
+  const ours = ['id', 'email', 'password'].every((column) => present.has(column));
+  if (ours && !present.has('role')) {
+    try {
+      await db.run({ sql: ADD_ROLE_COLUMN, params: [] });
+    } catch (error) {
+      if ((error as { code?: string }).code !== 'ER_DUP_FIELDNAME') throw error;
+    }
+    present = await presentColumns(db);
+  }
   const missing = USED_COLUMNS.filter((column) => !present.has(column));
   if (missing.length > 0) {
     throw new Error(`a table of that name exists without the column(s) ${missing.join(', ')}`);
@@ -110,6 +142,22 @@ export interface User {
   /** BIGINT UNSIGNED, as text. */
   readonly id: string;
   readonly email: string;
+  readonly role: string;
+}
+
+export interface ListedUser extends User {
+  /** `YYYY-MM-DD HH:MM:SS` as MySQL shows it. */
+  readonly createdAt: string;
+}
+
+/** A role as `--default-role` and `tablegate user … --role` take it: 1–64 characters, no control characters. */
+export function roleProblem(role: string): string | null {
+  const length = characters(role);
+  if (length === 0 || length > ROLE_MAX_LENGTH) {
+    return `a role is 1 to ${ROLE_MAX_LENGTH} characters long`;
+  }
+  if (/[\p{Cc}\s]/u.test(role)) return 'a role holds no spaces or control characters';
+  return null;
 }
 
 export class UserStore {
@@ -117,22 +165,36 @@ export class UserStore {
     private readonly db: Database,
     /** Verified against when the email is unknown, so both failures cost one argon2 verify. */
     private readonly dummyHash: string,
+    /** The role of a user made by `register` (`--default-role`). */
+    private readonly defaultRole: string,
   ) {}
 
   /** Computes the dummy hash once; the table must exist (ensureUsersTable). */
-  static async open(db: Database): Promise<UserStore> {
-    return new UserStore(db, await hashPassword('tablegate dummy password, never matches'));
+  static async open(db: Database, defaultRole: string = DEFAULT_ROLE): Promise<UserStore> {
+    return new UserStore(
+      db,
+      await hashPassword('tablegate dummy password, never matches'),
+      defaultRole,
+    );
   }
 
-  /** Inserts the user; a taken email is found by the unique key, not by a racy SELECT first. */
-  async register({ email, password }: Credentials): Promise<User> {
+  /**
+   * Inserts the user with the default role (a body never chooses it); a taken email is found by
+   * the unique key, not by a racy SELECT first.
+   */
+  register(credentials: Credentials): Promise<User> {
+    return this.add(credentials, this.defaultRole);
+  }
+
+  /** Inserts a user with the given role (`tablegate user add`). */
+  async add({ email, password }: Credentials, role: string): Promise<User> {
     const passwordHash = await hashPassword(password);
     try {
       const result = await this.db.run({
-        sql: `INSERT INTO \`${USERS_TABLE}\` (email, password) VALUES (?, ?)`,
-        params: [email, passwordHash],
+        sql: `INSERT INTO \`${USERS_TABLE}\` (email, password, role) VALUES (?, ?, ?)`,
+        params: [email, passwordHash, role],
       });
-      return { id: String(result.insertId), email };
+      return { id: String(result.insertId), email, role };
     } catch (error) {
       if ((error as { code?: string }).code === 'ER_DUP_ENTRY') throw userExists();
       throw error;
@@ -141,13 +203,45 @@ export class UserStore {
 
   /** The user when email and password match, null otherwise — in the same time either way. */
   async authenticate({ email, password }: Credentials): Promise<User | null> {
-    const rows = await this.db.rows<{ id: unknown; password: unknown }>({
-      sql: `SELECT id, password FROM \`${USERS_TABLE}\` WHERE email = ?`,
+    const rows = await this.db.rows<{ id: unknown; password: unknown; role: unknown }>({
+      sql: `SELECT id, password, role FROM \`${USERS_TABLE}\` WHERE email = ?`,
       params: [email],
     });
     const row = rows[0];
     const stored = row ? String(row.password) : this.dummyHash;
     const matches = await verify(stored, password).catch(() => false);
-    return row && matches ? { id: String(row.id), email } : null;
+    return row && matches ? { id: String(row.id), email, role: String(row.role) } : null;
+  }
+
+  /** False when no user has that email. */
+  async setRole(email: string, role: string): Promise<boolean> {
+    const result = await this.db.run({
+      sql: `UPDATE \`${USERS_TABLE}\` SET role = ? WHERE email = ?`,
+      params: [role, normalizeEmail(email)],
+    });
+    return result.affectedRows > 0;
+  }
+
+  /** False when no user has that email. */
+  async remove(email: string): Promise<boolean> {
+    const result = await this.db.run({
+      sql: `DELETE FROM \`${USERS_TABLE}\` WHERE email = ?`,
+      params: [normalizeEmail(email)],
+    });
+    return result.affectedRows > 0;
+  }
+
+  /** Every user, oldest first; never a password hash. */
+  async list(): Promise<ListedUser[]> {
+    const rows = await this.db.rows<Record<string, unknown>>({
+      sql: `SELECT id, email, role, CAST(created_at AS CHAR) AS created_at FROM \`${USERS_TABLE}\` ORDER BY id`,
+      params: [],
+    });
+    return rows.map((row) => ({
+      id: String(row.id),
+      email: String(row.email),
+      role: String(row.role),
+      createdAt: String(row.created_at),
+    }));
   }
 }

@@ -4,7 +4,9 @@
  * UsageError, so it is tested without a process.
  */
 import path from 'node:path';
-import { type Config, DEFAULTS, defaultStateDir } from '../config.js';
+import { roleProblem } from '../auth/users.js';
+import { type Config, DEFAULTS, defaultStateDir, type Registration } from '../config.js';
+import type { DbConfig } from '../db/pool.js';
 import { didYouMean } from './did-you-mean.js';
 
 export class UsageError extends Error {
@@ -15,10 +17,17 @@ export const USAGE = `Usage
   tablegate run auth -h <host> -u <user> -p <password> -P <port> -D <database> -o <output_port>
   tablegate run      -h <host> -u <user> -p <password> -P <port> -D <database> -o <output_port>
 
+  tablegate user add <email> [--role <role>]   -h <host> -u <user> -p <password> -P <port> -D <database>
+  tablegate user set-role <email> <role>       (same connection flags)
+  tablegate user remove <email>                (same connection flags)
+  tablegate user list                          (same connection flags)
+
   tablegate demo [-o <output_port>]
   tablegate demo -h <host> -u <user> -p <password> -P <port> -D <empty database> [-o <output_port>]
 
   With 'auth' every request needs a JWT Bearer token from POST /auth/login.
+  'user' manages the users of auth mode; 'user add' reads the new password from
+  TABLEGATE_USER_PASSWORD or, failing that, from standard input (never from a flag).
   'demo' serves an example shop in auth mode on port 8080 (127.0.0.1), on a private MariaDB/MySQL
   server started from the PATH, or in the empty database given; it prints how to log in and query.
 
@@ -46,6 +55,9 @@ Options
   --stall-timeout <time>     cut a streamed read whose client takes nothing this long (default 30s)
   --schema-refresh <time>    least time between two re-reads of the schema (default 1s)
   --listen-host <address>    address to bind (default 0.0.0.0)
+  --registration <mode>      auth mode: open or closed POST /auth/register (default open)
+  --default-role <role>      role of a user made by POST /auth/register (default user)
+  --policy <file>            who may do what: a JSON or YAML file (see README); default none
   --help                     this text
 
 Every option also reads TABLEGATE_<OPTION_NAME> (e.g. TABLEGATE_MAX_FILE_SIZE).`;
@@ -75,6 +87,9 @@ export const ENVIRONMENT: Readonly<Record<string, string>> = {
   stallTimeout: 'TABLEGATE_STALL_TIMEOUT',
   schemaRefresh: 'TABLEGATE_SCHEMA_REFRESH',
   listenHost: 'TABLEGATE_LISTEN_HOST',
+  registration: 'TABLEGATE_REGISTRATION',
+  defaultRole: 'TABLEGATE_DEFAULT_ROLE',
+  policy: 'TABLEGATE_POLICY',
 };
 
 export type FlagName = keyof typeof ENVIRONMENT;
@@ -155,6 +170,20 @@ export function parseDuration(name: FlagName, text: string): number {
   return Math.round(Number(match[1]) * factor);
 }
 
+/** The MySQL connection of `run` and `user`: `-h -u -p -P -D` and `--pool-size`. */
+export function dbConfigFrom(flags: RawFlags, env: NodeJS.ProcessEnv, poolSize: number): DbConfig {
+  return {
+    host: required('host', flags, env),
+    user: required('user', flags, env),
+    password: required('password', flags, env),
+    port: integer('port', required('port', flags, env), 1, 65535),
+    database: required('database', flags, env),
+    poolSize,
+  };
+}
+
+const REGISTRATIONS: ReadonlySet<string> = new Set<Registration>(['open', 'closed']);
+
 const LOG_LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
 
 /** Builds the run configuration. `words` are the positional arguments after `run`. */
@@ -197,16 +226,18 @@ export function configFromRun(
     const text = get(name);
     return text === undefined ? fallback : parseDuration(name, text);
   };
+  const registration = (get('registration') ?? 'open').toLowerCase();
+  if (!REGISTRATIONS.has(registration)) {
+    throw new UsageError(`--registration must be open or closed, got '${get('registration')}'`);
+  }
+  const defaultRole = get('defaultRole') ?? DEFAULTS.defaultRole;
+  const badRole = roleProblem(defaultRole);
+  if (badRole !== null) throw new UsageError(`--default-role '${defaultRole}': ${badRole}`);
+  const policy = get('policy');
+  if (policy === '') throw new UsageError('--policy needs a file name');
   return {
     mode: auth ? 'auth' : 'open',
-    db: {
-      host: required('host', flags, env),
-      user: required('user', flags, env),
-      password: required('password', flags, env),
-      port: integer('port', required('port', flags, env), 1, 65535),
-      database: required('database', flags, env),
-      poolSize: number('poolSize', DEFAULTS.poolSize, 1, 1000),
-    },
+    db: dbConfigFrom(flags, env, number('poolSize', DEFAULTS.poolSize, 1, 1000)),
     listenPort: integer('listen', required('listen', flags, env), 0, 65535),
     listenHost: get('listenHost') ?? DEFAULTS.listenHost,
     baseUrl: baseUrl?.replace(/\/+$/, '') ?? null,
@@ -222,5 +253,8 @@ export function configFromRun(
     queryTimeoutMs: duration('queryTimeout', DEFAULTS.queryTimeoutMs),
     stallTimeoutMs: duration('stallTimeout', DEFAULTS.stallTimeoutMs),
     schemaRefreshMs: duration('schemaRefresh', DEFAULTS.schemaRefreshMs),
+    registration: registration as Registration,
+    defaultRole,
+    policyFile: policy === undefined ? null : path.resolve(policy),
   };
 }

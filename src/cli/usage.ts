@@ -11,7 +11,9 @@ export function usageLine(command: string | undefined): string {
   const synopsis =
     command === 'demo'
       ? 'tablegate demo [-o <output_port>] [-h <host> -u <user> -p <password> -P <port> -D <database>]'
-      : 'tablegate run [auth] -h <host> -u <user> -p <password> -P <port> -D <database> -o <output_port>';
+      : command === 'user'
+        ? 'tablegate user add|set-role|remove|list … -h <host> -u <user> -p <password> -P <port> -D <database>'
+        : 'tablegate run [auth] -h <host> -u <user> -p <password> -P <port> -D <database> -o <output_port>';
   return `usage: ${synopsis}  (all options: tablegate --help)`;
 }
 
@@ -20,6 +22,7 @@ const kebab = (name: string) => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase(
 /** Every long option as typed: `--database`, `--listen-host`, `--help`, `--version`. */
 export const LONG_OPTIONS: readonly string[] = [
   ...FLAG_NAMES.map((name) => `--${kebab(name)}`),
+  '--role',
   '--help',
   '--version',
 ];
@@ -27,6 +30,7 @@ export const LONG_OPTIONS: readonly string[] = [
 const KNOWN_KEYS: ReadonlySet<string> = new Set([
   ...FLAG_NAMES,
   ...Object.values(SHORT_FLAGS),
+  'role',
   'help',
   'version',
 ]);

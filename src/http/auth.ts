@@ -6,7 +6,7 @@
 import type { FastifyInstance } from 'fastify';
 import { AuthLimits } from '../auth/limits.js';
 import { parseCredentials } from '../auth/users.js';
-import { invalidCredentials } from '../errors.js';
+import { invalidCredentials, registrationClosed } from '../errors.js';
 import { SUCCESS_MESSAGES } from '../messages.js';
 import type { Services } from '../services.js';
 import { MemoryCounterStore } from '../throttle/counter-store.js';
@@ -17,6 +17,9 @@ export function authRoutes(app: FastifyInstance, { config, auth }: Services): vo
   const limits = new AuthLimits(auth.counters ?? new MemoryCounterStore());
 
   app.post('/auth/register', async (request) => {
+    // Before the body is even looked at: a closed gateway says the same to every caller.
+    if (config.registration === 'closed') throw registrationClosed();
+    // Any other field (`role` too) is ignored: a user made here gets --default-role.
     const credentials = parseCredentials(request.body);
     await limits.countRegistration(request.ip);
     await limits.hashing(request.ip, () => users.register(credentials));

@@ -17,33 +17,46 @@ import {
   buildOpenApiDocument,
   type OpenApiDocument,
 } from '../openapi/document.js';
+import { documentView } from '../policy/document-view.js';
 import type { Services } from '../services.js';
 import { VERSION } from '../version.js';
 import { tablegateAuthPlugin } from './docs-ui.js';
 
 export const DOCS_PREFIX = '/docs';
 
-export function docsRoutes(app: FastifyInstance, { config, schema }: Services): void {
-  const version = VERSION;
-  let cached: {
-    readonly version: number;
-    readonly document: OpenApiDocument;
-    text: string;
-  } | null = null;
+interface Described {
+  readonly version: number;
+  readonly document: OpenApiDocument;
+  readonly text: string;
+}
 
-  /** The description of the schema as it is now (re-read at most once a second). */
-  async function current(request: FastifyRequest): Promise<NonNullable<typeof cached>> {
+export function docsRoutes(app: FastifyInstance, { config, schema, policy }: Services): void {
+  const version = VERSION;
+  /** Per role under a policy (the key '' without one). */
+  const cache = new Map<string, Described>();
+
+  /** The description of the schema as it is now (re-read at most once a second), as this caller may use it. */
+  async function current(request: FastifyRequest): Promise<Described> {
     try {
       await schema.refreshIfStale();
     } catch (error) {
       // MySQL is down: the description of the schema read before is still right.
       request.log.warn({ err: error }, 'cannot re-read the schema for the API description');
     }
-    if (cached?.version !== schema.version) {
-      const document = buildOpenApiDocument(schema.all(), config, version);
-      cached = { version: schema.version, document, text: JSON.stringify(document) };
+    return described(request);
+  }
+
+  /** The cached description for this caller, built again when the schema changed. */
+  function described(request: FastifyRequest): Described {
+    const role = request.access?.role ?? '';
+    let entry = cache.get(role);
+    if (entry?.version !== schema.version) {
+      const view = policy && request.access ? documentView(policy, role) : undefined;
+      const document = buildOpenApiDocument(schema.all(), config, version, view);
+      entry = { version: schema.version, document, text: JSON.stringify(document) };
+      cache.set(role, entry);
     }
-    return cached;
+    return entry;
   }
 
   app.get('/openapi.json', async (request, reply) => {
@@ -80,9 +93,9 @@ export function docsRoutes(app: FastifyInstance, { config, schema }: Services): 
         },
       },
       transformSpecificationClone: false,
-      // The preHandler above has brought `cached` up to date.
-      transformSpecification: () =>
-        cached?.document ?? buildOpenApiDocument(schema.all(), config, version),
+      // The preHandler above has brought the cache up to date.
+      transformSpecification: (_document: unknown, request: FastifyRequest) =>
+        described(request).document,
     });
   });
 }

@@ -5,6 +5,7 @@
 import type { FastifyInstance } from 'fastify';
 import { cachedRowSerializer } from '../db/rows.js';
 import { planRead } from '../plan/read-plan.js';
+import { guardRead } from '../policy/stage.js';
 import { parseReadOptions } from '../query/options.js';
 import type { Services } from '../services.js';
 import { compileCount, compileRead } from '../sql/compile-read.js';
@@ -18,7 +19,8 @@ export function readRoutes(app: FastifyInstance, { db, schema }: Services): void
     async (request, reply) => {
       const known = await schema.require(request.params.table); // a 404 comes before any 400
       const options = parseReadOptions(request.query);
-      const { table, plan } = await schema.plan(known, (t) => planRead(options, t));
+      const { table, plan: planned } = await schema.plan(known, (t) => planRead(options, t));
+      const plan = guardRead(request.access, planned);
       if (plan.count) reply.header('X-Total-Count', String(await db.count(compileCount(plan))));
       await sendJsonRows(reply, db, compileRead(plan), cachedRowSerializer(table, plan.columns));
       return reply;

@@ -13,6 +13,7 @@ import type {
 import { routeNotFound, unsupportedMediaType } from '../errors.js';
 import { SUCCESS_MESSAGES } from '../messages.js';
 import { planDelete, planInsert, planUpdate } from '../plan/write-plan.js';
+import { guardDelete, guardInsert, guardUpdate } from '../policy/stage.js';
 import { parseWriteAction, type WriteAction } from '../query/key-value.js';
 import type { Services } from '../services.js';
 import { compileDelete, compileInsertBatches, compileUpdate } from '../sql/compile-write.js';
@@ -27,7 +28,8 @@ export function writeRoutes(app: FastifyInstance, { db, schema }: Services): voi
     actionOf(request, 'create');
     const table = await schema.require(request.params.table);
     requireJson(request);
-    const { plan } = await schema.plan(table, (t) => planInsert(t, request.body));
+    const { plan: planned } = await schema.plan(table, (t) => planInsert(t, request.body));
+    const plan = guardInsert(request.access, planned);
     const result = await db.write(compileInsertBatches(plan), {
       unprepare: plan.rows.length > 1,
     });
@@ -43,7 +45,8 @@ export function writeRoutes(app: FastifyInstance, { db, schema }: Services): voi
     const { match } = actionOf(request, 'update');
     const table = await schema.require(request.params.table);
     requireJson(request);
-    const { plan } = await schema.plan(table, (t) => planUpdate(t, match, request.body));
+    const { plan: planned } = await schema.plan(table, (t) => planUpdate(t, match, request.body));
+    const plan = guardUpdate(request.access, planned);
     const result = await db.write([compileUpdate(plan)]);
     return {
       success: true,
@@ -58,7 +61,8 @@ export function writeRoutes(app: FastifyInstance, { db, schema }: Services): voi
     async (request) => {
       const { match } = actionOf(request, 'delete');
       const table = await schema.require(request.params.table);
-      const { plan } = await schema.plan(table, (t) => planDelete(t, match));
+      const { plan: planned } = await schema.plan(table, (t) => planDelete(t, match));
+      const plan = guardDelete(request.access, planned);
       const result = await db.write([compileDelete(plan)]);
       return {
         success: true,

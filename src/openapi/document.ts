@@ -5,7 +5,7 @@
  * its codes (error-codes.ts), and in auth mode the Bearer scheme. Pure: (tables, config) → object.
  */
 import type { Config } from '../config.js';
-import type { TableInfo } from '../db/schema-types.js';
+import type { ColumnInfo, TableInfo } from '../db/schema-types.js';
 import { ERRORS, type Stage } from '../errors.js';
 import {
   EMAIL_MAX_LENGTH,
@@ -26,6 +26,33 @@ export type DocumentConfig = Pick<
 > & { readonly db: { readonly database: string } };
 
 export type OpenApiDocument = JsonSchema & { openapi: string; paths: Record<string, JsonSchema> };
+
+/** What one caller may use of a table under a policy (http/docs.ts builds it from the policy). */
+export interface TableView {
+  readonly read: readonly ColumnInfo[];
+  /** Absent when the action is not granted. */
+  readonly create?: readonly ColumnInfo[];
+  readonly update?: readonly ColumnInfo[];
+  readonly delete?: true;
+}
+
+/** A policy's view for one caller: per table its view (null hides it), and the file routes. */
+export interface DocumentView {
+  table(table: TableInfo): TableView | null;
+  readonly upload: boolean;
+  readonly download: boolean;
+}
+
+const FULL_VIEW: DocumentView = {
+  table: (table) => ({
+    read: table.columns,
+    create: table.columns,
+    update: table.columns,
+    delete: true,
+  }),
+  upload: true,
+  download: true,
+};
 
 export const BEARER_SCHEME = 'bearerAuth';
 
@@ -253,6 +280,25 @@ interface Names {
 }
 
 function tablePaths(
+  table: TableInfo,
+  names: Names,
+  guarded: (stages: readonly Stage[]) => Stage[],
+  view: TableView,
+): Record<string, JsonSchema> {
+  const all = allTablePaths(table, names, guarded);
+  const base = `/table/${segment(table.name)}`;
+  const paths: Record<string, JsonSchema> = { [`${base}/read`]: all[`${base}/read`] as JsonSchema };
+  if (view.create) paths[`${base}/create`] = all[`${base}/create`] as JsonSchema;
+  if (view.update) {
+    paths[`${base}/update({key},{value})`] = all[`${base}/update({key},{value})`] as JsonSchema;
+  }
+  if (view.delete) {
+    paths[`${base}/delete({key},{value})`] = all[`${base}/delete({key},{value})`] as JsonSchema;
+  }
+  return paths;
+}
+
+function allTablePaths(
   table: TableInfo,
   names: Names,
   guarded: (stages: readonly Stage[]) => Stage[],
@@ -510,10 +556,14 @@ export function buildOpenApiDocument(
   tables: Iterable<TableInfo>,
   config: DocumentConfig,
   version = '0.0.0',
+  /** Under a policy: only what the caller may use (CONTRACT §6). */
+  view: DocumentView = FULL_VIEW,
 ): OpenApiDocument {
   const auth = config.mode === 'auth';
+  // Under a policy every operation may also be refused by it (FORBIDDEN, POLICY_VIOLATION).
+  const policyStages: Stage[] = view === FULL_VIEW ? [] : ['policy'];
   const guarded = (stages: readonly Stage[]): Stage[] =>
-    auth ? ['guard', ...stages] : [...stages];
+    auth ? ['guard', ...stages, ...policyStages] : [...stages, ...policyStages];
   const sorted = [...tables].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const schemas: Record<string, JsonSchema> = { ...FIXED_SCHEMAS, ...(auth ? AUTH_SCHEMAS : {}) };
   const taken = new Set(Object.keys(schemas));
@@ -523,6 +573,8 @@ export function buildOpenApiDocument(
   let paths: Record<string, JsonSchema> = auth ? authPaths() : {};
   const tags: JsonSchema[] = auth ? [{ name: 'auth', description: 'Register and log in' }] : [];
   for (const table of sorted) {
+    const tableView = view.table(table);
+    if (tableView === null) continue;
     const row = uniqueName(table.name, taken);
     let tag = table.name;
     for (let n = 2; tagNames.has(tag); n++) tag = `${table.name} (${table.kind} ${n})`;
@@ -535,19 +587,22 @@ export function buildOpenApiDocument(
       update: uniqueName(row, taken, '.update'),
     };
     schemas[names.row] = {
-      ...rowSchema(table.columns),
+      ...rowSchema(tableView.read),
       description: `A row of ${table.kind} ${table.name}${table.primaryKey.length > 0 ? ` (primary key: ${table.primaryKey.join(', ')})` : ''}`,
     };
-    schemas[names.insert] = insertSchema(table.columns);
-    schemas[names.update] = updateSchema(table.columns);
+    if (tableView.create) schemas[names.insert] = insertSchema(tableView.create);
+    if (tableView.update) schemas[names.update] = updateSchema(tableView.update);
     tags.push({
       name: tag,
       description: `${table.kind === 'view' ? 'View' : 'Table'} ${table.name}`,
     });
-    paths = { ...paths, ...tablePaths(table, names, guarded) };
+    paths = { ...paths, ...tablePaths(table, names, guarded, tableView) };
   }
   tags.push({ name: 'files', description: 'Uploads' }, { name: 'health', description: 'Service' });
-  paths = { ...paths, ...otherPaths(config, guarded, auth) };
+  const other = otherPaths(config, guarded, auth);
+  if (!view.upload) delete other['/upload'];
+  if (!view.download) delete other['/@/{filename}'];
+  paths = { ...paths, ...other };
   return {
     openapi: '3.1.0',
     info: { title: `tablegate: ${config.db.database}`, version, description: describeApi(config) },

@@ -113,6 +113,15 @@ export function planRead(request: ReadRequest, table: TableInfo): ReadPlan {
 
 type Resolve = (name: string) => ColumnInfo;
 
+/** A filter planned against the whole table: a policy's row condition (src/policy/). */
+export function planTableFilter(expr: FilterExpr, table: TableInfo): PlannedFilter {
+  return planFilter(expr, (name) => {
+    const column = table.columnsByName.get(name);
+    if (column === undefined) throw unknownColumn(table.name, name);
+    return column;
+  });
+}
+
 function planFilter(expr: FilterExpr, resolve: Resolve): PlannedFilter {
   switch (expr.kind) {
     case 'or':

@@ -7,6 +7,7 @@ import type { ColumnInfo, TableInfo } from '../db/schema-types.js';
 import { coerceValue, encodeKey, type KeyOperand, type WriteParam } from '../db/value-codec.js';
 import { generatedColumn, invalidQuery, unknownColumn } from '../errors.js';
 import type { KeyValue } from '../query/key-value.js';
+import type { PlannedFilter } from './read-plan.js';
 import { insertRows, updateEntries } from './write-body.js';
 
 export type { KeyOperand, WriteParam } from '../db/value-codec.js';
@@ -37,11 +38,15 @@ export interface UpdatePlan {
   readonly table: TableInfo;
   readonly set: readonly Assignment[];
   readonly where: KeyMatch;
+  /** A policy's row condition, ANDed to the key (src/policy/stage.ts). */
+  readonly condition?: PlannedFilter | null;
 }
 
 export interface DeletePlan {
   readonly table: TableInfo;
   readonly where: KeyMatch;
+  /** A policy's row condition, ANDed to the key (src/policy/stage.ts). */
+  readonly condition?: PlannedFilter | null;
 }
 
 /** `POST /table/<t>/create`: one object, or a non-empty array of objects (at most MAX_INSERT_ROWS). */

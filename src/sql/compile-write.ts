@@ -3,6 +3,8 @@
  * through quoteIdent (and only names the plan resolved against the schema); every value is a `?`
  * parameter; a column an inserted row leaves out is the SQL keyword DEFAULT. Knows no HTTP.
  */
+
+import type { PlannedFilter } from '../plan/read-plan.js';
 import type {
   DeletePlan,
   InsertPlan,
@@ -10,7 +12,7 @@ import type {
   PlannedCell,
   UpdatePlan,
 } from '../plan/write-plan.js';
-import { compileValue } from './compile-read.js';
+import { compileFilter, compileValue } from './compile-read.js';
 import type { CompiledQuery } from './compiled-query.js';
 import { quoteIdent } from './quote.js';
 
@@ -72,7 +74,7 @@ export function compileUpdate(plan: UpdatePlan): CompiledQuery {
     params.push(value);
     return `${quoteIdent(column.name)} = ?`;
   });
-  const where = compileKeyMatch(plan.where, params);
+  const where = compileWhere(plan.where, plan.condition, params);
   return {
     sql: `UPDATE ${quoteIdent(plan.table.name)} SET ${set.join(', ')} WHERE ${where}`,
     params,
@@ -81,8 +83,18 @@ export function compileUpdate(plan: UpdatePlan): CompiledQuery {
 
 export function compileDelete(plan: DeletePlan): CompiledQuery {
   const params: unknown[] = [];
-  const where = compileKeyMatch(plan.where, params);
+  const where = compileWhere(plan.where, plan.condition, params);
   return { sql: `DELETE FROM ${quoteIdent(plan.table.name)} WHERE ${where}`, params };
+}
+
+/** The key, and a policy's row condition when there is one (parenthesised by compileFilter). */
+function compileWhere(
+  key: KeyMatch,
+  condition: PlannedFilter | null | undefined,
+  params: unknown[],
+): string {
+  const match = compileKeyMatch(key, params);
+  return condition ? `${match} AND ${compileFilter(condition, params)}` : match;
 }
 
 /** A number goes through the read compiler's compileValue, which keeps it exact (see there). */

@@ -41,6 +41,9 @@ export async function startTestGateway(
     stallTimeoutMs: DEFAULTS.stallTimeoutMs,
     // Tests change the schema under a running gateway and expect the next request to see it.
     schemaRefreshMs: 0,
+    registration: 'open',
+    defaultRole: DEFAULTS.defaultRole,
+    policyFile: null,
     ...overrides,
   };
   const gateway = await openGateway(config);

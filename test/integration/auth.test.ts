@@ -139,7 +139,7 @@ describe('register → login → read', () => {
       [email],
     );
     const row = rows[0] as Record<string, unknown>;
-    expect(Object.keys(row)).toEqual(['id', 'email', 'password', 'created_at']);
+    expect(Object.keys(row)).toEqual(['id', 'email', 'password', 'role', 'created_at']);
     expect(row.password).toMatch(
       /^\$argon2id\$v=19\$m=19456,t=2,p=1\$[A-Za-z0-9+/]+\$[A-Za-z0-9+/]+$/,
     );
@@ -386,7 +386,13 @@ describe('the guard', () => {
 
   const otherSecret = `${SECRET}-but-another`;
   const now = () => Math.floor(Date.now() / 1000);
-  const claims = () => ({ sub: '1', email: 'a@example.com', iat: now(), exp: now() + 600 });
+  const claims = () => ({
+    sub: '1',
+    email: 'a@example.com',
+    role: 'user',
+    iat: now(),
+    exp: now() + 600,
+  });
   const b64url = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
   const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
 
@@ -564,7 +570,7 @@ describe('the secret', () => {
 });
 
 describe('the users table', () => {
-  test('has the columns CONTRACT §4 sets', async () => {
+  test('has the columns CONTRACT §4 and §6 set', async () => {
     const [rows] = await db.admin.query<mysql.RowDataPacket[]>(
       `SELECT COLUMN_NAME, COLUMN_TYPE, IS_NULLABLE, COLUMN_KEY, EXTRA
          FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?
@@ -577,6 +583,7 @@ describe('the users table', () => {
       ['id', 'bigint unsigned', 'NO', 'PRI'],
       ['email', 'varchar(254)', 'NO', 'UNI'],
       ['password', 'varchar(255)', 'NO', ''],
+      ['role', 'varchar(64)', 'NO', ''],
       ['created_at', 'timestamp', 'NO', ''],
     ]);
     expect(rows[0]?.EXTRA).toMatch(/auto_increment/i);
@@ -626,7 +633,7 @@ describe('the users table', () => {
       await expect(
         startTestGateway(other.name, { mode: 'auth', jwtSecret: SECRET }),
       ).rejects.toThrow(
-        `cannot create table ${USERS_TABLE}: a table of that name exists without the column(s) email, password`,
+        `cannot prepare table ${USERS_TABLE}: a table of that name exists without the column(s) email, password`,
       );
     } finally {
       await other.drop();

@@ -104,7 +104,7 @@ test('--help prints usage, where -h is the MySQL host', async () => {
 });
 
 test.each([
-  [[], 'tablegate: missing command: run or demo'],
+  [[], 'tablegate: missing command: run, user or demo'],
   [['serve'], "tablegate: unknown command 'serve'"],
   [
     ['run', '-h', 'x', '-u', 'u', '-p', '', '-P', '3306', '-o', '8080'],
@@ -232,7 +232,7 @@ test('starts from the environment alone, prints one line, creates ~/.tablegate/u
   });
   const uploads = path.join(home, '.tablegate', 'uploads');
   expect(line).toBe(
-    `tablegate listening on http://localhost:${port} (mode: open, database: ${db.name}, 2 tables, uploads: ${uploads})`,
+    `tablegate listening on http://localhost:${port} (mode: open, database: ${db.name}, 2 tables, uploads: ${uploads}, policy: none)`,
   );
   expect(existsSync(uploads)).toBe(true);
   const response = await fetch(`http://127.0.0.1:${port}/table/a/read`);

@@ -122,13 +122,13 @@ describe('registerAuthGuard', () => {
 
   test('puts the verified claims on request.auth', async () => {
     const instance = await app('auth');
-    const token = tokens.sign({ id: '7', email: 'g@example.com' });
+    const token = tokens.sign({ id: '7', email: 'g@example.com', role: 'user' });
     for (const url of ['/whoami', '/child/whoami']) {
       const response = await instance.get(url, { authorization: `Bearer ${token}` });
       expect(response.status).toBe(200);
       const { auth } = (await response.json()) as { auth: Record<string, unknown> };
-      expect(auth).toMatchObject({ sub: '7', email: 'g@example.com' });
-      expect(Object.keys(auth).sort()).toEqual(['email', 'exp', 'iat', 'sub']);
+      expect(auth).toMatchObject({ sub: '7', email: 'g@example.com', role: 'user' });
+      expect(Object.keys(auth).sort()).toEqual(['email', 'exp', 'iat', 'role', 'sub']);
     }
   });
 

@@ -7,7 +7,7 @@ import jwt from 'jsonwebtoken';
 import { loadJwtSecret, parseTokenTtl, TokenService } from '../../../src/auth/tokens.js';
 
 const SECRET = 'unit-test-secret-0123456789abcdefghijklmnop';
-const USER = { id: '42', email: 'ann@example.com' };
+const USER = { id: '42', email: 'ann@example.com', role: 'admin' };
 
 const b64url = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
 const now = () => Math.floor(Date.now() / 1000);
@@ -87,13 +87,13 @@ describe('parseTokenTtl', () => {
 describe('TokenService', () => {
   const tokens = TokenService.create(SECRET, '1h');
 
-  test('signs HS256 with sub, email, iat and exp = iat + ttl', () => {
+  test('signs HS256 with sub, email, role, iat and exp = iat + ttl', () => {
     const token = tokens.sign(USER);
     const decoded = jwt.decode(token, { complete: true });
     expect(decoded?.header).toEqual({ alg: 'HS256', typ: 'JWT' });
     const payload = decoded?.payload as Record<string, unknown>;
-    expect(Object.keys(payload).sort()).toEqual(['email', 'exp', 'iat', 'sub']);
-    expect(payload).toMatchObject({ sub: '42', email: 'ann@example.com' });
+    expect(Object.keys(payload).sort()).toEqual(['email', 'exp', 'iat', 'role', 'sub']);
+    expect(payload).toMatchObject({ sub: '42', email: 'ann@example.com', role: 'admin' });
     expect(payload.exp).toBe((payload.iat as number) + 3600);
     expect(tokens.verify(token)).toEqual(payload);
   });
@@ -115,7 +115,13 @@ describe('TokenService', () => {
   });
 
   const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  const claims = () => ({ sub: '42', email: 'ann@example.com', iat: now(), exp: now() + 600 });
+  const claims = () => ({
+    sub: '42',
+    email: 'ann@example.com',
+    role: 'admin',
+    iat: now(),
+    exp: now() + 600,
+  });
   const hmac = (data: string, secret = SECRET) =>
     createHmac('sha256', secret).update(data).digest('base64url');
 
@@ -153,6 +159,22 @@ describe('TokenService', () => {
       },
     ],
     ['a string payload', () => jwt.sign('just text', SECRET)],
+    [
+      'no role (a token from before roles)',
+      () => jwt.sign({ sub: '42', email: 'ann@example.com' }, SECRET, { expiresIn: 600 }),
+    ],
+    ['a numeric role', () => jwt.sign({ ...claims(), role: 1 }, SECRET)],
+    [
+      'a role edited under the original signature',
+      () => {
+        const [header, payload, signature] = tokens.sign({ ...USER, role: 'user' }).split('.');
+        const edited = {
+          ...JSON.parse(Buffer.from(payload ?? '', 'base64url').toString()),
+          role: 'admin',
+        };
+        return `${header}.${b64url(edited)}.${signature}`;
+      },
+    ],
   ])('refuses %s', (_name, make) => {
     expect(tokens.verify(make())).toBeNull();
   });

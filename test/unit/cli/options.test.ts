@@ -32,6 +32,9 @@ describe('configFromRun (CONTRACT §1)', () => {
       queryTimeoutMs: 30_000,
       stallTimeoutMs: 30_000,
       schemaRefreshMs: 1000,
+      registration: 'open',
+      defaultRole: 'user',
+      policyFile: null,
     });
   });
 

@@ -1,0 +1,235 @@
+/**
+ * The policy stage, between plan and compile (CONTRACT §6): given the caller's Access and a plan,
+ * returns the plan narrowed to what the role may do — the where ANDed into the row condition
+ * (compiled into the SQL like any $filter, so $top/$skip/$count and streaming stay exact), the
+ * columns restricted — or throws 400/403. Without a policy (access null) plans pass unchanged.
+ */
+import type { ColumnInfo, TableInfo } from '../db/schema-types.js';
+import { coerceValue } from '../db/value-codec.js';
+import { forbidden, policyViolation, unknownColumn, unknownTable } from '../errors.js';
+import type { PlannedFilter, ReadPlan } from '../plan/read-plan.js';
+import type {
+  DeletePlan,
+  InsertPlan,
+  KeyMatch,
+  UpdatePlan,
+  WriteParam,
+} from '../plan/write-plan.js';
+import type { NonNullFilterLiteral } from '../query/ast.js';
+import type { Action, Grant, Policy } from './policy.js';
+import type { UserValues } from './where.js';
+
+/** Who is asking, under which policy: put on the request by the policy gate (http/policy-gate.ts). */
+export interface Access {
+  readonly policy: Policy;
+  readonly role: string;
+  /** null for `anonymous`. */
+  readonly user: UserValues | null;
+}
+
+function grantOf(access: Access, table: TableInfo, action: Action): Grant {
+  const grant = access.policy.grant(access.role, table.name, action);
+  if (grant !== null) return grant;
+  // The gate answered already; a schema re-read between gate and here changes nothing.
+  throw action === 'read' || access.policy.grant(access.role, table.name, 'read') === null
+    ? unknownTable(table.name)
+    : forbidden();
+}
+
+/** The granted columns of a table in table order, kept per table object and grant. */
+const visibleColumns = new WeakMap<TableInfo, WeakMap<Grant, readonly ColumnInfo[]>>();
+
+function grantedColumns(table: TableInfo, grant: Grant): readonly ColumnInfo[] {
+  if (grant.columns === null) return table.columns;
+  let byGrant = visibleColumns.get(table);
+  if (byGrant === undefined) {
+    byGrant = new WeakMap();
+    visibleColumns.set(table, byGrant);
+  }
+  let columns = byGrant.get(grant);
+  if (columns === undefined) {
+    const names = new Set(grant.columns);
+    columns = table.columns.filter((column) => names.has(column.name));
+    byGrant.set(grant, columns);
+  }
+  return columns;
+}
+
+function visitFilterColumns(filter: PlannedFilter, visit: (column: ColumnInfo) => void): void {
+  switch (filter.kind) {
+    case 'or':
+    case 'and':
+      for (const item of filter.items) visitFilterColumns(item, visit);
+      return;
+    case 'not':
+      visitFilterColumns(filter.expr, visit);
+      return;
+    case 'compare':
+      if (filter.left.kind === 'column' || filter.left.kind === 'call') visit(filter.left.column);
+      if (filter.right.kind === 'column' || filter.right.kind === 'call') {
+        visit(filter.right.column);
+      }
+      return;
+    case 'isNull':
+      if (filter.operand.kind === 'column' || filter.operand.kind === 'call') {
+        visit(filter.operand.column);
+      }
+      return;
+    case 'in':
+    case 'match':
+      visit(filter.column.column);
+      return;
+  }
+}
+
+function withCondition(
+  filter: PlannedFilter | null,
+  condition: PlannedFilter | null,
+): PlannedFilter | null {
+  if (condition === null) return filter;
+  // The caller's filter is one parenthesised item: nothing in it can reach the policy's.
+  return filter === null ? condition : { kind: 'and', items: [filter, condition] };
+}
+
+/**
+ * A read: hidden columns are unknown columns wherever the request names them (so none can be
+ * probed by filtering or sorting), `$select=*` is the granted columns, the where is ANDed in.
+ */
+export function guardRead(access: Access | null, plan: ReadPlan): ReadPlan {
+  if (access === null) return plan;
+  const grant = grantOf(access, plan.table, 'read');
+  let columns = plan.columns;
+  if (grant.columns !== null) {
+    const allowed = new Set(grant.columns);
+    const check = (column: ColumnInfo) => {
+      if (!allowed.has(column.name)) throw unknownColumn(plan.table.name, column.name);
+    };
+    if (plan.filter !== null) visitFilterColumns(plan.filter, check);
+    for (const order of plan.orderBy) check(order.column);
+    // planRead gives `$select=*` the table's own column list (test/unit/policy pins this).
+    if (plan.columns === plan.table.columns) columns = grantedColumns(plan.table, grant);
+    else for (const column of plan.columns) check(column);
+  }
+  const condition = grant.where?.plan(plan.table, access.user) ?? null;
+  if (condition === null && columns === plan.columns) return plan;
+  return { ...plan, columns, filter: withCondition(plan.filter, condition) };
+}
+
+function checkWritable(grant: Grant, columns: Iterable<ColumnInfo>): void {
+  if (grant.columns === null) return;
+  const allowed = new Set(grant.columns);
+  for (const column of columns) if (!allowed.has(column.name)) throw forbidden();
+}
+
+/** The key of update(…)/delete(…) may only name a column the role can read. */
+function checkKey(access: Access, table: TableInfo, key: KeyMatch): void {
+  const columns = access.policy.grant(access.role, table.name, 'read')?.columns;
+  if (columns && !columns.includes(key.column.name))
+    throw unknownColumn(table.name, key.column.name);
+}
+
+function sameParam(a: WriteParam, b: WriteParam): boolean {
+  if (Buffer.isBuffer(a) || Buffer.isBuffer(b)) {
+    return Buffer.isBuffer(a) && Buffer.isBuffer(b) && a.equals(b);
+  }
+  return a === b;
+}
+
+/**
+ * Whether a value about to be written equals what a `col eq value` conjunct requires. Both go
+ * through the same codec as the body, so equal parameters store equal values and the SQL `=`
+ * holds; anything else (a value the codec refuses, a float) counts as not equal — the check can
+ * refuse a row MySQL would accept, never accept one it would not.
+ */
+function satisfies(
+  column: ColumnInfo,
+  value: WriteParam,
+  required: readonly NonNullFilterLiteral[],
+) {
+  if (value === null || column.kind === 'float') return false;
+  return required.every((literal) => {
+    const given = literal.kind === 'number' ? literal.text : literal.value;
+    try {
+      return sameParam(coerceValue(column, given), value);
+    } catch {
+      return false;
+    }
+  });
+}
+
+function violation(table: TableInfo, action: 'create' | 'update', detail: string): never {
+  throw policyViolation(
+    `The ${action === 'create' ? 'new row' : 'updated row'} would not satisfy this role's policy for ${action} on '${table.name}': ${detail}`,
+  );
+}
+
+/**
+ * A create: only granted columns, and every row satisfies the where. The where of a create is a
+ * conjunction of `col eq value` (validatePolicy insists), so it is checked here against the
+ * values about to be written, before any SQL: a batch with one bad row writes none. A row that
+ * leaves such a column to its default does not satisfy it (the default is not known here).
+ */
+export function guardInsert(access: Access | null, plan: InsertPlan): InsertPlan {
+  if (access === null) return plan;
+  const grant = grantOf(access, plan.table, 'create');
+  checkWritable(grant, plan.columns);
+  if (grant.where === null) return plan;
+  const { required } = grant.where.equalities(access.user);
+  for (const [name, literals] of required) {
+    const at = plan.columns.findIndex((column) => column.name === name);
+    const column = plan.table.columnsByName.get(name) as ColumnInfo;
+    plan.rows.forEach((row, index) => {
+      const cell = at === -1 ? undefined : row[at];
+      const ok = cell?.kind === 'value' && satisfies(column, cell.value, literals);
+      if (!ok) {
+        const which = plan.rows.length > 1 ? `row ${index + 1}, ` : '';
+        violation(plan.table, 'create', `${which}column '${name}'`);
+      }
+    });
+  }
+  return plan;
+}
+
+/**
+ * An update: only granted columns are set, the where is ANDed into the UPDATE's WHERE (a key
+ * outside it matches nothing), and an updated row must still satisfy it. Columns the SET does
+ * not touch keep their values, so only conjuncts on set columns can turn false; a set column
+ * the where reads must be one of its `col eq value` conjuncts and get exactly that value
+ * (status eq 'open' can be set to 'open', customer_id eq @user.id to the caller's id). Anything
+ * else is refused with 403 POLICY_VIOLATION before any SQL runs, so nothing is written.
+ */
+export function guardUpdate(access: Access | null, plan: UpdatePlan): UpdatePlan {
+  if (access === null) return plan;
+  const grant = grantOf(access, plan.table, 'update');
+  checkWritable(
+    grant,
+    plan.set.map((assignment) => assignment.column),
+  );
+  checkKey(access, plan.table, plan.where);
+  if (grant.where === null) return plan;
+  const read = grant.where.template.columns;
+  // A generated column the where reads may follow any set column.
+  const readsGenerated = [...read].some((name) => plan.table.columnsByName.get(name)?.generated);
+  const touched = plan.set.filter(({ column }) => read.has(column.name) || readsGenerated);
+  if (touched.length > 0) {
+    const { required, elsewhere } = grant.where.equalities(access.user);
+    if (readsGenerated) violation(plan.table, 'update', 'it depends on a generated column');
+    for (const { column, value } of touched) {
+      const literals = required.get(column.name);
+      const exact = literals !== undefined && !elsewhere.has(column.name);
+      if (!exact || !satisfies(column, value, literals)) {
+        violation(plan.table, 'update', `column '${column.name}'`);
+      }
+    }
+  }
+  return { ...plan, condition: grant.where.plan(plan.table, access.user) };
+}
+
+/** A delete: the where is ANDed into the DELETE's WHERE. */
+export function guardDelete(access: Access | null, plan: DeletePlan): DeletePlan {
+  if (access === null) return plan;
+  const grant = grantOf(access, plan.table, 'delete');
+  checkKey(access, plan.table, plan.where);
+  if (grant.where === null) return plan;
+  return { ...plan, condition: grant.where.plan(plan.table, access.user) };
+}

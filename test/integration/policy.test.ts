@@ -1,0 +1,680 @@
+/**
+ * CONTRACT §6 end to end on the worked example of the README (a shop): `anonymous` reads
+ * products, `user` reads and creates only its own orders and edits only the note of its open
+ * ones, `admin` does everything. Hostile requests, each checked against what the DATABASE holds
+ * afterwards; registration, roles in tokens, the user CLI, the read-only gateway, start-up
+ * checks of the policy, the users-table migration and a least-privilege MySQL user.
+ */
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type mysql from 'mysql2/promise';
+import { USERS_TABLE } from '../../src/db/schema.js';
+import { StartupError } from '../../src/main.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { testServer } from '../helpers/mysql-url.js';
+
+const SHOP = `
+CREATE TABLE products (id INT PRIMARY KEY, name VARCHAR(40) NOT NULL, price DECIMAL(10,2) NOT NULL,
+  cost DECIMAL(10,2) NOT NULL);
+INSERT INTO products VALUES (1, 'apple', 1.50, 0.40), (2, 'pear', 2.00, 0.90);
+CREATE TABLE orders (id INT AUTO_INCREMENT PRIMARY KEY, customer_id BIGINT UNSIGNED NOT NULL,
+  status VARCHAR(10) NOT NULL DEFAULT 'open', note VARCHAR(100) NULL);
+CREATE TABLE secrets (id INT PRIMARY KEY, v TEXT);
+INSERT INTO secrets VALUES (1, 'the formula');
+`;
+
+const SHOP_POLICY = {
+  roles: {
+    anonymous: {
+      tables: { products: { read: { columns: ['id', 'name', 'price'] } } },
+    },
+    user: {
+      tables: {
+        products: { read: true },
+        orders: {
+          read: { where: 'customer_id eq @user.id' },
+          create: { where: 'customer_id eq @user.id', columns: ['customer_id', 'note'] },
+          update: { where: "customer_id eq @user.id and status eq 'open'", columns: ['note'] },
+          delete: false,
+        },
+      },
+      files: { upload: true, download: true },
+    },
+    clerk: {
+      tables: {
+        orders: {
+          read: { where: 'customer_id eq @user.id' },
+          update: { where: 'customer_id eq @user.id' },
+          delete: { where: 'customer_id eq @user.id' },
+        },
+      },
+    },
+    admin: {
+      tables: { '*': { read: true, create: true, update: true, delete: true } },
+      files: { upload: true, download: true },
+    },
+  },
+};
+
+const SECRET = 'policy-test-secret-0123456789abcdefghijklmnop';
+const PASSWORD = 'correct horse battery';
+const ACCESS_DENIED = { success: false, message: 'Access Denied', code: 'ACCESS_DENIED' };
+const FORBIDDEN = { success: false, message: 'Forbidden', code: 'FORBIDDEN' };
+const noTable = (t: string) => ({
+  success: false,
+  message: `Table '${t}' does not exist`,
+  code: 'UNKNOWN_TABLE',
+});
+const noColumn = (c: string, t: string) => ({
+  success: false,
+  message: `Column '${c}' does not exist in table '${t}'`,
+  code: 'UNKNOWN_COLUMN',
+});
+
+interface Answer {
+  status: number;
+  headers: Headers;
+  body: unknown;
+}
+
+async function call(
+  base: string,
+  method: string,
+  url: string,
+  options: { json?: unknown; token?: string } = {},
+): Promise<Answer> {
+  const headers: Record<string, string> = {};
+  if (options.token) headers.authorization = `Bearer ${options.token}`;
+  let body: string | undefined;
+  if (options.json !== undefined) {
+    headers['content-type'] = 'application/json';
+    body = JSON.stringify(options.json);
+  }
+  const response = await fetch(`${base}${url}`, { method, headers, body });
+  const text = await response.text();
+  return {
+    status: response.status,
+    headers: response.headers,
+    body: text ? JSON.parse(text) : null,
+  };
+}
+
+let db: TestDatabase;
+let gw: TestGateway;
+let dir: string;
+const tokens: Record<string, string> = {};
+const ids: Record<string, string> = {};
+
+async function policyFile(policy: unknown, name = 'policy.json'): Promise<string> {
+  const file = path.join(dir, `${randomBytes(4).toString('hex')}-${name}`);
+  await writeFile(file, typeof policy === 'string' ? policy : JSON.stringify(policy));
+  return file;
+}
+
+async function login(base: string, email: string): Promise<Answer> {
+  return call(base, 'POST', '/auth/login', { json: { email, password: PASSWORD } });
+}
+
+async function signUp(base: string, name: string, role: string): Promise<void> {
+  const email = `${name}@shop.example`;
+  expect(
+    (await call(base, 'POST', '/auth/register', { json: { email, password: PASSWORD } })).status,
+  ).toBe(200);
+  await db.admin.query(`UPDATE ${USERS_TABLE} SET role = ? WHERE email = ?`, [role, email]);
+  const answer = await login(base, email);
+  tokens[name] = (answer.body as { token: string }).token;
+  const [rows] = await db.admin.query<mysql.RowDataPacket[]>(
+    `SELECT id FROM ${USERS_TABLE} WHERE email = ?`,
+    [email],
+  );
+  ids[name] = String(rows[0]?.id);
+}
+
+async function orders(): Promise<mysql.RowDataPacket[]> {
+  const [rows] = await db.admin.query<mysql.RowDataPacket[]>(
+    'SELECT id, customer_id, status, note FROM orders ORDER BY id',
+  );
+  return rows;
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'tablegate-policy-'));
+  db = await createTestDatabase(SHOP);
+  gw = await startTestGateway(db.name, {
+    mode: 'auth',
+    jwtSecret: SECRET,
+    policyFile: await policyFile(SHOP_POLICY),
+  });
+  await signUp(gw.url, 'ann', 'user');
+  await signUp(gw.url, 'bob', 'user');
+  await signUp(gw.url, 'cat', 'clerk');
+  await signUp(gw.url, 'root', 'admin');
+  await db.admin.query(
+    `INSERT INTO orders (customer_id, status, note) VALUES
+      (?, 'open', 'ann 1'), (?, 'closed', 'ann 2'), (?, 'open', 'bob 1'), (?, 'open', 'bob 2'),
+      (?, 'open', 'cat 1'), (?, 'open', NULL)`,
+    [ids.ann, ids.ann, ids.bob, ids.bob, ids.cat, ids.bob],
+  );
+});
+
+afterAll(async () => {
+  await gw?.close();
+  await db?.drop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('anonymous: the public catalogue', () => {
+  test('reads products without a token, only the granted columns', async () => {
+    const answer = await call(gw.url, 'GET', '/table/products/read?$orderby=id');
+    expect(answer.status).toBe(200);
+    expect(answer.body).toEqual([
+      { id: 1, name: 'apple', price: 1.5 },
+      { id: 2, name: 'pear', price: 2 },
+    ]);
+  });
+
+  test.each([
+    ['$select=id,cost'],
+    ['$filter=cost gt 0'],
+    ['$filter=id eq 1 or cost gt 0'],
+    ['$orderby=cost'],
+  ])('a hidden column named in %s is 400 as if unknown', async (query) => {
+    const answer = await call(gw.url, 'GET', `/table/products/read?${query}`);
+    expect(answer.status).toBe(400);
+    expect(answer.body).toEqual(noColumn('cost', 'products'));
+  });
+
+  test.each([
+    ['GET', '/table/orders/read'],
+    ['GET', '/table/secrets/read'],
+    ['POST', '/table/products/create'],
+    ['POST', '/upload'],
+    ['GET', '/@/x.png'],
+    ['GET', '/no/such/route'],
+  ])('%s %s without a token is 401', async (method, url) => {
+    const answer = await call(gw.url, method, url);
+    expect(answer.status).toBe(401);
+    expect(answer.body).toEqual(ACCESS_DENIED);
+  });
+
+  test('a token that is given must be valid, even for what anonymous may read', async () => {
+    const answer = await call(gw.url, 'GET', '/table/products/read', { token: 'garbage' });
+    expect(answer.status).toBe(401);
+  });
+});
+
+describe('user: own orders only', () => {
+  const hostile = [
+    '',
+    '$filter=customer_id eq BOB',
+    '$filter=customer_id eq BOB or 1 eq 1',
+    '$filter=not (customer_id eq ANN)',
+    '$filter=(customer_id ne ANN) or (id gt 0)',
+    '$filter=customer_id in (ANN, BOB) or id ge 0',
+    '$filter=note eq null or note ne null',
+    "$filter=contains(note, 'o') or 1 eq 1",
+    "$filter=startswith(note, 'bob') or not (id eq 0)",
+    '$filter=(1 eq 1) or (customer_id eq BOB)',
+  ];
+  test.each(hostile)('GET orders?%s never shows another customer', async (query) => {
+    const q = query.replaceAll('ANN', ids.ann as string).replaceAll('BOB', ids.bob as string);
+    const answer = await call(gw.url, 'GET', `/table/orders/read?$count=true&${encodeURI(q)}`, {
+      token: tokens.ann,
+    });
+    expect(answer.status).toBe(200);
+    const rows = answer.body as { customer_id: number }[];
+    for (const row of rows) expect(String(row.customer_id)).toBe(ids.ann);
+    expect(Number(answer.headers.get('x-total-count'))).toBe(rows.length);
+    expect(rows.length).toBeLessThanOrEqual(2);
+  });
+
+  test('$top, $skip and $count stay exact', async () => {
+    const answer = await call(
+      gw.url,
+      'GET',
+      '/table/orders/read?$orderby=id&$top=1&$skip=1&$count=true&$select=note',
+      { token: tokens.ann },
+    );
+    expect(answer.body).toEqual([{ note: 'ann 2' }]);
+    expect(answer.headers.get('x-total-count')).toBe('2');
+  });
+
+  test('a table the role cannot read is 404 as if absent; the users table always', async () => {
+    for (const table of ['secrets', USERS_TABLE, 'nope']) {
+      const answer = await call(gw.url, 'GET', `/table/${table}/read?$filter=((`, {
+        token: tokens.ann,
+      });
+      expect(answer.status).toBe(404);
+      expect(answer.body).toEqual(noTable(table));
+    }
+    const admin = await call(gw.url, 'GET', `/table/${USERS_TABLE}/read`, { token: tokens.root });
+    expect(admin.body).toEqual(noTable(USERS_TABLE));
+  });
+
+  test('delete is 403 FORBIDDEN and deletes nothing', async () => {
+    const before = await orders();
+    const answer = await call(gw.url, 'DELETE', '/table/orders/delete(id,1)', {
+      token: tokens.ann,
+    });
+    expect(answer.status).toBe(403);
+    expect(answer.body).toEqual(FORBIDDEN);
+    expect(await orders()).toEqual(before);
+  });
+
+  test("update by a key outside the where changes nothing (bob's order, ann's closed one)", async () => {
+    const before = await orders();
+    for (const key of ['id,3', 'id,2', `customer_id,${ids.bob}`, 'status,closed']) {
+      const answer = await call(gw.url, 'PUT', `/table/orders/update(${key})`, {
+        token: tokens.ann,
+        json: { note: 'hacked' },
+      });
+      expect(answer.status).toBe(200);
+      expect((answer.body as { affectedRows: number }).affectedRows).toBe(0);
+    }
+    expect(await orders()).toEqual(before);
+  });
+
+  test('update of the note of an own open order works; other columns are 403', async () => {
+    const ok = await call(gw.url, 'PUT', '/table/orders/update(id,1)', {
+      token: tokens.ann,
+      json: { note: 'ann 1, edited' },
+    });
+    expect(ok.body).toEqual({
+      success: true,
+      message: 'Data updated successfully',
+      affectedRows: 1,
+    });
+    const before = await orders();
+    expect(before[0]?.note).toBe('ann 1, edited');
+    for (const json of [
+      { customer_id: ids.bob },
+      { status: 'closed' },
+      { note: 'x', status: 'x' },
+    ]) {
+      const answer = await call(gw.url, 'PUT', '/table/orders/update(id,1)', {
+        token: tokens.ann,
+        json,
+      });
+      expect(answer.status).toBe(403);
+      expect(answer.body).toEqual(FORBIDDEN);
+    }
+    expect(await orders()).toEqual(before);
+  });
+
+  test("create with another customer's id inserts nothing; in a batch none of the rows", async () => {
+    const before = await orders();
+    const bad = await call(gw.url, 'POST', '/table/orders/create', {
+      token: tokens.ann,
+      json: { customer_id: ids.bob, note: 'on bob' },
+    });
+    expect(bad.status).toBe(403);
+    expect((bad.body as { code: string }).code).toBe('POLICY_VIOLATION');
+    const batch = await call(gw.url, 'POST', '/table/orders/create', {
+      token: tokens.ann,
+      json: [
+        { customer_id: ids.ann, note: 'mine' },
+        { customer_id: Number(ids.bob), note: 'not mine' },
+        { customer_id: ids.ann, note: 'mine too' },
+      ],
+    });
+    expect(batch.status).toBe(403);
+    expect(batch.body).toEqual({
+      success: false,
+      message:
+        "The new row would not satisfy this role's policy for create on 'orders': row 2, column 'customer_id'",
+      code: 'POLICY_VIOLATION',
+    });
+    const missing = await call(gw.url, 'POST', '/table/orders/create', {
+      token: tokens.ann,
+      json: { note: 'no customer' },
+    });
+    expect(missing.status).toBe(403);
+    const column = await call(gw.url, 'POST', '/table/orders/create', {
+      token: tokens.ann,
+      json: { customer_id: ids.ann, status: 'closed' },
+    });
+    expect(column.body).toEqual(FORBIDDEN);
+    expect(await orders()).toEqual(before);
+  });
+
+  test('create of own orders works (number or string id)', async () => {
+    const answer = await call(gw.url, 'POST', '/table/orders/create', {
+      token: tokens.ann,
+      json: [
+        { customer_id: Number(ids.ann), note: 'new 1' },
+        { customer_id: ids.ann, note: 'new 2' },
+      ],
+    });
+    expect(answer.status).toBe(200);
+    const rows = (await orders()).filter((r) => String(r.note).startsWith('new'));
+    expect(rows.map((r) => [String(r.customer_id), r.status])).toEqual([
+      [ids.ann, 'open'],
+      [ids.ann, 'open'],
+    ]);
+    await db.admin.query("DELETE FROM orders WHERE note LIKE 'new %'");
+  });
+});
+
+describe('clerk: update and delete under a where, every column', () => {
+  test('an update moving a row out of the where changes nothing', async () => {
+    const before = await orders();
+    const answer = await call(gw.url, 'PUT', '/table/orders/update(id,5)', {
+      token: tokens.cat,
+      json: { customer_id: ids.bob },
+    });
+    expect(answer.status).toBe(403);
+    expect((answer.body as { code: string }).code).toBe('POLICY_VIOLATION');
+    expect(await orders()).toEqual(before);
+    const same = await call(gw.url, 'PUT', '/table/orders/update(id,5)', {
+      token: tokens.cat,
+      json: { customer_id: ids.cat, status: 'done' },
+    });
+    expect((same.body as { affectedRows: number }).affectedRows).toBe(1);
+    expect((await orders()).find((r) => r.id === 5)?.status).toBe('done');
+  });
+
+  test('delete by a key outside the where deletes nothing', async () => {
+    const before = await orders();
+    const answer = await call(gw.url, 'DELETE', `/table/orders/delete(customer_id,${ids.bob})`, {
+      token: tokens.cat,
+    });
+    expect((answer.body as { affectedRows: number }).affectedRows).toBe(0);
+    expect(await orders()).toEqual(before);
+  });
+
+  test('files are 403 for a role without them', async () => {
+    const answer = await call(gw.url, 'GET', '/@/x.png', { token: tokens.cat });
+    expect(answer.status).toBe(403);
+    expect(answer.body).toEqual(FORBIDDEN);
+  });
+});
+
+describe('admin and the description', () => {
+  test('admin reads every order and secrets', async () => {
+    const answer = await call(gw.url, 'GET', '/table/orders/read', { token: tokens.root });
+    expect((answer.body as unknown[]).length).toBe((await orders()).length);
+    expect((await call(gw.url, 'GET', '/table/secrets/read', { token: tokens.root })).status).toBe(
+      200,
+    );
+  });
+
+  test('/openapi.json shows each caller only what its role may use', async () => {
+    const pathsOf = async (token?: string) =>
+      Object.keys(
+        ((await call(gw.url, 'GET', '/openapi.json', { token })).body as { paths: object }).paths,
+      ).filter((p) => p.startsWith('/table') || p === '/upload');
+    expect(await pathsOf()).toEqual(['/table/products/read']);
+    expect(await pathsOf(tokens.ann)).toEqual([
+      '/table/orders/read',
+      '/table/orders/create',
+      '/table/orders/update({key},{value})',
+      '/table/products/read',
+      '/upload',
+    ]);
+    expect((await pathsOf(tokens.root)).length).toBe(13);
+    const anonymous = (await call(gw.url, 'GET', '/openapi.json')).body as {
+      components: { schemas: Record<string, { properties: object }> };
+    };
+    expect(Object.keys(anonymous.components.schemas.products?.properties ?? {})).toEqual([
+      'id',
+      'name',
+      'price',
+    ]);
+  });
+});
+
+describe('registration and roles', () => {
+  test('a register body cannot choose its role', async () => {
+    const email = 'climber@shop.example';
+    await call(gw.url, 'POST', '/auth/register', {
+      json: { email, password: PASSWORD, role: 'admin' },
+    });
+    const [rows] = await db.admin.query<mysql.RowDataPacket[]>(
+      `SELECT role FROM ${USERS_TABLE} WHERE email = ?`,
+      [email],
+    );
+    expect(rows[0]?.role).toBe('user');
+    const token = ((await login(gw.url, email)).body as { token: string }).token;
+    const claims = JSON.parse(Buffer.from(token.split('.')[1] as string, 'base64url').toString());
+    expect(claims.role).toBe('user');
+    expect((await call(gw.url, 'GET', '/table/secrets/read', { token })).status).toBe(404);
+  });
+
+  test('a token whose role claim was edited is 401', async () => {
+    const [header, payload, signature] = (tokens.ann as string).split('.');
+    const claims = JSON.parse(Buffer.from(payload as string, 'base64url').toString());
+    const edited = Buffer.from(JSON.stringify({ ...claims, role: 'admin' })).toString('base64url');
+    const answer = await call(gw.url, 'GET', '/table/secrets/read', {
+      token: `${header}.${edited}.${signature}`,
+    });
+    expect(answer.status).toBe(401);
+    expect(answer.body).toEqual(ACCESS_DENIED);
+  });
+
+  test('closed registration: 403 REGISTRATION_CLOSED and nothing created; --default-role', async () => {
+    const closed = await startTestGateway(db.name, {
+      mode: 'auth',
+      jwtSecret: SECRET,
+      registration: 'closed',
+    });
+    const other = await startTestGateway(db.name, {
+      mode: 'auth',
+      jwtSecret: SECRET,
+      defaultRole: 'guest',
+    });
+    try {
+      const answer = await call(closed.url, 'POST', '/auth/register', {
+        json: { email: 'late@shop.example', password: PASSWORD },
+      });
+      expect(answer.status).toBe(403);
+      expect(answer.body).toEqual({
+        success: false,
+        message: 'Registration is closed',
+        code: 'REGISTRATION_CLOSED',
+      });
+      await call(other.url, 'POST', '/auth/register', {
+        json: { email: 'guest@shop.example', password: PASSWORD },
+      });
+      const [rows] = await db.admin.query<mysql.RowDataPacket[]>(
+        `SELECT email, role FROM ${USERS_TABLE} WHERE email IN ('late@shop.example', 'guest@shop.example')`,
+      );
+      expect(rows).toEqual([{ email: 'guest@shop.example', role: 'guest' }]);
+      expect((await login(closed.url, 'ann@shop.example')).status).toBe(200);
+    } finally {
+      await closed.close();
+      await other.close();
+    }
+  });
+});
+
+describe('tablegate user', () => {
+  const CLI = path.resolve('dist/cli.js');
+  const server = testServer();
+  function cli(args: string[], env: Record<string, string> = {}, input = '') {
+    return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      const child = spawn(
+        process.execPath,
+        [
+          CLI,
+          'user',
+          ...args,
+          '-h',
+          server.host,
+          '-u',
+          server.user,
+          '-P',
+          String(server.port),
+          '-D',
+          db.name,
+        ],
+        { env: { PATH: process.env.PATH, TABLEGATE_DB_PASSWORD: server.password, ...env } },
+      );
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d) => (stdout += d));
+      child.stderr.on('data', (d) => (stderr += d));
+      child.on('exit', (code) => resolve({ code, stdout, stderr }));
+      child.stdin.end(input);
+    });
+  }
+
+  test('add (password from stdin or the environment), set-role from the next login, remove', async () => {
+    const added = await cli(['add', 'Dee@Shop.example', '--role', 'admin'], {}, `${PASSWORD}\n`);
+    expect(added.stderr).toBe('');
+    expect(added.code).toBe(0);
+    expect(added.stdout).toMatch(/^added dee@shop\.example \(id \d+, role admin\)\n$/);
+    const first = (await login(gw.url, 'dee@shop.example')).body as { token: string };
+    expect((await call(gw.url, 'GET', '/table/secrets/read', { token: first.token })).status).toBe(
+      200,
+    );
+
+    expect((await cli(['set-role', 'dee@shop.example', 'user'])).code).toBe(0);
+    // The old token keeps its role until it expires; the next login has the new one.
+    expect((await call(gw.url, 'GET', '/table/secrets/read', { token: first.token })).status).toBe(
+      200,
+    );
+    const second = (await login(gw.url, 'dee@shop.example')).body as { token: string };
+    expect((await call(gw.url, 'GET', '/table/secrets/read', { token: second.token })).status).toBe(
+      404,
+    );
+
+    const list = await cli(['list']);
+    expect(list.code).toBe(0);
+    expect(list.stdout).toMatch(/\tdee@shop\.example\tuser\t/);
+    expect(list.stdout).not.toMatch(/argon2/);
+
+    expect((await cli(['remove', 'dee@shop.example'])).code).toBe(0);
+    expect((await login(gw.url, 'dee@shop.example')).status).toBe(401);
+
+    const env = await cli(['add', 'eve@shop.example'], { TABLEGATE_USER_PASSWORD: PASSWORD });
+    expect(env.code).toBe(0);
+    expect((await login(gw.url, 'eve@shop.example')).status).toBe(200);
+  });
+
+  test.each<[string[], string, number, RegExp]>([
+    [
+      ['set-role', 'nobody@shop.example', 'admin'],
+      '',
+      1,
+      /no user has the email nobody@shop\.example/,
+    ],
+    [['remove', 'nobody@shop.example'], '', 1, /no user has the email/],
+    [['add', 'ann@shop.example'], PASSWORD, 1, /already exists/],
+    [['add', 'short@shop.example'], 'short', 2, /password/],
+    [['add', 'empty@shop.example'], '', 2, /password/],
+    [['add', 'not-an-email'], PASSWORD, 2, /email/],
+    [['frobnicate'], '', 2, /unknown subcommand 'user frobnicate'/],
+    // -p/--password is the MySQL password, as for run: a wrong one is a MySQL problem.
+    [['add', 'x@shop.example', '--password', 'abc'], PASSWORD, 1, /MySQL at .*Access denied/],
+  ])('user %j → exit %#', async (args, input, code, message) => {
+    const outcome = await cli(args, {}, input);
+    expect(outcome.code).toBe(code);
+    expect(outcome.stderr).toMatch(message);
+    // One line; a usage error adds the usage line.
+    expect(outcome.stderr.trim().split('\n')).toHaveLength(code === 2 ? 2 : 1);
+    const [rows] = await db.admin.query<mysql.RowDataPacket[]>(
+      `SELECT COUNT(*) AS n FROM ${USERS_TABLE} WHERE email IN ('short@shop.example', 'empty@shop.example', 'x@shop.example')`,
+    );
+    expect(Number(rows[0]?.n)).toBe(0);
+  });
+});
+
+describe('open mode with a policy', () => {
+  test('one line makes a read-only gateway', async () => {
+    const file = await policyFile({ roles: { anonymous: { tables: { '*': { read: true } } } } });
+    const open = await startTestGateway(db.name, { policyFile: file });
+    try {
+      expect((await call(open.url, 'GET', '/table/secrets/read')).status).toBe(200);
+      const before = await orders();
+      for (const [method, url] of [
+        ['POST', '/table/orders/create'],
+        ['PUT', '/table/orders/update(id,1)'],
+        ['DELETE', '/table/orders/delete(id,1)'],
+        ['POST', '/upload'],
+        ['GET', '/@/x.png'],
+      ] as const) {
+        const answer = await call(open.url, method, url, {
+          json: method === 'GET' ? undefined : { note: 'x' },
+        });
+        expect(answer.status).toBe(403);
+        expect(answer.body).toEqual(FORBIDDEN);
+      }
+      expect(await orders()).toEqual(before);
+    } finally {
+      await open.close();
+    }
+  });
+
+  test('YAML works too', async () => {
+    const file = await policyFile(
+      'roles:\n  anonymous:\n    tables:\n      products: { read: { where: "price lt 2" } }\n',
+      'p.yaml',
+    );
+    const open = await startTestGateway(db.name, { policyFile: file });
+    try {
+      const answer = await call(open.url, 'GET', '/table/products/read?$select=name');
+      expect(answer.body).toEqual([{ name: 'apple' }]);
+      expect((await call(open.url, 'GET', '/table/orders/read')).body).toEqual(noTable('orders'));
+    } finally {
+      await open.close();
+    }
+  });
+});
+
+describe('the policy is checked against the live schema at start', () => {
+  test.each<[unknown, string]>([
+    [
+      { roles: { user: { table: {} } } },
+      "roles.user: unknown role key 'table' (expected 'tables', 'files')",
+    ],
+    [
+      { roles: { user: { tables: { nope: { read: true } } } } },
+      "roles.user.tables.nope: table 'nope' does not exist",
+    ],
+    [
+      { roles: { user: { tables: { orders: { write: true } } } } },
+      "roles.user.tables.orders: unknown action 'write' (expected 'read', 'create', 'update', 'delete')",
+    ],
+    [
+      { roles: { user: { tables: { orders: { read: { columns: ['x'] } } } } } },
+      "roles.user.tables.orders.read.columns: column 'x' does not exist in table 'orders'",
+    ],
+    [
+      { roles: { user: { tables: { orders: { read: { where: 'customer_id eq' } } } } } },
+      'roles.user.tables.orders.read.where: invalid where at position 15: expected a column or a value, found end of filter',
+    ],
+    [
+      { roles: { user: { tables: { orders: { read: { where: 'x eq 1' } } } } } },
+      "roles.user.tables.orders.read.where: Column 'x' does not exist in table 'orders'",
+    ],
+    [
+      { roles: { user: { tables: { orders: { read: { where: 'customer_id eq @user.name' } } } } } },
+      "roles.user.tables.orders.read.where: unknown parameter '@user.name' at position 16; use @user.id, @user.email or @user.role",
+    ],
+    [
+      {
+        roles: {
+          anonymous: { tables: { orders: { read: { where: 'customer_id eq @user.id' } } } },
+        },
+      },
+      "roles.anonymous.tables.orders.read.where: 'anonymous' has no user, so its where cannot use @user.id, @user.email or @user.role",
+    ],
+    [
+      { roles: { user: { files: { upload: 'yes' } } } },
+      'roles.user.files.upload must be true or false',
+    ],
+    [{ rules: {} }, "the policy: unknown key 'rules' (expected 'roles')"],
+  ])('%j', async (policy, message) => {
+    const file = await policyFile(policy);
+    const attempt = startTestGateway(db.name, { policyFile: file });
+    await expect(attempt).rejects.toThrow(StartupError);
+    await expect(startTestGateway(db.name, { policyFile: file })).rejects.toMatchObject({
+      message: `policy ${file}: ${message}`,
+      exitCode: 2,
+    });
+  });
+});
