@@ -15,6 +15,8 @@ import {
   buildOpenApiDocument,
   type DocumentConfig,
 } from '../../../src/openapi/document.js';
+import { documentView } from '../../../src/policy/document-view.js';
+import { validatePolicy } from '../../../src/policy/policy.js';
 import { column, order, table } from '../fixtures/schema.js';
 
 const config = (mode: 'auth' | 'open'): DocumentConfig => ({
@@ -350,7 +352,16 @@ describe('operations', () => {
   });
 
   test('every code the server can answer is in the description, under its catalogue status', () => {
-    const text = JSON.stringify(buildOpenApiDocument([everyType, order], config('auth')));
+    // FORBIDDEN and POLICY_VIOLATION are answered only under a --policy: described with a view.
+    const underPolicy = validatePolicy(
+      { roles: { admin: { tables: { '*': { read: true, create: true } } } } },
+      new Map([[order.name, order]]),
+    );
+    const text =
+      JSON.stringify(buildOpenApiDocument([everyType, order], config('auth'))) +
+      JSON.stringify(
+        buildOpenApiDocument([order], config('auth'), '0', documentView(underPolicy, 'admin')),
+      );
     for (const code of Object.keys(ERRORS)) {
       expect([code, new RegExp(`\\b${code}\\b`).test(text)]).toEqual([code, true]);
     }
