@@ -19,6 +19,7 @@ import type { CompiledQuery } from '../sql/compiled-query.js';
 import { acquire } from './acquire.js';
 import { bind } from './bind.js';
 import { type RowFlow, type RowSink, streamRows } from './stream.js';
+import { Watchdog } from './watchdog.js';
 import { runTransaction, type WriteOptions, type WriteResult } from './write.js';
 
 export type Flavour = 'mariadb' | 'mysql';
@@ -94,6 +95,7 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
     await control.query('KILL QUERY ?', [threadId]);
   };
   const connection = () => acquire(pool, { isAlive: ping, maxWaitMs: options.statementTimeoutMs });
+  const watchdog = new Watchdog(ping);
 
   /**
    * Runs `work` on a pool connection and always gives it back. Driver errors pass through as
@@ -101,9 +103,11 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
    */
   async function using<T>(work: (c: PromiseConnection) => Promise<T>): Promise<T> {
     const held = await connection();
+    watchdog.watch(held);
     try {
       return await work(held.promise());
     } finally {
+      watchdog.release(held);
       held.release();
     }
   }
@@ -111,7 +115,11 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
   return {
     flavour,
     stream: async (query, sink) =>
-      streamRows(await connection(), query, sink, { kill, stallMs: options.stallTimeoutMs }),
+      streamRows(await connection(), query, sink, {
+        kill,
+        stallMs: options.stallTimeoutMs,
+        watchdog,
+      }),
     count: (query) =>
       using(async (c) => {
         const [rows] = await c.execute<RowDataPacket[][]>(
@@ -140,6 +148,7 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
       using((c) => runTransaction(c, statements, writeOptions)),
     ping,
     close: async () => {
+      watchdog.close();
       await Promise.all([promise.end(), control.end()]);
     },
   };

@@ -11,6 +11,7 @@ import { mapDbError } from '../db/errors.js';
 import { type ApiError, streamStalled } from '../errors.js';
 import type { CompiledQuery } from '../sql/compiled-query.js';
 import { bind } from './bind.js';
+import type { Watchdog } from './watchdog.js';
 
 export interface RowSink {
   /** One row, its values in select order. */
@@ -31,13 +32,15 @@ export interface StreamOptions {
   /** Stops the statement running on a connection (by its thread id), from another connection. */
   readonly kill: (threadId: number) => Promise<void>;
   readonly stallMs: number;
+  /** Fails the statement if the server stops answering (watchdog.ts). */
+  readonly watchdog: Watchdog;
 }
 
 export function streamRows(
   connection: PoolConnection,
   query: CompiledQuery,
   sink: RowSink,
-  { kill, stallMs }: StreamOptions,
+  { kill, stallMs, watchdog }: StreamOptions,
 ): RowFlow {
   let finished = false;
   /** Set once the statement is being killed: rows are dropped, the sink hears nothing more. */
@@ -49,6 +52,7 @@ export function streamRows(
     if (finished) return false;
     finished = true;
     clearTimeout(stallTimer);
+    watchdog.release(connection);
     connection.removeListener('error', onError);
     // Never hand the connection to someone else while our KILL QUERY may still be on its way.
     if (killing) killing.finally(() => connection.release());
@@ -73,6 +77,7 @@ export function streamRows(
   // When the server dies mid-read, mysql2 reports it on the connection, not on a streaming
   // command without a callback: without this listener such a read would hang for ever.
   connection.once('error', onError);
+  watchdog.watch(connection);
   const command = connection.execute({ sql: query.sql, rowsAsArray: true }, bind(query.params));
   command.on('result', (row: unknown) => {
     if (!killing) sink.row(row as unknown[]);

@@ -1,0 +1,45 @@
+/**
+ * mysql2 waits for a server's answer for ever. While connections are busy with statements, the
+ * watchdog asks every ALIVE_CHECK_MS whether the server still answers (one shared ping on the
+ * control connection); when it does not — frozen, partitioned — the sockets of the connections
+ * busy since before the check are destroyed, so their statements fail at once as
+ * DATABASE_UNAVAILABLE and the pool drops them. A slow but live server is left alone.
+ */
+import type { Socket } from 'node:net';
+import type { PoolConnection } from 'mysql2';
+import { ALIVE_CHECK_MS } from '../limits.js';
+
+export class Watchdog {
+  private readonly busySince = new Map<PoolConnection, number>();
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(private readonly isAlive: () => Promise<boolean>) {
+    this.timer = setInterval(() => void this.check(), ALIVE_CHECK_MS);
+    this.timer.unref();
+  }
+
+  watch(connection: PoolConnection): void {
+    this.busySince.set(connection, Date.now());
+  }
+
+  release(connection: PoolConnection): void {
+    this.busySince.delete(connection);
+  }
+
+  close(): void {
+    clearInterval(this.timer);
+  }
+
+  private async check(): Promise<void> {
+    const startedBefore = Date.now() - ALIVE_CHECK_MS;
+    const overdue = [...this.busySince].filter(([, since]) => since <= startedBefore);
+    if (overdue.length === 0 || (await this.isAlive())) return;
+    for (const [connection] of overdue) {
+      if (!this.busySince.delete(connection)) continue; // it finished meanwhile
+      const socket = (connection as unknown as { stream: Socket }).stream;
+      socket.destroy(
+        Object.assign(new Error('MySQL did not answer a ping'), { code: 'ETIMEDOUT' }),
+      );
+    }
+  }
+}
