@@ -144,6 +144,51 @@ test('auth mode with CREATE too: starts, registers, logs in, reads, and restarts
   } finally {
     await gw.close();
   }
+  // CREATE revoked: a start that finds the table right runs no DDL (issue 13 item 8).
+  const mysqlAccount = `'${credentials.user}'@'%'`;
+  await db.admin.query(`REVOKE CREATE ON \`${db.name}\`.* FROM ${mysqlAccount}`);
+  gw = await gatewayAs(credentials, 'auth');
+  try {
+    const login = await call(gw.url, 'POST', '/auth/login', account);
+    expect(login.status).toBe(200);
+    const other = { email: 'grants2@example.com', password: 'grants test password' };
+    expect(await call(gw.url, 'POST', '/auth/register', other)).toMatchObject({ status: 200 });
+  } finally {
+    await gw.close();
+  }
+});
+
+test('auth mode on a users table from before roles, without ALTER: one line naming it', async () => {
+  const old = await createTestDatabase(`${FIXTURE}
+CREATE TABLE users_created_by_tablegate (
+  id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY,
+  email VARCHAR(254) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+  password VARCHAR(255) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  created_at TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP, UNIQUE KEY email (email));`);
+  const name = `tg_${randomBytes(5).toString('hex')}`;
+  const account = `'${name}'@'%'`;
+  await old.admin.query(`CREATE USER ${account} IDENTIFIED BY 'old-table-password'`);
+  try {
+    await old.admin.query(
+      READ_WRITE.replaceAll(README_DATABASE, `\`${old.name}\``).replaceAll(README_ACCOUNT, account),
+    );
+    await expect(
+      startTestGateway(old.name, {
+        mode: 'auth',
+        db: {
+          ...testServer(),
+          user: name,
+          password: 'old-table-password',
+          database: old.name,
+          poolSize: 2,
+        },
+        jwtSecret: 'grants-test-secret-0123456789abcdefghijkl',
+      }),
+    ).rejects.toThrow(/^cannot prepare table users_created_by_tablegate: ALTER command denied/);
+  } finally {
+    await old.admin.query(`DROP USER IF EXISTS ${account}`);
+    await old.drop();
+  }
 });
 
 test('a read-only gateway with SELECT alone: reads work, every write answers 403', async () => {

@@ -11,6 +11,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type mysql from 'mysql2/promise';
+import { hashPassword } from '../../src/auth/users.js';
 import { USERS_TABLE } from '../../src/db/schema.js';
 import { StartupError } from '../../src/main.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
@@ -676,5 +677,48 @@ describe('the policy is checked against the live schema at start', () => {
       message: `policy ${file}: ${message}`,
       exitCode: 2,
     });
+  });
+});
+
+describe('the users table from a release before roles', () => {
+  test('is given its role column in place on start; every user is kept and can log in', async () => {
+    const old = await createTestDatabase(`
+CREATE TABLE ${USERS_TABLE} (
+  id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY,
+  email VARCHAR(254) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+  password VARCHAR(255) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  created_at TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP,
+  UNIQUE KEY email (email)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;`);
+    try {
+      const hash = await hashPassword(PASSWORD);
+      const emails = ['one@old.example', 'two@old.example', 'three@old.example'];
+      for (const email of emails) {
+        await old.admin.query(`INSERT INTO ${USERS_TABLE} (email, password) VALUES (?, ?)`, [
+          email,
+          hash,
+        ]);
+      }
+      const [before] = await old.admin.query<mysql.RowDataPacket[]>(
+        `SELECT id, email, password, created_at FROM ${USERS_TABLE} ORDER BY id`,
+      );
+      // Two instances at once: one adds the column, the other finds it there.
+      const gateways = await Promise.all(
+        [1, 2].map(() => startTestGateway(old.name, { mode: 'auth', jwtSecret: SECRET })),
+      );
+      try {
+        const [after] = await old.admin.query<mysql.RowDataPacket[]>(
+          `SELECT id, email, password, created_at, role FROM ${USERS_TABLE} ORDER BY id`,
+        );
+        expect(after).toEqual(before.map((row) => ({ ...row, role: 'user' })));
+        for (const email of emails) {
+          expect((await login(gateways[0]?.url ?? '', email)).status).toBe(200);
+        }
+      } finally {
+        await Promise.all(gateways.map((g) => g.close()));
+      }
+    } finally {
+      await old.drop();
+    }
   });
 });
