@@ -16,16 +16,13 @@ import mysql from 'mysql2/promise';
 
 const run = promisify(execFile);
 
-/*
+/**
  * The sentinel makes the server die with the process that started it, whatever ends that
  * process — SIGKILL and crashes included, where no handler of ours runs. A small `sh` watches a
  * pipe from us: the kernel closes the pipe when we die, and the sentinel then kills the server it
- * was told about and deletes the temporary directory. A clean stop tells it "release" first.
- * (It lives in this file because Jest's global setup loads this module without the module
- * mapper, so it cannot import a sibling by its .js name.)
- */
-
-/**
+ * was told about and deletes the temporary directory. (It lives in this file because Jest's
+ * global setup loads this module without the module mapper, so it cannot import a sibling.)
+ *
  * $1 is the directory. Lines on stdin: a pid (the server now running), `-` (none is running),
  * `release` (we cleaned up ourselves: exit quietly). End of input without `release`: our parent
  * is gone. The wait for the killed server is bounded, in case nobody reaps it.
