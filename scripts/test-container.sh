@@ -168,14 +168,17 @@ docker run -d --name "$net-db" --network "$net" --network-alias db \
   --health-cmd 'mysqladmin ping --protocol=tcp -h 127.0.0.1 --silent' --health-interval 2s \
   --health-retries 90 mysql:8.4 >/dev/null
 healthy mysql:8.4 "$net-db" 180
+# Configured by TABLEGATE_* variables, or by the arguments given; the secrets always from files.
 run_app() {
+  local config=()
+  [ $# -gt 0 ] || config=(-e TABLEGATE_AUTH=true -e TABLEGATE_DB_HOST=db -e TABLEGATE_DB_PORT=3306
+    -e TABLEGATE_DB_USER=tablegate -e TABLEGATE_DB_NAME=shop)
   docker run -d --name "$net-app" --network "$net" \
     --read-only --tmpfs /tmp --user 1000:1000 --cap-drop ALL --security-opt no-new-privileges \
-    -v "$net-uploads:/home/node/.tablegate/uploads" -v "$secrets:/run/secrets:ro" \
-    -e TABLEGATE_AUTH=true -e TABLEGATE_DB_HOST=db -e TABLEGATE_DB_PORT=3306 -e TABLEGATE_DB_USER=tablegate \
-    -e TABLEGATE_DB_NAME=shop -e TABLEGATE_DB_PASSWORD_FILE=/run/secrets/db_password \
+    -v "$net-uploads:/home/node/.tablegate/uploads" -v "$secrets:/run/secrets:ro" "${config[@]}" \
+    -e TABLEGATE_DB_PASSWORD_FILE=/run/secrets/db_password \
     -e TABLEGATE_JWT_SECRET_FILE=/run/secrets/jwt_secret \
-    -p 127.0.0.1::8080 "$image" >/dev/null
+    -p 127.0.0.1::8080 "$image" "$@" >/dev/null
   # The image's HEALTHCHECK: --start-period=30s; its first check runs after --interval=15s.
   healthy tablegate "$net-app" 35 "start period 30 s"
   base="http://$(docker port "$net-app" 8080/tcp | head -1)"
@@ -203,10 +206,10 @@ curl -sS -f "${auth[@]}" "$base/@/$stored" -o "$work/download.bin"
 cmp -s "$work/upload.bin" "$work/download.bin" || fail "the downloaded file differs from the upload"
 echo "register, login, create, read with \$filter, upload and download: ok"
 docker rm -f "$net-app" >/dev/null
-run_app
+run_app run auth -h db -u tablegate -P 3306 -D shop -o 8080
 curl -sS -f "${auth[@]}" "$base/@/$stored" -o "$work/download.bin"
 cmp -s "$work/upload.bin" "$work/download.bin" || fail "the upload did not survive a re-created container"
-echo "the upload and the token survive a re-created container on the same volume: ok"
+echo "the upload and the token survive a re-created container on the same volume (configured by arguments): ok"
 # A request that takes 3 s in MySQL; SIGTERM arrives 1 s into it.
 docker exec "$net-db" sh -c 'mysql -uroot -p"$(cat /run/secrets/mysql_root_password)" shop \
   -e "CREATE VIEW slow_answer AS SELECT SLEEP(3) AS slept"'
