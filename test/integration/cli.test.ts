@@ -9,10 +9,9 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from '../../src/demo/private-server.js';
+import { CLI, connectionFlags } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { testServer } from '../helpers/mysql-url.js';
-
-const CLI = path.resolve('dist/cli.js');
 
 interface Outcome {
   code: number | null;
@@ -78,20 +77,7 @@ afterAll(async () => {
 });
 
 function dbArgs(listen: number): string[] {
-  return [
-    '-h',
-    server.host,
-    '-u',
-    server.user,
-    '-p',
-    server.password,
-    '-P',
-    String(server.port),
-    '-D',
-    db.name,
-    '-o',
-    String(listen),
-  ];
+  return [...connectionFlags(db.name, server), '-o', String(listen)];
 }
 
 test('--help prints usage, where -h is the MySQL host', async () => {

@@ -14,11 +14,11 @@ import path from 'node:path';
 import type { RowDataPacket } from 'mysql2/promise';
 import { Demo, DemoError, demoSettings } from '../../src/demo/demo.js';
 import { findServerBinary, freePort } from '../../src/demo/private-server.js';
+import { CLI, connectionFlags } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { testServer } from '../helpers/mysql-url.js';
 import { testIf } from '../helpers/skip.js';
 
-const CLI = path.resolve('dist/cli.js');
 const START_LIMIT_MS = 15_000;
 const HAS_SERVER = findServerBinary() !== null;
 const HAS_CURL = spawnSync('curl', ['--version']).status === 0;
@@ -229,16 +229,7 @@ describe('with a database of your own', () => {
     await db?.drop();
   });
   const flags = (database: string, port: number) => [
-    '-h',
-    server.host,
-    '-u',
-    server.user,
-    '-p',
-    server.password,
-    '-P',
-    String(server.port),
-    '-D',
-    database,
+    ...connectionFlags(database, server),
     '-o',
     String(port),
   ];

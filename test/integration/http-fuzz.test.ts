@@ -9,7 +9,6 @@
  *
  * FUZZ_SEED=<n> replays a run (the seed is printed on failure); FUZZ_REQUESTS=<n> changes the count.
  */
-import { randomInt } from 'node:crypto';
 import http from 'node:http';
 import net from 'node:net';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
@@ -17,16 +16,11 @@ import fc from 'fast-check';
 import type { RowDataPacket } from 'mysql2/promise';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { filterArb, filterText, spellingArb } from '../helpers/filter-arbitraries.js';
+import { fuzzSeed } from '../helpers/fuzz-seed.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { multipartBody } from '../helpers/multipart.js';
 
-/** Fixed under CI (a landing must not depend on luck), random elsewhere to keep exploring. */
-const SEED =
-  process.env.FUZZ_SEED !== undefined
-    ? Number(process.env.FUZZ_SEED)
-    : process.env.CI
-      ? 20261122
-      : randomInt(2 ** 31);
+const SEED = fuzzSeed();
 const REQUESTS = Number(process.env.FUZZ_REQUESTS ?? 10_000);
 const CONCURRENCY = 16;
 const REQUEST_TIMEOUT_MS = 10_000;

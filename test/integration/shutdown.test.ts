@@ -6,7 +6,7 @@
  * half-done (each is a batch of rows in one transaction: all of its rows are there or none).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
@@ -14,6 +14,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import type { RowDataPacket } from 'mysql2/promise';
 import { freePort } from '../../src/demo/private-server.js';
+import { builtCli } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { testServer } from '../helpers/mysql-url.js';
 
@@ -31,8 +32,7 @@ let exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; at: nu
 let port: number;
 
 beforeAll(async () => {
-  const cli = path.resolve('dist/cli.js');
-  if (!existsSync(cli)) throw new Error('dist/cli.js is missing: run `npm run build` first');
+  const cli = builtCli();
   db = await createTestDatabase(`
     CREATE TABLE big (id INT PRIMARY KEY, label VARCHAR(40) NOT NULL, pad VARCHAR(255) NOT NULL);
     INSERT INTO big SELECT seq, CONCAT('row ', seq), REPEAT(CHAR(97 + seq % 26), 200) FROM seq_1_to_${BIG_ROWS};

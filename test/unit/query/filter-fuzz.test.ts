@@ -22,16 +22,11 @@ import {
   spellingArb,
   withoutPositions,
 } from '../../helpers/filter-arbitraries.js';
+import { fuzzSeed } from '../../helpers/fuzz-seed.js';
 import { wide } from '../fixtures/schema.js';
 
-/** Fixed under CI (a landing must not depend on luck), random elsewhere to keep exploring. */
-const seed =
-  process.env.FUZZ_SEED !== undefined
-    ? Number(process.env.FUZZ_SEED)
-    : process.env.CI
-      ? 20261122
-      : undefined;
-const params = (numRuns: number) => ({ numRuns, ...(seed === undefined ? {} : { seed }) });
+const seed = fuzzSeed();
+const params = (numRuns: number) => ({ numRuns, seed });
 
 const validFilter = fc
   .tuple(filterArb(wide), spellingArb)

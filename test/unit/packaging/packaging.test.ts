@@ -28,7 +28,7 @@ import { PersistentVolumeClaim } from 'kubernetes-models/v1/PersistentVolumeClai
 import { Secret } from 'kubernetes-models/v1/Secret';
 import { Service } from 'kubernetes-models/v1/Service';
 import { parse, parseAllDocuments } from 'yaml';
-import { configFromRun } from '../../src/cli/options.js';
+import { configFromRun } from '../../../src/cli/options.js';
 import {
   DOCKERFILE_TEXT,
   envOf,
@@ -39,7 +39,7 @@ import {
   STAGES,
   type Stage,
   stepsOf,
-} from '../helpers/image.js';
+} from '../../helpers/image.js';
 
 const read = (file: string) => readFileSync(path.join(REPO, file), 'utf8');
 const UPLOADS = '/home/node/.tablegate/uploads';
