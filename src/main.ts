@@ -7,6 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { TokenService } from './auth/tokens.js';
 import { ensureUsersTable, UserStore } from './auth/users.js';
 import type { Config } from './config.js';
+import { reasonOf } from './db/errors.js';
 import { SchemaCache, USERS_TABLE } from './db/schema.js';
 import { type Database, openDatabase } from './execute/database.js';
 import { SHUTDOWN_GRACE_MS } from './limits.js';
@@ -34,11 +35,6 @@ export interface Gateway {
   readonly policy: Policy | undefined;
   readonly url: string;
   close(): Promise<void>;
-}
-
-function reasonOf(error: unknown): string {
-  const driver = error as { sqlMessage?: string; code?: string; message?: string };
-  return driver.sqlMessage ?? driver.message ?? driver.code ?? String(error);
 }
 
 async function connect(config: Config): Promise<Database> {

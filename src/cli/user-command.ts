@@ -16,6 +16,7 @@ import {
   UserStore,
 } from '../auth/users.js';
 import { DEFAULTS } from '../config.js';
+import { reasonOf } from '../db/errors.js';
 import { ApiError } from '../errors.js';
 import { type Database, openDatabase } from '../execute/database.js';
 import { dbConfigFrom, type RawFlags, UsageError } from './options.js';
@@ -98,11 +99,6 @@ function parseWords(words: readonly string[], roleFlag: string | undefined): Par
     if (problem !== null) throw new UsageError(`role '${role}': ${problem}`);
   }
   return { subcommand: subcommand as Parsed['subcommand'], email: rest[0] ?? null, role };
-}
-
-function reasonOf(error: unknown): string {
-  const driver = error as { sqlMessage?: string; message?: string; code?: string };
-  return driver.sqlMessage ?? driver.message ?? driver.code ?? String(error);
 }
 
 /**

@@ -122,3 +122,12 @@ export function mapDataWarnings(
   }
   return null;
 }
+
+/**
+ * What went wrong, in one line for an operator (start-up and CLI messages, never a client):
+ * MySQL's own sentence when there is one, else the error's message or code.
+ */
+export function reasonOf(error: unknown): string {
+  const driver = error as { sqlMessage?: string; code?: string; message?: string };
+  return driver.sqlMessage ?? driver.message ?? driver.code ?? String(error);
+}

@@ -14,6 +14,7 @@ import mysql from 'mysql2/promise';
 import { parseCredentials, UserStore } from '../auth/users.js';
 import { configFromRun, type RawFlags, UsageError } from '../cli/options.js';
 import type { Config } from '../config.js';
+import { reasonOf } from '../db/errors.js';
 import { type Gateway, openGateway, StartupError } from '../main.js';
 import {
   findServerBinary,
@@ -74,11 +75,6 @@ export function demoSettings(
     { ...env, TABLEGATE_AUTH: undefined },
   );
   return { config, ownDatabase };
-}
-
-function reasonOf(error: unknown): string {
-  const driver = error as { sqlMessage?: string; code?: string; message?: string };
-  return driver.sqlMessage ?? driver.message ?? driver.code ?? String(error);
 }
 
 /** Fails early, before a server is started for nothing, when the HTTP port is taken. */
