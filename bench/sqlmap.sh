@@ -3,7 +3,9 @@
 # in open mode and once in auth mode, each injection point marked with `*`:
 #   every read option ($filter in a number and in a string context, after an unquoted datetime,
 #   inside a function's column argument and after a function, $select, $orderby, $top, $skip), the key and the value of update(<key>,<value>) and delete(<key>,<value>) in the path,
-#   the create body (JSON, every value), and the login body (auth mode).
+#   the create body (JSON, every value), and the login body (auth mode); then, in auth mode under
+#   a --policy (issue 14), a signed-in role's $filter, update value and create body on a table it
+#   may see and change only where category eq 'books' (every other row must stay as it was).
 # sqlmap runs with --batch --level 3 --risk 2 --flush-session and writes to a temporary folder.
 # Only http://127.0.0.1 is ever targeted: the gateway listens on 127.0.0.1 alone.
 #
@@ -211,6 +213,44 @@ target login-body "$AUTH_LOG" --method POST "${JSON[@]}" --ignore-code 401,429 -
   --data "{\"email\":\"$EMAIL*\",\"password\":\"$PASSWORD*\"}"
 target register-body "$AUTH_LOG" --method POST "${JSON[@]}" -u "$AUTH_BASE/auth/register" \
   --data '{"email":"new@example.com*","password":"another-password*"}'
+
+# ---- auth mode under a policy: the role sees and changes only the 'books' rows ----
+cat > "$TMP/policy.json" << 'POLICY'
+{ "roles": { "user": { "tables": { "items": {
+  "read": { "where": "category eq 'books'", "columns": ["id", "name", "category", "price"] },
+  "create": { "where": "category eq 'books'", "columns": ["name", "category", "price"] },
+  "update": { "where": "category eq 'books'", "columns": ["price"] },
+  "delete": false } } } } }
+POLICY
+outside() {
+  db "SELECT COUNT(*), SUM(CRC32(CONCAT_WS('|', id, name, category, price, note)))
+    FROM $DB_NAME.items WHERE category <> 'books'"
+}
+OUTSIDE_BEFORE="$(outside)"
+POLICY_LOG="$TMP/policy.log"
+start_gateway "$POLICY_LOG" auth --policy "$TMP/policy.json"
+SERVER_ERRORS=0
+POLICY_BASE="http://127.0.0.1:$GATEWAY_PORT"
+TOKEN="$(curl -s -X POST -H 'Content-Type: application/json' \
+  --data "{\"email\":\"$EMAIL\",\"password\":\"$PASSWORD\"}" "$POLICY_BASE/auth/login" |
+  sed -E 's/.*"token":"([^"]+)".*/\1/')"
+BEARER=(--headers "Authorization: Bearer $TOKEN")
+POLICY_JSON=(--headers "Authorization: Bearer $TOKEN
+Content-Type: application/json")
+target policy-filter "$POLICY_LOG" "${BEARER[@]}" \
+  -u "$POLICY_BASE/table/items/read?\$filter=name%20eq%20'item%203'*"
+target policy-number "$POLICY_LOG" "${BEARER[@]}" -u "$POLICY_BASE/table/items/read?\$filter=id%20gt%201*"
+# 403 POLICY_VIOLATION for a row outside the where is an answer, not an error.
+target policy-update "$POLICY_LOG" --method PUT "${POLICY_JSON[@]}" --ignore-code 403 \
+  --data '{"price":"2.5*"}' -u "$POLICY_BASE/table/items/update(id,3*)"
+target policy-create "$POLICY_LOG" --method POST "${POLICY_JSON[@]}" --ignore-code 403 \
+  -u "$POLICY_BASE/table/items/create" --data '{"name":"sqlmap*","category":"books*","price":"1.5*"}'
+OUTSIDE_AFTER="$(outside)"
+if [[ "$OUTSIDE_AFTER" != "$OUTSIDE_BEFORE" ]]; then
+  echo "POLICY BROKEN: rows outside the role's where changed ($OUTSIDE_BEFORE → $OUTSIDE_AFTER)" >&2
+  FAILED=$((FAILED + 1))
+fi
+echo "policy: the rows outside the role's where are unchanged ($(tr '\t' ' ' <<< "$OUTSIDE_AFTER"))"
 
 # ---- the database afterwards ----
 TABLES_AFTER="$(db "SHOW FULL TABLES FROM $DB_NAME")"

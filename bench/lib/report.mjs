@@ -148,6 +148,26 @@ export function targetLines(results) {
     }
   }
   for (const id of ['e', 'f']) floorTarget(id);
+  // Issue 14: a --policy costs a point read and a page at most 5 %.
+  for (const id of ['a', 'b']) {
+    const tg = find(results, id, 'tablegate');
+    const policy = find(results, id, 'tablegate-policy');
+    const name = `(${id}) with a policy ≥ 0.95 × without`;
+    if (!usable(tg) || !usable(policy)) {
+      say(
+        name,
+        null,
+        `tablegate ${tg?.state ?? 'not run'}, with a policy ${policy?.state ?? 'not run'}`,
+      );
+    } else {
+      const ratio = policy.rps / tg.rps;
+      say(
+        name,
+        ratio >= 0.95,
+        `${ratio.toFixed(3)} × (${num(policy.rps, 0)} vs ${num(tg.rps, 0)} req/s)${cpuRatio(policy, tg).replace("the floor's", 'without')}`,
+      );
+    }
+  }
   {
     const tg = find(results, 'g', 'tablegate');
     if (tg?.state !== 'ok' || !tg.peak) {

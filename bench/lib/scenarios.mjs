@@ -107,6 +107,8 @@ function xmysqlStyle(prefix, { bigReadLimit, envelope }) {
 
 export const DIALECTS = {
   tablegate: odata(),
+  // The same gateway under a --policy (servers.mjs): the same requests and answers.
+  'tablegate-policy': odata(),
   // The floor stores the raw request body, multipart framing included.
   floor: { ...odata(), rawUpload: true },
   xmysql: xmysqlStyle('/api/items', { bigReadLimit: 100, envelope: false }),

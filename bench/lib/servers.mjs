@@ -4,7 +4,7 @@
  * npm registry into the run's temporary folder. All serve the bench database as the bench user,
  * on 127.0.0.1, with 10 MySQL connections and, where the tool allows, no access log.
  */
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -87,13 +87,43 @@ export async function installTool(name, tmp) {
  * Definitions: `start({ db, tmp, poolSize, tools })` resolves to a running server handle
  * `{ key, label, base, pid, child, logFile, filesDir }`.
  */
+/**
+ * What `tablegate-policy` runs under (CONTRACT §6): open mode, every request `anonymous`, every
+ * action granted, and `items` read under a row condition ANDed into every read. It holds for
+ * every bench row (no quantity is negative), so the answers are those of plain tablegate, and it
+ * leaves MySQL's access path as it was (primary key, `Using where`), so the difference is the
+ * policy's own cost: the gate, the policy stage and the longer WHERE. (A condition on the
+ * primary key, `id ge 1`, turns MariaDB's index scan into a range scan: that cost is the
+ * condition's, not the policy's.)
+ */
+export const BENCH_POLICY = {
+  roles: {
+    anonymous: {
+      tables: {
+        '*': { read: true, create: true, update: true, delete: true },
+        items: { read: { where: 'qty ge 0' } },
+      },
+      files: { upload: true, download: true },
+    },
+  },
+};
+
 export const SERVERS = [
   {
     key: 'tablegate',
     label: 'tablegate',
-    async start({ db, tmp, poolSize, extraNodeArgs = [], cwd = tmp, cli = CLI }) {
+    async start({
+      db,
+      tmp,
+      poolSize,
+      extraNodeArgs = [],
+      cwd = tmp,
+      cli = CLI,
+      key = 'tablegate',
+      extraArgs = [],
+    }) {
       const port = await freePort();
-      const filesDir = path.join(tmp, 'files', 'tablegate');
+      const filesDir = path.join(tmp, 'files', key);
       mkdirSync(filesDir, { recursive: true });
       const args = [
         ...extraNodeArgs,
@@ -119,16 +149,24 @@ export const SERVERS = [
         filesDir,
         '--max-file-size',
         '4GiB',
+        ...extraArgs,
       ];
       // The password goes through the environment, not the process list (CONTRACT §1).
       const env = cleanEnv({ TABLEGATE_DB_PASSWORD: db.password });
-      return launch(
-        'tablegate',
-        process.execPath,
-        args,
-        { cwd, env, tmp, port, filesDir },
-        '/health',
-      );
+      return launch(key, process.execPath, args, { cwd, env, tmp, port, filesDir }, '/health');
+    },
+  },
+  {
+    key: 'tablegate-policy',
+    label: 'tablegate --policy',
+    start(options) {
+      const file = path.join(options.tmp, 'bench-policy.json');
+      writeFileSync(file, JSON.stringify(BENCH_POLICY));
+      return SERVERS[0].start({
+        ...options,
+        key: 'tablegate-policy',
+        extraArgs: ['--policy', file],
+      });
     },
   },
   {
