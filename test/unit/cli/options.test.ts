@@ -97,6 +97,33 @@ describe('configFromRun (CONTRACT §1)', () => {
   });
 });
 
+describe('who may do what (CONTRACT §6)', () => {
+  test('--registration, --default-role and --policy, from flags or the environment', () => {
+    const config = configFromRun(
+      ['auth'],
+      { ...FLAGS, registration: 'CLOSED', policy: 'p.yaml' },
+      {
+        TABLEGATE_DEFAULT_ROLE: 'guest',
+      },
+    );
+    expect(config.registration).toBe('closed');
+    expect(config.defaultRole).toBe('guest');
+    expect(config.policyFile).toBe(path.resolve('p.yaml'));
+    expect(configFromRun([], FLAGS, { TABLEGATE_POLICY: '/etc/p.json' }).policyFile).toBe(
+      '/etc/p.json',
+    );
+  });
+
+  test.each<[Record<string, string>, string]>([
+    [{ registration: 'maybe' }, "--registration must be open or closed, got 'maybe'"],
+    [{ defaultRole: '' }, "--default-role '': a role is 1 to 64 characters long"],
+    [{ defaultRole: 'a b' }, "--default-role 'a b': a role holds no spaces or control characters"],
+    [{ policy: '' }, '--policy needs a file name'],
+  ])('%j is a usage error', (flags, message) => {
+    expect(() => configFromRun([], { ...FLAGS, ...flags }, {})).toThrow(new UsageError(message));
+  });
+});
+
 describe('sizes and durations', () => {
   test.each([
     ['1048576', 1048576],
