@@ -103,7 +103,16 @@ async function startGateway(port, dir) {
       '--uploads-dir',
       path.join(dir, 'uploads'),
     ],
-    { cwd: root, env: { ...env, HOME: dir, TABLEGATE_DB_PASSWORD: admin.password }, logFile },
+    {
+      cwd: root,
+      env: {
+        ...env,
+        HOME: dir,
+        TABLEGATE_DB_PASSWORD: admin.password,
+        TABLEGATE_MAX_CLIENT_REQUESTS: '0',
+      },
+      logFile,
+    },
   );
   const deadline = Date.now() + 15_000;
   while (Date.now() < deadline) {

@@ -41,7 +41,20 @@ export interface Config {
   readonly defaultRole: string;
   /** `--policy`: absolute path of the policy file, or null for none (CONTRACT §6). */
   readonly policyFile: string | null;
+  /**
+   * Which proxies' X-Forwarded-For to believe (Fastify's `trustProxy`): false (the socket's
+   * address is the client), true (every hop), a hop count, or proxy addresses and CIDRs.
+   */
+  readonly trustProxy: TrustProxy;
+  /** Requests one client address may have in progress at once (429 past it); 0: no cap. */
+  readonly maxClientRequests: number;
+  /** Milliseconds a JSON body may take to arrive after the headers (408 past it). */
+  readonly bodyTimeoutMs: number;
+  /** Open HTTP connections at once; more are closed at once. */
+  readonly maxConnections: number;
 }
+
+export type TrustProxy = boolean | number | readonly string[];
 
 export const MiB = 1024 * 1024;
 
@@ -62,4 +75,9 @@ export const DEFAULTS = {
   stallTimeoutMs: 30_000,
   schemaRefreshMs: 1000,
   defaultRole: 'user',
+  trustProxy: false,
+  maxClientRequests: 8,
+  bodyTimeoutMs: 30_000,
+  // Below the smallest common open-file limit (1,024), with room for the pool, uploads and logs.
+  maxConnections: 900,
 } as const;

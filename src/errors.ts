@@ -55,9 +55,10 @@ export const ERRORS = {
     stages: ['connection'],
     message: 'The request line or headers are too large',
   },
+  // Also a JSON body that has not arrived within --body-timeout (http/body-guards.ts).
   REQUEST_TIMEOUT: {
     status: 408,
-    stages: ['connection'],
+    stages: ['connection', 'json-body'],
     message: 'The request took too long to arrive',
   },
 
@@ -142,10 +143,11 @@ export const ERRORS = {
     headers: { 'Retry-After': 'Seconds until this address may register or fail a login again' },
   },
 
-  // Load bounds on argon2 work (per client and for the whole server): come back in a second.
+  // Load bounds (per client: requests in progress, argon2 work; for the whole server: the
+  // argon2 queue): come back in a second.
   TOO_MANY_CONCURRENT_REQUESTS: {
     status: 429,
-    stages: ['register', 'login'],
+    stages: ['request'],
     message: 'Too many requests from this address at once; retry in 1 second',
     headers: { 'Retry-After': 'Always 1 (second)' },
   },
@@ -455,6 +457,7 @@ export const unknownColumn = (table: string, column: string) =>
 export const unknownTable = (table: string) => apiError('UNKNOWN_TABLE', table);
 export const invalidBody = (message: string) => apiError('INVALID_BODY', message);
 export const bodyTooDeep = (limit: number) => apiError('BODY_TOO_DEEP', limit);
+export const requestTimeout = () => apiError('REQUEST_TIMEOUT');
 export const unsupportedMediaType = () => apiError('UNSUPPORTED_MEDIA_TYPE');
 export const malformedUrl = () => apiError('MALFORMED_URL');
 export const nonAsciiUrl = () => apiError('NON_ASCII_URL');

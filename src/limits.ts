@@ -10,6 +10,8 @@ export const MAX_FILTER_BYTES = 4096;
 export const MAX_NESTING = 64;
 /** Values in one `in (…)` list. */
 export const MAX_IN_VALUES = 1000;
+/** Characters of all contains/startswith/endswith patterns of one `$filter` together. */
+export const MAX_PATTERN_CHARS = 100;
 
 // Writes.
 /** Rows one `create` request may insert. */

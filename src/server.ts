@@ -4,11 +4,13 @@
  */
 import type { Socket } from 'node:net';
 import cors from '@fastify/cors';
-import Fastify, { type FastifyInstance, LogController } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
 import { registerAuthGuard } from './auth/guard.js';
+import type { TrustProxy } from './config.js';
 import { malformedUrl } from './errors.js';
 import { authRoutes } from './http/auth.js';
 import { registerBodyGuards } from './http/body-guards.js';
+import { registerClientLimits } from './http/client-limits.js';
 import { docsRoutes } from './http/docs.js';
 import { clientErrorHandler, registerErrorHandling, sendError } from './http/errors.js';
 import { fileRoutes } from './http/files.js';
@@ -49,6 +51,14 @@ function corsOrigin(setting: string): string | string[] {
   return origins.length === 1 ? (origins[0] as string) : origins;
 }
 
+function trustProxyOption(setting: TrustProxy): FastifyServerOptions['trustProxy'] {
+  if (typeof setting === 'number') {
+    // What Fastify (proxy-addr) does with a hop count: the `setting` nearest hops are proxies.
+    return (_address: string, hop: number) => hop < setting;
+  }
+  return typeof setting === 'boolean' ? setting : [...setting];
+}
+
 export async function buildServer(services: Services): Promise<FastifyInstance> {
   const { config } = services;
   const app = Fastify({
@@ -59,6 +69,8 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
     // One line per request is written by the onResponse hook below, not Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.bodyLimit,
+    // request.ip (which every limit keys on) is the X-Forwarded-For client only from trusted proxies.
+    trustProxy: trustProxyOption(config.trustProxy),
     // update(<key>,<value>) carries a value in the path; the default 100 characters is too few.
     routerOptions: { maxParamLength: 8192, ignoreDuplicateSlashes: false },
     // No cap on a whole request (a 1 GiB upload may take minutes); instead a connection that
@@ -75,6 +87,9 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
   });
   // Slowloris: a client trickling its headers is cut off (408) and holds no other request up.
   app.server.headersTimeout = HEADERS_TIMEOUT_MS;
+  // Past it Node closes new connections at once: a flood of idle or trickling sockets cannot
+  // exhaust the process's file descriptors and make the gateway unreachable (issue 13, item 4).
+  app.server.maxConnections = config.maxConnections;
   // Node drops a CONNECT request without a word when nothing listens for it: answer it like any
   // other malformed request (found by the HTTP fuzz drill).
   app.server.on('connect', (_request, socket: Socket) => {
@@ -99,7 +114,7 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
     });
 
   registerErrorHandling(app, () => services.schema.refreshIfStale());
-  registerBodyGuards(app);
+  registerBodyGuards(app, config.bodyTimeoutMs);
   registerSecurityHeaders(app);
   // Awaited so its hooks run before the auth guard's: a 401 carries CORS headers too.
   await app.register(cors, {
@@ -111,6 +126,8 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
     exposedHeaders: ['X-Total-Count', 'Retry-After', 'WWW-Authenticate'],
     maxAge: 600,
   });
+  // After CORS (a 429 carries its headers too), before the guard (a flood of bad tokens counts).
+  registerClientLimits(app, config.maxClientRequests);
   // Auth mode: the guard before any route, so every route is behind it unless PUBLIC_ROUTES says not.
   registerAuthGuard(app, services);
   // --policy: after the guard (it needs the caller), before any route.

@@ -152,7 +152,12 @@ export const SERVERS = [
         ...extraArgs,
       ];
       // The password goes through the environment, not the process list (CONTRACT §1).
-      const env = cleanEnv({ TABLEGATE_DB_PASSWORD: db.password });
+      // The load generator is one client address with many connections: no per-client cap
+      // (an environment variable, which an older build given as BENCH_TABLEGATE_CLI ignores).
+      const env = cleanEnv({
+        TABLEGATE_DB_PASSWORD: db.password,
+        TABLEGATE_MAX_CLIENT_REQUESTS: '0',
+      });
       return launch(key, process.execPath, args, { cwd, env, tmp, port, filesDir }, '/health');
     },
   },

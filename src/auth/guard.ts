@@ -30,6 +30,8 @@ export const PUBLIC_ROUTES: ReadonlySet<string> = new Set([
   'POST /auth/register',
   'POST /auth/login',
   'GET /health',
+  // Beyond CONTRACT §4: the liveness probe (a kubelet has no token); it tells nothing but "up".
+  'GET /live',
   'GET /docs',
   'GET /docs/',
   'GET /docs/static/index.html',

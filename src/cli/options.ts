@@ -3,9 +3,16 @@
  * TABLEGATE_* variables (a flag wins over the environment). Pure: it returns a Config or throws
  * UsageError, so it is tested without a process.
  */
+import { isIP } from 'node:net';
 import path from 'node:path';
 import { roleProblem } from '../auth/users.js';
-import { type Config, DEFAULTS, defaultStateDir, type Registration } from '../config.js';
+import {
+  type Config,
+  DEFAULTS,
+  defaultStateDir,
+  type Registration,
+  type TrustProxy,
+} from '../config.js';
 import type { DbConfig } from '../db/pool.js';
 import { didYouMean } from './did-you-mean.js';
 
@@ -58,6 +65,11 @@ Options
   --registration <mode>      auth mode: open or closed POST /auth/register (default open)
   --default-role <role>      role of a user made by POST /auth/register (default user)
   --policy <file>            who may do what: a JSON or YAML file (see README); default none
+  --trust-proxy <proxies>    believe X-Forwarded-For from these proxies: a hop count, addresses
+                             or CIDRs (10.0.0.0/8,loopback), or true for any (default: none)
+  --max-client-requests <n>  requests one client address may have in progress (default 8, 0 = no cap)
+  --body-timeout <time>      longest a JSON body may take to arrive (default 30s)
+  --max-connections <n>      open HTTP connections at once (default 900)
   --help                     this text
 
 Every option also reads TABLEGATE_<OPTION_NAME> (e.g. TABLEGATE_MAX_FILE_SIZE).`;
@@ -90,6 +102,10 @@ export const ENVIRONMENT: Readonly<Record<string, string>> = {
   registration: 'TABLEGATE_REGISTRATION',
   defaultRole: 'TABLEGATE_DEFAULT_ROLE',
   policy: 'TABLEGATE_POLICY',
+  trustProxy: 'TABLEGATE_TRUST_PROXY',
+  maxClientRequests: 'TABLEGATE_MAX_CLIENT_REQUESTS',
+  bodyTimeout: 'TABLEGATE_BODY_TIMEOUT',
+  maxConnections: 'TABLEGATE_MAX_CONNECTIONS',
 };
 
 export type FlagName = keyof typeof ENVIRONMENT;
@@ -183,6 +199,36 @@ export function dbConfigFrom(flags: RawFlags, env: NodeJS.ProcessEnv, poolSize: 
 }
 
 const REGISTRATIONS: ReadonlySet<string> = new Set<Registration>(['open', 'closed']);
+/** proxy-addr's names for ranges, besides addresses and CIDRs. */
+const PROXY_RANGE_NAMES: ReadonlySet<string> = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+function isAddressOrCidr(entry: string): boolean {
+  const [address = '', prefix, extra] = entry.split('/');
+  const family = isIP(address);
+  if (family === 0 || extra !== undefined) return false;
+  if (prefix === undefined) return true;
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
+}
+
+/**
+ * `--trust-proxy`: `true`/`false`, a hop count (`1`: the nearest proxy), or a comma-separated
+ * list of proxy addresses, CIDRs and the names loopback, linklocal, uniquelocal.
+ */
+export function parseTrustProxy(text: string): TrustProxy {
+  const value = text.trim().toLowerCase();
+  if (value === '' || value === 'false') return false;
+  if (value === 'true') return true;
+  if (/^\d+$/.test(value))
+    return Number(value) === 0 ? false : integer('trustProxy', value, 1, 100);
+  const entries = value.split(',').map((entry) => entry.trim());
+  const wrong = entries.find((entry) => !PROXY_RANGE_NAMES.has(entry) && !isAddressOrCidr(entry));
+  if (wrong !== undefined) {
+    throw new UsageError(
+      `--trust-proxy takes true, a hop count, or addresses and CIDRs like 10.0.0.0/8,loopback; '${wrong}' is none of them`,
+    );
+  }
+  return entries;
+}
 
 const LOG_LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
 
@@ -235,6 +281,7 @@ export function configFromRun(
   if (badRole !== null) throw new UsageError(`--default-role '${defaultRole}': ${badRole}`);
   const policy = get('policy');
   if (policy === '') throw new UsageError('--policy needs a file name');
+  const trustProxy = get('trustProxy');
   return {
     mode: auth ? 'auth' : 'open',
     db: dbConfigFrom(flags, env, number('poolSize', DEFAULTS.poolSize, 1, 1000)),
@@ -256,5 +303,9 @@ export function configFromRun(
     registration: registration as Registration,
     defaultRole,
     policyFile: policy === undefined ? null : path.resolve(policy),
+    trustProxy: trustProxy === undefined ? DEFAULTS.trustProxy : parseTrustProxy(trustProxy),
+    maxClientRequests: number('maxClientRequests', DEFAULTS.maxClientRequests, 0, 100_000),
+    bodyTimeoutMs: duration('bodyTimeout', DEFAULTS.bodyTimeoutMs),
+    maxConnections: number('maxConnections', DEFAULTS.maxConnections, 1, 1_000_000),
   };
 }

@@ -1,10 +1,15 @@
 /**
- * Bounds on JSON request bodies beyond their size (Fastify's bodyLimit): how deep they nest.
- * A 10 KB body can nest arrays 5,000 deep, and code that walks values recursively (JSON.stringify
- * of a JSON column's value) would overflow the stack: 500 instead of 400 (issue 13, item 5).
+ * Bounds on JSON request bodies beyond their size (Fastify's bodyLimit): how long they may take
+ * to arrive and how deep they nest. A body trickled a byte every 15 s held its connection for
+ * minutes, and 1,100 of them exhausted the file descriptors (issue 13, item 4). A 10 KB body can
+ * nest arrays 5,000 deep, and code that walks values recursively (JSON.stringify of a JSON
+ * column's value) overflowed the stack: 500 instead of 400 (item 5). Uploads stream and are
+ * exempt from the time bound (a 1 GiB file may take minutes).
  */
 import type { FastifyInstance } from 'fastify';
-import { bodyTooDeep } from '../errors.js';
+import { bodyTooDeep, requestTimeout } from '../errors.js';
+
+export const STREAMING_ROUTES: ReadonlySet<string> = new Set(['/upload']);
 
 /**
  * Levels of arrays and objects in a whole body. A create body is an array of row objects, so a
@@ -27,7 +32,29 @@ export function nestsDeeperThan(value: unknown, limit: number): boolean {
   return false;
 }
 
-export function registerBodyGuards(app: FastifyInstance): void {
+export function registerBodyGuards(app: FastifyInstance, bodyTimeoutMs: number): void {
+  // From the end of the headers, the body has bodyTimeoutMs to arrive in full.
+  app.addHook('preParsing', async (request, reply, payload) => {
+    if (request.raw.complete || STREAMING_ROUTES.has(request.routeOptions.url ?? '')) {
+      return payload;
+    }
+    const timer = setTimeout(() => {
+      if (request.raw.complete) return;
+      if (!reply.sent && payload.listenerCount('error') > 0) {
+        // Fastify's body reader answers this error (408); then the connection is closed.
+        reply.header('Connection', 'close');
+        payload.emit('error', requestTimeout());
+      } else {
+        // Nothing reads this body (or the answer is out): the connection goes now.
+        request.raw.socket.destroy();
+      }
+    }, bodyTimeoutMs);
+    const done = () => clearTimeout(timer);
+    request.raw.once('end', done);
+    request.raw.once('close', done);
+    return payload;
+  });
+
   app.addHook('preValidation', async (request) => {
     if (nestsDeeperThan(request.body, MAX_BODY_DEPTH)) throw bodyTooDeep(MAX_BODY_DEPTH);
   });

@@ -504,11 +504,22 @@ function otherPaths(
         },
       },
     },
+    '/live': {
+      get: {
+        tags: ['health'],
+        operationId: 'live',
+        summary: 'Does the process serve? (liveness: asks MySQL nothing)',
+        ...(auth ? { security: [] } : {}),
+        responses: {
+          200: { description: 'The process serves HTTP', content: json(ref('Health')) },
+        },
+      },
+    },
     '/health': {
       get: {
         tags: ['health'],
         operationId: 'health',
-        summary: 'Does MySQL answer?',
+        summary: 'Does MySQL answer? (readiness)',
         ...(auth ? { security: [] } : {}),
         responses: {
           200: { description: 'MySQL answers', content: json(ref('Health')) },

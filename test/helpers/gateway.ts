@@ -44,6 +44,11 @@ export async function startTestGateway(
     registration: 'open',
     defaultRole: DEFAULTS.defaultRole,
     policyFile: null,
+    trustProxy: DEFAULTS.trustProxy,
+    // One test process plays many clients from one address; the tests of the cap set it.
+    maxClientRequests: 0,
+    bodyTimeoutMs: DEFAULTS.bodyTimeoutMs,
+    maxConnections: DEFAULTS.maxConnections,
     ...overrides,
   };
   const gateway = await openGateway(config);

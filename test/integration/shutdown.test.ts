@@ -68,6 +68,9 @@ beforeAll(async () => {
       '6',
       '--log-level',
       'warn',
+      // This one process plays many clients at once.
+      '--max-client-requests',
+      '0',
     ],
     {
       env: { ...process.env, HOME: home, TABLEGATE_DB_PASSWORD: server.password },

@@ -43,6 +43,8 @@ describe('isPublicRoute', () => {
       'GET /docs/static/index.html',
       'GET /docs/static/swagger-initializer.js',
       'GET /health',
+      // The liveness probe (issue 13): a kubelet has no token; it says only that the process serves.
+      'GET /live',
       'POST /auth/login',
       'POST /auth/register',
     ]);

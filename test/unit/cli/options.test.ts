@@ -1,6 +1,12 @@
 import os from 'node:os';
 import path from 'node:path';
-import { configFromRun, parseDuration, parseSize, UsageError } from '../../../src/cli/options.js';
+import {
+  configFromRun,
+  parseDuration,
+  parseSize,
+  parseTrustProxy,
+  UsageError,
+} from '../../../src/cli/options.js';
 
 const FLAGS = {
   host: 'db',
@@ -35,6 +41,10 @@ describe('configFromRun (CONTRACT §1)', () => {
       registration: 'open',
       defaultRole: 'user',
       policyFile: null,
+      trustProxy: false,
+      maxClientRequests: 8,
+      bodyTimeoutMs: 30_000,
+      maxConnections: 900,
     });
   });
 
@@ -146,5 +156,54 @@ describe('sizes and durations', () => {
     ['2m', 120_000],
   ])('duration %s = %d ms', (text, ms) => {
     expect(parseDuration('queryTimeout', text)).toBe(ms);
+  });
+});
+
+describe('--trust-proxy (issue 13, item 6)', () => {
+  test.each([
+    ['false', false],
+    ['', false],
+    ['0', false],
+    ['true', true],
+    ['TRUE', true],
+    ['1', 1],
+    ['2', 2],
+    ['10.0.0.0/8', ['10.0.0.0/8']],
+    ['127.0.0.1, 10.1.2.3', ['127.0.0.1', '10.1.2.3']],
+    ['loopback,uniquelocal,fd00::/8,::1', ['loopback', 'uniquelocal', 'fd00::/8', '::1']],
+  ])('%p → %p', (text, expected) => {
+    expect(parseTrustProxy(text)).toEqual(expected);
+  });
+
+  test.each(['yes', '10.0.0.0/33', '10.0.0/8', 'fd00::/129', '10.0.0.1/8/8', 'proxy.local', '1,2'])(
+    '%p is a usage error naming the option',
+    (text) => {
+      expect(() => parseTrustProxy(text)).toThrow(UsageError);
+      expect(() => parseTrustProxy(text)).toThrow(/^--trust-proxy /);
+    },
+  );
+
+  test('from the flag or TABLEGATE_TRUST_PROXY; off by default', () => {
+    expect(configFromRun([], FLAGS, {}).trustProxy).toBe(false);
+    expect(configFromRun([], FLAGS, { TABLEGATE_TRUST_PROXY: '1' }).trustProxy).toBe(1);
+    expect(configFromRun([], { ...FLAGS, trustProxy: 'loopback' }, {}).trustProxy).toEqual([
+      'loopback',
+    ]);
+  });
+});
+
+describe('load bounds', () => {
+  test('--max-client-requests, --body-timeout, --max-connections and their variables', () => {
+    const config = configFromRun(
+      [],
+      { ...FLAGS, maxClientRequests: '0', bodyTimeout: '5s' },
+      { TABLEGATE_MAX_CONNECTIONS: '100' },
+    );
+    expect(config.maxClientRequests).toBe(0);
+    expect(config.bodyTimeoutMs).toBe(5000);
+    expect(config.maxConnections).toBe(100);
+    expect(() => configFromRun([], { ...FLAGS, maxConnections: '0' }, {})).toThrow(
+      '--max-connections must be a whole number from 1 to 1000000',
+    );
   });
 });

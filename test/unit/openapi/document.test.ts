@@ -296,6 +296,7 @@ describe('operations', () => {
       '401',
       '403',
       '404',
+      '429',
       '500',
       '503',
       '504',
@@ -427,7 +428,7 @@ describe('auth mode and open mode', () => {
 
   test('the login document names no table', () => {
     const doc = buildLoginDocument(config('auth'));
-    expect(Object.keys(doc.paths)).toEqual(['/auth/register', '/auth/login', '/health']);
+    expect(Object.keys(doc.paths)).toEqual(['/auth/register', '/auth/login', '/live', '/health']);
     expect(Object.keys(schemasOf(doc)).sort()).toEqual([
       'Credentials',
       'Error',

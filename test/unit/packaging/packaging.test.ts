@@ -431,7 +431,7 @@ describe('deploy/ (Kubernetes)', () => {
 
   // The schemas allow unknown fields (as kubeconform does without -strict), so a misspelt key
   // would pass them: the settings this deployment depends on are checked by exact path here.
-  test('Deployment: 2 replicas, probes on /health, resources, non-root, read-only root', () => {
+  test('Deployment: 2 replicas, probes on /health and /live, resources, non-root, read-only root', () => {
     const deployment = byKind('Deployment') as {
       spec: {
         replicas: number;
@@ -456,9 +456,9 @@ describe('deploy/ (Kubernetes)', () => {
     const image = kustomization.images.find((i) => i.name === container.image);
     expect(image?.newTag).toMatch(/^\d+\.\d+\.\d+/);
     expect(container.ports).toEqual([{ name: 'http', containerPort: 8080, protocol: 'TCP' }]);
-    for (const probe of ['readinessProbe', 'livenessProbe']) {
-      expect(container[probe]).toMatchObject({ httpGet: { path: '/health', port: 'http' } });
-    }
+    // Readiness asks MySQL; liveness does not, so an outage never restarts a pod (issue 13).
+    expect(container.readinessProbe).toMatchObject({ httpGet: { path: '/health', port: 'http' } });
+    expect(container.livenessProbe).toMatchObject({ httpGet: { path: '/live', port: 'http' } });
     expect(container.resources).toMatchObject({
       requests: { cpu: expect.any(String), memory: expect.any(String) },
       limits: { cpu: expect.any(String), memory: expect.any(String) },
@@ -527,5 +527,6 @@ describe('deploy/ (Kubernetes)', () => {
       db: { host: data.TABLEGATE_DB_HOST, port: 3306, database: data.TABLEGATE_DB_NAME },
     });
     expect(config.db.poolSize).toBe(Number(data.TABLEGATE_POOL_SIZE));
+    expect(config.trustProxy).toBe(Number(data.TABLEGATE_TRUST_PROXY));
   });
 });

@@ -322,6 +322,27 @@ describe('parseFilter: limits', () => {
     );
   });
 
+  // Issue 13, item 3(b): a 201-character contains pattern cost 30 s of database CPU.
+  test('contains/startswith/endswith patterns: 100 characters in all, counted as characters', () => {
+    expect(parseFilter(`contains(name,'${'x'.repeat(100)}')`)).toMatchObject({ kind: 'match' });
+    expect(parseFilter(`contains(name,'${'日'.repeat(100)}')`)).toMatchObject({ kind: 'match' });
+    expect(parseFilter(`contains(name,'${"''".repeat(100)}')`)).toMatchObject({ kind: 'match' });
+    limit(
+      `contains(name,'${'x'.repeat(201)}')`,
+      'Invalid $filter at position 15: contains, startswith and endswith patterns may have at most 100 characters in all',
+    );
+    const parts = [`startswith(a,'${'x'.repeat(60)}')`, `endswith(b,'${'y'.repeat(41)}')`];
+    expect(parseFilter(`${parts[0]} or endswith(b,'${'y'.repeat(40)}')`)).toMatchObject({
+      kind: 'or',
+    });
+    limit(
+      parts.join(' or '),
+      'Invalid $filter at position 92: contains, startswith and endswith patterns may have at most 100 characters in all',
+    );
+    // Other strings do not count.
+    expect(parseFilter(`name eq '${'x'.repeat(500)}'`)).toMatchObject({ kind: 'compare' });
+  });
+
   test('sibling groups do not add up', () => {
     const group = parens(64);
     expect(parseFilter(`${group} and ${group} or ${group}`)).toMatchObject({ kind: 'or' });

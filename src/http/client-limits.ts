@@ -1,0 +1,29 @@
+/**
+ * Requests one client address may have in progress at once (`--max-client-requests`): past it a
+ * request answers 429 TOO_MANY_CONCURRENT_REQUESTS at once, before any work, so one client
+ * cannot hold every MySQL connection and the event loop with slow or many parallel requests
+ * (issue 13, item 3). The probes (`/health`, `/live`) are never counted or refused.
+ */
+import type { FastifyInstance } from 'fastify';
+import { clientAddress } from '../auth/limits.js';
+import { tooManyConcurrent } from '../errors.js';
+
+export const UNCOUNTED_ROUTES: ReadonlySet<string> = new Set(['/health', '/live']);
+
+export function registerClientLimits(app: FastifyInstance, maxClientRequests: number): void {
+  if (maxClientRequests === 0) return;
+  const inProgress = new Map<string, number>();
+  app.addHook('onRequest', async (request, reply) => {
+    if (UNCOUNTED_ROUTES.has(request.routeOptions.url ?? '')) return;
+    const client = clientAddress(request.ip);
+    const count = inProgress.get(client) ?? 0;
+    if (count >= maxClientRequests) throw tooManyConcurrent();
+    inProgress.set(client, count + 1);
+    // 'close' comes once, whether the answer was sent in full or the connection went away.
+    reply.raw.once('close', () => {
+      const left = (inProgress.get(client) ?? 1) - 1;
+      if (left === 0) inProgress.delete(client);
+      else inProgress.set(client, left);
+    });
+  });
+}
