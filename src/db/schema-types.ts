@@ -29,6 +29,13 @@ export interface ColumnInfo {
   /** True when an INSERT may omit the column (it has a default, is nullable, generated or auto-increment). */
   readonly hasDefault: boolean;
   readonly generated: boolean;
+  /**
+   * True when an INSERT leaving the column out stores a literal (or NULL, or fails for want of a
+   * default): MySQL checked it when the table was made. False for an expression default such as
+   * CURRENT_TIMESTAMP, which is evaluated (and may be cut with a warning) on every insert;
+   * undefined when not known.
+   */
+  readonly constantDefault?: boolean;
   readonly maxLength: number | null;
   readonly numericPrecision: number | null;
   readonly numericScale: number | null;
@@ -41,4 +48,10 @@ export interface TableInfo {
   readonly columns: readonly ColumnInfo[];
   readonly columnsByName: ReadonlyMap<string, ColumnInfo>;
   readonly primaryKey: readonly string[];
+  /**
+   * Whether the table has triggers (information_schema.TRIGGERS); undefined when not known. A
+   * trigger's own statements may change values on their way in, so only a table known to have
+   * none may take the autocommit fast path (plan/exact-write.ts).
+   */
+  readonly hasTriggers?: boolean;
 }

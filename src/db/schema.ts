@@ -55,6 +55,21 @@ function toNumber(value: string | number | null): number | null {
   return value === null ? null : Number(value);
 }
 
+/**
+ * MariaDB reports a literal default as quoted text or a number, no default and a NULL one as SQL
+ * NULL or 'NULL', an expression as its text (`current_timestamp()`); MySQL marks expressions
+ * DEFAULT_GENERATED but shows literals unquoted, so only numbers and NULL count there.
+ */
+function isConstantDefault(value: string | null, extra: string): boolean {
+  if (extra.includes('default_generated')) return false;
+  return (
+    value === null ||
+    value === 'NULL' ||
+    /^'(?:[^']|'')*'$/s.test(value) ||
+    /^-?\d+(?:\.\d+)?(?:e[+-]?\d+)?$/i.test(value)
+  );
+}
+
 export function columnFromRow(row: ColumnRow, jsonColumns: ReadonlySet<string>): ColumnInfo {
   const dataType = row.DATA_TYPE.toLowerCase();
   const extra = row.EXTRA.toLowerCase();
@@ -75,6 +90,7 @@ export function columnFromRow(row: ColumnRow, jsonColumns: ReadonlySet<string>):
     // MariaDB reports an explicit or implicit NULL default as the text 'NULL'; MySQL as SQL NULL.
     hasDefault: row.COLUMN_DEFAULT !== null || nullable || autoIncrement || generated,
     generated,
+    constantDefault: isConstantDefault(row.COLUMN_DEFAULT, extra),
     maxLength: toNumber(row.CHARACTER_MAXIMUM_LENGTH),
     numericPrecision: toNumber(row.NUMERIC_PRECISION),
     numericScale: toNumber(row.NUMERIC_SCALE),
@@ -114,6 +130,11 @@ export async function readSchema(db: Database, database: string): Promise<Map<st
     params: [database],
   });
   const jsonColumns = await mariaDbJsonColumns(db, database);
+  const triggerRows = await db.rows<{ EVENT_OBJECT_TABLE: string }>({
+    sql: 'SELECT DISTINCT EVENT_OBJECT_TABLE FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = ?',
+    params: [database],
+  });
+  const withTriggers = new Set(triggerRows.map((row) => String(row.EVENT_OBJECT_TABLE)));
   const columnsByTable = new Map<string, ColumnInfo[]>();
   const primaryKeys = new Map<string, string[]>();
   for (const row of columnRows) {
@@ -136,6 +157,7 @@ export async function readSchema(db: Database, database: string): Promise<Map<st
       columns,
       columnsByName: new Map(columns.map((c) => [c.name, c])),
       primaryKey: primaryKeys.get(name) ?? [],
+      hasTriggers: withTriggers.has(name),
     });
   }
   return tables;

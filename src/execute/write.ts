@@ -24,6 +24,13 @@ export interface WriteOptions {
    */
   readonly unprepare?: boolean;
   readonly guards?: readonly WriteGuard[];
+  /**
+   * The caller proved (plan/exact-write.ts) that the statement cannot leave a data warning: one
+   * statement without guards then runs under autocommit, one round trip instead of BEGIN +
+   * statement, COMMIT. A single statement is atomic by itself; the transaction only served to
+   * take back a write MySQL changed silently, which the proof rules out.
+   */
+  readonly autocommit?: boolean;
 }
 
 export interface WriteResult {
@@ -41,8 +48,12 @@ interface WarningRow extends RowDataPacket {
 export async function runTransaction(
   connection: Connection,
   statements: readonly CompiledQuery[],
-  { unprepare = false, guards = [] }: WriteOptions,
+  { unprepare = false, guards = [], autocommit = false }: WriteOptions,
 ): Promise<WriteResult> {
+  const [only, ...more] = statements;
+  if (autocommit && only !== undefined && more.length === 0 && guards.length === 0) {
+    return runAlone(connection, only, unprepare);
+  }
   let committed = false;
   try {
     // BEGIN and the first statement go out together (mysql2 queues both on the connection):
@@ -54,11 +65,7 @@ export async function runTransaction(
       const executing = connection.execute<ResultSetHeader>(statement.sql, bind(statement.params));
       const [result] = index === 0 ? (await Promise.all([begun, executing]))[1] : await executing;
       if (unprepare) connection.unprepare(statement.sql);
-      if (result.warningStatus > 0) {
-        const [warnings] = await connection.query<WarningRow[]>('SHOW WARNINGS');
-        const error = mapDataWarnings(warnings);
-        if (error) throw error;
-      }
+      await refuseDataWarnings(connection, result);
       affectedRows += result.affectedRows;
       if (index === 0) insertId = publicInsertId(result.insertId);
     }
@@ -76,6 +83,28 @@ export async function runTransaction(
     // A broken connection cannot roll back; the server rolls back when it goes away.
     if (!committed) await connection.rollback().catch(() => {});
   }
+}
+
+/** One statement under autocommit (see WriteOptions.autocommit). */
+async function runAlone(
+  connection: Connection,
+  statement: CompiledQuery,
+  unprepare: boolean,
+): Promise<WriteResult> {
+  const [result] = await connection.execute<ResultSetHeader>(statement.sql, bind(statement.params));
+  if (unprepare) connection.unprepare(statement.sql);
+  // Cannot happen when the caller's proof holds; if it ever did, the client still hears the
+  // error rather than a success for a changed value.
+  await refuseDataWarnings(connection, result);
+  return { affectedRows: result.affectedRows, insertId: publicInsertId(result.insertId) };
+}
+
+/** A statement MySQL let through with a data warning is answered like the error. */
+async function refuseDataWarnings(connection: Connection, result: ResultSetHeader): Promise<void> {
+  if (result.warningStatus === 0) return;
+  const [warnings] = await connection.query<WarningRow[]>('SHOW WARNINGS');
+  const error = mapDataWarnings(warnings);
+  if (error) throw error;
 }
 
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);

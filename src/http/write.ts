@@ -12,6 +12,7 @@ import type {
 } from 'fastify';
 import { routeNotFound, unsupportedMediaType } from '../errors.js';
 import { SUCCESS_MESSAGES } from '../messages.js';
+import { deleteIsExact, insertIsExact, updateIsExact } from '../plan/exact-write.js';
 import { planDelete, planInsert, planUpdate } from '../plan/write-plan.js';
 import { guardDelete, guardInsert, guardUpdate } from '../policy/stage.js';
 import { parseWriteAction, type WriteAction } from '../query/key-value.js';
@@ -32,6 +33,7 @@ export function writeRoutes(app: FastifyInstance, { db, schema }: Services): voi
     const plan = guardInsert(request.access, planned);
     const result = await db.write(compileInsertBatches(plan), {
       unprepare: plan.rows.length > 1,
+      autocommit: insertIsExact(plan),
     });
     return {
       success: true,
@@ -47,7 +49,7 @@ export function writeRoutes(app: FastifyInstance, { db, schema }: Services): voi
     requireJson(request);
     const { plan: planned } = await schema.plan(table, (t) => planUpdate(t, match, request.body));
     const plan = guardUpdate(request.access, planned);
-    const result = await db.write([compileUpdate(plan)]);
+    const result = await db.write([compileUpdate(plan)], { autocommit: updateIsExact(plan) });
     return {
       success: true,
       message: SUCCESS_MESSAGES.updated,
@@ -63,7 +65,7 @@ export function writeRoutes(app: FastifyInstance, { db, schema }: Services): voi
       const table = await schema.require(request.params.table);
       const { plan: planned } = await schema.plan(table, (t) => planDelete(t, match));
       const plan = guardDelete(request.access, planned);
-      const result = await db.write([compileDelete(plan)]);
+      const result = await db.write([compileDelete(plan)], { autocommit: deleteIsExact(plan) });
       return {
         success: true,
         message: SUCCESS_MESSAGES.deleted,
