@@ -30,7 +30,8 @@ export interface Access {
 function grantOf(access: Access, table: TableInfo, action: Action): Grant {
   const grant = access.policy.grant(access.role, table.name, action);
   if (grant !== null) return grant;
-  // The gate answered already; a schema re-read between gate and here changes nothing.
+  // The policy gate (http/policy-gate.ts) refuses these before the handler runs; this answers
+  // the same for any other caller of the stage.
   throw action === 'read' || access.policy.grant(access.role, table.name, 'read') === null
     ? unknownTable(table.name)
     : forbidden();

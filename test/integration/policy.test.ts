@@ -627,6 +627,53 @@ describe('open mode with a policy', () => {
 });
 
 describe('the policy is checked against the live schema at start', () => {
+  test('tablegate run: one line naming the problem, exit 2', async () => {
+    const file = await policyFile({ roles: { user: { tables: { nope: { read: true } } } } });
+    const server = testServer();
+    const outcome = await new Promise<{ code: number | null; stdout: string; stderr: string }>(
+      (resolve) => {
+        const child = spawn(
+          process.execPath,
+          [
+            path.resolve('dist/cli.js'),
+            'run',
+            'auth',
+            '-h',
+            server.host,
+            '-u',
+            server.user,
+            '-P',
+            String(server.port),
+            '-D',
+            db.name,
+            '-o',
+            '0',
+            '--policy',
+            file,
+          ],
+          {
+            env: {
+              PATH: process.env.PATH,
+              HOME: dir,
+              TABLEGATE_DB_PASSWORD: server.password,
+              TABLEGATE_JWT_SECRET: SECRET,
+            },
+          },
+        );
+        let stdout = '';
+        let stderr = '';
+        child.stdout.on('data', (d) => (stdout += d));
+        child.stderr.on('data', (d) => (stderr += d));
+        child.on('exit', (code) => resolve({ code, stdout, stderr }));
+      },
+    );
+    expect(outcome).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: `tablegate: policy ${file}: roles.user.tables.nope: table 'nope' does not exist\n`,
+    });
+  });
+
   test.each<[unknown, string]>([
     [
       { roles: { user: { table: {} } } },
