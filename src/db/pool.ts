@@ -80,8 +80,13 @@ export function sessionSetup(flavour: 'mariadb' | 'mysql', statementTimeoutMs: n
   return `SET time_zone = '+00:00', sql_mode = '${SESSION_SQL_MODE}', NAMES utf8mb4, ${limit}`;
 }
 
+/**
+ * The statement pool. Its rows come as arrays in select order (`rowsAsArray`): the row codec
+ * reads them by position, and mysql2's plain `execute(sql, params)` then needs no options object
+ * per statement (the object form copies and extends one on every call: issue 17's profile).
+ */
 export function createPool(config: DbConfig, setupSql: string): Pool {
-  const pool = mysql.createPool(poolOptions(config));
+  const pool = mysql.createPool({ ...poolOptions(config), rowsAsArray: true });
   pool.on('connection', (connection) => {
     // Queued on the connection before anything the pool hands it out for.
     connection.query(setupSql);

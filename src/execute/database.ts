@@ -5,7 +5,12 @@
  * server's flavour (MariaDB and MySQL differ in statement time limits and JSON). Nothing else
  * sees a mysql2 handle.
  */
-import mysql, { type Pool, type ResultSetHeader, type RowDataPacket } from 'mysql2';
+import mysql, {
+  type FieldPacket,
+  type Pool,
+  type ResultSetHeader,
+  type RowDataPacket,
+} from 'mysql2';
 import type { PoolConnection as PromiseConnection, Pool as PromisePool } from 'mysql2/promise';
 import {
   connectionOptions,
@@ -57,6 +62,11 @@ async function detectFlavour(config: DbConfig): Promise<Flavour> {
   } finally {
     probe.destroy();
   }
+}
+
+/** The pool's array rows (db/pool.ts) as objects keyed by column name, for the few small reads. */
+function byName(rows: readonly unknown[][], fields: readonly FieldPacket[]): object[] {
+  return rows.map((row) => Object.fromEntries(fields.map((field, at) => [field.name, row[at]])));
 }
 
 /** Resolves with the promise's value, or rejects when it takes longer than `ms`. */
@@ -122,19 +132,16 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
       }),
     count: (query) =>
       using(async (c) => {
-        const [rows] = await c.execute<RowDataPacket[][]>(
-          { sql: query.sql, rowsAsArray: true },
-          bind(query.params),
-        );
+        const [rows] = await c.execute<RowDataPacket[][]>(query.sql, bind(query.params));
         return Number(rows[0]?.[0] ?? 0);
       }),
     rows: <T extends object>(query: CompiledQuery) =>
       using(async (c) => {
-        const [rows] =
+        const [rows, fields] =
           query.params.length === 0
-            ? await c.query<RowDataPacket[]>(query.sql)
-            : await c.execute<RowDataPacket[]>(query.sql, bind(query.params));
-        return rows as unknown as T[];
+            ? await c.query<RowDataPacket[][]>(query.sql)
+            : await c.execute<RowDataPacket[][]>(query.sql, bind(query.params));
+        return byName(rows, fields) as T[];
       }),
     run: (query) =>
       using(async (c) => {

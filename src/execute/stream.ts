@@ -78,7 +78,8 @@ export function streamRows(
   // command without a callback: without this listener such a read would hang for ever.
   connection.once('error', onError);
   watchdog.watch(connection);
-  const command = connection.execute({ sql: query.sql, rowsAsArray: true }, bind(query.params));
+  // The pool gives rows as arrays (db/pool.ts): no options object per statement.
+  const command = connection.execute(query.sql, bind(query.params));
   command.on('result', (row: unknown) => {
     if (!killing) sink.row(row as unknown[]);
   });

@@ -39,11 +39,8 @@ export interface WriteResult {
   readonly insertId: number | string | null;
 }
 
-interface WarningRow extends RowDataPacket {
-  Level: string;
-  Code: number;
-  Message: string;
-}
+/** `SHOW WARNINGS` as the pool's array rows (db/pool.ts): Level, Code, Message. */
+type WarningRow = RowDataPacket & [string, number, string];
 
 export async function runTransaction(
   connection: Connection,
@@ -103,7 +100,9 @@ async function runAlone(
 async function refuseDataWarnings(connection: Connection, result: ResultSetHeader): Promise<void> {
   if (result.warningStatus === 0) return;
   const [warnings] = await connection.query<WarningRow[]>('SHOW WARNINGS');
-  const error = mapDataWarnings(warnings);
+  const error = mapDataWarnings(
+    warnings.map(([Level, Code, Message]) => ({ Level, Code, Message })),
+  );
   if (error) throw error;
 }
 
