@@ -64,15 +64,18 @@ export function registerAuthGuard(app: FastifyInstance, { config, auth, policy }
   if (config.mode !== 'auth') return;
   if (!auth) throw new Error('auth mode needs the auth services (users, tokens)');
   const { tokens } = auth;
-  app.addHook('onRequest', async (request) => {
-    if (isPublicRoute(request.method, request.routeOptions.url)) return;
+  // A callback hook, not an async one: it runs on every request (issue 17).
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (isPublicRoute(request.method, request.routeOptions.url)) return done();
     const header = request.headers.authorization;
     // No token at all: `anonymous` (CONTRACT §6). A token that is given must be valid.
-    if (header === undefined && anonymousMay(policy, request)) return;
+    if (header === undefined && anonymousMay(policy, request)) return done();
     const token = bearerToken(header);
     const claims = token === null ? null : tokens.verify(token);
-    if (claims === null)
-      throw token !== null && tokens.expired(token) ? tokenExpired() : accessDenied();
+    if (claims === null) {
+      return done(token !== null && tokens.expired(token) ? tokenExpired() : accessDenied());
+    }
     request.auth = claims;
+    done();
   });
 }

@@ -34,9 +34,11 @@ export function nestsDeeperThan(value: unknown, limit: number): boolean {
 
 export function registerBodyGuards(app: FastifyInstance, bodyTimeoutMs: number): void {
   // From the end of the headers, the body has bodyTimeoutMs to arrive in full.
-  app.addHook('preParsing', async (request, reply, payload) => {
+  // Callback hooks, not async ones: they run on every request (issue 17).
+  app.addHook('preParsing', (request, reply, payload, done) => {
     if (request.raw.complete || STREAMING_ROUTES.has(request.routeOptions.url ?? '')) {
-      return payload;
+      done(null, payload);
+      return;
     }
     const timer = setTimeout(() => {
       if (request.raw.complete) return;
@@ -49,13 +51,14 @@ export function registerBodyGuards(app: FastifyInstance, bodyTimeoutMs: number):
         request.raw.socket.destroy();
       }
     }, bodyTimeoutMs);
-    const done = () => clearTimeout(timer);
-    request.raw.once('end', done);
-    request.raw.once('close', done);
-    return payload;
+    const stop = () => clearTimeout(timer);
+    request.raw.once('end', stop);
+    request.raw.once('close', stop);
+    done(null, payload);
   });
 
-  app.addHook('preValidation', async (request) => {
-    if (nestsDeeperThan(request.body, MAX_BODY_DEPTH)) throw bodyTooDeep(MAX_BODY_DEPTH);
+  app.addHook('preValidation', (request, _reply, done) => {
+    if (nestsDeeperThan(request.body, MAX_BODY_DEPTH)) done(bodyTooDeep(MAX_BODY_DEPTH));
+    else done();
   });
 }

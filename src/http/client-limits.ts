@@ -13,11 +13,12 @@ export const UNCOUNTED_ROUTES: ReadonlySet<string> = new Set(['/health', '/live'
 export function registerClientLimits(app: FastifyInstance, maxClientRequests: number): void {
   if (maxClientRequests === 0) return;
   const inProgress = new Map<string, number>();
-  app.addHook('onRequest', async (request, reply) => {
-    if (UNCOUNTED_ROUTES.has(request.routeOptions.url ?? '')) return;
+  // A callback hook, not an async one: it runs on every request (issue 17).
+  app.addHook('onRequest', (request, reply, done) => {
+    if (UNCOUNTED_ROUTES.has(request.routeOptions.url ?? '')) return done();
     const client = clientAddress(request.ip);
     const count = inProgress.get(client) ?? 0;
-    if (count >= maxClientRequests) throw tooManyConcurrent();
+    if (count >= maxClientRequests) return done(tooManyConcurrent());
     inProgress.set(client, count + 1);
     // 'close' comes once, whether the answer was sent in full or the connection went away.
     reply.raw.once('close', () => {
@@ -25,5 +26,6 @@ export function registerClientLimits(app: FastifyInstance, maxClientRequests: nu
       if (left === 0) inProgress.delete(client);
       else inProgress.set(client, left);
     });
+    done();
   });
 }

@@ -91,17 +91,21 @@ function accessOf(policy: Policy, request: FastifyRequest): Access {
 export function registerPolicyGate(app: FastifyInstance, { policy }: Services): void {
   app.decorateRequest('access', null);
   if (policy === undefined) return;
-  app.addHook('onRequest', async (request) => {
+  // A callback hook, not an async one: it runs on every request (issue 17).
+  app.addHook('onRequest', (request, _reply, done) => {
     const access = accessOf(policy, request);
     request.access = access;
     const requested = requestedAction(request.method, request.routeOptions.url, request.params);
     if (requested.kind === 'table') {
       if (policy.grant(access.role, requested.table, 'read') === null) {
-        throw unknownTable(requested.table);
+        return done(unknownTable(requested.table));
       }
-      if (policy.grant(access.role, requested.table, requested.action) === null) throw forbidden();
+      if (policy.grant(access.role, requested.table, requested.action) === null) {
+        return done(forbidden());
+      }
     } else if (requested.kind === 'files' && !policy.mayFiles(access.role, requested.action)) {
-      throw forbidden();
+      return done(forbidden());
     }
+    done();
   });
 }

@@ -14,11 +14,14 @@ function isDocsPage(url: string): boolean {
 }
 
 export function registerSecurityHeaders(app: FastifyInstance): void {
-  app.addHook('onSend', async (request, reply) => {
+  // A callback hook, not an async one: it runs on every answer (issue 17), and the URL is only
+  // split when it can be a docs page at all.
+  app.addHook('onSend', (request, reply, payload, done) => {
     reply.header('X-Content-Type-Options', 'nosniff');
-    if (isDocsPage(request.url.split('?')[0] ?? '')) {
+    if (request.url.startsWith(DOCS_PREFIX) && isDocsPage(request.url.split('?')[0] ?? '')) {
       reply.header('Content-Security-Policy', DOCS_CSP);
       reply.header('X-Frame-Options', 'DENY');
     }
+    done(null, payload);
   });
 }
