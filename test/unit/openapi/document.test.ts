@@ -218,6 +218,40 @@ describe('validity', () => {
     expect(() => validator.resolveRefs()).not.toThrow();
   });
 
+  test('a policy view is valid too: only the granted operations and columns, every $ref resolves', async () => {
+    const tables = new Map(TABLES.map((t) => [t.name, t]));
+    const policy = validatePolicy(
+      {
+        roles: {
+          clerk: {
+            tables: {
+              order: { read: { columns: ['id', 'price'] }, update: { columns: ['price'] } },
+            },
+          },
+        },
+      },
+      tables,
+    );
+    const doc = buildOpenApiDocument(
+      TABLES,
+      config('auth'),
+      '1.2.3',
+      documentView(policy, 'clerk'),
+    );
+    const validator = new Validator();
+    const result = await validator.validate(doc);
+    expect(result.errors ?? []).toEqual([]);
+    expect(() => validator.resolveRefs()).not.toThrow();
+    expect(Object.keys(doc.paths).filter((p) => p.startsWith('/table'))).toEqual([
+      '/table/order/read',
+      '/table/order/update({key},{value})',
+    ]);
+    expect(doc.paths['/upload']).toBeUndefined();
+    const schemas = (doc.components as { schemas: Record<string, { properties?: object }> })
+      .schemas;
+    expect(Object.keys(schemas.order?.properties ?? {})).toEqual(['id', 'price']);
+  });
+
   test('the validator does catch a broken document', async () => {
     const doc = buildOpenApiDocument([order], config('open'));
     const result = await new Validator().validate({ ...doc, paths: { 'no-slash': {} } });
