@@ -76,6 +76,8 @@ cleanup() {
     (cd "$work/tablegate" && COMPOSE_PROJECT_NAME=$project compose_cli down -v --remove-orphans >/dev/null 2>&1) || true
   fi
   [ -n "${up_pid:-}" ] && kill "$up_pid" 2>/dev/null
+  # The image compose built for the project (v1 and v2 name it differently).
+  docker rmi "${project}_tablegate" "${project}-tablegate" >/dev/null 2>&1 || true
   rm -rf "$work"
   exit "$status"
 }
