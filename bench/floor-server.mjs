@@ -3,8 +3,10 @@
  * the same mysql2 pool settings as tablegate (src/db/pool.ts), hand-written SQL for the exact
  * request shapes the scenarios send, and JSON.stringify of what mysql2 returns. No validation, no
  * schema, no streaming. Configured by environment (FLOOR_*); prints one line when listening.
+ * With FLOOR_JWT_SECRET (scenario (h)) every request but /health must carry a valid, unexpired
+ * HS256 `Authorization: Bearer` token: one HMAC and one JSON.parse, the least a token check is.
  */
-import { randomUUID } from 'node:crypto';
+import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
@@ -161,10 +163,32 @@ async function upload(req, res) {
 
 const UPDATE_PATH = /^\/table\/items\/update\(id,(\d+)\)$/;
 
+const jwtKey = env.FLOOR_JWT_SECRET ? Buffer.from(env.FLOOR_JWT_SECRET, 'utf8') : null;
+const BEARER = /^Bearer ([\w-]+)\.([\w-]+)\.([\w-]+)$/;
+
+/** An HS256 JWT signed with FLOOR_JWT_SECRET whose `exp` has not passed. */
+function validToken(header) {
+  const parts = header ? BEARER.exec(header) : null;
+  if (!parts) return false;
+  const signature = Buffer.from(parts[3], 'base64url');
+  const expected = createHmac('sha256', jwtKey).update(`${parts[1]}.${parts[2]}`).digest();
+  if (signature.length !== expected.length || !timingSafeEqual(signature, expected)) return false;
+  try {
+    const claims = JSON.parse(Buffer.from(parts[2], 'base64url').toString('utf8'));
+    return typeof claims.exp === 'number' && claims.exp * 1000 > Date.now();
+  } catch {
+    return false;
+  }
+}
+
 const server = http.createServer((req, res) => {
   const mark = req.url.indexOf('?');
   const pathname = mark === -1 ? req.url : req.url.slice(0, mark);
   const query = mark === -1 ? '' : req.url.slice(mark + 1);
+  if (jwtKey && pathname !== '/health' && !validToken(req.headers.authorization)) {
+    fail(res, 401, 'Access Denied');
+    return;
+  }
   const updateKey = req.method === 'PUT' ? UPDATE_PATH.exec(pathname) : null;
   if (req.method === 'GET' && pathname === '/table/items/read') read(res, query);
   else if (req.method === 'POST' && pathname === '/table/items/create') create(req, res);

@@ -69,6 +69,13 @@ function checkBuild() {
   if (newer) log(`warning: src/ has files newer than dist/ (run \`npm run build\`):\n${newer}`);
 }
 
+/** The servers a scenario runs on: those it names, else every server not in auth mode. */
+function serversOf(scenario, running) {
+  return running.filter((server) =>
+    scenario.servers ? scenario.servers.includes(server.key) : !server.authMode,
+  );
+}
+
 const rotate = (list, by) => list.map((_, i) => list[(i + by) % list.length]);
 
 function result(scenario, server, fields) {
@@ -86,8 +93,8 @@ function result(scenario, server, fields) {
 async function loadScenario(scenario, running, index) {
   const out = [];
   const active = [];
-  for (const server of running) {
-    const dialect = DIALECTS[server.key];
+  for (const server of serversOf(scenario, running)) {
+    const dialect = server.dialect ?? DIALECTS[server.key];
     const check = await scenario.check(dialect, server.base, admin).catch((error) => ({
       ok: false,
       reason: `request failed: ${error.message}${error.cause ? ` (${error.cause.message ?? error.cause})` : ''}`,
@@ -158,7 +165,7 @@ async function loadScenario(scenario, running, index) {
 async function bigScenario(scenario, running) {
   const out = [];
   const active = [];
-  for (const server of running) {
+  for (const server of serversOf(scenario, running)) {
     const dialect = DIALECTS[server.key];
     const unsupported = scenario.unsupported(dialect);
     if (unsupported) {
@@ -236,7 +243,7 @@ async function bigScenario(scenario, running) {
 /** One upload per server, one server at a time; the stored file is checked, then removed. */
 async function uploadScenario(scenario, running) {
   const out = [];
-  for (const server of running) {
+  for (const server of serversOf(scenario, running)) {
     const dialect = DIALECTS[server.key];
     log(`  ${scenario.id}: ${server.key}`);
     const watch = new PeakWatch(server.pid, 20).start();
@@ -296,6 +303,11 @@ async function uploadScenario(scenario, running) {
     );
   }
   return out;
+}
+
+/** Each scenario's floor: `floor`, or the one the scenario names (h: the floor with a token check). */
+function floorOf(scenarios) {
+  return new Map(scenarios.map((s) => [s.id, s.floor ?? 'floor']));
 }
 
 let admin = null;
@@ -367,7 +379,7 @@ async function main() {
     log(`starting ${definition.key}…`);
     try {
       const server = await definition.start({ db, tmp, poolSize: settings.poolSize, tools });
-      running.push({ ...server, label: definition.label });
+      running.push({ ...server, label: definition.label, authMode: definition.authMode === true });
     } catch (error) {
       unavailable.set(
         definition.key,
@@ -386,6 +398,8 @@ async function main() {
     else rows = await uploadScenario(scenario, running);
     results.push(...rows);
     for (const [key, reason] of unavailable) {
+      const authMode = SERVERS.find((s) => s.key === key)?.authMode === true;
+      if (scenario.servers ? !scenario.servers.includes(key) : authMode) continue;
       results.push({ scenario: scenario.id, server: key, state: 'unavailable', reason, rps: null });
     }
   }
@@ -406,11 +420,11 @@ async function main() {
     `- ${settings.connections} connections, warm-up ${settings.warmupSeconds} s, ${settings.rounds} rounds × ${settings.seconds} s per server and scenario (round-robin), MySQL pool 10 everywhere`,
     `- whole run: ${((Date.now() - started) / 60000).toFixed(1)} min; 1-minute load average ${loadAtStart.toFixed(2)} at the start, ${os.loadavg()[0].toFixed(2)} at the end`,
     '',
-    resultTable(results, scenarios, labels),
+    resultTable(results, scenarios, labels, floorOf(scenarios)),
     '',
     '### Targets',
     '',
-    targetLines(results),
+    targetLines(results, floorOf(scenarios)),
     '',
   ].join('\n');
   process.stdout.write(report);

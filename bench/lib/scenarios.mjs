@@ -105,6 +105,29 @@ function xmysqlStyle(prefix, { bigReadLimit, envelope }) {
   };
 }
 
+/**
+ * The OData dialect with `Authorization: Bearer <token>` on every request (scenario (h); the
+ * servers of auth mode carry it as their `dialect`, servers.mjs).
+ */
+export function authDialect(token) {
+  const base = odata();
+  const signed =
+    (make) =>
+    (...args) => {
+      const request = make(...args);
+      return { ...request, headers: { ...request.headers, authorization: `Bearer ${token}` } };
+    };
+  return {
+    ...base,
+    byId: signed(base.byId),
+    page: signed(base.page),
+    filter: signed(base.filter),
+    all: signed(base.all),
+    create: signed(base.create),
+    update: signed(base.update),
+  };
+}
+
 export const DIALECTS = {
   tablegate: odata(),
   // The same gateway under a --policy (servers.mjs): the same requests and answers.
@@ -341,6 +364,25 @@ export const SCENARIOS = [
       return Number(row?.qty) === UPDATE_CHECK_QTY
         ? { ok: true }
         : { ok: false, reason: `qty is ${row?.qty} after the update` };
+    },
+  },
+  {
+    id: 'h',
+    title: 'mix in auth mode: 80 % reads (a–c), 15 % updates, 5 % creates, a token on each',
+    kind: 'load',
+    // Only the auth-mode servers, and the floor that checks the same token (servers.mjs).
+    servers: ['tablegate-auth', 'floor-auth'],
+    floor: 'floor-auth',
+    request: (d, random) => {
+      const draw = random();
+      if (draw < 0.8) return SCENARIOS[Math.floor(draw / (0.8 / 3))].request(d, random);
+      if (draw < 0.95) return SCENARIOS.find((s) => s.id === 'f').request(d, random);
+      return SCENARIOS.find((s) => s.id === 'e').request(d, random);
+    },
+    // The token is checked on the way in: a read and an update answered right prove it passes.
+    check: async (d, base, admin) => {
+      const read = await SCENARIOS[0].check(d, base, admin);
+      return read.ok ? SCENARIOS.find((s) => s.id === 'f').check(d, base, admin) : read;
     },
   },
   {

@@ -4,12 +4,14 @@
  * npm registry into the run's temporary folder. All serve the bench database as the bench user,
  * on 127.0.0.1, with 10 MySQL connections and, where the tool allows, no access log.
  */
+import { createHmac, randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BENCH_DB } from './database.mjs';
 import { runToEnd, startChild, stopChild, tail } from './processes.mjs';
+import { authDialect } from './scenarios.mjs';
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const CLI = process.env.BENCH_TABLEGATE_CLI ?? path.join(REPO, 'dist', 'cli.js');
@@ -108,6 +110,18 @@ export const BENCH_POLICY = {
   },
 };
 
+/** The HS256 secret of the auth-mode servers of scenario (h), fresh for every run. */
+const BENCH_JWT_SECRET = randomBytes(32).toString('base64url');
+
+/** A token as tablegate signs them (auth/tokens.ts), for the floor's check. */
+function benchToken() {
+  const part = (value) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  const now = Math.floor(Date.now() / 1000);
+  const unsigned = `${part({ alg: 'HS256', typ: 'JWT' })}.${part({ sub: '1', email: 'bench@example.com', role: 'user', iat: now, exp: now + 3600 })}`;
+  const signature = createHmac('sha256', BENCH_JWT_SECRET).update(unsigned).digest('base64url');
+  return `${unsigned}.${signature}`;
+}
+
 export const SERVERS = [
   {
     key: 'tablegate',
@@ -121,6 +135,8 @@ export const SERVERS = [
       cli = CLI,
       key = 'tablegate',
       extraArgs = [],
+      mode = [],
+      extraEnv = {},
     }) {
       const port = await freePort();
       const filesDir = path.join(tmp, 'files', key);
@@ -129,6 +145,7 @@ export const SERVERS = [
         ...extraNodeArgs,
         cli,
         'run',
+        ...mode,
         '-h',
         db.host,
         '-u',
@@ -152,11 +169,13 @@ export const SERVERS = [
         ...extraArgs,
       ];
       // The password goes through the environment, not the process list (CONTRACT §1).
-      // The load generator is one client address with many connections: no per-client cap
-      // (an environment variable, which an older build given as BENCH_TABLEGATE_CLI ignores).
+      // The load generator is one client address with many connections: a per-client cap above
+      // any BENCH_CONNECTIONS, so the cap's hook still runs (and costs) on every request as it
+      // does in a default deployment (an environment variable, which an older build ignores).
       const env = cleanEnv({
         TABLEGATE_DB_PASSWORD: db.password,
-        TABLEGATE_MAX_CLIENT_REQUESTS: '0',
+        TABLEGATE_MAX_CLIENT_REQUESTS: '100000',
+        ...extraEnv,
       });
       return launch(key, process.execPath, args, { cwd, env, tmp, port, filesDir }, '/health');
     },
@@ -177,9 +196,17 @@ export const SERVERS = [
   {
     key: 'floor',
     label: 'floor (node:http + mysql2)',
-    async start({ db, tmp, poolSize, extraNodeArgs = [], cwd = tmp }) {
+    async start({
+      db,
+      tmp,
+      poolSize,
+      extraNodeArgs = [],
+      cwd = tmp,
+      key = 'floor',
+      extraEnv = {},
+    }) {
       const port = await freePort();
-      const filesDir = path.join(tmp, 'files', 'floor');
+      const filesDir = path.join(tmp, 'files', key);
       mkdirSync(filesDir, { recursive: true });
       const env = cleanEnv({
         FLOOR_PORT: String(port),
@@ -191,14 +218,54 @@ export const SERVERS = [
         FLOOR_DB_NAME: BENCH_DB,
         FLOOR_POOL_SIZE: String(poolSize),
         FLOOR_UPLOADS_DIR: filesDir,
+        ...extraEnv,
       });
       return launch(
-        'floor',
+        key,
         process.execPath,
         [...extraNodeArgs, FLOOR],
         { cwd, env, tmp, port, filesDir },
         '/health',
       );
+    },
+  },
+  {
+    key: 'tablegate-auth',
+    label: 'tablegate run auth',
+    authMode: true,
+    async start(options) {
+      const server = await SERVERS[0].start({
+        ...options,
+        key: 'tablegate-auth',
+        mode: ['auth'],
+        extraEnv: { TABLEGATE_JWT_SECRET: BENCH_JWT_SECRET },
+      });
+      // A real user and a real login: every request of (h) carries this token.
+      const credentials = { email: 'bench@example.com', password: 'bench password 17' };
+      const send = (route) =>
+        fetch(server.base + route, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(credentials),
+        });
+      await send('/auth/register').then((response) => response.arrayBuffer());
+      const login = await send('/auth/login').then((response) => response.json());
+      if (typeof login.token !== 'string')
+        throw new Error(`login failed: ${JSON.stringify(login)}`);
+      return { ...server, dialect: authDialect(login.token) };
+    },
+  },
+  {
+    key: 'floor-auth',
+    label: 'floor + token check',
+    authMode: true,
+    async start(options) {
+      const server = await SERVERS.find((s) => s.key === 'floor').start({
+        ...options,
+        key: 'floor-auth',
+        extraEnv: { FLOOR_JWT_SECRET: BENCH_JWT_SECRET },
+      });
+      return { ...server, dialect: authDialect(benchToken()) };
     },
   },
   {
