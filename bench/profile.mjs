@@ -30,12 +30,13 @@ const log = (text) => process.stderr.write(`${text}\n`);
 const scenarioId = process.env.BENCH_PROFILE_SCENARIO ?? 'a';
 const scenario = SCENARIOS.find((s) => s.id === scenarioId && s.kind === 'load');
 if (!scenario) {
-  process.stderr.write(`BENCH_PROFILE_SCENARIO must name a load scenario (a, b, c, e, f)\n`);
+  process.stderr.write(`BENCH_PROFILE_SCENARIO must name a load scenario (a, b, c, e, f, h)\n`);
   process.exit(2);
 }
 // BENCH_PROFILE_SERVER=floor profiles the floor under the same load, for comparison.
 const serverKey = process.env.BENCH_PROFILE_SERVER ?? 'tablegate';
-const dialect = DIALECTS[serverKey];
+// An auth-mode server (tablegate-auth, floor-auth) brings its own dialect, with its token.
+let dialect = DIALECTS[serverKey];
 const next = (seed) => {
   const random = seededRandom(seed);
   return () => scenario.request(dialect, random);
@@ -58,6 +59,7 @@ try {
     extraNodeArgs: ['--cpu-prof', '--cpu-prof-dir', outDir],
     cwd: outDir,
   });
+  dialect = server.dialect ?? dialect;
   log('warm-up 2 s…');
   await runLoad({ base: server.base, connections, seconds: 2, next: next(999), tally: null });
   log(`profiling ${seconds} s of scenario (${scenario.id})…`);

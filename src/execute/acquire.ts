@@ -19,6 +19,8 @@ export interface AcquireBound {
 export function acquire(pool: Pool, bound: AcquireBound): Promise<PoolConnection> {
   return new Promise((resolve, reject) => {
     let settled = false;
+    let aliveTimer: NodeJS.Timeout | undefined;
+    let giveUpTimer: NodeJS.Timeout | undefined;
     const settle = (error: unknown, connection?: PoolConnection) => {
       if (settled) {
         // We gave up on this wait: the connection goes straight back.
@@ -31,15 +33,21 @@ export function acquire(pool: Pool, bound: AcquireBound): Promise<PoolConnection
       if (connection) resolve(connection);
       else reject(error);
     };
-    const aliveTimer = setTimeout(() => {
-      bound.isAlive().then(
-        (alive) => alive || settle(databaseUnavailable()),
-        () => settle(databaseUnavailable()),
-      );
-    }, ALIVE_CHECK_MS);
-    const giveUpTimer = setTimeout(() => settle(databaseBusy()), bound.maxWaitMs);
     pool.getConnection((error, connection) =>
       error ? settle(mapDbError(error)) : settle(null, connection),
     );
+    // mysql2 hands an idle connection over on the next tick, queued before this one: then the
+    // wait is over before it is bounded, and no timer pair is made and cleared for nothing
+    // (issue 17). A real wait (every connection busy, or a new one connecting) gets both.
+    process.nextTick(() => {
+      if (settled) return;
+      aliveTimer = setTimeout(() => {
+        bound.isAlive().then(
+          (alive) => alive || settle(databaseUnavailable()),
+          () => settle(databaseUnavailable()),
+        );
+      }, ALIVE_CHECK_MS);
+      giveUpTimer = setTimeout(() => settle(databaseBusy()), bound.maxWaitMs);
+    });
   });
 }
