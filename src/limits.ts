@@ -21,6 +21,21 @@ export const MAX_INSERT_ROWS = 10_000;
 export const EMAIL_MAX_LENGTH = 254;
 export const PASSWORD_MIN_LENGTH = 8;
 export const PASSWORD_MAX_LENGTH = 1024;
+/** More than 10 failed logins in a minute for one IP and email → 429 (CONTRACT §4). */
+export const MAX_FAILED_LOGINS = 10;
+/** The window of the login and registration counts. */
+export const LIMITS_WINDOW_MS = 60_000;
+/** Every registration and failed login costs ~20 ms of argon2: at most this many per minute and IP. */
+export const MAX_REGISTRATIONS_PER_IP = 60;
+export const MAX_FAILED_LOGINS_PER_IP = 100;
+/**
+ * argon2 runs on libuv's thread pool (4 threads), which file uploads and downloads also use: at
+ * most 3 hashes at once (fewer on fewer cores) keep a thread free for them. One address may
+ * have 8 hashes running or waiting; 32 may wait in all (a wait of well under a second).
+ */
+export const ARGON2_MAX_CONCURRENCY = 3;
+export const ARGON2_PER_CLIENT = 8;
+export const ARGON2_MAX_WAITING = 32;
 
 // HTTP server.
 /** Node's default; a longer request line or header block is answered 431. */
@@ -32,6 +47,8 @@ export const SOCKET_IDLE_TIMEOUT_MS = 60_000;
 export const KEEP_ALIVE_TIMEOUT_MS = 72_000;
 /** On SIGTERM, requests in flight get this long to finish. */
 export const SHUTDOWN_GRACE_MS = 10_000;
+/** Levels of arrays and objects in a JSON body (MariaDB's JSON functions accept 32, MySQL 100). */
+export const MAX_BODY_DEPTH = 64;
 /** A result smaller than this is sent in one piece with a Content-Length; a larger one streams. */
 export const RESPONSE_CHUNK_BYTES = 64 * 1024;
 

@@ -8,26 +8,23 @@
 import os from 'node:os';
 import { normalizeIP } from '@fastify/rate-limit';
 import { serverBusy, tooManyAttempts, tooManyConcurrent, tooManyRequests } from '../errors.js';
+import {
+  ARGON2_MAX_CONCURRENCY,
+  ARGON2_MAX_WAITING,
+  ARGON2_PER_CLIENT,
+  LIMITS_WINDOW_MS,
+  MAX_FAILED_LOGINS,
+  MAX_FAILED_LOGINS_PER_IP,
+  MAX_REGISTRATIONS_PER_IP,
+} from '../limits.js';
 import type { CounterStore, WindowCount } from '../throttle/counter-store.js';
 import { WorkQueue, type WorkQueueLimits, WorkRefused } from '../throttle/work-queue.js';
 import { normalizeEmail } from './users.js';
 
-/** CONTRACT §4: more than 10 failures in a minute for one IP and email → 429. */
-export const MAX_FAILED_LOGINS = 10;
-export const LIMITS_WINDOW_MS = 60_000;
-/** Every registration and failed login costs ~20 ms of argon2: at most this many per minute and IP. */
-export const MAX_REGISTRATIONS_PER_IP = 60;
-export const MAX_FAILED_LOGINS_PER_IP = 100;
-
-/**
- * argon2 runs on libuv's thread pool (4 threads), which file uploads and downloads also use: at
- * most 3 hashes at once (fewer on fewer cores) keep a thread free for them. One address may
- * have 8 hashes running or waiting; 32 may wait in all (a wait of well under a second).
- */
 export const ARGON2_QUEUE: WorkQueueLimits = {
-  concurrency: Math.max(1, Math.min(3, os.availableParallelism())),
-  perClient: 8,
-  maxWaiting: 32,
+  concurrency: Math.max(1, Math.min(ARGON2_MAX_CONCURRENCY, os.availableParallelism())),
+  perClient: ARGON2_PER_CLIENT,
+  maxWaiting: ARGON2_MAX_WAITING,
 };
 
 /** The client's address as limits count it: IPv6 clients are grouped by /64. */

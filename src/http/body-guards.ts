@@ -8,15 +8,9 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { bodyTooDeep, requestTimeout } from '../errors.js';
+import { MAX_BODY_DEPTH } from '../limits.js';
 
 export const STREAMING_ROUTES: ReadonlySet<string> = new Set(['/upload']);
-
-/**
- * Levels of arrays and objects in a whole body. A create body is an array of row objects, so a
- * JSON column's value may nest 62 more levels: more than MariaDB's JSON functions accept (32;
- * MySQL: 100).
- */
-export const MAX_BODY_DEPTH = 64;
 
 /** True when `value` nests arrays/objects deeper than `limit`; iterative, so any depth is safe. */
 export function nestsDeeperThan(value: unknown, limit: number): boolean {
