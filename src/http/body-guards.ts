@@ -51,6 +51,13 @@ export function registerBodyGuards(app: FastifyInstance, bodyTimeoutMs: number):
     done(null, payload);
   });
 
+  // Answered before its body is in (401, 404, 429, …): Node would keep reading the rest to reuse
+  // the connection, so a client trickling the body would hold it anyway. Close it instead.
+  app.addHook('onSend', (request, reply, payload, done) => {
+    if (!request.raw.complete) reply.header('Connection', 'close');
+    done(null, payload);
+  });
+
   app.addHook('preValidation', (request, _reply, done) => {
     if (nestsDeeperThan(request.body, MAX_BODY_DEPTH)) done(bodyTooDeep(MAX_BODY_DEPTH));
     else done();

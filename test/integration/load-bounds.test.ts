@@ -79,6 +79,11 @@ describe('--max-client-requests', () => {
         message: 'Too many requests from this address at once; retry in 1 second',
         code: 'TOO_MANY_CONCURRENT_REQUESTS',
       });
+      // Refused before its body is in: the connection closes instead of waiting for the body.
+      const trickling = await stalledCreate(gw.url);
+      const { text, closed } = await collect(trickling, 5000);
+      expect(closed).toBe(true);
+      expect(text).toMatch(/^HTTP\/1\.1 429 [^]*\r\nconnection: close\r\n/i);
       // Another client is served; the probes are never refused.
       const other = await rawRequest(`${gw.url}/table/t/read`, { localAddress: '127.0.0.2' });
       expect(other.status).toBe(200);
