@@ -4,13 +4,16 @@
  * (`at position N`, N within the text); the whole pipeline (options → plan → SQL) on a schema
  * fixture never throws anything else. The filters include the date/time literals and functions
  * of CONTRACT §3.1a (issue 18). Random valid ASTs, spelled out as text, parse back to the
- * same tree and compile to SQL with exactly one `?` per parameter. The seed of a failing run is
- * printed by fast-check; FUZZ_SEED=<n> replays it.
+ * same tree and compile to SQL with exactly one `?` per parameter. Under a policy (issue 14) the
+ * caller's filter stays one term ANDed with the policy's where, and a hidden column is a 4xx.
+ * The seed of a failing run is printed by fast-check; FUZZ_SEED=<n> replays it.
  */
 import { describe, expect, test } from '@jest/globals';
 import fc from 'fast-check';
 import { ApiError } from '../../../src/errors.js';
 import { planRead } from '../../../src/plan/read-plan.js';
+import { validatePolicy } from '../../../src/policy/policy.js';
+import { guardRead } from '../../../src/policy/stage.js';
 import { parseFilter } from '../../../src/query/filter-parser.js';
 import { parseReadOptions } from '../../../src/query/options.js';
 import { compileCount, compileRead } from '../../../src/sql/compile-read.js';
@@ -237,5 +240,60 @@ describe('the read pipeline under fuzzing (options → plan → SQL, schema fixt
       }),
       params(3000),
     );
+  });
+});
+
+describe('the read pipeline under a policy (issue 14)', () => {
+  const policy = validatePolicy(
+    {
+      roles: {
+        r: {
+          tables: {
+            wide: {
+              read: {
+                where: '(id le @user.id or note eq null) and not (shipped eq true)',
+                columns: ['id', 'price', 'note', 'shipped', 'day', 'at'],
+              },
+            },
+          },
+        },
+      },
+    },
+    new Map([['wide', wide]]),
+  );
+  const access = { policy, role: 'r', user: { id: '5', email: 'r@x.org', role: 'r' } };
+  const COUNT = 'SELECT COUNT(*) FROM `wide`';
+  const policyOnly = compileCount(guardRead(access, planRead(parseReadOptions({}), wide)));
+  const policyWhere = policyOnly.sql.slice(`${COUNT} WHERE `.length);
+
+  test("the caller's filter is one term ANDed with the where; a hidden column is a 4xx", () => {
+    expect(policyOnly.sql.startsWith(`${COUNT} WHERE `)).toBe(true);
+    let guarded = 0;
+    fc.assert(
+      fc.property(validFilter, optionsArb(wide), ({ text }, options) => {
+        const plan = planRead(parseReadOptions({ ...options, $filter: text }), wide);
+        let restricted: ReturnType<typeof guardRead> | null = null;
+        const error = onlyApiErrors(() => {
+          restricted = guardRead(access, plan);
+        });
+        if (error !== null) {
+          expect(error.code).toBe('UNKNOWN_COLUMN');
+          return;
+        }
+        guarded += 1;
+        const mine = compileCount(plan);
+        const both = compileCount(restricted as unknown as typeof plan);
+        const callerWhere = mine.sql.slice(`${COUNT} WHERE `.length);
+        expect(both).toEqual({
+          sql: `${COUNT} WHERE (${callerWhere} AND ${policyWhere})`,
+          params: [...mine.params, ...policyOnly.params],
+        });
+        const read = compileRead(restricted as unknown as typeof plan);
+        expect(placeholderCount(read.sql)).toBe(read.params.length);
+      }),
+      params(2000),
+    );
+    // Enough filters only name granted columns for the property to mean something.
+    expect(guarded).toBeGreaterThan(100);
   });
 });
