@@ -13,6 +13,7 @@ import {
   MAX_IN_VALUES,
   MAX_INSERT_ROWS,
   MAX_NESTING,
+  MAX_PATTERN_CHARS,
   PASSWORD_MAX_LENGTH,
   PASSWORD_MIN_LENGTH,
 } from '../limits.js';
@@ -208,7 +209,7 @@ const FILTER_HELP = [
   '(text), `year month day hour minute second date` (dates and times), e.g.',
   "`contains(tolower(name),'tea')`, `year(created_at) eq 2024`; a function on a column cannot",
   'use its index. A date or function on a column of the wrong type is 400 FILTER_TYPE.',
-  `Limits: ${MAX_FILTER_BYTES} bytes, ${MAX_NESTING} levels of nesting, ${MAX_IN_VALUES} \`in\` values.`,
+  `Limits: ${MAX_FILTER_BYTES} bytes, ${MAX_NESTING} levels of nesting, ${MAX_IN_VALUES} \`in\` values, ${MAX_PATTERN_CHARS} characters of contains/startswith/endswith patterns in all.`,
 ].join(' ');
 
 function readParameters(table: TableInfo): JsonSchema[] {
