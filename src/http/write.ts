@@ -14,10 +14,15 @@ import { routeNotFound, unsupportedMediaType } from '../errors.js';
 import { SUCCESS_MESSAGES } from '../messages.js';
 import { deleteIsExact, insertIsExact, updateIsExact } from '../plan/exact-write.js';
 import { planDelete, planInsert, planUpdate } from '../plan/write-plan.js';
-import { guardDelete, guardInsert, guardUpdate } from '../policy/stage.js';
+import { guardDelete, guardInsert, guardUpdate, updatedRowViolation } from '../policy/stage.js';
 import { parseWriteAction, type WriteAction } from '../query/key-value.js';
 import type { Services } from '../services.js';
-import { compileDelete, compileInsertBatches, compileUpdate } from '../sql/compile-write.js';
+import {
+  compileDelete,
+  compileInsertBatches,
+  compileUpdate,
+  compileUpdateRecheck,
+} from '../sql/compile-write.js';
 
 interface WriteRoute {
   Params: { table: string; action: string };
@@ -49,7 +54,12 @@ export function writeRoutes(app: FastifyInstance, { db, schema }: Services): voi
     requireJson(request);
     const { plan: planned } = await schema.plan(table, (t) => planUpdate(t, match, request.body));
     const plan = guardUpdate(request.access, planned);
-    const result = await db.write([compileUpdate(plan)], { autocommit: updateIsExact(plan) });
+    // A policy's where on a column the update changes: checked after it, in its transaction.
+    const recheck = compileUpdateRecheck(plan);
+    const result = await db.write([compileUpdate(plan)], {
+      autocommit: updateIsExact(plan),
+      guards: recheck ? [{ query: recheck, error: () => updatedRowViolation(plan.table) }] : [],
+    });
     return {
       success: true,
       message: SUCCESS_MESSAGES.updated,

@@ -40,6 +40,8 @@ export interface UpdatePlan {
   readonly where: KeyMatch;
   /** A policy's row condition, ANDed to the key (src/policy/stage.ts). */
   readonly condition?: PlannedFilter | null;
+  /** Check after the UPDATE, in its transaction, that the rows it wrote still satisfy `condition`. */
+  readonly recheck?: boolean;
 }
 
 export interface DeletePlan {

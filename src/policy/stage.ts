@@ -164,6 +164,12 @@ function violation(table: TableInfo, action: 'create' | 'update', detail: string
   );
 }
 
+/** The answer when the check after an update (compileUpdateRecheck) found a row outside the where. */
+export const updatedRowViolation = (table: TableInfo) =>
+  policyViolation(
+    `The updated row would not satisfy this role's policy for update on '${table.name}'; nothing was changed`,
+  );
+
 /**
  * A create: only granted columns, and every row satisfies the where. The where of a create is a
  * conjunction of `col eq value` (validatePolicy insists), so it is checked here against the
@@ -192,12 +198,38 @@ export function guardInsert(access: Access | null, plan: InsertPlan): InsertPlan
 }
 
 /**
+ * Column kinds whose stored value `column <=> <the value just written>` finds again for sure
+ * (compile-write.ts compileUpdateRecheck). FLOAT rounds, YEAR turns 24 into 2024, SET reorders
+ * its members, BINARY pads, JSON compares as documents: for those the written row could slip
+ * past the check, so an update of such a column that the where reads is refused instead.
+ */
+const RECHECKABLE_KINDS: ReadonlySet<string> = new Set([
+  'integer',
+  'decimal',
+  'string',
+  'date',
+  'datetime',
+]);
+
+function recheckable(plan: UpdatePlan): boolean {
+  // A trigger could change what is written; only a table known to have none is checked.
+  if (plan.table.hasTriggers !== false) return false;
+  return plan.set.every(
+    ({ column }) => RECHECKABLE_KINDS.has(column.kind) && column.dataType !== 'set',
+  );
+}
+
+/**
  * An update: only granted columns are set, the where is ANDed into the UPDATE's WHERE (a key
  * outside it matches nothing), and an updated row must still satisfy it. Columns the SET does
- * not touch keep their values, so only conjuncts on set columns can turn false; a set column
- * the where reads must be one of its `col eq value` conjuncts and get exactly that value
- * (status eq 'open' can be set to 'open', customer_id eq @user.id to the caller's id). Anything
- * else is refused with 403 POLICY_VIOLATION before any SQL runs, so nothing is written.
+ * not touch keep their values, so only parts of the where that read a set column can turn false:
+ * - a set column that is one of the where's top-level `col eq value` conjuncts is checked here,
+ *   before any SQL: a value other than that one is 403 POLICY_VIOLATION at once;
+ * - any other part that reads a set column (`amount lt 100`, an `or`, a generated column) is
+ *   checked after the UPDATE in the same transaction (`recheck`, compiled by
+ *   compileUpdateRecheck): an updated row that no longer satisfies the where rolls everything
+ *   back with 403 POLICY_VIOLATION. Where that check could miss a row (see recheckable), the
+ *   update is refused instead.
  */
 export function guardUpdate(access: Access | null, plan: UpdatePlan): UpdatePlan {
   if (access === null) return plan;
@@ -211,19 +243,25 @@ export function guardUpdate(access: Access | null, plan: UpdatePlan): UpdatePlan
   const read = grant.where.template.columns;
   // A generated column the where reads may follow any set column.
   const readsGenerated = [...read].some((name) => plan.table.columnsByName.get(name)?.generated);
-  const touched = plan.set.filter(({ column }) => read.has(column.name) || readsGenerated);
+  const touched = plan.set.filter(({ column }) => read.has(column.name));
+  let recheck = readsGenerated && plan.set.length > 0;
   if (touched.length > 0) {
     const { required, elsewhere } = grant.where.equalities(access.user);
-    if (readsGenerated) violation(plan.table, 'update', 'it depends on a generated column');
     for (const { column, value } of touched) {
       const literals = required.get(column.name);
-      const exact = literals !== undefined && !elsewhere.has(column.name);
-      if (!exact || !satisfies(column, value, literals)) {
+      if (literals !== undefined && !satisfies(column, value, literals)) {
         violation(plan.table, 'update', `column '${column.name}'`);
       }
+      if (literals === undefined || elsewhere.has(column.name)) recheck = true;
     }
   }
-  return { ...plan, condition: grant.where.plan(plan.table, access.user) };
+  if (recheck && !recheckable(plan)) {
+    throw policyViolation(
+      `This role's policy for update on '${plan.table.name}' reads a column this update changes, and the change cannot be checked here (a FLOAT, YEAR, SET, BIT, binary or JSON column, or a table with triggers)`,
+    );
+  }
+  const condition = grant.where.plan(plan.table, access.user);
+  return recheck ? { ...plan, condition, recheck } : { ...plan, condition };
 }
 
 /** A delete: the where is ANDed into the DELETE's WHERE. */

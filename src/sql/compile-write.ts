@@ -81,6 +81,32 @@ export function compileUpdate(plan: UpdatePlan): CompiledQuery {
   };
 }
 
+/**
+ * A policy's check after an update (`plan.recheck`): a SELECT that returns a row exactly when a
+ * row the UPDATE wrote no longer satisfies `plan.condition`, run in the same transaction. The
+ * written rows are found by the key (unless the SET changes its column) and by the values just
+ * set, compared null-safely; a row found that the UPDATE did not write (one that already held
+ * those values and failed the condition) can only make the check refuse, never pass. Null when
+ * there is nothing to check.
+ */
+export function compileUpdateRecheck(plan: UpdatePlan): CompiledQuery | null {
+  if (!plan.recheck || !plan.condition) return null;
+  const params: unknown[] = [];
+  const parts: string[] = [];
+  if (!plan.set.some(({ column }) => column.name === plan.where.column.name)) {
+    parts.push(compileKeyMatch(plan.where, params));
+  }
+  for (const { column, value } of plan.set) {
+    params.push(value);
+    parts.push(`${quoteIdent(column.name)} <=> ?`);
+  }
+  parts.push(`(${compileFilter(plan.condition, params)}) IS NOT TRUE`);
+  return {
+    sql: `SELECT 1 FROM ${quoteIdent(plan.table.name)} WHERE ${parts.join(' AND ')} LIMIT 1`,
+    params,
+  };
+}
+
 export function compileDelete(plan: DeletePlan): CompiledQuery {
   const params: unknown[] = [];
   const where = compileWhere(plan.where, plan.condition, params);

@@ -54,6 +54,14 @@ const SHOP_POLICY = {
         },
       },
     },
+    editor: {
+      tables: {
+        orders: {
+          read: { where: 'customer_id eq @user.id' },
+          update: { where: "customer_id eq @user.id and (note ne 'locked' or note eq null)" },
+        },
+      },
+    },
     admin: {
       tables: { '*': { read: true, create: true, update: true, delete: true } },
       files: { upload: true, download: true },
@@ -154,6 +162,7 @@ beforeAll(async () => {
   await signUp(gw.url, 'bob', 'user');
   await signUp(gw.url, 'cat', 'clerk');
   await signUp(gw.url, 'root', 'admin');
+  await signUp(gw.url, 'dan', 'editor');
   await db.admin.query(
     `INSERT INTO orders (customer_id, status, note) VALUES
       (?, 'open', 'ann 1'), (?, 'closed', 'ann 2'), (?, 'open', 'bob 1'), (?, 'open', 'bob 2'),
@@ -391,6 +400,46 @@ describe('clerk: update and delete under a where, every column', () => {
     const answer = await call(gw.url, 'GET', '/@/x.png', { token: tokens.cat });
     expect(answer.status).toBe(403);
     expect(answer.body).toEqual(FORBIDDEN);
+  });
+});
+
+describe('editor: a where that is not only col eq value, checked after the update', () => {
+  test('an update that takes its row out of the where is rolled back; one that keeps it in is not', async () => {
+    await db.admin.query(
+      "INSERT INTO orders (id, customer_id, status, note) VALUES (100, ?, 'open', 'draft')",
+      [ids.dan],
+    );
+    try {
+      const before = await orders();
+      const locked = await call(gw.url, 'PUT', '/table/orders/update(id,100)', {
+        token: tokens.dan,
+        json: { note: 'locked', status: 'paid' },
+      });
+      expect(locked.status).toBe(403);
+      expect(locked.body).toEqual({
+        success: false,
+        message:
+          "The updated row would not satisfy this role's policy for update on 'orders'; nothing was changed",
+        code: 'POLICY_VIOLATION',
+      });
+      expect(await orders()).toEqual(before);
+      const ok = await call(gw.url, 'PUT', '/table/orders/update(id,100)', {
+        token: tokens.dan,
+        json: { note: 'final', status: 'paid' },
+      });
+      expect((ok.body as { affectedRows: number }).affectedRows).toBe(1);
+      const row = (await orders()).find((r) => r.id === 100);
+      expect([row?.note, row?.status]).toEqual(['final', 'paid']);
+      // Someone else's order: the key matches nothing, nothing is checked or changed.
+      const other = await call(gw.url, 'PUT', '/table/orders/update(id,1)', {
+        token: tokens.dan,
+        json: { note: 'mine now' },
+      });
+      expect((other.body as { affectedRows: number }).affectedRows).toBe(0);
+      expect((await orders()).find((r) => r.id === 1)?.note).not.toBe('mine now');
+    } finally {
+      await db.admin.query('DELETE FROM orders WHERE id = 100');
+    }
   });
 });
 

@@ -23,7 +23,11 @@ import {
 import { bindWhere, parseWhere } from '../../../src/policy/where.js';
 import { parseReadOptions } from '../../../src/query/options.js';
 import { compileCount, compileRead } from '../../../src/sql/compile-read.js';
-import { compileDelete, compileUpdate } from '../../../src/sql/compile-write.js';
+import {
+  compileDelete,
+  compileUpdate,
+  compileUpdateRecheck,
+} from '../../../src/sql/compile-write.js';
 import { column, table } from '../fixtures/schema.js';
 
 const text = (name: string) =>
@@ -262,5 +266,58 @@ describe('the stage between plan and compile', () => {
     const run = () => guardInsert(as('user'), planInsert(orders, body));
     if (code === null) expect(run).not.toThrow();
     else expect(run).toThrow(expect.objectContaining({ status: 403, code }));
+  });
+});
+
+describe('an update checked after it runs', () => {
+  const checked: TableInfo = { ...orders, name: 'checked', hasTriggers: false };
+  const triggered: TableInfo = { ...orders, name: 'triggered', hasTriggers: true };
+  const rules = validatePolicy(
+    {
+      roles: {
+        e: {
+          tables: {
+            '*': { read: true, update: { where: "customer_id eq @user.id and note ne 'locked'" } },
+          },
+        },
+      },
+    },
+    new Map([
+      ['checked', checked],
+      ['triggered', triggered],
+    ]),
+  );
+  const access: Access = {
+    policy: rules,
+    role: 'e',
+    user: { id: '7', email: 'e@x.org', role: 'e' },
+  };
+  const key = { key: 'id', value: { kind: 'number', text: '3' }, bare: '3' } as const;
+
+  test('a set column the where reads outside col eq value: a SELECT after the UPDATE', () => {
+    const plan = guardUpdate(access, planUpdate(checked, key, { note: 'x', status: 's' }));
+    expect(compileUpdate(plan)).toEqual({
+      sql: 'UPDATE `checked` SET `note` = ?, `status` = ? WHERE `id` = ? AND (`customer_id` = ? AND `note` <> ?)',
+      params: ['x', 's', 3, '7', 'locked'],
+    });
+    expect(compileUpdateRecheck(plan)).toEqual({
+      sql: 'SELECT 1 FROM `checked` WHERE `id` = ? AND `note` <=> ? AND `status` <=> ? AND ((`customer_id` = ? AND `note` <> ?)) IS NOT TRUE LIMIT 1',
+      params: [3, 'x', 's', '7', 'locked'],
+    });
+  });
+
+  test('no check when the set columns are proven (or not read by the where)', () => {
+    expect(
+      compileUpdateRecheck(guardUpdate(access, planUpdate(checked, key, { status: 's' }))),
+    ).toBeNull();
+    expect(
+      compileUpdateRecheck(guardUpdate(access, planUpdate(checked, key, { customer_id: 7 }))),
+    ).toBeNull();
+  });
+
+  test('a table with triggers cannot be checked that way: refused', () => {
+    expect(() => guardUpdate(access, planUpdate(triggered, key, { note: 'x' }))).toThrow(
+      expect.objectContaining({ status: 403, code: 'POLICY_VIOLATION' }),
+    );
   });
 });
