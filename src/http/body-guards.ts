@@ -27,19 +27,21 @@ export function nestsDeeperThan(value: unknown, limit: number): boolean {
 }
 
 export function registerBodyGuards(app: FastifyInstance, bodyTimeoutMs: number): void {
-  // From the end of the headers, the body has bodyTimeoutMs to arrive in full.
+  // From the end of the headers, the body has bodyTimeoutMs to arrive in full: read by the JSON
+  // parser, or (a request answered before it, with 401, 404, 429 …) discarded by Node so the
+  // connection can be reused. Armed in onRequest, so a request refused there is bound too.
   // Callback hooks, not async ones: they run on every request (issue 17).
-  app.addHook('preParsing', (request, reply, payload, done) => {
+  app.addHook('onRequest', (request, reply, done) => {
     if (request.raw.complete || STREAMING_ROUTES.has(request.routeOptions.url ?? '')) {
-      done(null, payload);
+      done();
       return;
     }
     const timer = setTimeout(() => {
       if (request.raw.complete) return;
-      if (!reply.sent && payload.listenerCount('error') > 0) {
+      if (!reply.sent && request.raw.listenerCount('error') > 0) {
         // Fastify's body reader answers this error (408); then the connection is closed.
         reply.header('Connection', 'close');
-        payload.emit('error', requestTimeout());
+        request.raw.emit('error', requestTimeout());
       } else {
         // Nothing reads this body (or the answer is out): the connection goes now.
         request.raw.socket.destroy();
@@ -48,14 +50,7 @@ export function registerBodyGuards(app: FastifyInstance, bodyTimeoutMs: number):
     const stop = () => clearTimeout(timer);
     request.raw.once('end', stop);
     request.raw.once('close', stop);
-    done(null, payload);
-  });
-
-  // Answered before its body is in (401, 404, 429, …): Node would keep reading the rest to reuse
-  // the connection, so a client trickling the body would hold it anyway. Close it instead.
-  app.addHook('onSend', (request, reply, payload, done) => {
-    if (!request.raw.complete) reply.header('Connection', 'close');
-    done(null, payload);
+    done();
   });
 
   app.addHook('preValidation', (request, _reply, done) => {

@@ -79,11 +79,6 @@ describe('--max-client-requests', () => {
         message: 'Too many requests from this address at once; retry in 1 second',
         code: 'TOO_MANY_CONCURRENT_REQUESTS',
       });
-      // Refused before its body is in: the connection closes instead of waiting for the body.
-      const trickling = await stalledCreate(gw.url);
-      const { text, closed } = await collect(trickling, 5000);
-      expect(closed).toBe(true);
-      expect(text).toMatch(/^HTTP\/1\.1 429 [\s\S]*\r\nconnection: close\r\n/i);
       // Another client is served; the probes are never refused.
       const other = await rawRequest(`${gw.url}/table/t/read`, { localAddress: '127.0.0.2' });
       expect(other.status).toBe(200);
@@ -95,6 +90,25 @@ describe('--max-client-requests', () => {
       expect((await rawRequest(`${gw.url}/table/t/read`)).status).toBe(200);
     } finally {
       for (const socket of sockets) socket.destroy();
+      await gw.close();
+    }
+  });
+
+  test('a request refused before its body is in holds its connection no longer than the body bound', async () => {
+    const gw = await startTestGateway(db.name, { maxClientRequests: 1, bodyTimeoutMs: 1500 });
+    try {
+      const holder = await stalledCreate(gw.url);
+      const held = collect(holder, 10_000);
+      await sleep(200);
+      const refused = await stalledCreate(gw.url);
+      const answer = collect(refused, 10_000);
+      const trickle = setInterval(() => refused.writable && refused.write(' '), 300);
+      const { text, closed } = await answer;
+      clearInterval(trickle);
+      expect(text).toMatch(/^HTTP\/1\.1 429 /);
+      expect(closed).toBe(true);
+      expect((await held).text).toMatch(/^HTTP\/1\.1 408 /);
+    } finally {
       await gw.close();
     }
   });
