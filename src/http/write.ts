@@ -14,12 +14,19 @@ import { routeNotFound, unsupportedMediaType } from '../errors.js';
 import { SUCCESS_MESSAGES } from '../messages.js';
 import { deleteIsExact, insertIsExact, updateIsExact } from '../plan/exact-write.js';
 import { planDelete, planInsert, planUpdate } from '../plan/write-plan.js';
-import { guardDelete, guardInsert, guardUpdate, updatedRowViolation } from '../policy/stage.js';
+import {
+  createdRowViolation,
+  guardDelete,
+  guardInsert,
+  guardUpdate,
+  updatedRowViolation,
+} from '../policy/stage.js';
 import { parseWriteAction, type WriteAction } from '../query/key-value.js';
 import type { Services } from '../services.js';
 import {
   compileDelete,
   compileInsertBatches,
+  compileInsertRechecks,
   compileUpdate,
   compileUpdateRecheck,
 } from '../sql/compile-write.js';
@@ -36,9 +43,15 @@ export function writeRoutes(app: FastifyInstance, { db, schema }: Services): voi
     requireJson(request);
     const { plan: planned } = await schema.plan(table, (t) => planInsert(t, request.body));
     const plan = guardInsert(request.access, planned);
+    // A policy's where beyond `col eq value`: checked after the INSERT, in its transaction.
+    const rechecks = compileInsertRechecks(plan).map((query) => ({
+      query,
+      error: () => createdRowViolation(plan.table),
+    }));
     const result = await db.write(compileInsertBatches(plan), {
       unprepare: plan.rows.length > 1,
       autocommit: insertIsExact(plan),
+      guards: rechecks,
     });
     return {
       success: true,

@@ -23,6 +23,10 @@ export interface InsertPlan {
   readonly columns: readonly ColumnInfo[];
   /** One cell per column for every row. */
   readonly rows: readonly (readonly PlannedCell[])[];
+  /** A policy's row condition every inserted row must satisfy (src/policy/stage.ts)… */
+  readonly condition?: PlannedFilter | null;
+  /** …checked after the INSERT, in its transaction. */
+  readonly recheck?: boolean;
 }
 
 export interface Assignment {

@@ -157,13 +157,6 @@ function validateGrant(
         throw new PolicyError(`${whereAt}: ${(error as Error).message}`);
       }
     }
-    // A created row is checked against the where in the gateway before it is written (see
-    // policy/stage.ts), which is exact for `col eq value` conjunctions only.
-    if (action === 'create' && !condition.equalities(sample).complete) {
-      throw new PolicyError(
-        `${whereAt}: a create where must be 'column eq value' conditions joined by 'and', such as "customer_id eq @user.id"`,
-      );
-    }
   }
   return { where: condition, columns };
 }

@@ -171,17 +171,48 @@ export const updatedRowViolation = (table: TableInfo) =>
   );
 
 /**
- * A create: only granted columns, and every row satisfies the where. The where of a create is a
- * conjunction of `col eq value` (validatePolicy insists), so it is checked here against the
- * values about to be written, before any SQL: a batch with one bad row writes none. A row that
- * leaves such a column to its default does not satisfy it (the default is not known here).
+ * Column kinds whose stored value `column <=> <the value just written>` finds again for sure
+ * (compile-write.ts compileUpdateRecheck, compileInsertRechecks). FLOAT rounds, YEAR turns 24 into 2024, SET reorders
+ * its members, BINARY pads, JSON compares as documents: for those the written row could slip
+ * past the check, so such a write that needs the check is refused instead.
+ */
+const RECHECKABLE_KINDS: ReadonlySet<string> = new Set([
+  'integer',
+  'decimal',
+  'string',
+  'date',
+  'datetime',
+]);
+
+function recheckable(table: TableInfo, written: readonly ColumnInfo[]): boolean {
+  // A trigger could change what is written; only a table known to have none is checked.
+  if (table.hasTriggers !== false) return false;
+  return written.every((column) => RECHECKABLE_KINDS.has(column.kind) && column.dataType !== 'set');
+}
+
+const CANNOT_CHECK =
+  'and the values cannot be checked here (a FLOAT, YEAR, SET, BIT, binary or JSON column, or a table with triggers)';
+
+/** The answer when the check after a create (compileInsertRechecks) found a row outside the where. */
+export const createdRowViolation = (table: TableInfo) =>
+  policyViolation(
+    `A new row would not satisfy this role's policy for create on '${table.name}'; nothing was inserted`,
+  );
+
+/**
+ * A create: only granted columns, and every row satisfies the where; a batch with one bad row
+ * writes none. The where's top-level `col eq value` conjuncts are checked here against the values
+ * about to be written, before any SQL (a row that leaves such a column to its default does not
+ * satisfy it: the default is not known here). When that is the whole where, nothing else is
+ * needed; otherwise (`amount lt 100`, an `or`) the rows are checked after the INSERT in the same
+ * transaction (`recheck`, compileInsertRechecks), and everything is rolled back when one fails.
  */
 export function guardInsert(access: Access | null, plan: InsertPlan): InsertPlan {
   if (access === null) return plan;
   const grant = grantOf(access, plan.table, 'create');
   checkWritable(grant, plan.columns);
   if (grant.where === null) return plan;
-  const { required } = grant.where.equalities(access.user);
+  const { required, complete } = grant.where.equalities(access.user);
   for (const [name, literals] of required) {
     const at = plan.columns.findIndex((column) => column.name === name);
     const column = plan.table.columnsByName.get(name) as ColumnInfo;
@@ -194,29 +225,13 @@ export function guardInsert(access: Access | null, plan: InsertPlan): InsertPlan
       }
     });
   }
-  return plan;
-}
-
-/**
- * Column kinds whose stored value `column <=> <the value just written>` finds again for sure
- * (compile-write.ts compileUpdateRecheck). FLOAT rounds, YEAR turns 24 into 2024, SET reorders
- * its members, BINARY pads, JSON compares as documents: for those the written row could slip
- * past the check, so an update of such a column that the where reads is refused instead.
- */
-const RECHECKABLE_KINDS: ReadonlySet<string> = new Set([
-  'integer',
-  'decimal',
-  'string',
-  'date',
-  'datetime',
-]);
-
-function recheckable(plan: UpdatePlan): boolean {
-  // A trigger could change what is written; only a table known to have none is checked.
-  if (plan.table.hasTriggers !== false) return false;
-  return plan.set.every(
-    ({ column }) => RECHECKABLE_KINDS.has(column.kind) && column.dataType !== 'set',
-  );
+  if (complete) return plan;
+  if (!recheckable(plan.table, plan.columns)) {
+    throw policyViolation(
+      `This role's policy for create on '${plan.table.name}' is more than 'column eq value' conditions, ${CANNOT_CHECK}`,
+    );
+  }
+  return { ...plan, condition: grant.where.plan(plan.table, access.user), recheck: true };
 }
 
 /**
@@ -255,9 +270,15 @@ export function guardUpdate(access: Access | null, plan: UpdatePlan): UpdatePlan
       if (literals === undefined || elsewhere.has(column.name)) recheck = true;
     }
   }
-  if (recheck && !recheckable(plan)) {
+  if (
+    recheck &&
+    !recheckable(
+      plan.table,
+      plan.set.map(({ column }) => column),
+    )
+  ) {
     throw policyViolation(
-      `This role's policy for update on '${plan.table.name}' reads a column this update changes, and the change cannot be checked here (a FLOAT, YEAR, SET, BIT, binary or JSON column, or a table with triggers)`,
+      `This role's policy for update on '${plan.table.name}' reads a column this update changes, ${CANNOT_CHECK}`,
     );
   }
   const condition = grant.where.plan(plan.table, access.user);

@@ -4,6 +4,7 @@
  * parameter; a column an inserted row leaves out is the SQL keyword DEFAULT. Knows no HTTP.
  */
 
+import type { ColumnInfo } from '../db/schema-types.js';
 import type { PlannedFilter } from '../plan/read-plan.js';
 import type {
   DeletePlan,
@@ -105,6 +106,45 @@ export function compileUpdateRecheck(plan: UpdatePlan): CompiledQuery | null {
     sql: `SELECT 1 FROM ${quoteIdent(plan.table.name)} WHERE ${parts.join(' AND ')} LIMIT 1`,
     params,
   };
+}
+
+/**
+ * A policy's check after a create (`plan.recheck`): SELECTs that return a row exactly when an
+ * inserted row does not satisfy `plan.condition`, run in the same transaction. The inserted rows
+ * are found by the values they were given, compared null-safely (columns left to their default
+ * are not compared; the condition sees their stored default); a row found that this INSERT did
+ * not write can only make the check refuse. As many SELECTs as the placeholder limit needs.
+ */
+export function compileInsertRechecks(
+  plan: InsertPlan,
+  maxPlaceholders = MAX_PLACEHOLDERS,
+): CompiledQuery[] {
+  const condition = plan.condition;
+  if (!plan.recheck || !condition) return [];
+  const conditionParams: unknown[] = [];
+  const conditionSql = compileFilter(condition, conditionParams);
+  const checks: CompiledQuery[] = [];
+  let rows: string[] = [];
+  let params: unknown[] = [];
+  const flush = () => {
+    if (rows.length === 0) return;
+    checks.push({
+      sql: `SELECT 1 FROM ${quoteIdent(plan.table.name)} WHERE (${rows.join(' OR ')}) AND (${conditionSql}) IS NOT TRUE LIMIT 1`,
+      params: [...params, ...conditionParams],
+    });
+    rows = [];
+    params = [];
+  };
+  for (const row of plan.rows) {
+    const values = row.flatMap((cell, at) =>
+      cell.kind === 'value' ? [{ column: plan.columns[at] as ColumnInfo, value: cell.value }] : [],
+    );
+    if (params.length + values.length + conditionParams.length > maxPlaceholders) flush();
+    rows.push(`(${values.map(({ column }) => `${quoteIdent(column.name)} <=> ?`).join(' AND ')})`);
+    params.push(...values.map(({ value }) => value));
+  }
+  flush();
+  return checks;
 }
 
 export function compileDelete(plan: DeletePlan): CompiledQuery {

@@ -59,6 +59,7 @@ const SHOP_POLICY = {
         orders: {
           read: { where: 'customer_id eq @user.id' },
           update: { where: "customer_id eq @user.id and (note ne 'locked' or note eq null)" },
+          create: { where: "customer_id eq @user.id and (note ne 'locked' or note eq null)" },
         },
       },
     },
@@ -440,6 +441,36 @@ describe('editor: a where that is not only col eq value, checked after the updat
     } finally {
       await db.admin.query('DELETE FROM orders WHERE id = 100');
     }
+  });
+});
+
+describe('editor: a create where beyond col eq value, checked after the INSERT', () => {
+  test('a batch with one row outside the where inserts none; a good batch inserts all', async () => {
+    const before = await orders();
+    const bad = await call(gw.url, 'POST', '/table/orders/create', {
+      token: tokens.dan,
+      json: [
+        { customer_id: ids.dan, note: 'fine' },
+        { customer_id: ids.dan, note: 'locked' },
+        { customer_id: ids.dan },
+      ],
+    });
+    expect(bad.status).toBe(403);
+    expect(bad.body).toEqual({
+      success: false,
+      message:
+        "A new row would not satisfy this role's policy for create on 'orders'; nothing was inserted",
+      code: 'POLICY_VIOLATION',
+    });
+    expect(await orders()).toEqual(before);
+    const good = await call(gw.url, 'POST', '/table/orders/create', {
+      token: tokens.dan,
+      json: [{ customer_id: ids.dan, note: 'fine' }, { customer_id: ids.dan }],
+    });
+    expect((good.body as { affectedRows: number }).affectedRows).toBe(2);
+    const added = (await orders()).filter((r) => String(r.customer_id) === ids.dan);
+    expect(added.map((r) => r.note)).toEqual(['fine', null]);
+    await db.admin.query('DELETE FROM orders WHERE customer_id = ?', [ids.dan]);
   });
 });
 
