@@ -216,8 +216,15 @@ export class SchemaCache {
     return this.tables.get(name);
   }
 
-  /** The table, or the 404 a request naming an unknown table answers with. */
-  async require(name: string): Promise<TableInfo> {
+  /**
+   * The table, or the 404 a request naming an unknown table answers with. A known table comes
+   * back at once, not as a promise: every request asks (issue 17).
+   */
+  require(name: string): TableInfo | Promise<TableInfo> {
+    return this.tables.get(name) ?? this.requireAfterRead(name);
+  }
+
+  private async requireAfterRead(name: string): Promise<TableInfo> {
     const table = await this.find(name);
     if (!table) throw unknownTable(name);
     return table;
@@ -228,18 +235,27 @@ export class SchemaCache {
    * not know, the schema is re-read (at most once a second) and the plan made again, so a column
    * added after start is served on first use, like a new table.
    */
-  async plan<T>(
+  plan<T>(
     table: TableInfo,
     plan: (table: TableInfo) => T,
-  ): Promise<{ table: TableInfo; plan: T }> {
+  ): { table: TableInfo; plan: T } | Promise<{ table: TableInfo; plan: T }> {
+    // The usual case answers at once; only a schema miss waits for a re-read. Callers await it.
     try {
       return { table, plan: plan(table) };
     } catch (error) {
       if (!(error instanceof ApiError) || !error.schemaMiss) throw error;
-      await this.refreshIfStale();
-      const fresh = await this.require(table.name);
-      if (fresh === table) throw error;
-      return { table: fresh, plan: plan(fresh) };
+      return this.planAfterRead(table, plan, error);
     }
+  }
+
+  private async planAfterRead<T>(
+    table: TableInfo,
+    plan: (table: TableInfo) => T,
+    error: ApiError,
+  ): Promise<{ table: TableInfo; plan: T }> {
+    await this.refreshIfStale();
+    const fresh = await this.require(table.name);
+    if (fresh === table) throw error;
+    return { table: fresh, plan: plan(fresh) };
   }
 }
