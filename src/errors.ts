@@ -27,7 +27,8 @@ export type Stage =
   | 'stream' // a streamed response
   | 'upload'
   | 'files'
-  | 'policy' // --policy: what the caller's role may not do (CONTRACT §6)
+  | 'policy-action' // --policy: an action the caller's role may not do (CONTRACT §6)
+  | 'policy-rows' // --policy: a created or updated row outside the role's where
   | 'mysql'; // MySQL's refusals, under MySQL's error name
 
 export interface ErrorSpec {
@@ -121,8 +122,8 @@ export const ERRORS = {
 
   // policy (CONTRACT §6): an action the role may not do on a table it can read, or files; a
   // written row outside the role's where.
-  FORBIDDEN: { status: 403, stages: ['policy'], message: 'Forbidden' },
-  POLICY_VIOLATION: { status: 403, stages: ['policy'], message: detail },
+  FORBIDDEN: { status: 403, stages: ['policy-action'], message: 'Forbidden' },
+  POLICY_VIOLATION: { status: 403, stages: ['policy-rows'], message: detail },
   INVALID_CREDENTIALS: {
     status: 401,
     stages: ['login'],

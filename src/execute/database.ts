@@ -41,8 +41,11 @@ export interface Database {
   run(query: CompiledQuery): Promise<{ affectedRows: number; insertId: number }>;
   /** Statements in one transaction: all or none (write.ts). */
   write(statements: readonly CompiledQuery[], options?: WriteOptions): Promise<WriteResult>;
-  /** True when the server answers within `HEALTH_TIMEOUT_MS`; never waits behind the pool. */
-  ping(): Promise<boolean>;
+  /**
+   * True when the server answers within `HEALTH_TIMEOUT_MS`; never waits behind the pool.
+   * `fresh`: the answer comes from a ping sent after the call (not one already in flight).
+   */
+  ping(fresh?: boolean): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -88,18 +91,24 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
     .createPool({ ...poolOptions(config), connectionLimit: 2, maxIdle: 2 })
     .promise();
 
-  /** One ping at a time, shared by every caller that asks meanwhile. */
+  /**
+   * The ping in flight, shared by every caller that asks meanwhile — except a `fresh` one
+   * (/health), which sends its own: the answer to a ping sent earlier may describe a server that
+   * has frozen since.
+   */
   let pinging: Promise<boolean> | null = null;
-  const ping = (): Promise<boolean> => {
-    pinging ??= within(control.query('SELECT 1'), HEALTH_TIMEOUT_MS)
+  const ping = (fresh = false): Promise<boolean> => {
+    if (pinging && !fresh) return pinging;
+    const answer: Promise<boolean> = within(control.query('SELECT 1'), HEALTH_TIMEOUT_MS)
       .then(
         () => true,
         () => false,
       )
       .finally(() => {
-        pinging = null;
+        if (pinging === answer) pinging = null;
       });
-    return pinging;
+    pinging = answer;
+    return answer;
   };
   const kill = async (threadId: number) => {
     await control.query('KILL QUERY ?', [threadId]);
@@ -153,7 +162,7 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
       }),
     write: (statements, writeOptions = {}) =>
       using((c) => runTransaction(c, statements, writeOptions)),
-    ping,
+    ping: (fresh) => ping(fresh),
     close: async () => {
       watchdog.close();
       await Promise.all([promise.end(), control.end()]);

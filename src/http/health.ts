@@ -12,6 +12,6 @@ import type { Services } from '../services.js';
 export function healthRoutes(app: FastifyInstance, { db }: Services): void {
   app.get('/live', async () => ({ status: 'ok' }));
   app.get('/health', async (_request, reply) =>
-    (await db.ping()) ? { status: 'ok' } : reply.code(503).send({ status: 'unavailable' }),
+    (await db.ping(true)) ? { status: 'ok' } : reply.code(503).send({ status: 'unavailable' }),
   );
 }

@@ -190,9 +190,26 @@ const AUTH_SCHEMAS: Readonly<Record<string, JsonSchema>> = {
 /** The stages each operation runs (its error responses are theirs, openapi/error-codes.ts). */
 const TABLE_STAGES: readonly Stage[] = ['request', 'table', 'execute'];
 const READ_STAGES: readonly Stage[] = ['read-options', ...TABLE_STAGES];
-const CREATE_STAGES: readonly Stage[] = ['json-body', 'values', 'rows', ...TABLE_STAGES];
-const UPDATE_STAGES: readonly Stage[] = ['key', 'json-body', 'values', ...TABLE_STAGES];
-const DELETE_STAGES: readonly Stage[] = ['key', ...TABLE_STAGES];
+// A table the role may not read answers 404 (UNKNOWN_TABLE), so reads are never FORBIDDEN.
+const CREATE_STAGES: readonly Stage[] = [
+  'json-body',
+  'values',
+  'rows',
+  ...TABLE_STAGES,
+  'policy-action',
+  'policy-rows',
+];
+const UPDATE_STAGES: readonly Stage[] = [
+  'key',
+  'json-body',
+  'values',
+  ...TABLE_STAGES,
+  'policy-action',
+  'policy-rows',
+];
+const DELETE_STAGES: readonly Stage[] = ['key', ...TABLE_STAGES, 'policy-action'];
+/** Stages that exist only under a policy. */
+const POLICY_STAGES: ReadonlySet<Stage> = new Set(['policy-action', 'policy-rows']);
 const REGISTER_STAGES: readonly Stage[] = ['json-body', 'register', 'request', 'execute'];
 const LOGIN_STAGES: readonly Stage[] = ['json-body', 'login', 'request', 'execute'];
 /** MySQL's refusals (its error names as codes): reads may be refused, writes also conflict. */
@@ -466,7 +483,7 @@ function otherPaths(
               },
             }),
           },
-          ...errorResponses(guarded(['upload', 'request'])),
+          ...errorResponses(guarded(['upload', 'request', 'policy-action'])),
         },
       },
     },
@@ -490,7 +507,7 @@ function otherPaths(
         responses: {
           200: { description: 'The file', content: { '*/*': { schema: {} } } },
           206: { description: 'The requested range', content: { '*/*': { schema: {} } } },
-          ...errorResponses(guarded(['files', 'request'])),
+          ...errorResponses(guarded(['files', 'request', 'policy-action'])),
         },
       },
     },
@@ -572,10 +589,12 @@ export function buildOpenApiDocument(
   view: DocumentView = FULL_VIEW,
 ): OpenApiDocument {
   const auth = config.mode === 'auth';
-  // Under a policy every operation may also be refused by it (FORBIDDEN, POLICY_VIOLATION).
-  const policyStages: Stage[] = view === FULL_VIEW ? [] : ['policy'];
-  const guarded = (stages: readonly Stage[]): Stage[] =>
-    auth ? ['guard', ...stages, ...policyStages] : [...stages, ...policyStages];
+  // An operation's policy stages (FORBIDDEN, POLICY_VIOLATION) apply only under a policy.
+  const underPolicy = view !== FULL_VIEW;
+  const guarded = (stages: readonly Stage[]): Stage[] => {
+    const applying = stages.filter((stage) => underPolicy || !POLICY_STAGES.has(stage));
+    return auth ? ['guard', ...applying] : applying;
+  };
   const sorted = [...tables].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const schemas: Record<string, JsonSchema> = { ...FIXED_SCHEMAS, ...(auth ? AUTH_SCHEMAS : {}) };
   const taken = new Set(Object.keys(schemas));
