@@ -52,6 +52,10 @@ export interface Config {
   readonly bodyTimeoutMs: number;
   /** Open HTTP connections at once; more are closed at once. */
   readonly maxConnections: number;
+  /** `--metrics-port`: where Prometheus metrics are served (`GET /metrics`); null: none. */
+  readonly metricsPort: number | null;
+  /** Address the metrics listener binds; loopback unless said otherwise. */
+  readonly metricsHost: string;
 }
 
 export type TrustProxy = boolean | number | readonly string[];
@@ -80,4 +84,6 @@ export const DEFAULTS = {
   bodyTimeoutMs: 30_000,
   // Below the smallest common open-file limit (1,024), with room for the pool, uploads and logs.
   maxConnections: 900,
+  // Metrics are not public unless asked for: Prometheus in a pod or container needs 0.0.0.0.
+  metricsHost: '127.0.0.1',
 } as const;

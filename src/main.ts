@@ -11,6 +11,8 @@ import { reasonOf } from './db/errors.js';
 import { SchemaCache, USERS_TABLE } from './db/schema.js';
 import { type Database, openDatabase } from './execute/database.js';
 import { SHUTDOWN_GRACE_MS } from './limits.js';
+import { listenMetrics, type MetricsListener } from './metrics/listener.js';
+import { GatewayMetrics } from './metrics/metrics.js';
 import { loadPolicy, type Policy, PolicyError } from './policy/policy.js';
 import { buildServer } from './server.js';
 import type { AuthServices } from './services.js';
@@ -34,6 +36,8 @@ export interface Gateway {
   readonly schema: SchemaCache;
   readonly policy: Policy | undefined;
   readonly url: string;
+  /** `http://<host>:<port>/metrics` with --metrics-port, else null. */
+  readonly metricsUrl: string | null;
   close(): Promise<void>;
 }
 
@@ -78,6 +82,29 @@ async function openPolicy(config: Config, schema: SchemaCache): Promise<Policy |
   }
 }
 
+/** `--metrics-port`: its own listener; a port it cannot have stops the start like the API's. */
+async function openMetricsListener(
+  config: Config,
+  metrics: GatewayMetrics,
+  app: FastifyInstance,
+  db: Database,
+): Promise<MetricsListener> {
+  const { metricsHost: host, metricsPort: port } = config;
+  try {
+    return await listenMetrics(metrics.registry, host, port ?? 0);
+  } catch (error) {
+    await app.close().catch(() => {});
+    await db.close().catch(() => {});
+    const code = (error as { code?: string }).code;
+    if (code === 'EADDRINUSE') {
+      throw new StartupError(
+        `metrics port ${port} is already in use on ${host}: choose another with --metrics-port`,
+      );
+    }
+    throw new StartupError(`cannot listen for metrics on ${host}:${port}: ${reasonOf(error)}`);
+  }
+}
+
 /** Starts everything and returns a handle; used by the CLI and by tests. */
 export async function openGateway(config: Config): Promise<Gateway> {
   try {
@@ -91,11 +118,12 @@ export async function openGateway(config: Config): Promise<Gateway> {
   const schema = new SchemaCache(db, config.db.database, config.schemaRefreshMs);
   let app: FastifyInstance;
   let policy: Policy | undefined;
+  const metrics = config.metricsPort === null ? undefined : new GatewayMetrics(db, schema);
   try {
     const auth = config.mode === 'auth' ? await openAuth(config, db) : undefined;
     await schema.refresh();
     policy = await openPolicy(config, schema);
-    app = await buildServer({ config, db, schema, auth, policy });
+    app = await buildServer({ config, db, schema, auth, policy, metrics });
     await app.ready();
   } catch (error) {
     await db.close().catch(() => {});
@@ -128,6 +156,7 @@ export async function openGateway(config: Config): Promise<Gateway> {
   const shownHost =
     config.listenHost === '0.0.0.0' || config.listenHost === '::' ? 'localhost' : config.listenHost;
   const url = `http://${shownHost}:${port}`;
+  const metricsListener = metrics && (await openMetricsListener(config, metrics, app, db));
   let closing: Promise<void> | null = null;
   return {
     app,
@@ -135,11 +164,12 @@ export async function openGateway(config: Config): Promise<Gateway> {
     schema,
     policy,
     url,
+    metricsUrl: metricsListener?.url ?? null,
     close: () => {
       closing ??= (async () => {
         const timer = setTimeout(() => app.server.closeAllConnections(), SHUTDOWN_GRACE_MS);
         try {
-          await app.close();
+          await Promise.all([app.close(), metricsListener?.close()]);
         } finally {
           clearTimeout(timer);
           await db.close().catch(() => {});

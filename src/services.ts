@@ -7,6 +7,7 @@ import type { UserStore } from './auth/users.js';
 import type { Config } from './config.js';
 import type { SchemaCache } from './db/schema.js';
 import type { Database } from './execute/database.js';
+import type { GatewayMetrics } from './metrics/metrics.js';
 import type { Policy } from './policy/policy.js';
 import type { CounterStore } from './throttle/counter-store.js';
 
@@ -25,4 +26,6 @@ export interface Services {
   readonly auth?: AuthServices;
   /** `--policy`: absent when everything is allowed (CONTRACT §6). */
   readonly policy?: Policy;
+  /** `--metrics-port`: absent when metrics are off (then nothing counts). */
+  readonly metrics?: GatewayMetrics;
 }

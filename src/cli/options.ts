@@ -70,6 +70,8 @@ Options
   --max-client-requests <n>  requests one client address may have in progress (default 8, 0 = no cap)
   --body-timeout <time>      longest a JSON body may take to arrive (default 30s)
   --max-connections <n>      open HTTP connections at once (default 900)
+  --metrics-port <port>      serve Prometheus metrics at GET /metrics on this port (default: none)
+  --metrics-host <address>   address the metrics port binds (default 127.0.0.1)
   --help                     this text
 
 Every option also reads TABLEGATE_<OPTION_NAME> (e.g. TABLEGATE_MAX_FILE_SIZE).`;
@@ -106,6 +108,8 @@ export const ENVIRONMENT: Readonly<Record<string, string>> = {
   maxClientRequests: 'TABLEGATE_MAX_CLIENT_REQUESTS',
   bodyTimeout: 'TABLEGATE_BODY_TIMEOUT',
   maxConnections: 'TABLEGATE_MAX_CONNECTIONS',
+  metricsPort: 'TABLEGATE_METRICS_PORT',
+  metricsHost: 'TABLEGATE_METRICS_HOST',
 };
 
 export type FlagName = keyof typeof ENVIRONMENT;
@@ -282,10 +286,21 @@ export function configFromRun(
   const policy = get('policy');
   if (policy === '') throw new UsageError('--policy needs a file name');
   const trustProxy = get('trustProxy');
+  const listenPort = integer('listen', required('listen', flags, env), 0, 65535);
+  const metricsPortText = get('metricsPort');
+  const metricsPort =
+    metricsPortText === undefined || metricsPortText === ''
+      ? null
+      : integer('metricsPort', metricsPortText, 0, 65535);
+  if (metricsPort !== null && metricsPort !== 0 && metricsPort === listenPort) {
+    throw new UsageError(
+      `--metrics-port must differ from the API's port ${listenPort}: metrics are never served on it`,
+    );
+  }
   return {
     mode: auth ? 'auth' : 'open',
     db: dbConfigFrom(flags, env, number('poolSize', DEFAULTS.poolSize, 1, 1000)),
-    listenPort: integer('listen', required('listen', flags, env), 0, 65535),
+    listenPort,
     listenHost: get('listenHost') ?? DEFAULTS.listenHost,
     baseUrl: baseUrl?.replace(/\/+$/, '') ?? null,
     jwtSecret: get('jwtSecret') ?? null,
@@ -307,5 +322,7 @@ export function configFromRun(
     maxClientRequests: number('maxClientRequests', DEFAULTS.maxClientRequests, 0, 100_000),
     bodyTimeoutMs: duration('bodyTimeout', DEFAULTS.bodyTimeoutMs),
     maxConnections: number('maxConnections', DEFAULTS.maxConnections, 1, 1_000_000),
+    metricsPort,
+    metricsHost: get('metricsHost') || DEFAULTS.metricsHost,
   };
 }

@@ -183,6 +183,11 @@ export class SchemaCache {
     return this.tables.values();
   }
 
+  /** Whether the last read found the table (never re-reads: metrics ask on every request). */
+  has(name: string): boolean {
+    return this.tables.has(name);
+  }
+
   /** Changes whenever a read replaced the tables, so a description built from them can be cached. */
   get version(): number {
     return this.reads;

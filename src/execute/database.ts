@@ -46,7 +46,18 @@ export interface Database {
    * `fresh`: the answer comes from a ping sent after the call (not one already in flight).
    */
   ping(fresh?: boolean): Promise<boolean>;
+  /** The pool right now, read-only (for metrics). */
+  stats(): PoolStats;
   close(): Promise<void>;
+}
+
+export interface PoolStats {
+  /** Connections handed out to a statement. */
+  readonly inUse: number;
+  /** Open connections waiting in the pool for work. */
+  readonly idle: number;
+  /** Requests waiting for a connection. */
+  readonly waiting: number;
 }
 
 export interface DatabaseOptions {
@@ -79,6 +90,20 @@ function within<T>(promise: Promise<T>, ms: number): Promise<T> {
     timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * mysql2's pool has no public statistics; these are the three queues its own code keeps
+ * (lib/base/pool.js, 3.x). Read in this one place so that a driver change breaks one function.
+ */
+function poolStats(pool: Pool): PoolStats {
+  const queues = pool as unknown as Record<
+    '_allConnections' | '_freeConnections' | '_connectionQueue',
+    { length: number } | undefined
+  >;
+  const all = queues._allConnections?.length ?? 0;
+  const idle = queues._freeConnections?.length ?? 0;
+  return { inUse: all - idle, idle, waiting: queues._connectionQueue?.length ?? 0 };
 }
 
 /** Connects (rejecting with the driver's error when it cannot) and opens the pool. */
@@ -163,6 +188,7 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
     write: (statements, writeOptions = {}) =>
       using((c) => runTransaction(c, statements, writeOptions)),
     ping: (fresh) => ping(fresh),
+    stats: () => poolStats(pool),
     close: async () => {
       watchdog.close();
       await Promise.all([promise.end(), control.end()]);

@@ -67,7 +67,7 @@ function discardRestOfBody(raw: IncomingMessage): void {
   if (!raw.readableEnded && !raw.destroyed) raw.resume();
 }
 
-export function uploadRoutes(app: FastifyInstance, { config }: Services): void {
+export function uploadRoutes(app: FastifyInstance, { config, metrics }: Services): void {
   const directory = path.resolve(config.uploadsDir);
   const { maxFiles, maxFileSize } = config;
 
@@ -126,6 +126,7 @@ export function uploadRoutes(app: FastifyInstance, { config }: Services): void {
           );
         }
         if (records.length === 0) throw noFiles();
+        metrics?.countUpload(records.map((record) => record.size));
       } catch (error) {
         await batch.discard();
         discardRestOfBody(request.raw);

@@ -49,6 +49,8 @@ export async function startTestGateway(
     maxClientRequests: 0,
     bodyTimeoutMs: DEFAULTS.bodyTimeoutMs,
     maxConnections: DEFAULTS.maxConnections,
+    metricsPort: null,
+    metricsHost: DEFAULTS.metricsHost,
     ...overrides,
   };
   const gateway = await openGateway(config);

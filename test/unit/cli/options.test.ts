@@ -45,6 +45,8 @@ describe('configFromRun (CONTRACT §1)', () => {
       maxClientRequests: 8,
       bodyTimeoutMs: 30_000,
       maxConnections: 900,
+      metricsPort: null,
+      metricsHost: '127.0.0.1',
     });
   });
 
@@ -204,6 +206,31 @@ describe('load bounds', () => {
     expect(config.maxConnections).toBe(100);
     expect(() => configFromRun([], { ...FLAGS, maxConnections: '0' }, {})).toThrow(
       '--max-connections must be a whole number from 1 to 1000000',
+    );
+  });
+});
+
+describe('metrics (issue 16, item 4)', () => {
+  test('--metrics-port and --metrics-host, or their variables; off and loopback by default', () => {
+    expect(configFromRun([], FLAGS, {})).toMatchObject({
+      metricsPort: null,
+      metricsHost: '127.0.0.1',
+    });
+    expect(
+      configFromRun([], { ...FLAGS, metricsPort: '9464', metricsHost: '0.0.0.0' }, {}),
+    ).toMatchObject({ metricsPort: 9464, metricsHost: '0.0.0.0' });
+    expect(
+      configFromRun([], FLAGS, { TABLEGATE_METRICS_PORT: '9100', TABLEGATE_METRICS_HOST: '::' }),
+    ).toMatchObject({ metricsPort: 9100, metricsHost: '::' });
+    expect(configFromRun([], FLAGS, { TABLEGATE_METRICS_PORT: '' }).metricsPort).toBeNull();
+  });
+
+  test('a metrics port that is no port, or the API port itself, is a usage error', () => {
+    expect(() => configFromRun([], { ...FLAGS, metricsPort: 'x' }, {})).toThrow(
+      "--metrics-port must be a whole number from 0 to 65535, got 'x'",
+    );
+    expect(() => configFromRun([], { ...FLAGS, metricsPort: '8080' }, {})).toThrow(
+      "--metrics-port must differ from the API's port 8080: metrics are never served on it",
     );
   });
 });
