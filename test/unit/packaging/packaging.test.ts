@@ -455,7 +455,17 @@ describe('deploy/ (Kubernetes)', () => {
     const [container] = containers as [Record<string, never>];
     const image = kustomization.images.find((i) => i.name === container.image);
     expect(image?.newTag).toMatch(/^\d+\.\d+\.\d+/);
-    expect(container.ports).toEqual([{ name: 'http', containerPort: 8080, protocol: 'TCP' }]);
+    expect(container.ports).toEqual([
+      { name: 'http', containerPort: 8080, protocol: 'TCP' },
+      { name: 'metrics', containerPort: 9464, protocol: 'TCP' },
+    ]);
+    // Prometheus finds each pod's metrics port by the usual annotations (issue 16, item 4).
+    const template = deployment.spec.template as { metadata: { annotations?: object } };
+    expect(template.metadata.annotations).toEqual({
+      'prometheus.io/scrape': 'true',
+      'prometheus.io/port': '9464',
+      'prometheus.io/path': '/metrics',
+    });
     // Readiness asks MySQL; liveness does not, so an outage never restarts a pod (issue 13).
     expect(container.readinessProbe).toMatchObject({ httpGet: { path: '/health', port: 'http' } });
     expect(container.livenessProbe).toMatchObject({ httpGet: { path: '/live', port: 'http' } });
@@ -528,5 +538,7 @@ describe('deploy/ (Kubernetes)', () => {
     });
     expect(config.db.poolSize).toBe(Number(data.TABLEGATE_POOL_SIZE));
     expect(config.trustProxy).toBe(Number(data.TABLEGATE_TRUST_PROXY));
+    // Metrics on the port the pod annotations name, reachable from Prometheus in the cluster.
+    expect(config).toMatchObject({ metricsPort: 9464, metricsHost: '0.0.0.0' });
   });
 });
