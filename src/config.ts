@@ -56,6 +56,8 @@ export interface Config {
   readonly metricsPort: number | null;
   /** Address the metrics listener binds; loopback unless said otherwise. */
   readonly metricsHost: string;
+  /** `--redis-url`: where auth mode's login and registration counts are shared; null: in process. */
+  readonly redisUrl: string | null;
 }
 
 export type TrustProxy = boolean | number | readonly string[];

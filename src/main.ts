@@ -17,6 +17,7 @@ import { loadPolicy, type Policy, PolicyError } from './policy/policy.js';
 import { buildServer } from './server.js';
 import type { AuthServices } from './services.js';
 import { prepareDirectories } from './state-dir.js';
+import { RedisCounterStore, redactedUrl } from './throttle/redis-counter-store.js';
 
 /** A reason the gateway cannot start, said in one line (exit code 1). */
 export class StartupError extends Error {
@@ -35,6 +36,8 @@ export interface Gateway {
   readonly db: Database;
   readonly schema: SchemaCache;
   readonly policy: Policy | undefined;
+  /** `--redis-url` in auth mode: where login and registration counts are shared. */
+  readonly counters: RedisCounterStore | undefined;
   readonly url: string;
   /** `http://<host>:<port>/metrics` with --metrics-port, else null. */
   readonly metricsUrl: string | null;
@@ -69,6 +72,18 @@ async function openAuth(config: Config, db: Database): Promise<AuthServices> {
     throw new StartupError(`cannot prepare table ${USERS_TABLE}: ${reasonOf(error)}`);
   }
   return { users: await UserStore.open(db, config.defaultRole), tokens };
+}
+
+/** `--redis-url` in auth mode: the counters every gateway shares; Redis not answering is exit 1. */
+async function openCounters(config: Config): Promise<RedisCounterStore | undefined> {
+  if (config.mode !== 'auth' || config.redisUrl === null) return undefined;
+  try {
+    return await RedisCounterStore.open(config.redisUrl, config.db.database);
+  } catch (error) {
+    throw new StartupError(
+      `cannot connect to Redis at ${redactedUrl(config.redisUrl)}: ${reasonOf(error)}`,
+    );
+  }
 }
 
 /** `--policy`: read and checked against the schema just read; a problem is exit 2. */
@@ -119,13 +134,16 @@ export async function openGateway(config: Config): Promise<Gateway> {
   let app: FastifyInstance;
   let policy: Policy | undefined;
   const metrics = config.metricsPort === null ? undefined : new GatewayMetrics(db, schema);
+  let counters: RedisCounterStore | undefined;
   try {
-    const auth = config.mode === 'auth' ? await openAuth(config, db) : undefined;
+    counters = await openCounters(config);
+    const auth = config.mode === 'auth' ? { ...(await openAuth(config, db)), counters } : undefined;
     await schema.refresh();
     policy = await openPolicy(config, schema);
     app = await buildServer({ config, db, schema, auth, policy, metrics });
     await app.ready();
   } catch (error) {
+    await counters?.close();
     await db.close().catch(() => {});
     if (error instanceof StartupError) throw error;
     throw new StartupError(`cannot start: ${reasonOf(error)}`);
@@ -138,6 +156,7 @@ export async function openGateway(config: Config): Promise<Gateway> {
     await app.listen({ port: config.listenPort, host: config.listenHost });
   } catch (error) {
     await app.close().catch(() => {});
+    await counters?.close();
     await db.close().catch(() => {});
     const code = (error as { code?: string }).code;
     if (code === 'EADDRINUSE') {
@@ -156,13 +175,27 @@ export async function openGateway(config: Config): Promise<Gateway> {
   const shownHost =
     config.listenHost === '0.0.0.0' || config.listenHost === '::' ? 'localhost' : config.listenHost;
   const url = `http://${shownHost}:${port}`;
-  const metricsListener = metrics && (await openMetricsListener(config, metrics, app, db));
+  const metricsListener =
+    metrics &&
+    (await openMetricsListener(config, metrics, app, db).catch(async (error: unknown) => {
+      await counters?.close();
+      throw error;
+    }));
+  if (counters) {
+    const log = app.log;
+    counters.events = {
+      unavailable: (reason) =>
+        log.warn({ reason }, 'Redis does not answer: login limits count in this gateway only'),
+      restored: () => log.warn('Redis answers again: login limits count across gateways'),
+    };
+  }
   let closing: Promise<void> | null = null;
   return {
     app,
     db,
     schema,
     policy,
+    counters,
     url,
     metricsUrl: metricsListener?.url ?? null,
     close: () => {
@@ -172,6 +205,7 @@ export async function openGateway(config: Config): Promise<Gateway> {
           await Promise.all([app.close(), metricsListener?.close()]);
         } finally {
           clearTimeout(timer);
+          await counters?.close();
           await db.close().catch(() => {});
         }
       })();

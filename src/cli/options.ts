@@ -72,6 +72,8 @@ Options
   --max-connections <n>      open HTTP connections at once (default 900)
   --metrics-port <port>      serve Prometheus metrics at GET /metrics on this port (default: none)
   --metrics-host <address>   address the metrics port binds (default 127.0.0.1)
+  --redis-url <url>          auth mode: count login and registration limits across gateways
+                             in this Redis (redis://host:6379/0); default: per process
   --help                     this text
 
 Every option also reads TABLEGATE_<OPTION_NAME> (e.g. TABLEGATE_MAX_FILE_SIZE).`;
@@ -110,6 +112,7 @@ export const ENVIRONMENT: Readonly<Record<string, string>> = {
   maxConnections: 'TABLEGATE_MAX_CONNECTIONS',
   metricsPort: 'TABLEGATE_METRICS_PORT',
   metricsHost: 'TABLEGATE_METRICS_HOST',
+  redisUrl: 'TABLEGATE_REDIS_URL',
 };
 
 export type FlagName = keyof typeof ENVIRONMENT;
@@ -297,6 +300,10 @@ export function configFromRun(
       `--metrics-port must differ from the API's port ${listenPort}: metrics are never served on it`,
     );
   }
+  const redisUrl = get('redisUrl');
+  if (redisUrl !== undefined && !/^rediss?:\/\/\S+$/i.test(redisUrl)) {
+    throw new UsageError(`--redis-url must start with redis:// or rediss://, got '${redisUrl}'`);
+  }
   return {
     mode: auth ? 'auth' : 'open',
     db: dbConfigFrom(flags, env, number('poolSize', DEFAULTS.poolSize, 1, 1000)),
@@ -324,5 +331,6 @@ export function configFromRun(
     maxConnections: number('maxConnections', DEFAULTS.maxConnections, 1, 1_000_000),
     metricsPort,
     metricsHost: get('metricsHost') || DEFAULTS.metricsHost,
+    redisUrl: redisUrl ?? null,
   };
 }

@@ -1,7 +1,7 @@
 /**
  * Counters in fixed time windows, behind a small interface: the login and registration limits
- * keep their state here. MemoryCounterStore is per process; a shared store (Redis: INCRBY, then
- * PEXPIRE … NX and PTTL in one MULTI) can implement the same interface so that several replicas
+ * keep their state here. MemoryCounterStore is per process; RedisCounterStore
+ * (redis-counter-store.ts, `--redis-url`) implements the same interface so that several gateways
  * count together.
  */
 

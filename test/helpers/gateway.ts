@@ -51,6 +51,7 @@ export async function startTestGateway(
     maxConnections: DEFAULTS.maxConnections,
     metricsPort: null,
     metricsHost: DEFAULTS.metricsHost,
+    redisUrl: null,
     ...overrides,
   };
   const gateway = await openGateway(config);

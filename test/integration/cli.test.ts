@@ -189,6 +189,31 @@ test('unreachable MySQL: one line, exit 1', async () => {
   expect(stderr).toContain(`tablegate: cannot connect to MySQL at 127.0.0.1:${closed} as root: `);
 });
 
+test('unreachable Redis (--redis-url) in auth mode: one line, exit 1, no password shown', async () => {
+  const closed = await freePort();
+  const args = ['run', 'auth', ...dbArgs(await freePort())];
+  args.push(
+    '--jwt-secret',
+    'x'.repeat(32),
+    '--redis-url',
+    `redis://:hunter2@127.0.0.1:${closed}/0`,
+  );
+  const { code, stderr } = await runCli(args, { HOME: home });
+  expect(code).toBe(1);
+  expect(stderr).toBe(
+    `tablegate: cannot connect to Redis at redis://:***@127.0.0.1:${closed}/0: connect ECONNREFUSED 127.0.0.1:${closed}\n`,
+  );
+});
+
+test('--redis-url that is not a redis:// URL: usage error', async () => {
+  const args = ['run', 'auth', ...dbArgs(await freePort()), '--redis-url', '127.0.0.1:6379'];
+  const { code, stderr } = await runCli(args, { HOME: home });
+  expect(code).toBe(2);
+  expect(stderr).toContain(
+    "tablegate: --redis-url must start with redis:// or rediss://, got '127.0.0.1:6379'",
+  );
+});
+
 test('port in use: one line, exit 1', async () => {
   const blocker = net.createServer().listen(0, '0.0.0.0');
   await new Promise((r) => blocker.once('listening', r));

@@ -47,7 +47,25 @@ describe('configFromRun (CONTRACT §1)', () => {
       maxConnections: 900,
       metricsPort: null,
       metricsHost: '127.0.0.1',
+      redisUrl: null,
     });
+  });
+
+  test('--redis-url or TABLEGATE_REDIS_URL: a redis:// or rediss:// URL, a flag winning', () => {
+    const url = 'redis://:secret@cache:6379/2';
+    expect(configFromRun(['auth'], { ...FLAGS, redisUrl: url }, {}).redisUrl).toBe(url);
+    expect(configFromRun([], FLAGS, { TABLEGATE_REDIS_URL: 'rediss://cache' }).redisUrl).toBe(
+      'rediss://cache',
+    );
+    expect(
+      configFromRun([], { ...FLAGS, redisUrl: url }, { TABLEGATE_REDIS_URL: 'redis://other' })
+        .redisUrl,
+    ).toBe(url);
+    for (const wrong of ['cache:6379', 'http://cache', '', 'redis://']) {
+      expect(() => configFromRun([], { ...FLAGS, redisUrl: wrong }, {})).toThrow(
+        new UsageError(`--redis-url must start with redis:// or rediss://, got '${wrong}'`),
+      );
+    }
   });
 
   test("'auth' or TABLEGATE_AUTH=true selects auth mode", () => {

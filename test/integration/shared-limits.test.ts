@@ -1,0 +1,163 @@
+/**
+ * Issue 16, item 3: with --redis-url every gateway of one database counts a client together, so
+ * failures spread over two gateways meet the limits at the contract's count (10 per address and
+ * email, 100 failed logins and 60 registrations per address); without it each gateway counts
+ * alone. Two gateways, one database, one Redis.
+ */
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { deleteRedisKeys, testRedisUrl } from '../helpers/redis.js';
+
+let db: TestDatabase;
+beforeAll(async () => {
+  db = await createTestDatabase('CREATE TABLE t (id INT PRIMARY KEY)');
+});
+afterAll(async () => {
+  await deleteRedisKeys(db.name);
+  await db.drop();
+});
+
+async function post(url: string, path: string, email: string, password: string) {
+  const response = await fetch(url + path, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ email, password }),
+  });
+  return { status: response.status, headers: response.headers, body: await response.json() };
+}
+
+/** Two auth-mode gateways of the test database, sharing `redisUrl` when given. */
+async function twoGateways(redisUrl: string | null): Promise<[TestGateway, TestGateway]> {
+  const settings = { mode: 'auth' as const, jwtSecret: 's'.repeat(32), redisUrl };
+  return [await startTestGateway(db.name, settings), await startTestGateway(db.name, settings)];
+}
+
+async function closeAll(gateways: TestGateway[]) {
+  await Promise.all(gateways.map((gw) => gw.close()));
+}
+
+/** `count` requests one after another; their statuses. */
+async function statuses(count: number, request: (i: number) => Promise<{ status: number }>) {
+  const answers: number[] = [];
+  for (let i = 0; i < count; i++) answers.push((await request(i)).status);
+  return answers;
+}
+
+describe('with --redis-url', () => {
+  beforeEach(async () => {
+    await deleteRedisKeys(db.name);
+  });
+
+  test('10 failed logins for one email spread over two gateways: the 11th is 429 on both', async () => {
+    const gateways = await twoGateways(testRedisUrl());
+    const [a, b] = gateways;
+    try {
+      const wrong = (url: string) => () =>
+        post(url, '/auth/login', 'victim@example.com', 'wrong password');
+      expect(await statuses(6, wrong(a.url))).toEqual(Array(6).fill(401));
+      expect(await statuses(4, wrong(b.url))).toEqual(Array(4).fill(401));
+      for (const gw of [b, a]) {
+        const refused = await wrong(gw.url)();
+        expect(refused.status).toBe(429);
+        const retryAfter = Number(refused.headers.get('retry-after'));
+        expect(retryAfter).toBeGreaterThanOrEqual(1);
+        expect(retryAfter).toBeLessThanOrEqual(60);
+        expect(refused.body).toEqual({
+          success: false,
+          message: `Too many failed login attempts; retry in ${retryAfter} seconds`,
+          code: 'TOO_MANY_ATTEMPTS',
+        });
+      }
+      // Another email from the same address is not held back by that one.
+      expect((await post(a.url, '/auth/login', 'other@example.com', 'wrong password')).status).toBe(
+        401,
+      );
+    } finally {
+      await closeAll(gateways);
+    }
+  });
+
+  test('a successful login takes its attempt back on every gateway', async () => {
+    const gateways = await twoGateways(testRedisUrl());
+    const [a, b] = gateways;
+    try {
+      expect((await post(a.url, '/auth/register', 'ok@example.com', 'the password')).status).toBe(
+        200,
+      );
+      const login = (url: string, password: string) =>
+        post(url, '/auth/login', 'ok@example.com', password);
+      expect(await statuses(9, () => login(a.url, 'wrong password'))).toEqual(Array(9).fill(401));
+      // Ten successes add nothing: the 10th failure is still allowed, the 11th is not.
+      expect(await statuses(10, (i) => login(i % 2 ? a.url : b.url, 'the password'))).toEqual(
+        Array(10).fill(200),
+      );
+      expect((await login(b.url, 'wrong password')).status).toBe(401);
+      expect((await login(a.url, 'wrong password')).status).toBe(429);
+    } finally {
+      await closeAll(gateways);
+    }
+  });
+
+  test('100 failed logins over many emails spread over two gateways: the 101st is 429', async () => {
+    const gateways = await twoGateways(testRedisUrl());
+    const [a, b] = gateways;
+    try {
+      const failures = await statuses(100, (i) =>
+        post(i % 2 ? a.url : b.url, '/auth/login', `spread${i}@example.com`, 'wrong password'),
+      );
+      expect(failures).toEqual(Array(100).fill(401));
+      const refused = await post(a.url, '/auth/login', 'one-more@example.com', 'wrong password');
+      expect(refused.status).toBe(429);
+      expect(refused.body.code).toBe('TOO_MANY_REQUESTS');
+    } finally {
+      await closeAll(gateways);
+    }
+  }, 120_000);
+
+  test('60 registrations spread over two gateways: the 61st is 429', async () => {
+    const gateways = await twoGateways(testRedisUrl());
+    const [a, b] = gateways;
+    try {
+      const made = await statuses(60, (i) =>
+        post(i % 2 ? a.url : b.url, '/auth/register', `reg${i}@example.com`, 'long enough'),
+      );
+      expect(made).toEqual(Array(60).fill(200));
+      const refused = await post(b.url, '/auth/register', 'reg60@example.com', 'long enough');
+      expect(refused.status).toBe(429);
+      expect(refused.body.code).toBe('TOO_MANY_REQUESTS');
+    } finally {
+      await closeAll(gateways);
+    }
+  }, 120_000);
+});
+
+test('without --redis-url each gateway counts alone: 6 + 5 failures for one email, no 429', async () => {
+  const gateways = await twoGateways(null);
+  const [a, b] = gateways;
+  try {
+    const wrong = (url: string) => () =>
+      post(url, '/auth/login', 'alone@example.com', 'wrong password');
+    expect(await statuses(6, wrong(a.url))).toEqual(Array(6).fill(401));
+    expect(await statuses(5, wrong(b.url))).toEqual(Array(5).fill(401));
+    // Each still holds its own limit: B's 10th failure is allowed, its 11th is not.
+    expect(await statuses(5, wrong(b.url))).toEqual(Array(5).fill(401));
+    expect((await wrong(b.url)()).status).toBe(429);
+  } finally {
+    await closeAll(gateways);
+  }
+});
+
+test('Redis gone while running: logins still answer, limited per gateway', async () => {
+  // A gateway started with Redis whose connection is then cut is the store's own test
+  // (redis-counter-store.test.ts); here the gateway's side: closing the store's connection.
+  const [a, b] = await twoGateways(testRedisUrl());
+  await b.close();
+  try {
+    await a.gateway.counters?.close();
+    const wrong = () => post(a.url, '/auth/login', 'outage@example.com', 'wrong password');
+    expect(await statuses(10, wrong)).toEqual(Array(10).fill(401));
+    expect((await wrong()).status).toBe(429);
+  } finally {
+    await a.close();
+  }
+});
