@@ -4,9 +4,11 @@
  * pattern, never a raw URL — plus MySQL errors, login throttle hits, upload bytes, the pool and
  * the process. The API port has no /metrics, and without the option there is no listener.
  */
+import { openDatabase } from '../../src/execute/database.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { startTestGateway } from '../helpers/gateway.js';
 import { postMultipart } from '../helpers/multipart.js';
+import { testServer } from '../helpers/mysql-url.js';
 
 let db: TestDatabase;
 beforeAll(async () => {
@@ -183,5 +185,27 @@ test('without --metrics-port there is no metrics listener', async () => {
     expect((await json(`${gw.url}/metrics`)).status).toBe(404);
   } finally {
     await gw.close();
+  }
+});
+
+test('the pool gauges: a statement running and one waiting for the only connection', async () => {
+  const pool = await openDatabase(
+    { ...testServer(), database: db.name, poolSize: 1 },
+    { statementTimeoutMs: 10_000, stallTimeoutMs: 10_000 },
+  );
+  try {
+    expect(pool.stats()).toEqual({ inUse: 0, idle: 0, waiting: 0 });
+    const sleep = { sql: 'SELECT SLEEP(1)', params: [] };
+    const first = pool.rows(sleep);
+    const second = pool.rows(sleep);
+    // The first has the connection once it is made; the second waits for it.
+    for (let i = 0; i < 400 && pool.stats().inUse === 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    expect(pool.stats()).toEqual({ inUse: 1, idle: 0, waiting: 1 });
+    await Promise.all([first, second]);
+    expect(pool.stats()).toEqual({ inUse: 0, idle: 1, waiting: 0 });
+  } finally {
+    await pool.close();
   }
 });
