@@ -4,6 +4,7 @@
  * pattern, never a raw URL — plus MySQL errors, login throttle hits, upload bytes, the pool and
  * the process. The API port has no /metrics, and without the option there is no listener.
  */
+import net from 'node:net';
 import { openDatabase } from '../../src/execute/database.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { startTestGateway } from '../helpers/gateway.js';
@@ -207,5 +208,24 @@ test('the pool gauges: a statement running and one waiting for the only connecti
     expect(pool.stats()).toEqual({ inUse: 0, idle: 1, waiting: 0 });
   } finally {
     await pool.close();
+  }
+});
+
+test('a metrics port in use stops the start with one line, and leaves nothing listening', async () => {
+  const taken = net.createServer();
+  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+  const port = (taken.address() as net.AddressInfo).port;
+  const servers = listeningServers();
+  try {
+    await expect(startTestGateway(db.name, { metricsPort: port })).rejects.toThrow(
+      `metrics port ${port} is already in use on 127.0.0.1: choose another with --metrics-port`,
+    );
+    // A server that failed to listen lets go of its handle on a later tick.
+    for (let i = 0; i < 100 && listeningServers() !== servers; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(listeningServers()).toBe(servers);
+  } finally {
+    await new Promise((resolve) => taken.close(resolve));
   }
 });
