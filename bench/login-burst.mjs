@@ -7,13 +7,13 @@
  * address (127.0.0.2); it prints the status counts and the other user's login time. Not part of `npm test`.
  * Run: `npm run build && node bench/login-burst.mjs` (BENCH_GUESSES, BENCH_LOGINS to change).
  */
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { adminConfig, connectAdmin } from './lib/database.mjs';
+import { startGatewayProcess } from './lib/processes.mjs';
 
 const guesses = Number(process.env.BENCH_GUESSES ?? 300);
 const logins = Number(process.env.BENCH_LOGINS ?? 1000);
@@ -21,31 +21,11 @@ const cli = process.env.BENCH_TABLEGATE_CLI ?? path.resolve('dist/cli.js');
 const log = (text) => process.stderr.write(`${text}\n`);
 
 async function startGateway(database, home) {
-  const admin = adminConfig();
-  const child = spawn(
-    process.execPath,
-    [cli, 'run', 'auth', '-h', admin.host, '-u', admin.user, '-P', String(admin.port)],
-    {
-      env: {
-        ...process.env,
-        HOME: home,
-        TABLEGATE_DB_PASSWORD: admin.password,
-        TABLEGATE_DB_NAME: database,
-        TABLEGATE_LISTEN_PORT: '0',
-        TABLEGATE_LISTEN_HOST: '127.0.0.1',
-        TABLEGATE_LOG_LEVEL: 'warn',
-      },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
-  const url = await new Promise((resolve, reject) => {
-    let seen = '';
-    child.stdout.on('data', (chunk) => {
-      seen += chunk;
-      const match = /listening on (http:\/\/\S+)/.exec(seen);
-      if (match) resolve(match[1].replace('localhost', '127.0.0.1'));
-    });
-    child.on('exit', (code) => reject(new Error(`tablegate exited with ${code}`)));
+  const { child, url } = await startGatewayProcess(cli, {
+    admin: adminConfig(),
+    database,
+    home,
+    auth: true,
   });
   return { child, url };
 }

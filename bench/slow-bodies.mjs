@@ -6,7 +6,6 @@
  * reads; (B) opens 1,100 idle connections and counts how many the gateway keeps. Prints one line
  * per part. Not part of `npm test`. Run: `npm run build && node bench/slow-bodies.mjs`.
  */
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
@@ -14,6 +13,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { adminConfig, connectAdmin } from './lib/database.mjs';
+import { startGatewayProcess } from './lib/processes.mjs';
 
 const cli = process.env.BENCH_TABLEGATE_CLI ?? path.resolve('dist/cli.js');
 const TRICKLERS = 20;
@@ -24,32 +24,7 @@ const log = (text) => process.stderr.write(`${text}\n`);
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function startGateway(database, home) {
-  const admin = adminConfig();
-  const child = spawn(
-    process.execPath,
-    [cli, 'run', '-h', admin.host, '-u', admin.user, '-P', String(admin.port)],
-    {
-      env: {
-        ...process.env,
-        HOME: home,
-        TABLEGATE_DB_PASSWORD: admin.password,
-        TABLEGATE_DB_NAME: database,
-        TABLEGATE_LISTEN_PORT: '0',
-        TABLEGATE_LISTEN_HOST: '127.0.0.1',
-        TABLEGATE_LOG_LEVEL: 'warn',
-      },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
-  const url = await new Promise((resolve, reject) => {
-    let seen = '';
-    child.stdout.on('data', (chunk) => {
-      seen += chunk;
-      const match = /listening on (http:\/\/\S+)/.exec(seen);
-      if (match) resolve(match[1].replace('localhost', '127.0.0.1'));
-    });
-    child.on('exit', (code) => reject(new Error(`tablegate exited with ${code}`)));
-  });
+  const { child, url } = await startGatewayProcess(cli, { admin: adminConfig(), database, home });
   return { child, url: new URL(url) };
 }
 

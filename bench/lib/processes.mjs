@@ -73,3 +73,46 @@ export function tail(file, lines = 8) {
     return '(no log)';
   }
 }
+
+/**
+ * Starts the built gateway (`cli`) in `mode` (`run` or `run auth`) on a free loopback port,
+ * configured from the environment, with `home` as HOME; resolves when it prints its start line.
+ */
+export async function startGatewayProcess(cli, { admin, database, home, auth = false }) {
+  const child = spawn(
+    process.execPath,
+    [
+      cli,
+      'run',
+      ...(auth ? ['auth'] : []),
+      '-h',
+      admin.host,
+      '-u',
+      admin.user,
+      '-P',
+      String(admin.port),
+    ],
+    {
+      env: {
+        ...process.env,
+        HOME: home,
+        TABLEGATE_DB_PASSWORD: admin.password,
+        TABLEGATE_DB_NAME: database,
+        TABLEGATE_LISTEN_PORT: '0',
+        TABLEGATE_LISTEN_HOST: '127.0.0.1',
+        TABLEGATE_LOG_LEVEL: 'warn',
+      },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  const url = await new Promise((resolve, reject) => {
+    let seen = '';
+    child.stdout.on('data', (chunk) => {
+      seen += chunk;
+      const match = /listening on (http:\/\/\S+)/.exec(seen);
+      if (match) resolve(match[1].replace('localhost', '127.0.0.1'));
+    });
+    child.on('exit', (code) => reject(new Error(`tablegate exited with ${code}`)));
+  });
+  return { child, url };
+}
