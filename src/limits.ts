@@ -60,6 +60,11 @@ export const HEALTH_TIMEOUT_MS = 2000;
 /** A request waiting this long for a pool connection asks whether the server is alive. */
 export const ALIVE_CHECK_MS = 1000;
 /**
+ * `-h db1,db2,…` with no host answering: the least time between two searches for one that does
+ * (each search connects to every host; failing requests must not turn into a connect storm).
+ */
+export const HOST_SEARCH_INTERVAL_MS = 1000;
+/**
  * Prepared statements are kept per connection, and the server's total (max_prepared_stmt_count,
  * 16,382 by default) is shared by every client: past it every PREPARE fails. A gateway's
  * connections keep at most PREPARED_STATEMENT_BUDGET ÷ pool size each (a quarter of the server's

@@ -8,6 +8,7 @@ import { TokenService } from './auth/tokens.js';
 import { ensureUsersTable, UserStore } from './auth/users.js';
 import type { Config } from './config.js';
 import { reasonOf } from './db/errors.js';
+import { hostsLabel } from './db/pool.js';
 import { SchemaCache, USERS_TABLE } from './db/schema.js';
 import { type Database, openDatabase } from './execute/database.js';
 import { SHUTDOWN_GRACE_MS } from './limits.js';
@@ -51,9 +52,8 @@ async function connect(config: Config): Promise<Database> {
       stallTimeoutMs: config.stallTimeoutMs,
     });
   } catch (error) {
-    const { host, port, user } = config.db;
     throw new StartupError(
-      `cannot connect to MySQL at ${host}:${port} as ${user}: ${reasonOf(error)}`,
+      `cannot connect to MySQL at ${hostsLabel(config.db)} as ${config.db.user}: ${reasonOf(error)}`,
     );
   }
 }
@@ -181,8 +181,12 @@ export async function openGateway(config: Config): Promise<Gateway> {
       await counters?.close();
       throw error;
     }));
+  const log = app.log;
+  db.events = {
+    switched: (from, to) =>
+      log.warn({ from, to }, `MySQL host ${from} is not answering; now using ${to}`),
+  };
   if (counters) {
-    const log = app.log;
     counters.events = {
       unavailable: (reason) =>
         log.warn({ reason }, 'Redis does not answer: login limits count in this gateway only'),

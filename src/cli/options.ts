@@ -13,7 +13,7 @@ import {
   type Registration,
   type TrustProxy,
 } from '../config.js';
-import type { DbConfig } from '../db/pool.js';
+import { type DbConfig, type DbHost, hostLabel } from '../db/pool.js';
 import { didYouMean } from './did-you-mean.js';
 
 export class UsageError extends Error {
@@ -39,7 +39,7 @@ export const USAGE = `Usage
   server started from the PATH, or in the empty database given; it prints how to log in and query.
 
 Database and listener (each also from the environment variable shown)
-  -h, --host <host>          MySQL host                 TABLEGATE_DB_HOST
+  -h, --host <host>          MySQL host or db1,db2:3307 TABLEGATE_DB_HOST
   -u, --user <user>          MySQL user                 TABLEGATE_DB_USER
   -p, --password <password>  MySQL password ('' = none) TABLEGATE_DB_PASSWORD
   -P, --port <port>          MySQL port                 TABLEGATE_DB_PORT
@@ -193,13 +193,61 @@ export function parseDuration(name: FlagName, text: string): number {
   return Math.round(Number(match[1]) * factor);
 }
 
+/** One entry of `-h`: `db1`, `db1:3307`, `10.0.0.5:3306`, `::1` or `[::1]:3306`. */
+function parseHost(entry: string, list: string, defaultPort: () => number): DbHost {
+  const bad = (why: string) => new UsageError(`-h/--host '${list}': ${why}`);
+  if (entry === '') throw bad('an empty entry (write hosts as db1,db2:3307)');
+  let host = entry;
+  let portText: string | undefined;
+  if (entry.startsWith('[')) {
+    const match = /^\[([^\]]*)\](?::(.*))?$/.exec(entry);
+    if (!match || isIP(match[1] ?? '') !== 6) {
+      throw bad(`'${entry}' is not an IPv6 address in brackets like [::1]:3306`);
+    }
+    host = match[1] as string;
+    portText = match[2];
+  } else if (/[[\]]/.test(entry)) {
+    throw bad(`'${entry}' has a stray bracket (an IPv6 address is written [::1]:3306)`);
+  } else if (entry.split(':').length === 2) {
+    [host = '', portText] = entry.split(':');
+  } else if (entry.includes(':') && isIP(entry) !== 6) {
+    throw bad(`'${entry}' is not a host or host:port (an IPv6 address takes brackets: [::1]:3306)`);
+  }
+  if (host === '') throw bad(`'${entry}' names no host`);
+  if (portText === undefined) return { host, port: defaultPort() };
+  if (!/^\d{1,5}$/.test(portText) || Number(portText) < 1 || Number(portText) > 65535) {
+    throw bad(`the port of '${entry}' must be a whole number from 1 to 65535`);
+  }
+  return { host, port: Number(portText) };
+}
+
+/**
+ * `-h`: one host, or several separated by commas, each with its own port or `-P`'s. The gateway
+ * uses the first that answers, and moves on to the next when it stops answering.
+ */
+export function parseHosts(text: string, defaultPort: () => number): DbHost[] {
+  const hosts = text.split(',').map((entry) => parseHost(entry.trim(), text, defaultPort));
+  const labels = hosts.map(hostLabel);
+  const twice = labels.find((label, at) => labels.indexOf(label) !== at);
+  if (twice !== undefined) throw new UsageError(`-h/--host '${text}': ${twice} is named twice`);
+  return hosts;
+}
+
 /** The MySQL connection of `run` and `user`: `-h -u -p -P -D` and `--pool-size`. */
 export function dbConfigFrom(flags: RawFlags, env: NodeJS.ProcessEnv, poolSize: number): DbConfig {
+  const hostList = required('host', flags, env);
+  const user = required('user', flags, env);
+  const password = required('password', flags, env);
+  // -P is needed only by a host that names no port of its own; given, it must be right anyway.
+  const port = () => integer('port', required('port', flags, env), 1, 65535);
+  if (pick('port', flags, env) !== undefined) port();
+  const [first, ...otherHosts] = parseHosts(hostList, port) as [DbHost, ...DbHost[]];
   return {
-    host: required('host', flags, env),
-    user: required('user', flags, env),
-    password: required('password', flags, env),
-    port: integer('port', required('port', flags, env), 1, 65535),
+    host: first.host,
+    port: first.port,
+    ...(otherHosts.length > 0 ? { otherHosts } : {}),
+    user,
+    password,
     database: required('database', flags, env),
     poolSize,
   };

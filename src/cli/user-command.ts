@@ -17,6 +17,7 @@ import {
 } from '../auth/users.js';
 import { DEFAULTS } from '../config.js';
 import { reasonOf } from '../db/errors.js';
+import { hostsLabel } from '../db/pool.js';
 import { ApiError } from '../errors.js';
 import { type Database, openDatabase } from '../execute/database.js';
 import { dbConfigFrom, type RawFlags, UsageError } from './options.js';
@@ -136,8 +137,7 @@ export async function runUserCommand(
     const users = await UserStore.open(database);
     return await perform(users, parsed, credentials);
   } catch (error) {
-    const { host, port, user } = db;
-    return { code: 1, output: `MySQL at ${host}:${port} as ${user}: ${reasonOf(error)}` };
+    return { code: 1, output: `MySQL at ${hostsLabel(db)} as ${db.user}: ${reasonOf(error)}` };
   } finally {
     await database?.close().catch(() => {});
   }

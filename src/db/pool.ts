@@ -12,9 +12,18 @@ import {
   PREPARED_STATEMENT_BUDGET,
 } from '../limits.js';
 
-export interface DbConfig {
+/** One MySQL server's address. */
+export interface DbHost {
   readonly host: string;
   readonly port: number;
+}
+
+export interface DbConfig extends DbHost {
+  /**
+   * `-h db1,db2:3307,…`: the hosts after the first (host, port), in order. The gateway uses one
+   * host at a time and moves on when it stops answering (execute/hosts.ts).
+   */
+  readonly otherHosts?: readonly DbHost[];
   readonly user: string;
   readonly password: string;
   readonly database: string;
@@ -29,6 +38,21 @@ export const SESSION_SQL_MODE =
 export function preparedStatementsPerConnection(poolSize: number): number {
   const share = Math.floor(PREPARED_STATEMENT_BUDGET / Math.max(1, poolSize));
   return Math.max(MIN_PREPARED_STATEMENTS, Math.min(MAX_PREPARED_STATEMENTS, share));
+}
+
+/** Every host of `-h`, in order: the first one, then the others. */
+export function allHosts(config: DbConfig): DbHost[] {
+  return [{ host: config.host, port: config.port }, ...(config.otherHosts ?? [])];
+}
+
+/** `db1:3306`, `[::1]:3306`: how a host is written in `-h` and named in messages. */
+export function hostLabel({ host, port }: DbHost): string {
+  return `${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
+/** Every host of `-h` for a message: `db1:3306` or `db1:3306, db2:3306`. */
+export function hostsLabel(config: DbConfig): string {
+  return allHosts(config).map(hostLabel).join(', ');
 }
 
 /** Options of one connection (mysql2 warns about pool options given to a single connection). */

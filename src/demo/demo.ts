@@ -15,6 +15,7 @@ import { parseCredentials, UserStore } from '../auth/users.js';
 import { configFromRun, type RawFlags, UsageError } from '../cli/options.js';
 import type { Config } from '../config.js';
 import { reasonOf } from '../db/errors.js';
+import { allHosts, hostLabel, hostsLabel } from '../db/pool.js';
 import { type Gateway, openGateway, StartupError } from '../main.js';
 import {
   findServerBinary,
@@ -149,7 +150,7 @@ export class Demo {
     let config = given;
     let serverName: string;
     if (ownDatabase) {
-      serverName = `at ${given.db.host}:${given.db.port}`;
+      serverName = `at ${hostsLabel(given.db)}`;
     } else {
       const binary = (this.dependencies.findServer ?? (() => findServerBinary()))();
       if (!binary) {
@@ -216,7 +217,7 @@ export class Demo {
   private async loadExample(
     config: Config,
   ): Promise<{ version: string; tables: number; views: number }> {
-    const { host, port, user, password, database } = config.db;
+    const { user, password, database } = config.db;
     let sql: string;
     try {
       sql = await readFile(EXAMPLE_SQL, 'utf8');
@@ -225,20 +226,30 @@ export class Demo {
         `cannot read the example schema ${EXAMPLE_SQL.pathname}: ${reasonOf(error)}`,
       );
     }
-    let connection: mysql.Connection;
-    try {
-      connection = await mysql.createConnection({
-        host,
-        port,
-        user,
-        password,
-        multipleStatements: true,
-        charset: 'utf8mb4_unicode_ci',
-        connectTimeout: 5000,
-      });
-    } catch (error) {
+    let connection: mysql.Connection | undefined;
+    const failures: string[] = [];
+    // `-h db1,db2`: the first host that answers, as the gateway will use.
+    const hosts = allHosts(config.db);
+    for (const { host, port } of hosts) {
+      try {
+        connection = await mysql.createConnection({
+          host,
+          port,
+          user,
+          password,
+          multipleStatements: true,
+          charset: 'utf8mb4_unicode_ci',
+          connectTimeout: 5000,
+        });
+        break;
+      } catch (error) {
+        const reason = reasonOf(error);
+        failures.push(hosts.length === 1 ? reason : `${hostLabel({ host, port })}: ${reason}`);
+      }
+    }
+    if (!connection) {
       throw new DemoError(
-        `cannot connect to MySQL at ${host}:${port} as ${user}: ${reasonOf(error)}`,
+        `cannot connect to MySQL at ${hostsLabel(config.db)} as ${user}: ${failures.join('; ')}`,
       );
     }
     try {

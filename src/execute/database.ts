@@ -2,8 +2,9 @@
  * The execute stage: every statement the gateway runs goes through this object. It owns the
  * pool (handed out within a bound, acquire.ts), a control connection of its own for KILL QUERY
  * and health pings (so neither waits behind the pool it is checking or freeing), and the
- * server's flavour (MariaDB and MySQL differ in statement time limits and JSON). Nothing else
- * sees a mysql2 handle.
+ * server's flavour (MariaDB and MySQL differ in statement time limits and JSON). With several
+ * hosts (`-h db1,db2`) all of that is for the one host in use, and is rebuilt on the next host
+ * when it stops answering (hosts.ts). Nothing else sees a mysql2 handle.
  */
 import mysql, {
   type FieldPacket,
@@ -12,10 +13,13 @@ import mysql, {
   type RowDataPacket,
 } from 'mysql2';
 import type { PoolConnection as PromiseConnection, Pool as PromisePool } from 'mysql2/promise';
+import { mapDbError } from '../db/errors.js';
 import {
+  allHosts,
   connectionOptions,
   createPool,
   type DbConfig,
+  type DbHost,
   poolOptions,
   sessionSetup,
 } from '../db/pool.js';
@@ -23,6 +27,7 @@ import { HEALTH_TIMEOUT_MS } from '../limits.js';
 import type { CompiledQuery } from '../sql/compiled-query.js';
 import { acquire } from './acquire.js';
 import { bind } from './bind.js';
+import { type HostBackend, type HostEvents, HostSwitch } from './hosts.js';
 import { type RowFlow, type RowSink, streamRows } from './stream.js';
 import { Watchdog } from './watchdog.js';
 import { runTransaction, type WriteOptions, type WriteResult } from './write.js';
@@ -30,7 +35,10 @@ import { runTransaction, type WriteOptions, type WriteResult } from './write.js'
 export type Flavour = 'mariadb' | 'mysql';
 
 export interface Database {
+  /** What the server in use is (with `-h db1,db2,…`, the host in use: hosts.ts). */
   readonly flavour: Flavour;
+  /** Told when the gateway moves to another host of `-h` (main.ts logs it). */
+  events: HostEvents;
   /** A SELECT whose rows go to the sink as they arrive (stream.ts). */
   stream(query: CompiledQuery, sink: RowSink): Promise<RowFlow>;
   /** A `SELECT COUNT(*)`: its one number. */
@@ -106,14 +114,31 @@ function poolStats(pool: Pool): PoolStats {
   return { inUse: all - idle, idle, waiting: queues._connectionQueue?.length ?? 0 };
 }
 
-/** Connects (rejecting with the driver's error when it cannot) and opens the pool. */
-export async function openDatabase(config: DbConfig, options: DatabaseOptions): Promise<Database> {
-  const flavour = await detectFlavour(config);
-  const pool: Pool = createPool(config, sessionSetup(flavour, options.statementTimeoutMs));
-  const promise = pool.promise();
+/**
+ * Everything of one host: the statement pool, the control connections for KILL QUERY and pings
+ * (so neither waits behind the pool it is checking or freeing), the watchdog, and what the
+ * server is. A ping without answer tells `unanswered`: the host may be gone (hosts.ts).
+ */
+interface Backend extends HostBackend {
+  readonly flavour: Flavour;
+  readonly pool: Pool;
+  readonly watchdog: Watchdog;
+  ping(fresh?: boolean): Promise<boolean>;
+  kill(threadId: number): Promise<void>;
+}
+
+async function openBackend(
+  config: DbConfig,
+  host: DbHost,
+  options: DatabaseOptions,
+  unanswered: (backend: Backend) => void,
+): Promise<Backend> {
+  const atHost: DbConfig = { ...config, host: host.host, port: host.port };
+  const flavour = await detectFlavour(atHost);
+  const pool: Pool = createPool(atHost, sessionSetup(flavour, options.statementTimeoutMs));
   // Two connections: a KILL and a health ping never queue behind each other for long.
   const control: PromisePool = mysql
-    .createPool({ ...poolOptions(config), connectionLimit: 2, maxIdle: 2 })
+    .createPool({ ...poolOptions(atHost), connectionLimit: 2, maxIdle: 2 })
     .promise();
 
   /**
@@ -127,7 +152,10 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
     const answer: Promise<boolean> = within(control.query('SELECT 1'), HEALTH_TIMEOUT_MS)
       .then(
         () => true,
-        () => false,
+        () => {
+          unanswered(backend);
+          return false;
+        },
       )
       .finally(() => {
         if (pinging === answer) pinging = null;
@@ -135,35 +163,97 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
     pinging = answer;
     return answer;
   };
-  const kill = async (threadId: number) => {
-    await control.query('KILL QUERY ?', [threadId]);
-  };
-  const connection = () => acquire(pool, { isAlive: ping, maxWaitMs: options.statementTimeoutMs });
   const watchdog = new Watchdog(ping);
+  const backend: Backend = {
+    host,
+    flavour,
+    pool,
+    watchdog,
+    ping,
+    kill: async (threadId) => {
+      await control.query('KILL QUERY ?', [threadId]);
+    },
+    retire: () => {
+      // The host does not answer: nothing in flight there waits for it, and nothing waits for
+      // its goodbye either.
+      watchdog.failAll();
+      pool.end(() => {});
+      control.end().catch(() => {});
+    },
+    close: async () => {
+      watchdog.close();
+      await Promise.all([pool.promise().end(), control.end()]);
+    },
+  };
+  return backend;
+}
+
+/**
+ * Connects (rejecting with the driver's error when it cannot; with several hosts, when none
+ * answers: NoHostAnswered) and opens the pool on the first host of `-h` that answers.
+ */
+export async function openDatabase(config: DbConfig, options: DatabaseOptions): Promise<Database> {
+  let hosts: HostSwitch<Backend> | undefined;
+  const suspect = (backend: Backend) => hosts?.suspect(backend);
+  hosts = await HostSwitch.start(allHosts(config), (host) =>
+    openBackend(config, host, options, suspect),
+  );
+  const switcher = hosts;
+  const several = config.otherHosts !== undefined && config.otherHosts.length > 0;
+
+  /** An error that says the host may be gone (refused connect, lost connection) is reported. */
+  const report = (backend: Backend, error: unknown) => {
+    if (several && mapDbError(error).code === 'DATABASE_UNAVAILABLE') switcher.suspect(backend);
+  };
+  const connection = async (backend: Backend) => {
+    try {
+      return await acquire(backend.pool, {
+        isAlive: backend.ping,
+        maxWaitMs: options.statementTimeoutMs,
+      });
+    } catch (error) {
+      report(backend, error);
+      throw error;
+    }
+  };
 
   /**
-   * Runs `work` on a pool connection and always gives it back. Driver errors pass through as
-   * they are: the HTTP error handler maps them, and logs the ones it cannot.
+   * Runs `work` on a pool connection of the host in use and always gives it back. Driver errors
+   * pass through as they are: the HTTP error handler maps them, and logs the ones it cannot.
    */
   async function using<T>(work: (c: PromiseConnection) => Promise<T>): Promise<T> {
-    const held = await connection();
-    watchdog.watch(held);
+    const backend = switcher.backend;
+    const held = await connection(backend);
+    backend.watchdog.watch(held);
     try {
       return await work(held.promise());
+    } catch (error) {
+      report(backend, error);
+      throw error;
     } finally {
-      watchdog.release(held);
+      backend.watchdog.release(held);
       held.release();
     }
   }
 
   return {
-    flavour,
-    stream: async (query, sink) =>
-      streamRows(await connection(), query, sink, {
-        kill,
+    get flavour() {
+      return switcher.backend.flavour;
+    },
+    get events() {
+      return switcher.events;
+    },
+    set events(events: HostEvents) {
+      switcher.events = events;
+    },
+    stream: async (query, sink) => {
+      const backend = switcher.backend;
+      return streamRows(await connection(backend), query, sink, {
+        kill: backend.kill,
         stallMs: options.stallTimeoutMs,
-        watchdog,
-      }),
+        watchdog: backend.watchdog,
+      });
+    },
     count: (query) =>
       using(async (c) => {
         const [rows] = await c.execute<RowDataPacket[][]>(query.sql, bind(query.params));
@@ -187,11 +277,8 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
       }),
     write: (statements, writeOptions = {}) =>
       using((c) => runTransaction(c, statements, writeOptions)),
-    ping: (fresh) => ping(fresh),
-    stats: () => poolStats(pool),
-    close: async () => {
-      watchdog.close();
-      await Promise.all([promise.end(), control.end()]);
-    },
+    ping: (fresh) => switcher.backend.ping(fresh),
+    stats: () => poolStats(switcher.backend.pool),
+    close: () => switcher.close(),
   };
 }

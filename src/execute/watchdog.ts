@@ -30,16 +30,22 @@ export class Watchdog {
     clearInterval(this.timer);
   }
 
+  /** The host was left for another (hosts.ts): every statement still running there fails now. */
+  failAll(): void {
+    this.close();
+    for (const connection of [...this.busySince.keys()]) this.fail(connection);
+  }
+
   private async check(): Promise<void> {
     const startedBefore = Date.now() - ALIVE_CHECK_MS;
     const overdue = [...this.busySince].filter(([, since]) => since <= startedBefore);
     if (overdue.length === 0 || (await this.isAlive())) return;
-    for (const [connection] of overdue) {
-      if (!this.busySince.delete(connection)) continue; // it finished meanwhile
-      const socket = (connection as unknown as { stream: Socket }).stream;
-      socket.destroy(
-        Object.assign(new Error('MySQL did not answer a ping'), { code: 'ETIMEDOUT' }),
-      );
-    }
+    for (const [connection] of overdue) this.fail(connection);
+  }
+
+  private fail(connection: PoolConnection): void {
+    if (!this.busySince.delete(connection)) return; // it finished meanwhile
+    const socket = (connection as unknown as { stream: Socket }).stream;
+    socket.destroy(Object.assign(new Error('MySQL did not answer a ping'), { code: 'ETIMEDOUT' }));
   }
 }

@@ -3,6 +3,7 @@ import path from 'node:path';
 import {
   configFromRun,
   parseDuration,
+  parseHosts,
   parseSize,
   parseTrustProxy,
   UsageError,
@@ -124,6 +125,90 @@ describe('configFromRun (CONTRACT §1)', () => {
     expect(() => configFromRun(['auht'], FLAGS, {})).toThrow(
       "unexpected argument 'auht' after 'run'",
     );
+  });
+});
+
+describe('-h with several hosts (issue 16)', () => {
+  const port = () => 3306;
+
+  test('hosts with and without their own port, IPv6 in brackets or bare', () => {
+    expect(parseHosts('db1, db2:3307,10.0.0.5:3308,[::1]:3309,[fe80::2],::3', port)).toEqual([
+      { host: 'db1', port: 3306 },
+      { host: 'db2', port: 3307 },
+      { host: '10.0.0.5', port: 3308 },
+      { host: '::1', port: 3309 },
+      { host: 'fe80::2', port: 3306 },
+      { host: '::3', port: 3306 },
+    ]);
+  });
+
+  test('the first host is host and port, the others otherHosts; one host has none', () => {
+    expect(configFromRun([], { ...FLAGS, host: 'db1,db2:3307' }, {}).db).toEqual({
+      host: 'db1',
+      port: 3306,
+      otherHosts: [{ host: 'db2', port: 3307 }],
+      user: 'app',
+      password: '',
+      database: 'shop',
+      poolSize: 10,
+    });
+    expect(configFromRun([], FLAGS, { TABLEGATE_DB_HOST: 'x,y' }).db.otherHosts).toBeUndefined();
+    expect(
+      configFromRun([], { ...FLAGS, host: undefined }, { TABLEGATE_DB_HOST: 'x,y:1' }).db
+        .otherHosts,
+    ).toEqual([{ host: 'y', port: 1 }]);
+  });
+
+  test('-P is needed only by a host without a port, and checked when given', () => {
+    const noPort = { ...FLAGS, port: undefined };
+    expect(configFromRun([], { ...noPort, host: 'a:1,b:2' }, {}).db).toMatchObject({
+      host: 'a',
+      port: 1,
+      otherHosts: [{ host: 'b', port: 2 }],
+    });
+    expect(() => configFromRun([], { ...noPort, host: 'a:1,b' }, {})).toThrow(
+      new UsageError('missing required option -P/--port (or TABLEGATE_DB_PORT)'),
+    );
+    expect(() => configFromRun([], { ...FLAGS, host: 'a:1', port: 'x' }, {})).toThrow(
+      new UsageError("-P/--port must be a whole number from 1 to 65535, got 'x'"),
+    );
+  });
+
+  test.each([
+    ['db1,,db2', "-h/--host 'db1,,db2': an empty entry (write hosts as db1,db2:3307)"],
+    ['db1,', "-h/--host 'db1,': an empty entry (write hosts as db1,db2:3307)"],
+    ['db1:0', "-h/--host 'db1:0': the port of 'db1:0' must be a whole number from 1 to 65535"],
+    [
+      'db1:70000',
+      "-h/--host 'db1:70000': the port of 'db1:70000' must be a whole number from 1 to 65535",
+    ],
+    ['db1:', "-h/--host 'db1:': the port of 'db1:' must be a whole number from 1 to 65535"],
+    ['db1:x', "-h/--host 'db1:x': the port of 'db1:x' must be a whole number from 1 to 65535"],
+    [':3306', "-h/--host ':3306': ':3306' names no host"],
+    ['db1,db1:3306', "-h/--host 'db1,db1:3306': db1:3306 is named twice"],
+    ['[::1]:3306,[::1]', "-h/--host '[::1]:3306,[::1]': [::1]:3306 is named twice"],
+    [
+      '[::1:3306',
+      "-h/--host '[::1:3306': '[::1:3306' is not an IPv6 address in brackets like [::1]:3306",
+    ],
+    [
+      '[db1]:3306',
+      "-h/--host '[db1]:3306': '[db1]:3306' is not an IPv6 address in brackets like [::1]:3306",
+    ],
+    [
+      '[::1]3306',
+      "-h/--host '[::1]3306': '[::1]3306' is not an IPv6 address in brackets like [::1]:3306",
+    ],
+    [
+      'db1]',
+      "-h/--host 'db1]': 'db1]' has a stray bracket (an IPv6 address is written [::1]:3306)",
+    ],
+    [
+      'db1:3306:1',
+      "-h/--host 'db1:3306:1': 'db1:3306:1' is not a host or host:port (an IPv6 address takes brackets: [::1]:3306)",
+    ],
+  ])('-h %p is a usage error', (host, message) => {
+    expect(() => configFromRun([], { ...FLAGS, host }, {})).toThrow(new UsageError(message));
   });
 });
 

@@ -1,0 +1,231 @@
+/**
+ * `-h` with several hosts (issue 16): the built command against two private MariaDB servers
+ * holding the same table (each row says which server it is on). It starts on the first host that
+ * answers, fails over to the next when the one in use is killed (SIGKILL) — one log line, within
+ * a bound, no fail-back — and names every host when none answers at start.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, expect, test } from '@jest/globals';
+import mysql from 'mysql2/promise';
+import { freePort, type PrivateServer, startPrivateServer } from '../../src/demo/private-server.js';
+import { builtCli } from '../helpers/cli.js';
+
+const DATABASE = 'several_hosts';
+/** From the kill to the first answer served by the second host. */
+const MAX_FAILOVER_MS = 5_000;
+const CLIENTS = 6;
+const UNAVAILABLE = {
+  success: false,
+  message: 'Database unavailable',
+  code: 'DATABASE_UNAVAILABLE',
+};
+
+let one: PrivateServer;
+let two: PrivateServer;
+let home: string;
+
+async function prepare(server: PrivateServer, name: string): Promise<void> {
+  const admin = await mysql.createConnection({
+    host: server.host,
+    port: server.port,
+    user: server.user,
+    password: server.password,
+    multipleStatements: true,
+  });
+  await admin.query(`
+    CREATE DATABASE ${DATABASE};
+    USE ${DATABASE};
+    CREATE TABLE items (id INT AUTO_INCREMENT PRIMARY KEY, server VARCHAR(10) NOT NULL);
+    INSERT INTO items (server) VALUES ('${name}');
+  `);
+  await admin.end();
+}
+
+beforeAll(async () => {
+  home = await mkdtemp(path.join(os.tmpdir(), 'tablegate-hosts-'));
+  [one, two] = await Promise.all([startPrivateServer(), startPrivateServer()]);
+  await Promise.all([prepare(one, 'one'), prepare(two, 'two')]);
+}, 90_000);
+
+afterAll(async () => {
+  await Promise.all([one?.destroy(), two?.destroy()]);
+  await rm(home, { recursive: true, force: true });
+});
+
+const at = (port: number) => `127.0.0.1:${port}`;
+
+function args(hosts: string, listen: number): string[] {
+  return ['run', '-h', hosts, '-u', 'root', '-p', '', '-D', DATABASE, '-o', String(listen)];
+}
+
+interface Running {
+  readonly child: ChildProcess;
+  readonly url: string;
+  /** Everything printed so far. */
+  output(): string;
+  stop(): Promise<number | null>;
+}
+
+/** Starts the command and resolves once it printed its start-up line. */
+function start(hosts: string, listen: number): Promise<Running> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [builtCli(), ...args(hosts, listen)], {
+      env: { PATH: process.env.PATH, HOME: home, TABLEGATE_LOG_LEVEL: 'warn' },
+    });
+    let output = '';
+    child.stdout.on('data', (d) => {
+      output += d;
+      if (output.includes('tablegate listening')) {
+        resolve({
+          child,
+          url: `http://127.0.0.1:${listen}`,
+          output: () => output,
+          stop: () => {
+            const exit = new Promise<number | null>((r) => child.once('exit', r));
+            child.kill('SIGTERM');
+            return exit;
+          },
+        });
+      }
+    });
+    child.stderr.on('data', (d) => (output += d));
+    child.once('exit', (code) => reject(new Error(`exited ${code}: ${output}`)));
+  });
+}
+
+function run(hosts: string, listen: number): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [builtCli(), ...args(hosts, listen)], {
+      env: { PATH: process.env.PATH, HOME: home },
+    });
+    let stderr = '';
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('exit', (code) => resolve({ code, stderr }));
+  });
+}
+
+interface Outcome {
+  readonly start: number;
+  readonly end: number;
+  readonly status: number;
+  readonly body: unknown;
+}
+
+async function read(url: string): Promise<Outcome> {
+  const start = Date.now();
+  try {
+    const response = await fetch(`${url}/table/items/read?$select=server&$top=1`, {
+      signal: AbortSignal.timeout(10_000),
+    });
+    return { start, end: Date.now(), status: response.status, body: await response.json() };
+  } catch (error) {
+    return { start, end: Date.now(), status: 0, body: String(error) };
+  }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+test('the first host does not answer: it starts on the second and serves from it', async () => {
+  const closed = await freePort();
+  const gateway = await start(`${at(closed)},${at(two.port)}`, await freePort());
+  try {
+    const outcome = await read(gateway.url);
+    expect([outcome.status, outcome.body]).toEqual([200, [{ server: 'two' }]]);
+  } finally {
+    expect(await gateway.stop()).toBe(0);
+  }
+  // Nothing switched: starting past a dead host is not a switch.
+  expect(gateway.output()).not.toContain('is not answering');
+}, 30_000);
+
+test('no host answers at start: exit 1, one line naming every host tried', async () => {
+  const [a, b] = [await freePort(), await freePort()];
+  const { code, stderr } = await run(`${at(a)},[::1]:${b}`, await freePort());
+  expect(code).toBe(1);
+  expect(stderr).toMatch(
+    new RegExp(
+      `^tablegate: cannot connect to MySQL at 127\\.0\\.0\\.1:${a}, \\[::1\\]:${b} as root: ` +
+        `127\\.0\\.0\\.1:${a}: connect ECONNREFUSED 127\\.0\\.0\\.1:${a}; \\[::1\\]:${b}: [^\\n]+\\n$`,
+    ),
+  );
+}, 30_000);
+
+test('a malformed host list is a usage error (exit 2)', async () => {
+  const { code, stderr } = await run('db1:3306,,db2:3306', await freePort());
+  expect(code).toBe(2);
+  expect(stderr.split('\n')[0]).toBe(
+    "tablegate: -h/--host 'db1:3306,,db2:3306': an empty entry (write hosts as db1,db2:3307)",
+  );
+});
+
+test('the host in use is killed under load: one switch to the next, within 5 s, no fail-back', async () => {
+  const gateway = await start(`${at(one.port)},${at(two.port)}`, await freePort());
+  const outcomes: Outcome[] = [];
+  let stopped = false;
+  const clients = Array.from({ length: CLIENTS }, async () => {
+    while (!stopped) {
+      outcomes.push(await read(gateway.url));
+      await sleep(20);
+    }
+  });
+  try {
+    await sleep(1_000);
+    const killed = Date.now();
+    await one.kill();
+    let firstFromTwo: Outcome | undefined;
+    while (!firstFromTwo && Date.now() - killed < 3 * MAX_FAILOVER_MS) {
+      await sleep(50);
+      firstFromTwo = outcomes.find((o) => o.start >= killed && o.status === 200);
+    }
+    // The first host comes back: the gateway stays where it is (no fail-back while it works).
+    await one.restart();
+    await sleep(1_500);
+    stopped = true;
+    await Promise.all(clients);
+
+    const before = outcomes.filter((o) => o.end < killed);
+    expect(before.length).toBeGreaterThan(20);
+    expect(before.filter((o) => o.status !== 200 || !isEqual(o.body, [{ server: 'one' }]))).toEqual(
+      [],
+    );
+    expect(firstFromTwo).toBeDefined();
+    const failoverMs = (firstFromTwo as Outcome).end - killed;
+    expect(failoverMs).toBeLessThan(MAX_FAILOVER_MS);
+    // Meanwhile: 503s (requests on the host that died), never anything else.
+    const during = outcomes.filter(
+      (o) => o.end >= killed && o.start < (firstFromTwo as Outcome).start,
+    );
+    expect(during.filter((o) => o.status !== 503 || !isEqual(o.body, UNAVAILABLE))).toEqual([]);
+    // From the first answer of the second host on, every answer comes from it.
+    const after = outcomes.filter((o) => o.start > (firstFromTwo as Outcome).end);
+    expect(after.length).toBeGreaterThan(20);
+    expect(after.filter((o) => o.status !== 200 || !isEqual(o.body, [{ server: 'two' }]))).toEqual(
+      [],
+    );
+    const health = await fetch(`${gateway.url}/health`);
+    expect([health.status, await health.json()]).toEqual([200, { status: 'ok' }]);
+    const switches = gateway
+      .output()
+      .split('\n')
+      .filter((line) => line.includes('is not answering'));
+    expect(switches).toHaveLength(1);
+    expect(JSON.parse(switches[0] as string)).toMatchObject({
+      level: 40,
+      msg: `MySQL host ${at(one.port)} is not answering; now using ${at(two.port)}`,
+    });
+    console.log(
+      `several hosts: failover ${failoverMs} ms after the kill; ${during.length} requests answered 503 meanwhile; ${after.length} served by the second host after`,
+    );
+  } finally {
+    stopped = true;
+    await Promise.all(clients);
+    await gateway.stop();
+  }
+}, 60_000);
+
+function isEqual(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
