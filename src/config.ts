@@ -58,6 +58,11 @@ export interface Config {
   readonly metricsHost: string;
   /** `--redis-url`: where auth mode's login and registration counts are shared; null: in process. */
   readonly redisUrl: string | null;
+  /**
+   * `--shutdown-delay`: milliseconds between SIGTERM and closing, while `/health` answers 503 and
+   * requests are still served, so a load balancer stops sending new ones first; 0: close at once.
+   */
+  readonly shutdownDelayMs: number;
 }
 
 export type TrustProxy = boolean | number | readonly string[];
@@ -88,4 +93,5 @@ export const DEFAULTS = {
   maxConnections: 900,
   // Metrics are not public unless asked for: Prometheus in a pod or container needs 0.0.0.0.
   metricsHost: '127.0.0.1',
+  shutdownDelayMs: 0,
 } as const;

@@ -1,7 +1,8 @@
 /**
  * Starts the gateway: uploads directory, MySQL pool, schema, HTTP listener, one start-up line,
- * and a graceful stop on SIGINT/SIGTERM (stop accepting, let in-flight requests finish within
- * a bound, close the pool, exit 0).
+ * and a graceful stop on SIGINT/SIGTERM (with --shutdown-delay first a drain: /health 503 while
+ * requests are still served; then stop accepting, let in-flight requests finish within a bound,
+ * close the pool, exit 0).
  */
 import type { FastifyInstance } from 'fastify';
 import { TokenService } from './auth/tokens.js';
@@ -16,7 +17,7 @@ import { listenMetrics, type MetricsListener } from './metrics/listener.js';
 import { GatewayMetrics } from './metrics/metrics.js';
 import { loadPolicy, type Policy, PolicyError } from './policy/policy.js';
 import { buildServer } from './server.js';
-import type { AuthServices } from './services.js';
+import type { AuthServices, ShutdownState } from './services.js';
 import { prepareDirectories } from './state-dir.js';
 import { RedisCounterStore, redactedUrl } from './throttle/redis-counter-store.js';
 
@@ -135,12 +136,14 @@ export async function openGateway(config: Config): Promise<Gateway> {
   let policy: Policy | undefined;
   const metrics = config.metricsPort === null ? undefined : new GatewayMetrics(db, schema);
   let counters: RedisCounterStore | undefined;
+  const shutdown: ShutdownState | undefined =
+    config.shutdownDelayMs > 0 ? { draining: false } : undefined;
   try {
     counters = await openCounters(config);
     const auth = config.mode === 'auth' ? { ...(await openAuth(config, db)), counters } : undefined;
     await schema.refresh();
     policy = await openPolicy(config, schema);
-    app = await buildServer({ config, db, schema, auth, policy, metrics });
+    app = await buildServer({ config, db, schema, auth, policy, metrics, shutdown });
     await app.ready();
   } catch (error) {
     await counters?.close();
@@ -204,6 +207,12 @@ export async function openGateway(config: Config): Promise<Gateway> {
     metricsUrl: metricsListener?.url ?? null,
     close: () => {
       closing ??= (async () => {
+        if (shutdown) {
+          // Readiness off, everything else served: the load balancer's next health check takes
+          // this gateway out before it stops accepting (a rolling restart loses no request).
+          shutdown.draining = true;
+          await new Promise((resolve) => setTimeout(resolve, config.shutdownDelayMs));
+        }
         const timer = setTimeout(() => app.server.closeAllConnections(), SHUTDOWN_GRACE_MS);
         try {
           await Promise.all([app.close(), metricsListener?.close()]);

@@ -28,4 +28,10 @@ export interface Services {
   readonly policy?: Policy;
   /** `--metrics-port`: absent when metrics are off (then nothing counts). */
   readonly metrics?: GatewayMetrics;
+  /** `--shutdown-delay`: set while the gateway drains before closing (then /health is 503). */
+  readonly shutdown?: ShutdownState;
+}
+
+export interface ShutdownState {
+  draining: boolean;
 }

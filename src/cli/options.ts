@@ -70,6 +70,8 @@ Options
   --max-client-requests <n>  requests one client address may have in progress (default 8, 0 = no cap)
   --body-timeout <time>      longest a JSON body may take to arrive (default 30s)
   --max-connections <n>      open HTTP connections at once (default 900)
+  --shutdown-delay <time>    on SIGTERM, keep serving but answer /health 503 this long before
+                             closing, so a load balancer stops sending first (default 0s)
   --metrics-port <port>      serve Prometheus metrics at GET /metrics on this port (default: none)
   --metrics-host <address>   address the metrics port binds (default 127.0.0.1)
   --redis-url <url>          auth mode: count login and registration limits across gateways
@@ -113,6 +115,7 @@ export const ENVIRONMENT: Readonly<Record<string, string>> = {
   metricsPort: 'TABLEGATE_METRICS_PORT',
   metricsHost: 'TABLEGATE_METRICS_HOST',
   redisUrl: 'TABLEGATE_REDIS_URL',
+  shutdownDelay: 'TABLEGATE_SHUTDOWN_DELAY',
 };
 
 export type FlagName = keyof typeof ENVIRONMENT;
@@ -182,9 +185,9 @@ export function parseSize(name: FlagName, text: string): number {
 }
 
 /** `30` (seconds), `30s`, `500ms`, `2m`. */
-export function parseDuration(name: FlagName, text: string): number {
+export function parseDuration(name: FlagName, text: string, allowZero = false): number {
   const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m)?\s*$/i.exec(text);
-  if (!match || Number(match[1]) <= 0) {
+  if (!match || Number(match[1]) < 0 || (Number(match[1]) === 0 && !allowZero)) {
     throw new UsageError(
       `${flagLabel(name)} must be a duration like 30s, 500ms or 2m, got '${text}'`,
     );
@@ -349,6 +352,7 @@ export function configFromRun(
     );
   }
   const redisUrl = get('redisUrl');
+  const shutdownDelay = get('shutdownDelay');
   if (redisUrl !== undefined && !/^rediss?:\/\/\S+$/i.test(redisUrl)) {
     throw new UsageError(`--redis-url must start with redis:// or rediss://, got '${redisUrl}'`);
   }
@@ -380,5 +384,9 @@ export function configFromRun(
     metricsPort,
     metricsHost: get('metricsHost') || DEFAULTS.metricsHost,
     redisUrl: redisUrl ?? null,
+    shutdownDelayMs:
+      shutdownDelay === undefined
+        ? DEFAULTS.shutdownDelayMs
+        : parseDuration('shutdownDelay', shutdownDelay, true),
   };
 }

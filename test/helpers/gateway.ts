@@ -52,6 +52,7 @@ export async function startTestGateway(
     metricsPort: null,
     metricsHost: DEFAULTS.metricsHost,
     redisUrl: null,
+    shutdownDelayMs: DEFAULTS.shutdownDelayMs,
     ...overrides,
   };
   const gateway = await openGateway(config);

@@ -49,7 +49,25 @@ describe('configFromRun (CONTRACT §1)', () => {
       metricsPort: null,
       metricsHost: '127.0.0.1',
       redisUrl: null,
+      shutdownDelayMs: 0,
     });
+  });
+
+  test('--shutdown-delay or TABLEGATE_SHUTDOWN_DELAY: a duration, 0 allowed, a flag winning', () => {
+    expect(configFromRun([], { ...FLAGS, shutdownDelay: '2s' }, {}).shutdownDelayMs).toBe(2000);
+    expect(configFromRun([], { ...FLAGS, shutdownDelay: '0' }, {}).shutdownDelayMs).toBe(0);
+    expect(configFromRun([], FLAGS, { TABLEGATE_SHUTDOWN_DELAY: '500ms' }).shutdownDelayMs).toBe(
+      500,
+    );
+    expect(
+      configFromRun([], { ...FLAGS, shutdownDelay: '3s' }, { TABLEGATE_SHUTDOWN_DELAY: '1s' })
+        .shutdownDelayMs,
+    ).toBe(3000);
+    for (const bad of ['-1s', 'soon', '2h']) {
+      expect(() => configFromRun([], { ...FLAGS, shutdownDelay: bad }, {})).toThrow(
+        `--shutdown-delay must be a duration like 30s, 500ms or 2m, got '${bad}'`,
+      );
+    }
   });
 
   test('--redis-url or TABLEGATE_REDIS_URL: a redis:// or rediss:// URL, a flag winning', () => {
