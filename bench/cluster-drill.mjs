@@ -182,6 +182,10 @@ async function selectCounts(cluster) {
   );
 }
 
+function codeList(codes) {
+  return [...codes].map(([code, n]) => `${n} × ${code}`).join(', ');
+}
+
 function percentile(sorted, p) {
   if (sorted.length === 0) return 0;
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
@@ -211,6 +215,8 @@ function phaseSummary(ledger, phases) {
 async function checkRows(cluster, ledger) {
   const problems = [];
   const perNode = [];
+  /** Rows of creates whose client got an error (or no answer) but which committed. */
+  const failedButApplied = [];
   for (const node of cluster.nodes) {
     const [rows] = await node.query(`SELECT id, ref, qty FROM ${DB}.events`);
     perNode.push(rows.length);
@@ -222,11 +228,14 @@ async function checkRows(cluster, ledger) {
     }
     let missing = 0;
     let doubled = 0;
+    let appliedAnyway = 0;
     for (const [ref, state] of ledger.refs) {
       const count = counts.get(ref) ?? 0;
       if (state === 'acked' && count === 0) missing++;
+      if (state === 'failed' && count === 1) appliedAnyway++;
       if (count > 1) doubled++;
     }
+    failedButApplied.push(appliedAnyway);
     const unknown = [...counts.keys()].filter((ref) => !ledger.refs.has(ref)).length;
     let lostUpdates = 0;
     for (const [id, attempts] of ledger.updates) {
@@ -239,7 +248,7 @@ async function checkRows(cluster, ledger) {
     if (unknown) problems.push(`${node.name}: ${unknown} rows nobody sent`);
     if (lostUpdates) problems.push(`${node.name}: ${lostUpdates} rows lost an acknowledged update`);
   }
-  return { problems, perNode };
+  return { problems, perNode, failedButApplied };
 }
 
 async function checkUploads(gateways, ledger, token) {
@@ -385,6 +394,7 @@ async function drill(dir) {
     await sleep(COMPARE_SECONDS * 1000);
     await stopLoad(workers, loops);
     const measured = throughput(ledger, label, COMPARE_SECONDS * 1000);
+    measured.codes = phaseSummary(ledger, [{ name: label }])[0].codes;
     const stale = ledger.staleReads.length - staleBefore;
     results.compare.push({ ...setting, ...measured, stale });
     log(
@@ -476,25 +486,25 @@ async function drill(dir) {
     '',
   );
   out.push(
-    '| database front end | req/s | failed | p50 ms | p99 ms |',
-    '|---|---:|---:|---:|---:|',
+    '| database front end | read consistency | req/s | failed | p50 ms | p99 ms | own rows not found | failures |',
+    '|---|---|---:|---:|---:|---:|---:|---|',
   );
   for (const c of results.compare) {
     out.push(
-      `| ${c.mode} | ${c.perSecond.toFixed(0)} | ${c.failed} | ${c.p50.toFixed(1)} | ${c.p99.toFixed(1)} |`,
+      `| ${c.mode} | ${c.consistency} | ${c.perSecond.toFixed(0)} | ${c.failed} | ${c.p50.toFixed(1)} | ${c.p99.toFixed(1)} | ${c.stale} | ${codeList(c.codes)} |`,
     );
   }
   out.push('', '| phase | requests | failed | failure window s | slowest request s | failures |');
   out.push('|---|---:|---:|---:|---:|---|');
   for (const s of summary) {
-    const codes = [...s.codes].map(([code, n]) => `${n} × ${code}`).join(', ');
+    const codes = codeList(s.codes);
     out.push(
       `| ${s.name} | ${s.requests} | ${s.failed} | ${s.window.toFixed(2)} | ${s.slowest.toFixed(2)} | ${codes} |`,
     );
   }
   out.push(
     '',
-    `Rows per node at the end: ${rows.perNode.join(', ')} (created and acknowledged: ${acked}; failed creates: ${failedWrites}).`,
+    `Rows per node at the end: ${rows.perNode.join(', ')} (created and acknowledged: ${acked}; rows of failed creates: ${failedWrites}, of which committed all the same: ${rows.failedButApplied[0]}).`,
   );
   out.push(
     `Reads (Com_select) per node during the drill: ${cluster.nodes.map((n, i) => `${n.name} ${reads[i]}`).join(', ')}.`,
