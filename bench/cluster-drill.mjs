@@ -58,10 +58,11 @@ class Gateway {
       CLI,
       'run',
       'auth',
+      // A port (a front end of HAProxy), or a host list (`-h` failover, no proxy).
       '-h',
-      '127.0.0.1',
+      typeof dbPort === 'number' ? '127.0.0.1' : dbPort,
       '-P',
-      String(dbPort),
+      typeof dbPort === 'number' ? String(dbPort) : '3306',
       '-u',
       DB_USER,
       '-D',
@@ -372,10 +373,15 @@ async function drill(dir) {
   // Which database front end: every node (leastconn) or one writer with backups; and on every
   // node, what each read consistency costs and whether a client reads its own writes. Measured
   // side by side, the same load for each.
-  const knowsConsistency = (await cliHelp()).includes('--read-consistency');
+  const help = await cliHelp();
+  const knowsConsistency = help.includes('--read-consistency');
+  const hostList = cluster.nodes.map((node) => `127.0.0.1:${node.port}`).join(',');
   const settings = [
     { mode: 'all nodes', port: haproxy.ports.dbAll, consistency: 'eventual' },
     { mode: 'single writer', port: haproxy.ports.dbSingle, consistency: 'eventual' },
+    ...(help.includes('db1,db2')
+      ? [{ mode: 'gateway -h list, no proxy', port: hostList, consistency: 'eventual' }]
+      : []),
     ...(knowsConsistency
       ? ['session', 'strict'].map((consistency) => ({
           mode: 'all nodes',
@@ -402,12 +408,10 @@ async function drill(dir) {
     );
   }
   const eventual = results.compare.filter((c) => c.consistency === 'eventual');
+  const byChoice = { all: 0, single: 1, hosts: 2 };
   const chosen =
-    env.DRILL_DB_FRONTEND === 'single'
-      ? eventual[1]
-      : env.DRILL_DB_FRONTEND === 'all'
-        ? eventual[0]
-        : [...eventual].sort((a, b) => a.failed - b.failed || b.perSecond - a.perSecond)[0];
+    eventual[byChoice[env.DRILL_DB_FRONTEND]] ??
+    [...eventual].sort((a, b) => a.failed - b.failed || b.perSecond - a.perSecond)[0];
   results.chosen = chosen.mode;
   for (const gateway of gateways) await gateway.terminate();
   await startGateways(chosen.port, CONSISTENCY);
@@ -425,8 +429,9 @@ async function drill(dir) {
   phases.push({ name: 'steady', at: seconds(started) });
   await sleep(6000);
 
-  // The node that takes writes in single-writer mode is node1 (the stick table's first pick).
-  const victim = chosen.mode === 'single writer' ? cluster.nodes[0] : cluster.nodes[1];
+  // The worst node to lose: the one taking every statement (single writer: the stick table's
+  // first pick; a -h list: its first host). With all nodes in use, any one.
+  const victim = chosen.mode === 'all nodes' ? cluster.nodes[1] : cluster.nodes[0];
   const victimIndex = cluster.nodes.indexOf(victim);
   const readsAtKill = await selectCounts(cluster);
   phase(`SIGKILL ${victim.name}`);
