@@ -52,8 +52,13 @@ export class GaleraNode {
     return this.ports.sql;
   }
 
-  async install() {
+  /** A fresh data directory; or a copy of `from`'s (a joiner replaces it by SST anyway). */
+  async install(from) {
     mkdirSync(this.dir, { recursive: true });
+    if (from) {
+      await run('cp', ['-a', from.dataDir, this.dataDir]);
+      return;
+    }
     await run('mariadb-install-db', [
       '--no-defaults',
       `--datadir=${this.dataDir}`,
@@ -171,7 +176,10 @@ export class GaleraCluster {
   /** Installs every node, bootstraps the first, then joins the rest one by one (SST). */
   async start(log) {
     await this.allocate();
-    await Promise.all(this.nodes.map((node) => node.install()));
+    // One install, copied: installs side by side collide on their temporary tables in /tmp.
+    const [first, ...others] = this.nodes;
+    await first.install();
+    for (const node of others) await node.install(first);
     for (const [index, node] of this.nodes.entries()) {
       const started = Date.now();
       await node.start({ bootstrap: index === 0 });
