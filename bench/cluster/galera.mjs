@@ -57,6 +57,7 @@ export class GaleraNode {
     mkdirSync(this.dir, { recursive: true });
     if (from) {
       await run('cp', ['-a', from.dataDir, this.dataDir]);
+      await ownForServer(this.dir);
       return;
     }
     await run('mariadb-install-db', [
