@@ -4,7 +4,7 @@
  */
 import os from 'node:os';
 import path from 'node:path';
-import type { DbConfig } from './db/pool.js';
+import type { DbConfig, ReadConsistency } from './db/pool.js';
 
 export type Mode = 'auth' | 'open';
 /** Whether `POST /auth/register` makes users (CONTRACT §6). */
@@ -63,6 +63,8 @@ export interface Config {
    * requests are still served, so a load balancer stops sending new ones first; 0: close at once.
    */
   readonly shutdownDelayMs: number;
+  /** `--read-consistency`: what a read waits for on a Galera or Group Replication node. */
+  readonly readConsistency: ReadConsistency;
 }
 
 export type TrustProxy = boolean | number | readonly string[];
@@ -94,4 +96,6 @@ export const DEFAULTS = {
   // Metrics are not public unless asked for: Prometheus in a pod or container needs 0.0.0.0.
   metricsHost: '127.0.0.1',
   shutdownDelayMs: 0,
+  // The server's own behaviour: no wait, the cheapest reads (README "Read consistency").
+  readConsistency: 'eventual',
 } as const;

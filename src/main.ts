@@ -51,6 +51,7 @@ async function connect(config: Config): Promise<Database> {
     return await openDatabase(config.db, {
       statementTimeoutMs: config.queryTimeoutMs,
       stallTimeoutMs: config.stallTimeoutMs,
+      readConsistency: config.readConsistency,
     });
   } catch (error) {
     throw new StartupError(
@@ -185,6 +186,11 @@ export async function openGateway(config: Config): Promise<Gateway> {
       throw error;
     }));
   const log = app.log;
+  if (config.readConsistency !== 'eventual' && db.cluster === 'single') {
+    log.info(
+      `read consistency ${config.readConsistency}: MySQL is a single server (no Galera, no Group Replication), whose reads always see every earlier write; nothing to set`,
+    );
+  }
   db.events = {
     switched: (from, to) =>
       log.warn({ from, to }, `MySQL host ${from} is not answering; now using ${to}`),
@@ -235,7 +241,7 @@ export async function startGateway(config: Config): Promise<void> {
     `tablegate listening on ${gateway.url} (mode: ${config.mode}, database: ${config.db.database}, ` +
       `${tables} table${tables === 1 ? '' : 's'}, uploads: ${config.uploadsDir}, ` +
       `${config.mode === 'auth' ? `registration: ${config.registration}, ` : ''}` +
-      `policy: ${config.policyFile ?? 'none'})\n`,
+      `policy: ${config.policyFile ?? 'none'}, read consistency: ${config.readConsistency})\n`,
   );
   const stop = (signal: string) => {
     gateway.app.log.info({ signal }, 'shutting down');

@@ -13,7 +13,7 @@ import {
   type Registration,
   type TrustProxy,
 } from '../config.js';
-import { type DbConfig, type DbHost, hostLabel } from '../db/pool.js';
+import { type DbConfig, type DbHost, hostLabel, type ReadConsistency } from '../db/pool.js';
 import { didYouMean } from './did-you-mean.js';
 
 export class UsageError extends Error {
@@ -76,6 +76,8 @@ Options
   --metrics-host <address>   address the metrics port binds (default 127.0.0.1)
   --redis-url <url>          auth mode: count login and registration limits across gateways
                              in this Redis (redis://host:6379/0); default: per process
+  --read-consistency <level> eventual, session or strict: whether a read on a Galera or Group
+                             Replication node waits for the cluster's earlier writes (default eventual)
   --help                     this text
 
 Every option also reads TABLEGATE_<OPTION_NAME> (e.g. TABLEGATE_MAX_FILE_SIZE).`;
@@ -116,6 +118,7 @@ export const ENVIRONMENT: Readonly<Record<string, string>> = {
   metricsHost: 'TABLEGATE_METRICS_HOST',
   redisUrl: 'TABLEGATE_REDIS_URL',
   shutdownDelay: 'TABLEGATE_SHUTDOWN_DELAY',
+  readConsistency: 'TABLEGATE_READ_CONSISTENCY',
 };
 
 export type FlagName = keyof typeof ENVIRONMENT;
@@ -257,6 +260,11 @@ export function dbConfigFrom(flags: RawFlags, env: NodeJS.ProcessEnv, poolSize: 
 }
 
 const REGISTRATIONS: ReadonlySet<string> = new Set<Registration>(['open', 'closed']);
+const READ_CONSISTENCIES: ReadonlySet<string> = new Set<ReadConsistency>([
+  'eventual',
+  'session',
+  'strict',
+]);
 /** proxy-addr's names for ranges, besides addresses and CIDRs. */
 const PROXY_RANGE_NAMES: ReadonlySet<string> = new Set(['loopback', 'linklocal', 'uniquelocal']);
 
@@ -351,6 +359,12 @@ export function configFromRun(
       `--metrics-port must differ from the API's port ${listenPort}: metrics are never served on it`,
     );
   }
+  const readConsistency = (get('readConsistency') ?? DEFAULTS.readConsistency).toLowerCase();
+  if (!READ_CONSISTENCIES.has(readConsistency)) {
+    throw new UsageError(
+      `--read-consistency must be eventual, session or strict, got '${get('readConsistency')}'`,
+    );
+  }
   const redisUrl = get('redisUrl');
   const shutdownDelay = get('shutdownDelay');
   if (redisUrl !== undefined && !/^rediss?:\/\/\S+$/i.test(redisUrl)) {
@@ -388,5 +402,6 @@ export function configFromRun(
       shutdownDelay === undefined
         ? DEFAULTS.shutdownDelayMs
         : parseDuration('shutdownDelay', shutdownDelay, true),
+    readConsistency: readConsistency as ReadConsistency,
   };
 }

@@ -90,18 +90,56 @@ export function poolOptions(config: DbConfig): PoolOptions {
   };
 }
 
+/** What a server is: its flavour, and the cluster it belongs to (execute/database.ts asks). */
+export interface ServerKind {
+  readonly flavour: 'mariadb' | 'mysql';
+  /** `galera`: MariaDB with wsrep_on; `group-replication`: MySQL with the plugin loaded. */
+  readonly cluster: 'galera' | 'group-replication' | 'single';
+}
+
+/** `--read-consistency`: what a read waits for before it runs (see readConsistencySetting). */
+export type ReadConsistency = 'eventual' | 'session' | 'strict';
+
+/**
+ * `--read-consistency` as a session variable, or null when there is nothing to set. Galera:
+ * wsrep_sync_wait 1 makes a read wait until the node has applied every write the cluster
+ * committed before it; 7 makes updates, deletes and inserts wait too. Group Replication:
+ * group_replication_consistency BEFORE (reads), BEFORE_AND_AFTER (and a write returns only once
+ * every member applied it). A single server always reads its own writes; `eventual` leaves the
+ * server's own setting alone.
+ */
+export function readConsistencySetting(
+  cluster: ServerKind['cluster'],
+  level: ReadConsistency,
+): string | null {
+  if (level === 'eventual') return null;
+  switch (cluster) {
+    case 'galera':
+      return `wsrep_sync_wait = ${level === 'session' ? 1 : 7}`;
+    case 'group-replication':
+      return `group_replication_consistency = '${level === 'session' ? 'BEFORE' : 'BEFORE_AND_AFTER'}'`;
+    case 'single':
+      return null;
+  }
+}
+
 /**
  * The statements that put a new connection into our session state. The statement time limit is
  * the server's: MariaDB's max_statement_time (seconds, every statement) or MySQL's
  * max_execution_time (milliseconds, read-only SELECTs); past it the server stops the statement
- * and the request answers 504.
+ * and the request answers 504. Then `--read-consistency`, where the server has it to set.
  */
-export function sessionSetup(flavour: 'mariadb' | 'mysql', statementTimeoutMs: number): string {
+export function sessionSetup(
+  server: ServerKind,
+  statementTimeoutMs: number,
+  readConsistency: ReadConsistency = 'eventual',
+): string {
   const limit =
-    flavour === 'mariadb'
+    server.flavour === 'mariadb'
       ? `max_statement_time = ${statementTimeoutMs / 1000}`
       : `max_execution_time = ${Math.round(statementTimeoutMs)}`;
-  return `SET time_zone = '+00:00', sql_mode = '${SESSION_SQL_MODE}', NAMES utf8mb4, ${limit}`;
+  const consistency = readConsistencySetting(server.cluster, readConsistency);
+  return `SET time_zone = '+00:00', sql_mode = '${SESSION_SQL_MODE}', NAMES utf8mb4, ${limit}${consistency === null ? '' : `, ${consistency}`}`;
 }
 
 /**

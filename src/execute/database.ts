@@ -21,6 +21,8 @@ import {
   type DbConfig,
   type DbHost,
   poolOptions,
+  type ReadConsistency,
+  type ServerKind,
   sessionSetup,
 } from '../db/pool.js';
 import { HEALTH_TIMEOUT_MS } from '../limits.js';
@@ -32,11 +34,13 @@ import { type RowFlow, type RowSink, streamRows } from './stream.js';
 import { Watchdog } from './watchdog.js';
 import { runTransaction, type WriteOptions, type WriteResult } from './write.js';
 
-export type Flavour = 'mariadb' | 'mysql';
+export type Flavour = ServerKind['flavour'];
 
 export interface Database {
   /** What the server in use is (with `-h db1,db2,…`, the host in use: hosts.ts). */
   readonly flavour: Flavour;
+  /** Whether it is a Galera node, a Group Replication member or a single server. */
+  readonly cluster: ServerKind['cluster'];
   /** Told when the gateway moves to another host of `-h` (main.ts logs it). */
   events: HostEvents;
   /** A SELECT whose rows go to the sink as they arrive (stream.ts). */
@@ -73,14 +77,32 @@ export interface DatabaseOptions {
   readonly statementTimeoutMs: number;
   /** A streamed read whose client takes nothing for this long is cut (stream.ts). */
   readonly stallTimeoutMs: number;
+  /** `--read-consistency` (db/pool.ts); `eventual` when absent. */
+  readonly readConsistency?: ReadConsistency;
 }
 
-/** Asks the server what it is, on a connection of its own; also proves the login works. */
-async function detectFlavour(config: DbConfig): Promise<Flavour> {
+/**
+ * Asks the server what it is, on a connection of its own; also proves the login works. SHOW
+ * VARIABLES names a variable only where it exists, so neither name is an error anywhere:
+ * wsrep_on is ON on a Galera node (MariaDB has it OFF without Galera), and
+ * group_replication_consistency exists once MySQL's Group Replication plugin is loaded.
+ */
+async function detectServer(config: DbConfig): Promise<ServerKind> {
   const probe = mysql.createConnection(connectionOptions(config)).promise();
   try {
-    const [rows] = await probe.query<RowDataPacket[]>('SELECT VERSION() AS version');
-    return /mariadb/i.test(String(rows[0]?.version)) ? 'mariadb' : 'mysql';
+    const [versions] = await probe.query<RowDataPacket[]>('SELECT VERSION() AS version');
+    const [variables] = await probe.query<RowDataPacket[]>(
+      "SHOW VARIABLES WHERE Variable_name IN ('wsrep_on', 'group_replication_consistency')",
+    );
+    const value = (name: string) =>
+      variables.find((row) => String(row.Variable_name).toLowerCase() === name)?.Value;
+    const flavour = /mariadb/i.test(String(versions[0]?.version)) ? 'mariadb' : 'mysql';
+    const galera = String(value('wsrep_on') ?? '').toUpperCase() === 'ON';
+    const groupReplication = value('group_replication_consistency') !== undefined;
+    return {
+      flavour,
+      cluster: galera ? 'galera' : groupReplication ? 'group-replication' : 'single',
+    };
   } finally {
     probe.destroy();
   }
@@ -120,7 +142,7 @@ function poolStats(pool: Pool): PoolStats {
  * server is. A ping without answer tells `unanswered`: the host may be gone (hosts.ts).
  */
 interface Backend extends HostBackend {
-  readonly flavour: Flavour;
+  readonly server: ServerKind;
   readonly pool: Pool;
   readonly watchdog: Watchdog;
   ping(fresh?: boolean): Promise<boolean>;
@@ -134,8 +156,11 @@ async function openBackend(
   unanswered: (backend: Backend) => void,
 ): Promise<Backend> {
   const atHost: DbConfig = { ...config, host: host.host, port: host.port };
-  const flavour = await detectFlavour(atHost);
-  const pool: Pool = createPool(atHost, sessionSetup(flavour, options.statementTimeoutMs));
+  const server = await detectServer(atHost);
+  const pool: Pool = createPool(
+    atHost,
+    sessionSetup(server, options.statementTimeoutMs, options.readConsistency),
+  );
   // Two connections: a KILL and a health ping never queue behind each other for long.
   const control: PromisePool = mysql
     .createPool({ ...poolOptions(atHost), connectionLimit: 2, maxIdle: 2 })
@@ -166,7 +191,7 @@ async function openBackend(
   const watchdog = new Watchdog(ping);
   const backend: Backend = {
     host,
-    flavour,
+    server,
     pool,
     watchdog,
     ping,
@@ -238,7 +263,10 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
 
   return {
     get flavour() {
-      return switcher.backend.flavour;
+      return switcher.backend.server.flavour;
+    },
+    get cluster() {
+      return switcher.backend.server.cluster;
     },
     get events() {
       return switcher.events;

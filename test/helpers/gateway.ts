@@ -53,6 +53,7 @@ export async function startTestGateway(
     metricsHost: DEFAULTS.metricsHost,
     redisUrl: null,
     shutdownDelayMs: DEFAULTS.shutdownDelayMs,
+    readConsistency: DEFAULTS.readConsistency,
     ...overrides,
   };
   const gateway = await openGateway(config);

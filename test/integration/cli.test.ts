@@ -243,7 +243,7 @@ test('starts from the environment alone, prints one line, creates ~/.tablegate/u
   });
   const uploads = path.join(home, '.tablegate', 'uploads');
   expect(line).toBe(
-    `tablegate listening on http://localhost:${port} (mode: open, database: ${db.name}, 2 tables, uploads: ${uploads}, policy: none)`,
+    `tablegate listening on http://localhost:${port} (mode: open, database: ${db.name}, 2 tables, uploads: ${uploads}, policy: none, read consistency: eventual)`,
   );
   expect(existsSync(uploads)).toBe(true);
   const response = await fetch(`http://127.0.0.1:${port}/table/a/read`);

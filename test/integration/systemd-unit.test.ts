@@ -112,7 +112,7 @@ test('its command line starts the gateway from that file and SIGTERM stops it wi
     );
     expect(stdout).toContain(`uploads: ${work}/.tablegate/uploads`);
     // The example closes registration.
-    expect(stdout).toContain('registration: closed, policy: none)');
+    expect(stdout).toContain('registration: closed, policy: none, read consistency: eventual)');
     const health = await fetch(`http://127.0.0.1:${port}/health`);
     expect(health.status).toBe(200);
     child.kill('SIGTERM');

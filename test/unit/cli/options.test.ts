@@ -50,6 +50,7 @@ describe('configFromRun (CONTRACT §1)', () => {
       metricsHost: '127.0.0.1',
       redisUrl: null,
       shutdownDelayMs: 0,
+      readConsistency: 'eventual',
     });
   });
 
@@ -66,6 +67,27 @@ describe('configFromRun (CONTRACT §1)', () => {
     for (const bad of ['-1s', 'soon', '2h']) {
       expect(() => configFromRun([], { ...FLAGS, shutdownDelay: bad }, {})).toThrow(
         `--shutdown-delay must be a duration like 30s, 500ms or 2m, got '${bad}'`,
+      );
+    }
+  });
+
+  test('--read-consistency or TABLEGATE_READ_CONSISTENCY: eventual, session or strict', () => {
+    expect(configFromRun([], { ...FLAGS, readConsistency: 'session' }, {}).readConsistency).toBe(
+      'session',
+    );
+    expect(configFromRun([], FLAGS, { TABLEGATE_READ_CONSISTENCY: 'Strict' }).readConsistency).toBe(
+      'strict',
+    );
+    expect(
+      configFromRun(
+        [],
+        { ...FLAGS, readConsistency: 'eventual' },
+        { TABLEGATE_READ_CONSISTENCY: 'strict' },
+      ).readConsistency,
+    ).toBe('eventual');
+    for (const bad of ['', 'linearizable', 'causal']) {
+      expect(() => configFromRun([], { ...FLAGS, readConsistency: bad }, {})).toThrow(
+        new UsageError(`--read-consistency must be eventual, session or strict, got '${bad}'`),
       );
     }
   });
