@@ -166,8 +166,10 @@ function exited(child: ChildProcess): Promise<void> {
     : new Promise((resolve) => child.once('exit', () => resolve()));
 }
 
+/** `serverArgs` go to the server after ours (a drill's Galera settings, for one). */
 export async function startPrivateServer(
   binary: ServerBinary | null = findServerBinary(),
+  serverArgs: readonly string[] = [],
 ): Promise<PrivateServer> {
   if (!binary) {
     throw new Error('no mariadbd or mysqld found on the PATH (apt-get install mariadb-server)');
@@ -175,7 +177,7 @@ export async function startPrivateServer(
   const dir = await mkdtemp(path.join(os.tmpdir(), 'tablegate-mysql-'));
   const sentinel = startSentinel(dir);
   try {
-    return await startIn(dir, binary, sentinel);
+    return await startIn(dir, binary, sentinel, serverArgs);
   } catch (error) {
     // Nothing of a server that did not start stays behind.
     await rm(dir, { recursive: true, force: true });
@@ -188,6 +190,7 @@ async function startIn(
   dir: string,
   binary: ServerBinary,
   sentinel: Sentinel,
+  serverArgs: readonly string[],
 ): Promise<PrivateServer> {
   const dataDir = path.join(dir, 'data');
   const asRoot = process.getuid?.() === 0;
@@ -222,6 +225,7 @@ async function startIn(
     '--innodb-buffer-pool-size=64M',
     ...(binary.flavour === 'mysql' ? ['--mysqlx=OFF'] : []),
     ...userArgs,
+    ...serverArgs,
   ];
   let child: ChildProcess;
   const launch = async () => {

@@ -5,16 +5,24 @@
  * error.
  */
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import mysql from 'mysql2/promise';
 import { sessionSetup } from '../../src/db/pool.js';
-import { freePort } from '../../src/demo/private-server.js';
+import { findServerBinary, freePort, startPrivateServer } from '../../src/demo/private-server.js';
+import { openDatabase } from '../../src/execute/database.js';
 import { builtCli, connectionFlags } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { testServer } from '../helpers/mysql-url.js';
+import { testIf } from '../helpers/skip.js';
+
+/** Debian's galera-4 puts the provider in one of these. */
+const GALERA = ['/usr/lib/galera/libgalera_smm.so', '/usr/lib/libgalera_smm.so'].find((file) =>
+  existsSync(file),
+);
 
 let db: TestDatabase;
 let home: string;
@@ -121,3 +129,57 @@ test('a level that does not exist is a usage error (exit 2)', async () => {
     "tablegate: --read-consistency must be eventual, session or strict, got 'causal'",
   );
 });
+
+testIf(
+  GALERA !== undefined && findServerBinary()?.flavour === 'mariadb',
+  'no mariadbd with galera-4 (apt-get install galera-4)',
+)(
+  'on a Galera node (a cluster of one) it is detected, and every pool connection waits as set',
+  async () => {
+    const gcomm = await freePort();
+    const node = await startPrivateServer(undefined, [
+      '--wsrep-on=ON',
+      `--wsrep-provider=${GALERA}`,
+      '--wsrep-cluster-address=gcomm://',
+      `--wsrep-provider-options=gmcast.listen_addr=tcp://127.0.0.1:${gcomm};gcache.size=16M`,
+      '--wsrep-node-address=127.0.0.1',
+      '--binlog-format=ROW',
+      '--innodb-autoinc-lock-mode=2',
+    ]);
+    try {
+      const admin = await mysql.createConnection({ ...node, multipleStatements: true });
+      await admin.query('CREATE DATABASE g; CREATE TABLE g.t (id INT AUTO_INCREMENT PRIMARY KEY)');
+      await admin.end();
+      for (const [level, wait] of [
+        ['eventual', '0'],
+        ['session', '1'],
+        ['strict', '7'],
+      ] as const) {
+        const db = await openDatabase(
+          { ...node, database: 'g', poolSize: 2 },
+          { statementTimeoutMs: 30_000, stallTimeoutMs: 30_000, readConsistency: level },
+        );
+        try {
+          expect(db.cluster).toBe('galera');
+          const write = await db.run({ sql: 'INSERT INTO t () VALUES ()', params: [] });
+          expect(write.affectedRows).toBe(1);
+          // Both pool connections: each got the setting when it was made.
+          const reads = await Promise.all(
+            [1, 2].map(() =>
+              db.rows({
+                sql: 'SELECT @@SESSION.wsrep_sync_wait AS w, SLEEP(0.1) AS s',
+                params: [],
+              }),
+            ),
+          );
+          expect(reads.map((rows) => rows[0]?.w)).toEqual([wait, wait]);
+        } finally {
+          await db.close();
+        }
+      }
+    } finally {
+      await node.destroy();
+    }
+  },
+  60_000,
+);
