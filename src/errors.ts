@@ -5,6 +5,7 @@
  * API description reads this table directly. MySQL's own refusals keep MySQL's error names
  * (the `mysql` group, mapped in db/errors.ts). Retired codes are never reused.
  */
+import { WRITE_ATTEMPTS } from './limits.js';
 
 /**
  * Where an error comes from. An operation of the API description is a list of stages, and
@@ -24,6 +25,7 @@ export type Stage =
   | 'values' // the columns and values of a create or update body
   | 'rows' // the rows of a create body
   | 'execute' // running the statements
+  | 'write' // a create, update or delete's transaction (execute/retry.ts)
   | 'stream' // a streamed response
   | 'upload'
   | 'files'
@@ -201,6 +203,14 @@ export const ERRORS = {
     stages: ['execute'],
     message: 'Every database connection stayed busy for too long; try again',
   },
+  // The connection broke after the COMMIT (or the one autocommit statement) was sent and before
+  // its answer: the write may or may not be stored, so it is not retried (execute/retry.ts).
+  WRITE_OUTCOME_UNKNOWN: {
+    status: 503,
+    stages: ['write'],
+    message:
+      'The connection to the database was lost while the write was committing; it may or may not have been applied. Read the rows before retrying',
+  },
   QUERY_TIMEOUT: {
     status: 504,
     stages: ['execute'],
@@ -373,10 +383,10 @@ export const MYSQL_ERRORS: Readonly<
   ER_WARNING_NON_DEFAULT_VALUE_FOR_GENERATED_COLUMN: { status: 400 },
   ER_NONUPDATEABLE_COLUMN: { status: 400 },
   ER_VIEW_PREVENT_UPDATE: { status: 400 },
+  // Answered only after WRITE_ATTEMPTS tries (execute/retry.ts).
   ER_LOCK_DEADLOCK: {
     status: 409,
-    message:
-      'The write collided with another transaction (deadlock) and was rolled back; try again',
+    message: `The write collided with other transactions (a deadlock, or on a cluster a write on another node) ${WRITE_ATTEMPTS} times and was rolled back each time; nothing was written, try again`,
   },
   ER_LOCK_WAIT_TIMEOUT: {
     status: 409,
@@ -465,6 +475,7 @@ export const nonAsciiUrl = () => apiError('NON_ASCII_URL');
 export const routeNotFound = (method: string, url: string) => apiError('NOT_FOUND', method, url);
 export const databaseUnavailable = () => apiError('DATABASE_UNAVAILABLE');
 export const databaseBusy = () => apiError('DATABASE_BUSY');
+export const writeOutcomeUnknown = () => apiError('WRITE_OUTCOME_UNKNOWN');
 export const queryTimeout = () => apiError('QUERY_TIMEOUT');
 export const streamStalled = (stallMs: number) => apiError('STREAM_STALLED', stallMs);
 export const internalError = () => apiError('INTERNAL_ERROR');

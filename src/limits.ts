@@ -16,6 +16,16 @@ export const MAX_PATTERN_CHARS = 100;
 // Writes.
 /** Rows one `create` request may insert. */
 export const MAX_INSERT_ROWS = 10_000;
+/**
+ * A write the server rolled back whole (a deadlock, a Galera certification failure) or a Galera
+ * node refused (no quorum) is tried this many times in all, on a fresh connection each time,
+ * after a random pause between the two bounds (so colliding writers do not collide again in
+ * step). A connection lost before the COMMIT was sent counts among them, at most once
+ * (execute/retry.ts).
+ */
+export const WRITE_ATTEMPTS = 3;
+export const RETRY_PAUSE_MIN_MS = 5;
+export const RETRY_PAUSE_MAX_MS = 50;
 
 // Auth mode (CONTRACT §4).
 export const EMAIL_MAX_LENGTH = 254;

@@ -33,6 +33,10 @@ const UNAVAILABLE = new Set([
   'ER_SERVER_SHUTDOWN',
   'ER_CONNECTION_KILLED',
   'POOL_CLOSED',
+  // 1047: how Galera refuses every statement on a node that lost quorum ("WSREP has not yet
+  // prepared node for application use"); MySQL's own 1047 (unknown command) the gateway never
+  // sends.
+  'ER_UNKNOWN_COM_ERROR',
 ]);
 
 /** MariaDB max_statement_time (1969), MySQL MAX_EXECUTION_TIME (3024), and KILL QUERY. */
@@ -65,6 +69,50 @@ export function isDriverError(error: unknown): error is DriverError {
   return typeof error === 'object' && error !== null && ('code' in error || 'errno' in error);
 }
 
+function isFatal(error: unknown): boolean {
+  return error instanceof Error && (error as DriverError).fatal === true;
+}
+
+/**
+ * What a failed statement says about its connection and its transaction, for the retries of
+ * execute/retry.ts:
+ * - `rolled-back`: a deadlock, or on Galera a certification failure (which arrives as the same
+ *   error, often at COMMIT): the server rolled back the whole transaction, nothing committed;
+ * - `node-not-ready`: a Galera node without quorum refused the statement before running it
+ *   (1047); the connection works but leads to that node;
+ * - `lost`: the connection broke; what the server did with a statement in flight is unknown;
+ * - `silent`: the watchdog cut the connection because the server stopped answering pings; as
+ *   `lost`, but trying again would wait for the same silent server a second time;
+ * - `other`: anything else (a data error, a timeout, an ApiError).
+ */
+export type Failure = 'rolled-back' | 'node-not-ready' | 'lost' | 'silent' | 'other';
+
+export function failureOf(error: unknown): Failure {
+  if (error instanceof ServerSilent) return 'silent';
+  if (error instanceof ApiError) return 'other';
+  if (!isDriverError(error)) return isFatal(error) ? 'lost' : 'other';
+  if (error.errno === ER_LOCK_DEADLOCK) return 'rolled-back';
+  if (error.errno === WSREP_NOT_READY) return 'node-not-ready';
+  const code = errorName(error) ?? '';
+  return UNAVAILABLE.has(code) || code.startsWith('PROTOCOL_') || error.fatal === true
+    ? 'lost'
+    : 'other';
+}
+
+const ER_LOCK_DEADLOCK = 1213;
+const WSREP_NOT_READY = 1047;
+
+/**
+ * The error a connection's socket is destroyed with when the server stopped answering pings
+ * (execute/watchdog.ts); its code is a network timeout's, so it maps to DATABASE_UNAVAILABLE.
+ */
+export class ServerSilent extends Error {
+  readonly code = 'ETIMEDOUT';
+  constructor() {
+    super('MySQL did not answer a ping');
+  }
+}
+
 /** A backquoted name followed by a dot and another one: a qualifier (database or table). */
 const QUALIFIER = /`(?:[^`]|``)*`\.(?=`)/g;
 
@@ -81,6 +129,8 @@ export function mapDbError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   // mysql2's own error for a pool that was closed (shutdown) has no code.
   if (error instanceof Error && error.message === 'Pool is closed.') return databaseUnavailable();
+  // mysql2's "Can't add new command when connection is in closed state" has no code, only fatal.
+  if (isFatal(error)) return databaseUnavailable();
   const code = isDriverError(error) ? errorName(error) : undefined;
   if (!isDriverError(error) || !code) return internalError();
   if (UNAVAILABLE.has(code) || code.startsWith('PROTOCOL_') || error.fatal) {

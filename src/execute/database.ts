@@ -30,7 +30,8 @@ import type { CompiledQuery } from '../sql/compiled-query.js';
 import { acquire } from './acquire.js';
 import { bind } from './bind.js';
 import { type HostBackend, type HostEvents, HostSwitch } from './hosts.js';
-import { type RowFlow, type RowSink, streamRows } from './stream.js';
+import { dropsConnection, readRetrying, writeRetrying } from './retry.js';
+import { type RowFlow, type RowSink, streamRetrying } from './stream.js';
 import { Watchdog } from './watchdog.js';
 import { runTransaction, type WriteOptions, type WriteResult } from './write.js';
 
@@ -43,7 +44,10 @@ export interface Database {
   readonly cluster: ServerKind['cluster'];
   /** Told when the gateway moves to another host of `-h` (main.ts logs it). */
   events: HostEvents;
-  /** A SELECT whose rows go to the sink as they arrive (stream.ts). */
+  /**
+   * A SELECT whose rows go to the sink as they arrive (stream.ts). count, rows, stream and write
+   * are tried again where that is safe (retry.ts); run is not.
+   */
   stream(query: CompiledQuery, sink: RowSink): Promise<RowFlow>;
   /** A `SELECT COUNT(*)`: its one number. */
   count(query: CompiledQuery): Promise<number>;
@@ -51,7 +55,7 @@ export interface Database {
   rows<T extends object = Record<string, unknown>>(query: CompiledQuery): Promise<T[]>;
   /** One statement under autocommit (users, DDL). */
   run(query: CompiledQuery): Promise<{ affectedRows: number; insertId: number }>;
-  /** Statements in one transaction: all or none (write.ts). */
+  /** Statements in one transaction: all or none (write.ts), retried where safe (retry.ts). */
   write(statements: readonly CompiledQuery[], options?: WriteOptions): Promise<WriteResult>;
   /**
    * True when the server answers within `HEALTH_TIMEOUT_MS`; never waits behind the pool.
@@ -243,21 +247,27 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
   };
 
   /**
-   * Runs `work` on a pool connection of the host in use and always gives it back. Driver errors
-   * pass through as they are: the HTTP error handler maps them, and logs the ones it cannot.
+   * Runs `work` on a pool connection of the host in use and gives it back, or drops it when it
+   * broke (mysql2 3.x already takes a connection with a fatal error out of the pool; destroying
+   * it says so here, and also drops one that leads to a Galera node without quorum). Driver
+   * errors pass through as they are: the retries (retry.ts) read them, the HTTP error handler
+   * maps them.
    */
   async function using<T>(work: (c: PromiseConnection) => Promise<T>): Promise<T> {
     const backend = switcher.backend;
     const held = await connection(backend);
     backend.watchdog.watch(held);
+    let broken = false;
     try {
       return await work(held.promise());
     } catch (error) {
       report(backend, error);
+      broken = dropsConnection(error);
       throw error;
     } finally {
       backend.watchdog.release(held);
-      held.release();
+      if (broken) held.destroy();
+      else held.release();
     }
   }
 
@@ -274,27 +284,40 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
     set events(events: HostEvents) {
       switcher.events = events;
     },
-    stream: async (query, sink) => {
-      const backend = switcher.backend;
-      return streamRows(await connection(backend), query, sink, {
-        kill: backend.kill,
-        stallMs: options.stallTimeoutMs,
-        watchdog: backend.watchdog,
-      });
-    },
+    // Each attempt on the host in use at its start (a retry may go to the next host of -h).
+    stream: (query, sink) =>
+      streamRetrying(
+        async () => {
+          const backend = switcher.backend;
+          return {
+            connection: await connection(backend),
+            options: {
+              kill: backend.kill,
+              stallMs: options.stallTimeoutMs,
+              watchdog: backend.watchdog,
+            },
+          };
+        },
+        query,
+        sink,
+      ),
     count: (query) =>
-      using(async (c) => {
-        const [rows] = await c.execute<RowDataPacket[][]>(query.sql, bind(query.params));
-        return Number(rows[0]?.[0] ?? 0);
-      }),
+      readRetrying(() =>
+        using(async (c) => {
+          const [rows] = await c.execute<RowDataPacket[][]>(query.sql, bind(query.params));
+          return Number(rows[0]?.[0] ?? 0);
+        }),
+      ),
     rows: <T extends object>(query: CompiledQuery) =>
-      using(async (c) => {
-        const [rows, fields] =
-          query.params.length === 0
-            ? await c.query<RowDataPacket[][]>(query.sql)
-            : await c.execute<RowDataPacket[][]>(query.sql, bind(query.params));
-        return byName(rows, fields) as T[];
-      }),
+      readRetrying(() =>
+        using(async (c) => {
+          const [rows, fields] =
+            query.params.length === 0
+              ? await c.query<RowDataPacket[][]>(query.sql)
+              : await c.execute<RowDataPacket[][]>(query.sql, bind(query.params));
+          return byName(rows, fields) as T[];
+        }),
+      ),
     run: (query) =>
       using(async (c) => {
         const [result] =
@@ -304,7 +327,9 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
         return { affectedRows: result.affectedRows, insertId: result.insertId };
       }),
     write: (statements, writeOptions = {}) =>
-      using((c) => runTransaction(c, statements, writeOptions)),
+      writeRetrying((progress) =>
+        using((c) => runTransaction(c, statements, writeOptions, progress)),
+      ),
     ping: (fresh) => switcher.backend.ping(fresh),
     stats: () => poolStats(switcher.backend.pool),
     close: () => switcher.close(),

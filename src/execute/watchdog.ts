@@ -3,10 +3,11 @@
  * watchdog asks every ALIVE_CHECK_MS whether the server still answers (one shared ping on the
  * control connection); when it does not — frozen, partitioned — the sockets of the connections
  * busy since before the check are destroyed, so their statements fail at once as
- * DATABASE_UNAVAILABLE and the pool drops them. A slow but live server is left alone.
+ * DATABASE_UNAVAILABLE (never retried: execute/retry.ts) and the pool drops them. A slow but live server is left alone.
  */
 import type { Socket } from 'node:net';
 import type { PoolConnection } from 'mysql2';
+import { ServerSilent } from '../db/errors.js';
 import { ALIVE_CHECK_MS } from '../limits.js';
 
 export class Watchdog {
@@ -30,22 +31,30 @@ export class Watchdog {
     clearInterval(this.timer);
   }
 
-  /** The host was left for another (hosts.ts): every statement still running there fails now. */
+  /**
+   * The host was left for another (hosts.ts): every statement still running there fails now, as
+   * a lost connection: retried where safe (execute/retry.ts), on the new host.
+   */
   failAll(): void {
     this.close();
-    for (const connection of [...this.busySince.keys()]) this.fail(connection);
+    for (const connection of [...this.busySince.keys()]) {
+      this.fail(
+        connection,
+        Object.assign(new Error('The gateway left this MySQL host'), { code: 'ETIMEDOUT' }),
+      );
+    }
   }
 
   private async check(): Promise<void> {
     const startedBefore = Date.now() - ALIVE_CHECK_MS;
     const overdue = [...this.busySince].filter(([, since]) => since <= startedBefore);
     if (overdue.length === 0 || (await this.isAlive())) return;
-    for (const [connection] of overdue) this.fail(connection);
+    for (const [connection] of overdue) this.fail(connection, new ServerSilent());
   }
 
-  private fail(connection: PoolConnection): void {
+  private fail(connection: PoolConnection, error: Error): void {
     if (!this.busySince.delete(connection)) return; // it finished meanwhile
     const socket = (connection as unknown as { stream: Socket }).stream;
-    socket.destroy(Object.assign(new Error('MySQL did not answer a ping'), { code: 'ETIMEDOUT' }));
+    socket.destroy(error);
   }
 }

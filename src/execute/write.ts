@@ -39,6 +39,17 @@ export interface WriteResult {
   readonly insertId: number | string | null;
 }
 
+/**
+ * Where a write is, for execute/retry.ts: a connection lost before `committing` left nothing
+ * behind (the server rolls back a transaction whose connection goes away); lost after it, the
+ * write may or may not be stored. Set just before the COMMIT (or the one autocommit statement)
+ * is handed to the driver, never after: an early mark only turns a safe retry into an honest
+ * "unknown", a late one could double a write.
+ */
+export interface WriteProgress {
+  committing: boolean;
+}
+
 /** `SHOW WARNINGS` as the pool's array rows (db/pool.ts): Level, Code, Message. */
 type WarningRow = RowDataPacket & [string, number, string];
 
@@ -46,10 +57,11 @@ export async function runTransaction(
   connection: Connection,
   statements: readonly CompiledQuery[],
   { unprepare = false, guards = [], autocommit = false }: WriteOptions,
+  progress: WriteProgress = { committing: false },
 ): Promise<WriteResult> {
   const [only, ...more] = statements;
   if (autocommit && only !== undefined && more.length === 0 && guards.length === 0) {
-    return runAlone(connection, only, unprepare);
+    return runAlone(connection, only, unprepare, progress);
   }
   let committed = false;
   try {
@@ -73,6 +85,7 @@ export async function runTransaction(
       );
       if (rows.length > 0) throw guard.error();
     }
+    progress.committing = true;
     await connection.commit();
     committed = true;
     return { affectedRows, insertId };
@@ -87,7 +100,10 @@ async function runAlone(
   connection: Connection,
   statement: CompiledQuery,
   unprepare: boolean,
+  progress: WriteProgress,
 ): Promise<WriteResult> {
+  // The statement commits itself.
+  progress.committing = true;
   const [result] = await connection.execute<ResultSetHeader>(statement.sql, bind(statement.params));
   if (unprepare) connection.unprepare(statement.sql);
   // Cannot happen when the caller's proof holds; if it ever did, the client still hears the

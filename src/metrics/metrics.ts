@@ -23,6 +23,7 @@ const DATABASE_CODES: ReadonlySet<string> = new Set([
   'DATABASE_UNAVAILABLE',
   'DATABASE_BUSY',
   'QUERY_TIMEOUT',
+  'WRITE_OUTCOME_UNKNOWN',
   ...Object.keys(MYSQL_ERRORS),
 ]);
 const THROTTLED_ROUTES: ReadonlySet<string> = new Set(['/auth/login', '/auth/register']);

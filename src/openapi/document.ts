@@ -190,12 +190,13 @@ const AUTH_SCHEMAS: Readonly<Record<string, JsonSchema>> = {
 /** The stages each operation runs (its error responses are theirs, openapi/error-codes.ts). */
 const TABLE_STAGES: readonly Stage[] = ['request', 'table', 'execute'];
 const READ_STAGES: readonly Stage[] = ['read-options', ...TABLE_STAGES];
+const WRITE_STAGES: readonly Stage[] = [...TABLE_STAGES, 'write'];
 // A table the role may not read answers 404 (UNKNOWN_TABLE), so reads are never FORBIDDEN.
 const CREATE_STAGES: readonly Stage[] = [
   'json-body',
   'values',
   'rows',
-  ...TABLE_STAGES,
+  ...WRITE_STAGES,
   'policy-action',
   'policy-rows',
 ];
@@ -203,11 +204,11 @@ const UPDATE_STAGES: readonly Stage[] = [
   'key',
   'json-body',
   'values',
-  ...TABLE_STAGES,
+  ...WRITE_STAGES,
   'policy-action',
   'policy-rows',
 ];
-const DELETE_STAGES: readonly Stage[] = ['key', ...TABLE_STAGES, 'policy-action'];
+const DELETE_STAGES: readonly Stage[] = ['key', ...WRITE_STAGES, 'policy-action'];
 /** Stages that exist only under a policy. */
 const POLICY_STAGES: ReadonlySet<Stage> = new Set(['policy-action', 'policy-rows']);
 const REGISTER_STAGES: readonly Stage[] = ['json-body', 'register', 'request', 'execute'];
