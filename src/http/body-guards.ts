@@ -6,6 +6,7 @@
  * column's value) overflowed the stack: 500 instead of 400 (item 5). Uploads stream and are
  * exempt from the time bound (a 1 GiB file may take minutes).
  */
+import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { bodyTooDeep, requestTimeout } from '../errors.js';
 import { MAX_BODY_DEPTH } from '../limits.js';
@@ -26,30 +27,52 @@ export function nestsDeeperThan(value: unknown, limit: number): boolean {
   return false;
 }
 
+/**
+ * Whether a request carries a body at all. Node's parser (llhttp) reads one only after a
+ * Transfer-Encoding or a non-zero Content-Length; without them the request is complete as soon
+ * as its headers are (but `complete` is set only after the hooks of onRequest ran).
+ */
+export function hasBody(headers: IncomingHttpHeaders): boolean {
+  const length = headers['content-length'];
+  return headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
 export function registerBodyGuards(app: FastifyInstance, bodyTimeoutMs: number): void {
   // From the end of the headers, the body has bodyTimeoutMs to arrive in full: read by the JSON
   // parser, or (a request answered before it, with 401, 404, 429 …) discarded by Node so the
   // connection can be reused. Armed in onRequest, so a request refused there is bound too.
-  // Callback hooks, not async ones: they run on every request (issue 17).
+  // Callback hooks, not async ones: they run on every request (issue 17). A request without a
+  // body gets no timer: there is nothing to wait for (a timer and two listeners per GET cost
+  // several µs, issue 17).
   app.addHook('onRequest', (request, reply, done) => {
-    if (request.raw.complete || STREAMING_ROUTES.has(request.routeOptions.url ?? '')) {
+    if (
+      request.raw.complete ||
+      !hasBody(request.headers) ||
+      STREAMING_ROUTES.has(request.routeOptions.url ?? '')
+    ) {
       done();
       return;
     }
-    const timer = setTimeout(() => {
-      if (request.raw.complete) return;
-      if (!reply.sent && request.raw.listenerCount('error') > 0) {
-        // Fastify's body reader answers this error (408); then the connection is closed.
-        reply.header('Connection', 'close');
-        request.raw.emit('error', requestTimeout());
-      } else {
-        // Nothing reads this body (or the answer is out): the connection goes now.
-        request.raw.socket.destroy();
-      }
-    }, bodyTimeoutMs);
-    const stop = () => clearTimeout(timer);
-    request.raw.once('end', stop);
-    request.raw.once('close', stop);
+    // Armed after the parser has read the rest of the packet that carried the headers: a small
+    // body that came with them is complete by then and needs no timer (issue 17). The bound
+    // starts a few µs later than the headers, nothing a client can tell.
+    process.nextTick(() => {
+      if (request.raw.complete || request.raw.destroyed) return;
+      const timer = setTimeout(() => {
+        if (request.raw.complete) return;
+        if (!reply.sent && request.raw.listenerCount('error') > 0) {
+          // Fastify's body reader answers this error (408); then the connection is closed.
+          reply.header('Connection', 'close');
+          request.raw.emit('error', requestTimeout());
+        } else {
+          // Nothing reads this body (or the answer is out): the connection goes now.
+          request.raw.socket.destroy();
+        }
+      }, bodyTimeoutMs);
+      const stop = () => clearTimeout(timer);
+      request.raw.once('end', stop);
+      request.raw.once('close', stop);
+    });
     done();
   });
 
