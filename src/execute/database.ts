@@ -9,6 +9,7 @@
 import mysql, {
   type FieldPacket,
   type Pool,
+  type PoolConnection,
   type ResultSetHeader,
   type RowDataPacket,
 } from 'mysql2';
@@ -141,6 +142,22 @@ function poolStats(pool: Pool): PoolStats {
 }
 
 /**
+ * The promise face of a pool connection, made once per connection rather than on every
+ * statement (issue 17: each one is an EventEmitter with two listeners). It holds no state of its
+ * own besides the connection, so every checkout of the same connection may share it.
+ */
+const promiseFaces = new WeakMap<PoolConnection, PromiseConnection>();
+
+function promiseOf(connection: PoolConnection): PromiseConnection {
+  let face = promiseFaces.get(connection);
+  if (face === undefined) {
+    face = connection.promise();
+    promiseFaces.set(connection, face);
+  }
+  return face;
+}
+
+/**
  * Everything of one host: the statement pool, the control connections for KILL QUERY and pings
  * (so neither waits behind the pool it is checking or freeing), the watchdog, and what the
  * server is. A ping without answer tells `unanswered`: the host may be gone (hosts.ts).
@@ -259,7 +276,7 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
     backend.watchdog.watch(held);
     let broken = false;
     try {
-      return await work(held.promise());
+      return await work(promiseOf(held));
     } catch (error) {
       report(backend, error);
       broken = dropsConnection(error);
