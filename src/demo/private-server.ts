@@ -203,6 +203,8 @@ async function startIn(
       `--datadir=${dataDir}`,
       '--auth-root-authentication-method=normal',
       '--skip-test-db',
+      // Installs side by side collide on their temporary tables in a shared /tmp.
+      `--tmpdir=${dir}`,
       ...userArgs,
     ]);
   } else {

@@ -240,9 +240,10 @@ async function openBackend(
  */
 export async function openDatabase(config: DbConfig, options: DatabaseOptions): Promise<Database> {
   let hosts: HostSwitch<Backend> | undefined;
-  const suspect = (backend: Backend) => hosts?.suspect(backend);
+  // An unanswered ping needs no second one to confirm it.
+  const unanswered = (backend: Backend) => hosts?.suspect(backend, true);
   hosts = await HostSwitch.start(allHosts(config), (host) =>
-    openBackend(config, host, options, suspect),
+    openBackend(config, host, options, unanswered),
   );
   const switcher = hosts;
   const several = config.otherHosts !== undefined && config.otherHosts.length > 0;

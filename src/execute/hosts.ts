@@ -80,14 +80,15 @@ export class HostSwitch<B extends HostBackend> {
   /**
    * Something on `failed` looked like a host that stopped answering (a lost connection, a
    * refused connect, a ping without answer). If it is still the host in use and a fresh ping
-   * confirms it, the next host that answers takes over. Many failing requests make one search:
+   * confirms it (unless `confirmed`: the ping itself went unanswered), the next host that
+   * answers takes over. Many failing requests make one search:
    * one runs at a time, a host left already is not searched from again, and after a search that
    * found nobody the next waits HOST_SEARCH_INTERVAL_MS (every host down: no connect storm).
    */
-  suspect(failed: B): void {
+  suspect(failed: B, confirmed = false): void {
     if (this.hosts.length < 2 || this.closed || failed !== this.current || this.searching) return;
     if (Date.now() - this.lastFailedSearch < HOST_SEARCH_INTERVAL_MS) return;
-    this.searching = this.search(failed).finally(() => {
+    this.searching = this.search(failed, confirmed).finally(() => {
       this.searching = null;
     });
   }
@@ -99,9 +100,10 @@ export class HostSwitch<B extends HostBackend> {
     await this.current.close();
   }
 
-  private async search(failed: B): Promise<void> {
-    // A connection can be lost while its host is fine (killed, timed out): then stay.
-    if (await failed.ping(true)) return;
+  private async search(failed: B, confirmed: boolean): Promise<void> {
+    // A connection can be lost while its host is fine (killed, timed out): then stay. A frozen
+    // host is not asked twice (each unanswered ping costs HEALTH_TIMEOUT_MS).
+    if (!confirmed && (await failed.ping(true))) return;
     for (const index of searchOrder(this.hosts.length, this.index)) {
       let next: B;
       try {

@@ -5,12 +5,13 @@
  * a bound, no fail-back — and names every host when none answers at start.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import mysql from 'mysql2/promise';
 import { freePort, type PrivateServer, startPrivateServer } from '../../src/demo/private-server.js';
+import { ALIVE_CHECK_MS, HEALTH_TIMEOUT_MS } from '../../src/limits.js';
 import { builtCli } from '../helpers/cli.js';
 
 const DATABASE = 'several_hosts';
@@ -232,6 +233,42 @@ test('the host in use is killed under load: one switch to the next, within 5 s, 
     await gateway.stop();
   }
 }, 60_000);
+
+test('the host in use freezes (SIGSTOP): the ping goes unanswered, the next host takes over', async () => {
+  const gateway = await start(`${at(one.port)},${at(two.port)}`, await freePort());
+  const pid = Number(await readFile(path.join(path.dirname(one.dataDir), 'mysql.pid'), 'utf8'));
+  try {
+    expect(await read(gateway.url)).toMatchObject({ status: 200, body: [{ server: 'one' }] });
+    const frozen = Date.now();
+    process.kill(pid, 'SIGSTOP');
+    let outcome: Outcome;
+    const seen: Outcome[] = [];
+    do {
+      outcome = await read(gateway.url);
+      seen.push(outcome);
+    } while (!isEqual(outcome.body, [{ server: 'two' }]) && Date.now() - frozen < 20_000);
+    const failoverMs = outcome.end - frozen;
+    // A statement meets the frozen server; within ALIVE_CHECK_MS the watchdog pings, the ping
+    // gives up after HEALTH_TIMEOUT_MS, and the next host is opened (no second ping): about 4 s,
+    // with room for a busy machine.
+    expect(isEqual(outcome.body, [{ server: 'two' }])).toBe(true);
+    expect(failoverMs).toBeLessThan(2 * ALIVE_CHECK_MS + HEALTH_TIMEOUT_MS + 2_500);
+    expect(seen.slice(0, -1).filter((o) => o.status !== 503)).toEqual([]);
+    const switches = gateway
+      .output()
+      .split('\n')
+      .filter((line) => line.includes('is not answering'));
+    expect(switches.map((line) => JSON.parse(line).msg)).toEqual([
+      `MySQL host ${at(one.port)} is not answering; now using ${at(two.port)}`,
+    ]);
+    console.log(
+      `several hosts, frozen: the second host answered ${failoverMs} ms after SIGSTOP (${seen.length - 1} requests answered 503 first)`,
+    );
+  } finally {
+    process.kill(pid, 'SIGCONT');
+    await gateway.stop();
+  }
+}, 40_000);
 
 function isEqual(a: unknown, b: unknown): boolean {
   return JSON.stringify(a) === JSON.stringify(b);

@@ -93,6 +93,16 @@ test('a host that still answers a ping is kept (a lost connection is not a lost 
   expect(fake.opened).toEqual(['a']);
 });
 
+test('a ping already unanswered is not asked again: the search goes straight on', async () => {
+  const fake = new FakeHost({ a: true, b: true });
+  const hostSwitch = await HostSwitch.start(hosts('a', 'b'), fake.open);
+  // Still answering, but `confirmed` says a ping just went unanswered (a frozen host that
+  // would answer later): it switches without a second ping.
+  hostSwitch.suspect(hostSwitch.backend, true);
+  await settle();
+  expect(hostSwitch.backend.host.host).toBe('b');
+});
+
 test('no host answering: it stays, searches again only after the interval, then recovers', async () => {
   const fake = new FakeHost({ a: true, b: false });
   const hostSwitch = await HostSwitch.start(hosts('a', 'b'), fake.open);
