@@ -303,18 +303,27 @@ async function main() {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'tablegate-drill-'));
   // Run as root, the database nodes run as `mysql` (cluster/galera.mjs): they must get through.
   chmodSync(dir, 0o755);
-  const cleanup = async () => {
+  /** Stops every process; keeps the logs (not the data) when asked to or when a check failed. */
+  const cleanup = async (passed) => {
     await stopAll();
-    if (!env.DRILL_KEEP_TMP) rmSync(dir, { recursive: true, force: true });
+    if (passed && !env.DRILL_KEEP_TMP) {
+      rmSync(dir, { recursive: true, force: true });
+      return;
+    }
+    for (const node of ['node1', 'node2', 'node3']) {
+      rmSync(path.join(dir, 'galera', node, 'data'), { recursive: true, force: true });
+    }
+    log(`logs kept in ${dir}`);
   };
-  process.once('SIGINT', () => cleanup().then(() => process.exit(130)));
-  process.once('SIGTERM', () => cleanup().then(() => process.exit(143)));
+  process.once('SIGINT', () => cleanup(false).then(() => process.exit(130)));
+  process.once('SIGTERM', () => cleanup(false).then(() => process.exit(143)));
+  let code = 1;
   try {
-    return await drill(dir);
+    code = await drill(dir);
+    return code;
   } finally {
     closeLoadAgent();
-    await cleanup();
-    if (env.DRILL_KEEP_TMP) log(`kept ${dir}`);
+    await cleanup(code === 0);
   }
 }
 
