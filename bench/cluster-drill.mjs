@@ -405,12 +405,18 @@ async function drill(dir) {
     for (const gateway of gateways) await gateway.terminate();
     await startGateways(setting.port, setting.consistency);
     const staleBefore = ledger.staleReads.length;
+    for (const worker of workers) worker.gateways = gateways.map((gateway) => gateway.url);
     const loops = await runLoad(workers, ledger, label);
     await sleep(COMPARE_SECONDS * 1000);
     await stopLoad(workers, loops);
+    for (const worker of workers) worker.gateways = null;
     const measured = throughput(ledger, label, COMPARE_SECONDS * 1000);
     measured.codes = phaseSummary(ledger, [{ name: label }])[0].codes;
-    const stale = ledger.staleReads.length - staleBefore;
+    const probes = ledger.probes.filter((probe) => probe.phase === label);
+    measured.probes = probes.length;
+    // Own rows not found: by a probe's read through another gateway, or by a later point read.
+    const stale =
+      probes.filter((probe) => !probe.found).length + ledger.staleReads.length - staleBefore;
     results.compare.push({ ...setting, ...measured, stale });
     log(
       `${label}: ${measured.perSecond.toFixed(0)} req/s, ${measured.failed} failed, ${stale} stale reads`,
@@ -500,12 +506,12 @@ async function drill(dir) {
     '',
   );
   out.push(
-    '| database front end | read consistency | req/s | failed | p50 ms | p99 ms | own rows not found | failures |',
-    '|---|---|---:|---:|---:|---:|---:|---|',
+    '| database front end | read consistency | req/s | failed | p50 ms | p99 ms | write-then-read probes | own rows not found | failures |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---|',
   );
   for (const c of results.compare) {
     out.push(
-      `| ${c.mode} | ${c.consistency} | ${c.perSecond.toFixed(0)} | ${c.failed} | ${c.p50.toFixed(1)} | ${c.p99.toFixed(1)} | ${c.stale} | ${codeList(c.codes)} |`,
+      `| ${c.mode} | ${c.consistency} | ${c.perSecond.toFixed(0)} | ${c.failed} | ${c.p50.toFixed(1)} | ${c.p99.toFixed(1)} | ${c.probes} | ${c.stale} | ${codeList(c.codes)} |`,
     );
   }
   out.push('', '| phase | requests | failed | failure window s | slowest request s | failures |');

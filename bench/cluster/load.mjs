@@ -76,6 +76,7 @@ const MIX = [
   ['update', 15],
   ['login', 5],
   ['upload', 2],
+  ['write-then-read', 5],
 ];
 const BATCH = 5;
 
@@ -89,6 +90,8 @@ export class Ledger {
     this.uploads = [];
     /** Point reads of a row already acknowledged as created that found nothing. */
     this.staleReads = [];
+    /** write-then-read probes: a create through one gateway, at once a read through another. */
+    this.probes = [];
     this.phase = 'start';
   }
 
@@ -109,7 +112,12 @@ export class Ledger {
 }
 
 export class Worker {
+  /**
+   * `gateways`: the gateways' own URLs, for the write-then-read probe; set only while every
+   * gateway is up (the probe goes around the load balancer).
+   */
   constructor(index, { base, ledger, credentials, seed }) {
+    this.gateways = null;
     this.index = index;
     this.base = base;
     this.ledger = ledger;
@@ -154,6 +162,7 @@ export class Worker {
   async step() {
     let kind = this.pick();
     if ((kind === 'update' || kind === 'read-own') && this.ownIds.length === 0) kind = 'create';
+    if (kind === 'write-then-read' && !this.gateways) kind = 'read-filter';
     const started = performance.now();
     switch (kind) {
       case 'login':
@@ -214,6 +223,34 @@ export class Worker {
         });
         const ok = this.ledger.record(kind, started, result);
         this.ledger.updates.get(id)?.push({ qty, acked: ok && result.json?.affectedRows === 1 });
+        return;
+      }
+      case 'write-then-read': {
+        // Read-your-writes across gateways (and so across the nodes their connections reach):
+        // the row just acknowledged by one gateway, asked for at once from another.
+        const from = Math.floor(this.random() * this.gateways.length);
+        const to =
+          (from + 1 + Math.floor(this.random() * (this.gateways.length - 1))) %
+          this.gateways.length;
+        const row = { ref: this.nextRef(), worker: this.index, qty: 0, note: 'probe' };
+        const created = await send(this.gateways[from], {
+          method: 'POST',
+          path: '/table/events/create',
+          headers: this.auth,
+          body: row,
+        });
+        const ok = this.ledger.record('create', started, created);
+        this.ledger.refs.set(row.ref, ok ? 'acked' : 'failed');
+        if (!ok) return;
+        const id = created.json?.insertId;
+        const readStarted = performance.now();
+        const read = await send(this.gateways[to], {
+          path: `/table/events/read?$filter=${encodeURIComponent(`id eq ${id}`)}`,
+          headers: this.auth,
+        });
+        if (this.ledger.record('read-own', readStarted, read)) {
+          this.ledger.probes.push({ phase: this.ledger.phase, found: read.json?.length === 1 });
+        }
         return;
       }
       case 'upload': {
