@@ -183,6 +183,27 @@ async function selectCounts(cluster) {
   );
 }
 
+/**
+ * Median latency of 300 point reads one after another with nothing else running: what one read
+ * costs in itself, where the read consistency's wait shows without the load's noise.
+ */
+async function sequentialReadLatency(base, worker) {
+  const times = [];
+  for (let i = 0; i < 300; i++) {
+    const id = worker.ownIds[i % worker.ownIds.length];
+    const started = performance.now();
+    const result = await send(base, {
+      path: `/table/events/read?$filter=${encodeURIComponent(`id eq ${id}`)}`,
+      headers: worker.auth,
+    });
+    if (result.status === 200) times.push(performance.now() - started);
+  }
+  return percentile(
+    times.sort((a, b) => a - b),
+    50,
+  );
+}
+
 function codeList(codes) {
   return [...codes].map(([code, n]) => `${n} × ${code}`).join(', ');
 }
@@ -410,6 +431,7 @@ async function drill(dir) {
     await sleep(COMPARE_SECONDS * 1000);
     await stopLoad(workers, loops);
     for (const worker of workers) worker.gateways = null;
+    const quietRead = await sequentialReadLatency(base, workers[0]);
     const measured = throughput(ledger, label, COMPARE_SECONDS * 1000);
     measured.codes = phaseSummary(ledger, [{ name: label }])[0].codes;
     const probes = ledger.probes.filter((probe) => probe.phase === label);
@@ -417,16 +439,18 @@ async function drill(dir) {
     // Own rows not found: by a probe's read through another gateway, or by a later point read.
     const stale =
       probes.filter((probe) => !probe.found).length + ledger.staleReads.length - staleBefore;
-    results.compare.push({ ...setting, ...measured, stale });
+    results.compare.push({ ...setting, ...measured, stale, quietRead });
     log(
       `${label}: ${measured.perSecond.toFixed(0)} req/s, ${measured.failed} failed, ${stale} stale reads`,
     );
   }
   const eventual = results.compare.filter((c) => c.consistency === 'eventual');
+  // The faults run on one writer with backups unless told otherwise: with every gateway writing
+  // through one node, two clients' writes to the same row never fail each other's
+  // certification, and in the comparison it served as much as every node did (bench/README.md).
   const byChoice = { all: 0, single: 1, hosts: 2 };
-  const chosen =
-    eventual[byChoice[env.DRILL_DB_FRONTEND]] ??
-    [...eventual].sort((a, b) => a.failed - b.failed || b.perSecond - a.perSecond)[0];
+  const chosen = eventual[byChoice[env.DRILL_DB_FRONTEND ?? 'single']];
+  if (!chosen) throw new Error(`DRILL_DB_FRONTEND must be all, single or hosts`);
   results.chosen = chosen.mode;
   for (const gateway of gateways) await gateway.terminate();
   await startGateways(chosen.port, CONSISTENCY);
@@ -506,12 +530,12 @@ async function drill(dir) {
     '',
   );
   out.push(
-    '| database front end | read consistency | req/s | failed | p50 ms | p99 ms | write-then-read probes | own rows not found | failures |',
-    '|---|---|---:|---:|---:|---:|---:|---:|---|',
+    '| database front end | read consistency | req/s | failed | p50 ms | p99 ms | write-then-read probes | own rows not found | one read alone, ms | failures |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|---|',
   );
   for (const c of results.compare) {
     out.push(
-      `| ${c.mode} | ${c.consistency} | ${c.perSecond.toFixed(0)} | ${c.failed} | ${c.p50.toFixed(1)} | ${c.p99.toFixed(1)} | ${c.probes} | ${c.stale} | ${codeList(c.codes)} |`,
+      `| ${c.mode} | ${c.consistency} | ${c.perSecond.toFixed(0)} | ${c.failed} | ${c.p50.toFixed(1)} | ${c.p99.toFixed(1)} | ${c.probes} | ${c.stale} | ${c.quietRead.toFixed(2)} | ${codeList(c.codes)} |`,
     );
   }
   out.push('', '| phase | requests | failed | failure window s | slowest request s | failures |');
