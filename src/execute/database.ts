@@ -272,6 +272,9 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
    * maps them.
    */
   async function using<T>(work: (c: PromiseConnection) => Promise<T>): Promise<T> {
+    // While a search for another host is under way, the host it settles on (no await otherwise:
+    // the hot path pays nothing).
+    if (switcher.settling) await switcher.settling;
     const backend = switcher.backend;
     const held = await connection(backend);
     backend.watchdog.watch(held);
@@ -306,6 +309,7 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
     stream: (query, sink) =>
       streamRetrying(
         async () => {
+          if (switcher.settling) await switcher.settling;
           const backend = switcher.backend;
           return {
             connection: await connection(backend),

@@ -78,6 +78,16 @@ export class HostSwitch<B extends HostBackend> {
   }
 
   /**
+   * While a search for another host is under way, a promise that settles when it is over (the
+   * host in use is then the one it chose, or the same); else null. A retry waits for it rather
+   * than go back to the host its first attempt failed on (the cluster drill saw reads and
+   * writes answered 503 there in the moment before the switch).
+   */
+  get settling(): Promise<void> | null {
+    return this.searching;
+  }
+
+  /**
    * Something on `failed` looked like a host that stopped answering (a lost connection, a
    * refused connect, a ping without answer). If it is still the host in use and a fresh ping
    * confirms it (unless `confirmed`: the ping itself went unanswered), the next host that

@@ -142,3 +142,16 @@ test('closing during a search closes what the search opened too', async () => {
   expect(hostSwitch.backend.host.host).toBe('a');
   expect(fake.retired).toEqual([]);
 });
+
+test('while a search is under way, settling resolves once it is over, on the host it chose', async () => {
+  const fake = new FakeHost({ a: true, b: true });
+  const hostSwitch = await HostSwitch.start(hosts('a', 'b'), fake.open);
+  expect(hostSwitch.settling).toBeNull();
+  fake.up.set('a', false);
+  hostSwitch.suspect(hostSwitch.backend);
+  const search = hostSwitch.settling;
+  expect(search).not.toBeNull();
+  await search;
+  expect(hostSwitch.backend.host.host).toBe('b');
+  expect(hostSwitch.settling).toBeNull();
+});
