@@ -63,8 +63,20 @@ function writeTemporal(value: unknown): string {
   return typeof value === 'string' ? `"${value}"` : writeString(value);
 }
 
+/**
+ * What JSON.stringify escapes in a string: `"`, `\`, control characters and (since ES2019) UTF-16
+ * surrogates, of which it escapes the unpaired ones; text without any of them is written as is.
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what it looks for.
+const NEEDS_ESCAPING = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+/** JSON.stringify of a string, about twice as fast for the usual text that needs no escaping. */
+export function quoteString(value: string): string {
+  return NEEDS_ESCAPING.test(value) ? JSON.stringify(value) : `"${value}"`;
+}
+
 function writeString(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'string') return quoteString(value);
   if (Buffer.isBuffer(value)) return writeBinary(value);
   return JSON.stringify(value) ?? 'null';
 }

@@ -1,4 +1,10 @@
-import { rowSerializer, writeBit, writeFloat32, writeInteger } from '../../../src/db/rows.js';
+import {
+  quoteString,
+  rowSerializer,
+  writeBit,
+  writeFloat32,
+  writeInteger,
+} from '../../../src/db/rows.js';
 import type { ColumnInfo, JsonKind } from '../../../src/db/schema-types.js';
 
 function column(name: string, kind: JsonKind, dataType = 'x'): ColumnInfo {
@@ -99,5 +105,36 @@ describe('rowSerializer', () => {
 
   test('an empty select list is an empty object', () => {
     expect(rowSerializer([])([])).toBe('{}');
+  });
+});
+
+describe('quoteString', () => {
+  // Its shortcut must give exactly JSON.stringify's text, also where escaping starts and stops.
+  const samples = [
+    '',
+    'item-000042',
+    'plain text with spaces',
+    'quote " inside',
+    'back\\slash',
+    'tab\tnew\nline\r',
+    '\u0000\u001f\u007f',
+    'line\u2028para\u2029sep',
+    'emoji 😀 paired',
+    'lone high \ud800 surrogate',
+    'lone low \udfff surrogate',
+    'é ü ß 中文',
+    '</script>',
+  ];
+  test.each(samples)('%j', (text) => {
+    expect(quoteString(text)).toBe(JSON.stringify(text));
+  });
+
+  test('every single UTF-16 code unit', () => {
+    const wrong: number[] = [];
+    for (let unit = 0; unit <= 0xffff; unit++) {
+      const text = `a${String.fromCharCode(unit)}b`;
+      if (quoteString(text) !== JSON.stringify(text)) wrong.push(unit);
+    }
+    expect(wrong).toEqual([]);
   });
 });
