@@ -22,6 +22,8 @@ const WORKERS = Number(env.DRILL_WORKERS ?? 12);
 const COMPARE_SECONDS = Number(env.DRILL_COMPARE_SECONDS ?? 12);
 const CONSISTENCY = env.DRILL_READ_CONSISTENCY ?? 'eventual';
 const NODE_KILL_TARGET_S = 7;
+/** Longer than HAProxy needs to mark a gateway down: two checks 0.5 s apart (cluster/haproxy.mjs). */
+const SHUTDOWN_DELAY = env.DRILL_SHUTDOWN_DELAY ?? '2s';
 const DB = 'drill';
 const DB_USER = 'drill';
 const DB_PASSWORD = randomBytes(12).toString('hex');
@@ -80,7 +82,7 @@ class Gateway {
       '--max-client-requests',
       '64',
       '--shutdown-delay',
-      '2s',
+      SHUTDOWN_DELAY,
       ...(consistency === 'eventual' ? [] : ['--read-consistency', consistency]),
       ...(redis ? ['--redis-url', 'redis://127.0.0.1:6379'] : []),
     ];
