@@ -46,6 +46,12 @@ export const MAX_FAILED_LOGINS_PER_IP = 100;
 export const ARGON2_MAX_CONCURRENCY = 3;
 export const ARGON2_PER_CLIENT = 8;
 export const ARGON2_MAX_WAITING = 32;
+/**
+ * With --redis-url, ARGON2_PER_CLIENT counts across gateways, in a Redis counter whose window
+ * ends this long after it started: the +1 of a gateway killed mid-hash (whose −1 never comes)
+ * is forgotten by then at the latest. A hash takes ~20 ms and waits well under a second.
+ */
+export const ARGON2_SHARED_WINDOW_MS = 10_000;
 
 // HTTP server.
 /** Node's default; a longer request line or header block is answered 431. */

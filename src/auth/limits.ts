@@ -4,6 +4,9 @@
  * taken back when the login succeeds, so the counts are of failures and of logins in flight.
  * Every argon2 hash or verification runs through one bounded queue, so a flood of logins (valid
  * or not) from one client costs other users a short wait at most. Counts live in a CounterStore.
+ * The queue's running and waiting bounds are per process (they guard this process's CPU); its
+ * per-client share is counted in the store when the store is shared (Redis: every gateway
+ * together), else by the queue itself — one mechanism at a time, never both.
  */
 import os from 'node:os';
 import { normalizeIP } from '@fastify/rate-limit';
@@ -12,6 +15,7 @@ import {
   ARGON2_MAX_CONCURRENCY,
   ARGON2_MAX_WAITING,
   ARGON2_PER_CLIENT,
+  ARGON2_SHARED_WINDOW_MS,
   LIMITS_WINDOW_MS,
   MAX_FAILED_LOGINS,
   MAX_FAILED_LOGINS_PER_IP,
@@ -48,10 +52,14 @@ function seconds(count: WindowCount): number {
 }
 
 export class AuthLimits {
-  constructor(
-    private readonly store: CounterStore,
-    private readonly argon2 = new WorkQueue(ARGON2_QUEUE),
-  ) {}
+  private readonly argon2: WorkQueue;
+
+  constructor(private readonly store: CounterStore) {
+    // A shared store counts the per-client share (hashing below): the queue leaves it alone.
+    this.argon2 = new WorkQueue(
+      store.shared ? { ...ARGON2_QUEUE, perClient: Number.POSITIVE_INFINITY } : ARGON2_QUEUE,
+    );
+  }
 
   /**
    * Counts an attempt for (address, email) and for the address, refusing with 429 past either
@@ -85,10 +93,28 @@ export class AuthLimits {
     }
   }
 
-  /** Runs argon2 work for the address through the queue: 429 or 503 when it is full. */
+  /**
+   * Runs argon2 work for the address through the queue: 429 when the address has
+   * ARGON2_PER_CLIENT hashes running or waiting (on every gateway, with a shared store), 503
+   * when this process's queue is full.
+   */
   async hashing<T>(ip: string, task: () => Promise<T>): Promise<T> {
+    const client = clientAddress(ip);
+    if (!this.store.shared) return this.queued(client, task);
+    // Counted before queueing, so a burst spread over gateways is counted whole (as logins are).
+    const key = `argon2\n${client}`;
+    const count = await this.store.add(key, 1, ARGON2_SHARED_WINDOW_MS);
     try {
-      return await this.argon2.run(clientAddress(ip), task);
+      if (count.count > ARGON2_PER_CLIENT) throw tooManyConcurrent();
+      return await this.queued(client, task);
+    } finally {
+      await this.store.add(key, -1, ARGON2_SHARED_WINDOW_MS);
+    }
+  }
+
+  private async queued<T>(client: string, task: () => Promise<T>): Promise<T> {
+    try {
+      return await this.argon2.run(client, task);
     } catch (error) {
       if (!(error instanceof WorkRefused)) throw error;
       throw error.reason === 'client-busy' ? tooManyConcurrent() : serverBusy();

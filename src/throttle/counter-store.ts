@@ -13,6 +13,8 @@ export interface WindowCount {
 }
 
 export interface CounterStore {
+  /** True when other gateways count in the same store (Redis): a count is everyone's. */
+  readonly shared: boolean;
   /**
    * Adds `amount` to `key`'s count and answers the count after it, atomically: concurrent adds to
    * one key each see a different count. A window of `windowMs` starts at the first add to a key
@@ -31,6 +33,7 @@ interface Window {
  * store would let an attacker evict a victim's counter by counting many other keys.
  */
 export class MemoryCounterStore implements CounterStore {
+  readonly shared = false;
   private readonly windows = new Map<string, Window>();
 
   constructor(

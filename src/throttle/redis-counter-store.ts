@@ -58,6 +58,7 @@ export function redactedUrl(url: string): string {
 }
 
 export class RedisCounterStore implements CounterStore {
+  readonly shared = true;
   private readonly fallback = new MemoryCounterStore();
   private down = false;
   /** Replaced by the gateway once its logger exists. */

@@ -1,9 +1,13 @@
 /**
  * Issue 16, item 3: with --redis-url every gateway of one database counts a client together, so
  * failures spread over two gateways meet the limits at the contract's count (10 per address and
- * email, 100 failed logins and 60 registrations per address); without it each gateway counts
- * alone. Two gateways, one database, one Redis.
+ * email, 100 failed logins and 60 registrations per address, 8 password hashes running or
+ * waiting per address); without it each gateway counts alone. Two gateways, one database, one
+ * Redis.
  */
+import { Redis } from 'ioredis';
+import { ARGON2_PER_CLIENT } from '../../src/limits.js';
+import { KEY_PREFIX } from '../../src/throttle/redis-counter-store.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { deleteRedisKeys, testRedisUrl } from '../helpers/redis.js';
@@ -159,5 +163,104 @@ test('Redis gone while running: logins still answer, limited per gateway', async
     expect((await wrong()).status).toBe(429);
   } finally {
     await a.close();
+  }
+});
+
+const CONCURRENT = {
+  success: false,
+  message: 'Too many requests from this address at once; retry in 1 second',
+  code: 'TOO_MANY_CONCURRENT_REQUESTS',
+};
+
+/** The Redis counter of argon2 work for the test's address (0 when there is none). */
+async function argon2Count(): Promise<number> {
+  const client = new Redis(testRedisUrl());
+  try {
+    const keys = await client.keys(`${KEY_PREFIX}${db.name}:argon2*`);
+    const values = await Promise.all(keys.map((key) => client.get(key)));
+    return values.reduce((sum, value) => sum + Number(value ?? 0), 0);
+  } finally {
+    client.disconnect();
+  }
+}
+
+/**
+ * Logins held inside their argon2 slot: the users table is write-locked by the test, so each
+ * login's user lookup (which runs inside the slot, before the hash) waits until `release()`.
+ */
+async function heldLogins(
+  spread: [TestGateway, number][],
+  counted: (sent: number) => Promise<void>,
+): Promise<{ status: number; body: unknown }[]> {
+  // Auth mode made the table at start.
+  await db.admin.query('LOCK TABLES users_created_by_tablegate WRITE');
+  const answers: Promise<{ status: number; body: unknown }>[] = [];
+  try {
+    for (const [gw, count] of spread) {
+      for (let i = 0; i < count; i++) {
+        answers.push(
+          post(gw.url, '/auth/login', `held${answers.length}@example.com`, 'wrong password'),
+        );
+      }
+      await counted(answers.length);
+    }
+    // The refused ones answer while the others still wait.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+  } finally {
+    await db.admin.query('UNLOCK TABLES');
+  }
+  return Promise.all(answers);
+}
+
+const statusesOf = (answers: { status: number }[]) =>
+  answers.reduce<Record<number, number>>((tally, { status }) => {
+    tally[status] = (tally[status] ?? 0) + 1;
+    return tally;
+  }, {});
+
+test(`with --redis-url: ${ARGON2_PER_CLIENT} hashes per address across both gateways; 6 held on one, 6 more on the other: 4 are 429`, async () => {
+  await deleteRedisKeys(db.name);
+  const gateways = await twoGateways(testRedisUrl());
+  const [a, b] = gateways;
+  try {
+    const answers = await heldLogins(
+      [
+        [a, 6],
+        [b, 6],
+      ],
+      async (sent) => {
+        // Wait until every login sent so far holds its share in Redis (at most the cap).
+        const deadline = Date.now() + 5000;
+        const want = Math.min(sent, ARGON2_PER_CLIENT);
+        while ((await argon2Count()) < want && Date.now() < deadline) {
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+      },
+    );
+    expect(statusesOf(answers)).toEqual({ 401: ARGON2_PER_CLIENT, 429: 12 - ARGON2_PER_CLIENT });
+    for (const refused of answers.filter((answer) => answer.status === 429)) {
+      expect(refused.body).toEqual(CONCURRENT);
+    }
+    // Every share was given back.
+    expect(await argon2Count()).toBe(0);
+  } finally {
+    await closeAll(gateways);
+  }
+});
+
+test('without --redis-url each gateway gives an address its own 8 hashes: 6 + 6 held, none refused', async () => {
+  const gateways = await twoGateways(null);
+  const [a, b] = gateways;
+  try {
+    const answers = await heldLogins(
+      [
+        [a, 6],
+        [b, 6],
+      ],
+      () => new Promise((resolve) => setTimeout(resolve, 300)),
+    );
+    expect(statusesOf(answers)).toEqual({ 401: 12 });
+  } finally {
+    await closeAll(gateways);
   }
 });
