@@ -25,7 +25,7 @@ export type Stage =
   | 'values' // the columns and values of a create or update body
   | 'rows' // the rows of a create body
   | 'execute' // running the statements
-  | 'write' // a create, update or delete's transaction (execute/retry.ts)
+  | 'write' // a statement that writes: create, update, delete, register (execute/retry.ts)
   | 'stream' // a streamed response
   | 'upload'
   | 'files'

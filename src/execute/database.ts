@@ -46,15 +46,15 @@ export interface Database {
   /** Told when the gateway moves to another host of `-h` (main.ts logs it). */
   events: HostEvents;
   /**
-   * A SELECT whose rows go to the sink as they arrive (stream.ts). count, rows, stream and write
-   * are tried again where that is safe (retry.ts); run is not.
+   * A SELECT whose rows go to the sink as they arrive (stream.ts). Every method tries again
+   * where that is safe (retry.ts).
    */
   stream(query: CompiledQuery, sink: RowSink): Promise<RowFlow>;
   /** A `SELECT COUNT(*)`: its one number. */
   count(query: CompiledQuery): Promise<number>;
   /** A small SELECT (schema, users): its rows as objects. */
   rows<T extends object = Record<string, unknown>>(query: CompiledQuery): Promise<T[]>;
-  /** One statement under autocommit (users, DDL). */
+  /** One statement under autocommit (users, DDL), retried as a write (retry.ts). */
   run(query: CompiledQuery): Promise<{ affectedRows: number; insertId: number }>;
   /** Statements in one transaction: all or none (write.ts), retried where safe (retry.ts). */
   write(statements: readonly CompiledQuery[], options?: WriteOptions): Promise<WriteResult>;
@@ -341,13 +341,17 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
         }),
       ),
     run: (query) =>
-      using(async (c) => {
-        const [result] =
-          query.params.length === 0
-            ? await c.query<ResultSetHeader>(query.sql)
-            : await c.execute<ResultSetHeader>(query.sql, bind(query.params));
-        return { affectedRows: result.affectedRows, insertId: result.insertId };
-      }),
+      writeRetrying((progress) =>
+        using(async (c) => {
+          // The statement commits itself: lost after this, its outcome is unknown (retry.ts).
+          progress.committing = true;
+          const [result] =
+            query.params.length === 0
+              ? await c.query<ResultSetHeader>(query.sql)
+              : await c.execute<ResultSetHeader>(query.sql, bind(query.params));
+          return { affectedRows: result.affectedRows, insertId: result.insertId };
+        }),
+      ),
     write: (statements, writeOptions = {}) =>
       writeRetrying((progress) =>
         using((c) => runTransaction(c, statements, writeOptions, progress)),

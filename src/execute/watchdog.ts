@@ -3,7 +3,8 @@
  * watchdog asks every ALIVE_CHECK_MS whether the server still answers (one shared ping on the
  * control connection); when it does not — frozen, partitioned — the sockets of the connections
  * busy since before the check are destroyed, so their statements fail at once as
- * DATABASE_UNAVAILABLE (never retried: execute/retry.ts) and the pool drops them. A slow but live server is left alone.
+ * DATABASE_UNAVAILABLE (never retried: execute/retry.ts) and the pool drops them. A slow but
+ * live server is left alone.
  */
 import type { Socket } from 'node:net';
 import type { PoolConnection } from 'mysql2';

@@ -211,7 +211,8 @@ const UPDATE_STAGES: readonly Stage[] = [
 const DELETE_STAGES: readonly Stage[] = ['key', ...WRITE_STAGES, 'policy-action'];
 /** Stages that exist only under a policy. */
 const POLICY_STAGES: ReadonlySet<Stage> = new Set(['policy-action', 'policy-rows']);
-const REGISTER_STAGES: readonly Stage[] = ['json-body', 'register', 'request', 'execute'];
+// Registering inserts the user: a write (WRITE_OUTCOME_UNKNOWN).
+const REGISTER_STAGES: readonly Stage[] = ['json-body', 'register', 'request', 'execute', 'write'];
 const LOGIN_STAGES: readonly Stage[] = ['json-body', 'login', 'request', 'execute'];
 /** MySQL's refusals (its error names as codes): reads may be refused, writes also conflict. */
 const MYSQL_READ = { mysql: [400, 403, 404] };
