@@ -87,10 +87,21 @@ export interface DatabaseOptions {
 }
 
 /**
- * Asks the server what it is, on a connection of its own; also proves the login works. SHOW
- * VARIABLES names a variable only where it exists, so neither name is an error anywhere:
- * wsrep_on is ON on a Galera node (MariaDB has it OFF without Galera), and
- * group_replication_consistency exists once MySQL's Group Replication plugin is loaded.
+ * Whether a Galera node can serve: one that lost quorum, or is still joining, answers SELECT 1
+ * but refuses every statement on a table (1047, "WSREP has not yet prepared node for
+ * application use"). wsrep_ready says which.
+ */
+async function galeraReady(connection: Pick<PromisePool, 'query'>): Promise<boolean> {
+  const [rows] = await connection.query<RowDataPacket[]>("SHOW STATUS LIKE 'wsrep_ready'");
+  return String(rows[0]?.Value).toUpperCase() === 'ON';
+}
+
+/**
+ * Asks the server what it is, on a connection of its own; also proves the login works, and that
+ * a Galera node can serve (one that cannot is no host to use). SHOW VARIABLES names a variable
+ * only where it exists, so neither name is an error anywhere: wsrep_on is ON on a Galera node
+ * (MariaDB has it OFF without Galera), and group_replication_consistency exists once MySQL's
+ * Group Replication plugin is loaded.
  */
 async function detectServer(config: DbConfig): Promise<ServerKind> {
   const probe = mysql.createConnection(connectionOptions(config)).promise();
@@ -103,6 +114,9 @@ async function detectServer(config: DbConfig): Promise<ServerKind> {
       variables.find((row) => String(row.Variable_name).toLowerCase() === name)?.Value;
     const flavour = /mariadb/i.test(String(versions[0]?.version)) ? 'mariadb' : 'mysql';
     const galera = String(value('wsrep_on') ?? '').toUpperCase() === 'ON';
+    if (galera && !(await galeraReady(probe))) {
+      throw new Error('the Galera node is not ready to serve (wsrep_ready is OFF)');
+    }
     const groupReplication = value('group_replication_consistency') !== undefined;
     return {
       flavour,
@@ -190,19 +204,22 @@ async function openBackend(
   /**
    * The ping in flight, shared by every caller that asks meanwhile — except a `fresh` one
    * (/health), which sends its own: the answer to a ping sent earlier may describe a server that
-   * has frozen since.
+   * has frozen since. On Galera it asks whether the node can serve (galeraReady): a node
+   * without quorum is down for us, for /health, and for the switch to the next host of -h.
    */
   let pinging: Promise<boolean> | null = null;
   const ping = (fresh = false): Promise<boolean> => {
     if (pinging && !fresh) return pinging;
-    const answer: Promise<boolean> = within(control.query('SELECT 1'), HEALTH_TIMEOUT_MS)
-      .then(
-        () => true,
-        () => {
-          unanswered(backend);
-          return false;
-        },
-      )
+    const question =
+      server.cluster === 'galera'
+        ? galeraReady(control)
+        : control.query('SELECT 1').then(() => true);
+    const answer: Promise<boolean> = within(question, HEALTH_TIMEOUT_MS)
+      .catch(() => false)
+      .then((ready) => {
+        if (!ready) unanswered(backend);
+        return ready;
+      })
       .finally(() => {
         if (pinging === answer) pinging = null;
       });
@@ -306,23 +323,36 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
       switcher.events = events;
     },
     // Each attempt on the host in use at its start (a retry may go to the next host of -h).
-    stream: (query, sink) =>
-      streamRetrying(
+    stream: (query, sink) => {
+      let used = switcher.backend;
+      // With several hosts, a failure tells the switch which host it came from.
+      const told: RowSink = several
+        ? {
+            row: (values) => sink.row(values),
+            end: () => sink.end(),
+            fail: (error, cause) => {
+              report(used, cause);
+              sink.fail(error, cause);
+            },
+          }
+        : sink;
+      return streamRetrying(
         async () => {
           if (switcher.settling) await switcher.settling;
-          const backend = switcher.backend;
+          used = switcher.backend;
           return {
-            connection: await connection(backend),
+            connection: await connection(used),
             options: {
-              kill: backend.kill,
+              kill: used.kill,
               stallMs: options.stallTimeoutMs,
-              watchdog: backend.watchdog,
+              watchdog: used.watchdog,
             },
           };
         },
         query,
-        sink,
-      ),
+        told,
+      );
+    },
     count: (query) =>
       readRetrying(() =>
         using(async (c) => {
