@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import mysql, { type RowDataPacket } from 'mysql2/promise';
 import { MYSQL_ERRORS } from '../../src/errors.js';
 import { WRITE_ATTEMPTS } from '../../src/limits.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { createTestDatabase, integers, type TestDatabase } from '../helpers/database.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { testServer } from '../helpers/mysql-url.js';
 
@@ -33,7 +33,7 @@ const gate = (name: string, signal: string) => `
 const FIXTURE = `
 CREATE TABLE budget (name VARCHAR(20) PRIMARY KEY, n INT NOT NULL) ENGINE=MyISAM;
 INSERT INTO budget VALUES ('deadlock', 0), ('late_deadlock', 0), ('not_ready', 0),
-  ('lock_wait', 0), ('read_not_ready', 0), ('read_sleep', 0);
+  ('lock_wait', 0), ('read_not_ready', 0), ('read_sleep', 0), ('late_sleep', 0);
 -- No unique key on k: a write stored twice would show as two rows.
 CREATE TABLE events (id INT AUTO_INCREMENT PRIMARY KEY, k VARCHAR(40) NOT NULL, n INT NOT NULL) ENGINE=InnoDB;
 CREATE TRIGGER events_gate BEFORE INSERT ON events FOR EACH ROW BEGIN
@@ -58,6 +58,17 @@ CREATE FUNCTION read_gate() RETURNS INT NOT DETERMINISTIC MODIFIES SQL DATA BEGI
   RETURN 1;
 END;
 CREATE VIEW gated_items AS SELECT id, name FROM items WHERE read_gate() = 1;
+-- 3000 rows of ~220 bytes: row 2500 comes long after the response began (64 KiB).
+CREATE TABLE big (id INT PRIMARY KEY, pad VARCHAR(200) NOT NULL) ENGINE=InnoDB;
+INSERT INTO big SELECT seq, REPEAT('x', 200) FROM ${integers(3000)};
+CREATE FUNCTION late_gate(row_id INT) RETURNS INT NOT DETERMINISTIC MODIFIES SQL DATA BEGIN
+  IF row_id = 2500 AND (SELECT n FROM budget WHERE name = 'late_sleep') > 0 THEN
+    UPDATE budget SET n = n - 1 WHERE name = 'late_sleep';
+    DO SLEEP(30);
+  END IF;
+  RETURN 1;
+END;
+CREATE VIEW late_items AS SELECT id, pad FROM big WHERE late_gate(id) = 1;
 `;
 
 const HANG_MS = 10_000;
@@ -281,6 +292,15 @@ describe('a write the server rolled back whole is tried again', () => {
   });
 });
 
+/** The gateway's statement sleeping in a gated function (its thread id), once there is one. */
+async function sleeper(): Promise<number | undefined> {
+  const [rows] = await db.admin.query<RowDataPacket[]>(
+    "SELECT ID AS id FROM information_schema.PROCESSLIST WHERE DB = ? AND STATE = 'User sleep'",
+    [db.name],
+  );
+  return rows[0] === undefined ? undefined : Number(rows[0].id);
+}
+
 describe('a broken connection', () => {
   test('killed between requests: the next read, count and write are served', async () => {
     expect((await send('/table/items/read?$top=1')).status).toBe(200);
@@ -336,15 +356,26 @@ describe('a broken connection', () => {
   test('killed while a read runs, before its first row: read again on a fresh connection', async () => {
     await setBudget('read_sleep', 1);
     const answering = send('/table/gated_items/read?$select=name&$orderby=id');
-    const sleeper = await waitFor('the read to sleep', async () => {
-      const [rows] = await db.admin.query<RowDataPacket[]>(
-        "SELECT ID AS id FROM information_schema.PROCESSLIST WHERE DB = ? AND STATE = 'User sleep'",
-        [db.name],
-      );
-      return rows[0] === undefined ? undefined : Number(rows[0].id);
-    });
-    await kill(sleeper);
+    await kill(await waitFor('the read to sleep', sleeper));
     expect(await answering).toEqual({ status: 200, body: [{ name: 'tea' }, { name: 'coffee' }] });
+  });
+
+  test('a read killed after its first rows were sent: the response is cut at once, not retried, and the next read is served', async () => {
+    await setBudget('late_sleep', 1);
+    const response = await fetch(`${gateway.url}/table/late_items/read`, {
+      signal: AbortSignal.timeout(HANG_MS),
+    });
+    expect(response.status).toBe(200);
+    const body = response.text();
+    await kill(await waitFor('the read to sleep at row 2500', sleeper));
+    const started = Date.now();
+    await expect(body).rejects.toThrow('terminated');
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(await budgetLeft('late_sleep')).toBe(0);
+    expect(await send('/table/late_items/read?$select=id&$top=1')).toEqual({
+      status: 200,
+      body: [{ id: 1 }],
+    });
   });
 });
 
