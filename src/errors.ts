@@ -393,6 +393,18 @@ export const MYSQL_ERRORS: Readonly<
     message:
       'The rows are locked by another transaction and the wait timed out; nothing was written, try again',
   },
+  // A write to a server running read-only: a replica or standby that `-h` or a proxy settled on,
+  // a primary being switched over (MySQL's super_read_only too), MySQL's innodb_read_only. The
+  // server's state, not the client's request: 503, as for a server that is down (issue 16).
+  ER_OPTION_PREVENTS_STATEMENT: {
+    status: 503,
+    message:
+      'The database server is read-only right now (a replica, or a primary being switched over); nothing was written',
+  },
+  ER_READ_ONLY_MODE: {
+    status: 503,
+    message: 'The database server is read-only right now; nothing was written',
+  },
   // A value with characters the column's character set cannot hold (a latin1 column filtered or
   // matched with 'Ā' or an emoji): MySQL refuses to compare them (issue 9, filter fuzzing).
   ER_CANT_AGGREGATE_2COLLATIONS: {
