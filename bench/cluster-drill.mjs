@@ -79,8 +79,9 @@ class Gateway {
       path.join(this.dir, 'shared-uploads'),
       '--metrics-port',
       String(this.metricsPort),
-      '--max-client-requests',
-      '64',
+      // HAProxy's X-Forwarded-For names each client (cluster/haproxy.mjs).
+      '--trust-proxy',
+      'loopback',
       '--shutdown-delay',
       SHUTDOWN_DELAY,
       ...(consistency === 'eventual' ? [] : ['--read-consistency', consistency]),

@@ -44,6 +44,8 @@ function httpSection(port, gateways) {
     `  bind 127.0.0.1:${port}`,
     '  mode http',
     '  balance roundrobin',
+    // The client's address for the gateways' per-client limits (they trust loopback proxies).
+    '  option forwardfor',
     '  option httpchk GET /health',
     '  http-check expect status 200',
     // A connection the gateway refused is tried on another one: nothing was processed. A GET

@@ -13,7 +13,10 @@ import { seededRandom } from '../lib/scenarios.mjs';
 const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
 
 /** One HTTP request; never rejects: a socket error or timeout is status 0. */
-export function send(base, { method = 'GET', path, headers = {}, body, timeoutMs = 30_000 }) {
+export function send(
+  base,
+  { method = 'GET', path, headers = {}, body, timeoutMs = 30_000, localAddress },
+) {
   return new Promise((resolve) => {
     const url = new URL(path, base);
     const payload =
@@ -23,6 +26,7 @@ export function send(base, { method = 'GET', path, headers = {}, body, timeoutMs
       {
         method,
         agent,
+        localAddress,
         headers: {
           ...(payload && !Buffer.isBuffer(body) ? { 'content-type': 'application/json' } : {}),
           ...(payload ? { 'content-length': Buffer.byteLength(payload) } : {}),
@@ -118,6 +122,9 @@ export class Worker {
    */
   constructor(index, { base, ledger, credentials, seed }) {
     this.gateways = null;
+    // Each client from an address of its own (all of 127/8 is this machine), as real clients
+    // are: the gateways' per-client limits then count each one alone (HAProxy forwards it).
+    this.address = `127.0.0.${10 + index}`;
     this.index = index;
     this.base = base;
     this.ledger = ledger;
@@ -154,6 +161,7 @@ export class Worker {
       method: 'POST',
       path: '/auth/login',
       body: this.credentials,
+      localAddress: this.address,
     });
     if (this.ledger.record('login', started, result)) this.token = result.json?.token ?? null;
     return result;
@@ -173,13 +181,21 @@ export class Worker {
         const path =
           `/table/events/read?$filter=${encodeURIComponent(`worker eq ${this.index} and qty ge ${qty}`)}` +
           '&$orderby=id%20desc&$top=20';
-        this.ledger.record(kind, started, await send(this.base, { path, headers: this.auth }));
+        this.ledger.record(
+          kind,
+          started,
+          await send(this.base, { path, headers: this.auth, localAddress: this.address }),
+        );
         return;
       }
       case 'read-own': {
         const id = this.ownIds[Math.floor(this.random() * this.ownIds.length)];
         const path = `/table/events/read?$filter=${encodeURIComponent(`id eq ${id}`)}`;
-        const result = await send(this.base, { path, headers: this.auth });
+        const result = await send(this.base, {
+          path,
+          headers: this.auth,
+          localAddress: this.address,
+        });
         if (
           this.ledger.record(kind, started, result) &&
           Array.isArray(result.json) &&
@@ -202,6 +218,7 @@ export class Worker {
           method: 'POST',
           path: '/table/events/create',
           headers: this.auth,
+          localAddress: this.address,
           body: kind === 'create' ? rows[0] : rows,
         });
         const ok = this.ledger.record(kind, started, result);
@@ -219,6 +236,7 @@ export class Worker {
           method: 'PUT',
           path: `/table/events/update(id,${id})`,
           headers: this.auth,
+          localAddress: this.address,
           body: { qty },
         });
         const ok = this.ledger.record(kind, started, result);
@@ -237,6 +255,7 @@ export class Worker {
           method: 'POST',
           path: '/table/events/create',
           headers: this.auth,
+          localAddress: this.address,
           body: row,
         });
         const ok = this.ledger.record('create', started, created);
@@ -247,6 +266,7 @@ export class Worker {
         const read = await send(this.gateways[to], {
           path: `/table/events/read?$filter=${encodeURIComponent(`id eq ${id}`)}`,
           headers: this.auth,
+          localAddress: this.address,
         });
         if (this.ledger.record('read-own', readStarted, read)) {
           this.ledger.probes.push({ phase: this.ledger.phase, found: read.json?.length === 1 });
@@ -260,6 +280,7 @@ export class Worker {
           method: 'POST',
           path: '/upload',
           headers: { ...this.auth, 'content-type': type },
+          localAddress: this.address,
           body,
         });
         if (this.ledger.record(kind, started, result)) {
