@@ -4,26 +4,16 @@
  * one-node cluster at an address where nobody is. Then /health answers 503 there, and a gateway
  * with `-h node,other` moves to the other host, once.
  */
-import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, expect } from '@jest/globals';
-import mysql from 'mysql2/promise';
-import {
-  findServerBinary,
-  freePort,
-  type PrivateServer,
-  startPrivateServer,
-} from '../../src/demo/private-server.js';
+import type mysql from 'mysql2/promise';
+import { freePort, type PrivateServer } from '../../src/demo/private-server.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { testServer } from '../helpers/mysql-url.js';
+import { galeraAvailable, rootConnection, startGaleraNode } from '../helpers/private-servers.js';
 import { testIf } from '../helpers/skip.js';
 
-/** Debian's galera-4 puts the provider in one of these. */
-const GALERA = ['/usr/lib/galera/libgalera_smm.so', '/usr/lib/libgalera_smm.so'].find((file) =>
-  existsSync(file),
-);
-const available = GALERA !== undefined && findServerBinary()?.flavour === 'mariadb';
-const galeraTest = testIf(available, 'no mariadbd with galera-4 (apt-get install galera-4)');
+const galeraTest = testIf(galeraAvailable, 'no mariadbd with galera-4 (apt-get install galera-4)');
 const MAX_SWITCH_MS = 5_000;
 
 let node: PrivateServer | undefined;
@@ -31,21 +21,12 @@ let other: TestDatabase;
 let admin: mysql.Connection;
 
 beforeAll(async () => {
-  if (!available) return;
+  if (!galeraAvailable) return;
   other = await createTestDatabase(
     "CREATE TABLE items (server VARCHAR(10) NOT NULL); INSERT INTO items VALUES ('other')",
   );
-  const gcomm = await freePort();
-  node = await startPrivateServer(undefined, [
-    '--wsrep-on=ON',
-    `--wsrep-provider=${GALERA}`,
-    '--wsrep-cluster-address=gcomm://',
-    `--wsrep-provider-options=gmcast.listen_addr=tcp://127.0.0.1:${gcomm};gcache.size=16M`,
-    '--wsrep-node-address=127.0.0.1',
-    '--binlog-format=ROW',
-    '--innodb-autoinc-lock-mode=2',
-  ]);
-  admin = await mysql.createConnection({ ...node, multipleStatements: true });
+  node = await startGaleraNode();
+  admin = await rootConnection(node);
   await admin.query(`
     CREATE DATABASE ${other.name};
     CREATE TABLE ${other.name}.items (server VARCHAR(10) NOT NULL PRIMARY KEY);

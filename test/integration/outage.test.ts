@@ -14,6 +14,7 @@ import mysql from 'mysql2/promise';
 import { type PrivateServer, startPrivateServer } from '../../src/demo/private-server.js';
 import { ALIVE_CHECK_MS, HEALTH_TIMEOUT_MS } from '../../src/limits.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { rootConnection } from '../helpers/private-servers.js';
 
 const DATABASE = 'outage';
 const LOOPS = 8;
@@ -59,13 +60,7 @@ let gw: TestGateway;
 
 beforeAll(async () => {
   server = await startPrivateServer();
-  const admin = await mysql.createConnection({
-    host: server.host,
-    port: server.port,
-    user: server.user,
-    password: server.password,
-    multipleStatements: true,
-  });
+  const admin = await rootConnection(server);
   await admin.query(`
     CREATE DATABASE ${DATABASE};
     USE ${DATABASE};

@@ -5,24 +5,19 @@
  * error.
  */
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import mysql from 'mysql2/promise';
 import { sessionSetup } from '../../src/db/pool.js';
-import { findServerBinary, freePort, startPrivateServer } from '../../src/demo/private-server.js';
+import { freePort } from '../../src/demo/private-server.js';
 import { openDatabase } from '../../src/execute/database.js';
 import { builtCli, connectionFlags } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { testServer } from '../helpers/mysql-url.js';
+import { galeraAvailable, rootConnection, startGaleraNode } from '../helpers/private-servers.js';
 import { testIf } from '../helpers/skip.js';
-
-/** Debian's galera-4 puts the provider in one of these. */
-const GALERA = ['/usr/lib/galera/libgalera_smm.so', '/usr/lib/libgalera_smm.so'].find((file) =>
-  existsSync(file),
-);
 
 let db: TestDatabase;
 let home: string;
@@ -130,24 +125,12 @@ test('a level that does not exist is a usage error (exit 2)', async () => {
   );
 });
 
-testIf(
-  GALERA !== undefined && findServerBinary()?.flavour === 'mariadb',
-  'no mariadbd with galera-4 (apt-get install galera-4)',
-)(
+testIf(galeraAvailable, 'no mariadbd with galera-4 (apt-get install galera-4)')(
   'on a Galera node (a cluster of one) it is detected, and every pool connection waits as set',
   async () => {
-    const gcomm = await freePort();
-    const node = await startPrivateServer(undefined, [
-      '--wsrep-on=ON',
-      `--wsrep-provider=${GALERA}`,
-      '--wsrep-cluster-address=gcomm://',
-      `--wsrep-provider-options=gmcast.listen_addr=tcp://127.0.0.1:${gcomm};gcache.size=16M`,
-      '--wsrep-node-address=127.0.0.1',
-      '--binlog-format=ROW',
-      '--innodb-autoinc-lock-mode=2',
-    ]);
+    const node = await startGaleraNode();
     try {
-      const admin = await mysql.createConnection({ ...node, multipleStatements: true });
+      const admin = await rootConnection(node);
       await admin.query('CREATE DATABASE g; CREATE TABLE g.t (id INT AUTO_INCREMENT PRIMARY KEY)');
       await admin.end();
       for (const [level, wait] of [

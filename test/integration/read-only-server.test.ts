@@ -6,9 +6,10 @@
  * refuse other test files' writes.
  */
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
-import mysql from 'mysql2/promise';
+import type mysql from 'mysql2/promise';
 import { type PrivateServer, startPrivateServer } from '../../src/demo/private-server.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { rootConnection } from '../helpers/private-servers.js';
 
 let server: PrivateServer;
 let admin: mysql.Connection;
@@ -23,13 +24,7 @@ const READ_ONLY = {
 
 beforeAll(async () => {
   server = await startPrivateServer();
-  admin = await mysql.createConnection({
-    host: server.host,
-    port: server.port,
-    user: server.user,
-    password: server.password,
-    multipleStatements: true,
-  });
+  admin = await rootConnection(server);
   // A user without READ ONLY ADMIN (root would write through read_only).
   await admin.query(`
     CREATE DATABASE shop;

@@ -13,6 +13,7 @@ import mysql from 'mysql2/promise';
 import { freePort, type PrivateServer, startPrivateServer } from '../../src/demo/private-server.js';
 import { ALIVE_CHECK_MS, HEALTH_TIMEOUT_MS } from '../../src/limits.js';
 import { builtCli } from '../helpers/cli.js';
+import { rootConnection } from '../helpers/private-servers.js';
 
 const DATABASE = 'several_hosts';
 /** From the kill to the first answer served by the second host. */
@@ -29,13 +30,7 @@ let two: PrivateServer;
 let home: string;
 
 async function prepare(server: PrivateServer, name: string): Promise<void> {
-  const admin = await mysql.createConnection({
-    host: server.host,
-    port: server.port,
-    user: server.user,
-    password: server.password,
-    multipleStatements: true,
-  });
+  const admin = await rootConnection(server);
   await admin.query(`
     CREATE DATABASE ${DATABASE};
     USE ${DATABASE};
