@@ -67,6 +67,12 @@ export const SHUTDOWN_GRACE_MS = 10_000;
 export const MAX_BODY_DEPTH = 64;
 /** A result smaller than this is sent in one piece with a Content-Length; a larger one streams. */
 export const RESPONSE_CHUNK_BYTES = 64 * 1024;
+/**
+ * A read fetched whole instead of streamed (plan/small-read.ts): at most this many rows
+ * (`$top`), whose widest possible rows together take at most this many bytes.
+ */
+export const SMALL_READ_MAX_ROWS = 100;
+export const SMALL_READ_MAX_BYTES = 256 * 1024;
 
 // MySQL.
 /** A new connection gives up after this (an unreachable host answers 503 within about 2 s). */

@@ -52,6 +52,11 @@ export interface Database {
   stream(query: CompiledQuery, sink: RowSink): Promise<RowFlow>;
   /** A `SELECT COUNT(*)`: its one number. */
   count(query: CompiledQuery): Promise<number>;
+  /**
+   * A SELECT whose result the plan bounds (plan/small-read.ts): its rows as arrays in select
+   * order, all at once; retried like a stream whose connection broke before its first row.
+   */
+  arrays(query: CompiledQuery): Promise<unknown[][]>;
   /** A small SELECT (schema, users): its rows as objects. */
   rows<T extends object = Record<string, unknown>>(query: CompiledQuery): Promise<T[]>;
   /** One statement under autocommit (users, DDL), retried as a write (retry.ts). */
@@ -358,6 +363,13 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
         using(async (c) => {
           const [rows] = await c.execute<RowDataPacket[][]>(query.sql, bind(query.params));
           return Number(rows[0]?.[0] ?? 0);
+        }),
+      ),
+    arrays: (query) =>
+      readRetrying(() =>
+        using(async (c) => {
+          const [rows] = await c.execute<RowDataPacket[][]>(query.sql, bind(query.params));
+          return rows as unknown[][];
         }),
       ),
     rows: <T extends object>(query: CompiledQuery) =>

@@ -69,3 +69,21 @@ export function sendJsonRows(
     }, reject);
   });
 }
+
+/**
+ * The same framing for rows fetched whole (plan/small-read.ts): the same bytes, one string with
+ * a Content-Length under RESPONSE_CHUNK_BYTES, else streamed, as sendJsonRows would have.
+ */
+export function sendJsonRowsAtOnce(
+  reply: FastifyReply,
+  rows: readonly unknown[][],
+  serialize: RowSerializer,
+): FastifyReply {
+  let text = '[';
+  for (let i = 0; i < rows.length; i++) {
+    text += (i === 0 ? '' : ',') + serialize(rows[i] as unknown[]);
+  }
+  text += ']';
+  reply.type(JSON_TYPE);
+  return reply.send(text.length < RESPONSE_CHUNK_BYTES ? text : Readable.from([text]));
+}
