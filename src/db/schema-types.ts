@@ -16,6 +16,16 @@ export type JsonKind =
   | 'json' // JSON (MySQL) or LONGTEXT with a json_valid() check (MariaDB)
   | 'binary'; // BINARY, VARBINARY, BLOB: base64
 
+/** information_schema DATA_TYPEs of character strings (ENUM and SET are not among them). */
+export const CHARACTER_TYPES: ReadonlySet<string> = new Set([
+  'char',
+  'varchar',
+  'tinytext',
+  'text',
+  'mediumtext',
+  'longtext',
+]);
+
 export interface ColumnInfo {
   readonly name: string;
   /** information_schema DATA_TYPE, lower case: `int`, `varchar`, `decimal`, … */

@@ -5,19 +5,9 @@
  * refused. Under autocommit the row would already be stored, so a write may skip the
  * transaction only when its plan proves that no such warning can occur; any doubt keeps it.
  */
-import type { ColumnInfo, TableInfo } from '../db/schema-types.js';
+import { CHARACTER_TYPES, type ColumnInfo, type TableInfo } from '../db/schema-types.js';
 import type { WriteParam } from '../db/value-codec.js';
 import type { DeletePlan, InsertPlan, KeyMatch, UpdatePlan } from './write-plan.js';
-
-/** Text types whose only silent change is cutting trailing spaces past the column's length. */
-const TEXT_TYPES: ReadonlySet<string> = new Set([
-  'char',
-  'varchar',
-  'tinytext',
-  'text',
-  'mediumtext',
-  'longtext',
-]);
 
 /** `YYYY-MM-DD`, optionally with `[ T]HH:MM[:SS[.f…]]`: MySQL reads these without a warning. */
 const DATETIME_TEXT = /^\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?$/;
@@ -53,7 +43,7 @@ export function storesExactly(column: ColumnInfo, value: WriteParam): boolean {
       // UTF-8 byte length bounds the length in characters, and in bytes for TEXT types (whose
       // CHARACTER_MAXIMUM_LENGTH is in bytes). TIME, ENUM, SET and others keep the transaction.
       return (
-        TEXT_TYPES.has(column.dataType) &&
+        CHARACTER_TYPES.has(column.dataType) &&
         column.maxLength !== null &&
         byteLength(value) <= column.maxLength
       );
@@ -89,7 +79,7 @@ function exactKey(match: KeyMatch): boolean {
     match.value.kind === 'number' ||
     column.kind === 'binary' ||
     column.kind === 'float' ||
-    (column.kind === 'string' && TEXT_TYPES.has(column.dataType))
+    (column.kind === 'string' && CHARACTER_TYPES.has(column.dataType))
   );
 }
 

@@ -4,7 +4,7 @@
  * or time-of-day literal may meet. A mismatch is a FILTER_TYPE 400 that names the column.
  * Comparisons without a function or date/time literal are not checked here (MySQL converts).
  */
-import type { ColumnInfo } from '../db/schema-types.js';
+import { CHARACTER_TYPES, type ColumnInfo } from '../db/schema-types.js';
 import { filterType } from '../errors.js';
 import type { ColumnFn, MatchFn, NonNullFilterLiteral, TemporalLiteral } from '../query/ast.js';
 import { excerpt } from '../query/lexer.js';
@@ -12,16 +12,8 @@ import { excerpt } from '../query/lexer.js';
 /** What a column or a function of one holds, as far as these rules care. */
 export type ValueType = 'text' | 'number' | 'date' | 'datetime' | 'time' | 'other';
 
-const TEXT_TYPES: ReadonlySet<string> = new Set([
-  'char',
-  'varchar',
-  'tinytext',
-  'text',
-  'mediumtext',
-  'longtext',
-  'enum',
-  'set',
-]);
+/** Character strings, and ENUM and SET, which compare as their text. */
+const TEXT_TYPES: ReadonlySet<string> = new Set([...CHARACTER_TYPES, 'enum', 'set']);
 
 export function columnType(column: ColumnInfo): ValueType {
   switch (column.kind) {
