@@ -67,3 +67,13 @@ export async function startTestGateway(
     },
   };
 }
+
+/** POSTs `{email, password}` as JSON (register or login) and gives back what came back. */
+export async function postCredentials(url: string, path: string, email: string, password: string) {
+  const response = await fetch(url + path, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ email, password }),
+  });
+  return { status: response.status, headers: response.headers, body: await response.json() };
+}

@@ -5,7 +5,7 @@
  */
 import { DEFAULTS } from '../../src/config.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
-import { startTestGateway } from '../helpers/gateway.js';
+import { postCredentials as post, startTestGateway } from '../helpers/gateway.js';
 import { countStatuses, rawRequest } from '../helpers/raw-http.js';
 
 let db: TestDatabase;
@@ -15,15 +15,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await db.drop();
 });
-
-async function post(url: string, path: string, email: string, password: string) {
-  const response = await fetch(url + path, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ email, password }),
-  });
-  return { status: response.status, headers: response.headers, body: await response.json() };
-}
 
 test('the 61st registration in a minute from one address is refused with 429', async () => {
   const gw = await startTestGateway(db.name, { mode: 'auth', jwtSecret: 'r'.repeat(32) });

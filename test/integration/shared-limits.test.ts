@@ -9,7 +9,7 @@ import { Redis } from 'ioredis';
 import { ARGON2_PER_CLIENT } from '../../src/limits.js';
 import { KEY_PREFIX } from '../../src/throttle/redis-counter-store.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { postCredentials as post, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { deleteRedisKeys, testRedisUrl } from '../helpers/redis.js';
 
 let db: TestDatabase;
@@ -20,15 +20,6 @@ afterAll(async () => {
   await deleteRedisKeys(db.name);
   await db.drop();
 });
-
-async function post(url: string, path: string, email: string, password: string) {
-  const response = await fetch(url + path, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ email, password }),
-  });
-  return { status: response.status, headers: response.headers, body: await response.json() };
-}
 
 /** Two auth-mode gateways of the test database, sharing `redisUrl` when given. */
 async function twoGateways(redisUrl: string | null): Promise<[TestGateway, TestGateway]> {
