@@ -314,6 +314,15 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
     }
   }
 
+  /** A SELECT's rows as arrays, all at once; once more when its connection broke (retry.ts). */
+  const arrays = (query: CompiledQuery): Promise<unknown[][]> =>
+    readRetrying(() =>
+      using(async (c) => {
+        const [rows] = await c.execute<RowDataPacket[][]>(query.sql, bind(query.params));
+        return rows as unknown[][];
+      }),
+    );
+
   return {
     get flavour() {
       return switcher.backend.server.flavour;
@@ -358,20 +367,8 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
         told,
       );
     },
-    count: (query) =>
-      readRetrying(() =>
-        using(async (c) => {
-          const [rows] = await c.execute<RowDataPacket[][]>(query.sql, bind(query.params));
-          return Number(rows[0]?.[0] ?? 0);
-        }),
-      ),
-    arrays: (query) =>
-      readRetrying(() =>
-        using(async (c) => {
-          const [rows] = await c.execute<RowDataPacket[][]>(query.sql, bind(query.params));
-          return rows as unknown[][];
-        }),
-      ),
+    count: async (query) => Number((await arrays(query))[0]?.[0] ?? 0),
+    arrays,
     rows: <T extends object>(query: CompiledQuery) =>
       readRetrying(() =>
         using(async (c) => {
