@@ -81,6 +81,8 @@ export const CONNECT_TIMEOUT_MS = 2000;
 export const HEALTH_TIMEOUT_MS = 2000;
 /** A request waiting this long for a pool connection asks whether the server is alive. */
 export const ALIVE_CHECK_MS = 1000;
+/** How often the waits for a pool connection are checked against their bounds (execute/acquire.ts). */
+export const WAIT_SWEEP_MS = 100;
 /**
  * `-h db1,db2,…` with no host answering: the least time between two searches for one that does
  * (each search connects to every host; failing requests must not turn into a connect storm).

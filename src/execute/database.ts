@@ -28,7 +28,7 @@ import {
 } from '../db/pool.js';
 import { HEALTH_TIMEOUT_MS } from '../limits.js';
 import type { CompiledQuery } from '../sql/compiled-query.js';
-import { acquire } from './acquire.js';
+import { Acquirer } from './acquire.js';
 import { bind } from './bind.js';
 import { type HostBackend, type HostEvents, HostSwitch } from './hosts.js';
 import { dropsConnection, readRetrying, writeRetrying } from './retry.js';
@@ -184,6 +184,7 @@ function promiseOf(connection: PoolConnection): PromiseConnection {
 interface Backend extends HostBackend {
   readonly server: ServerKind;
   readonly pool: Pool;
+  readonly acquirer: Acquirer;
   readonly watchdog: Watchdog;
   ping(fresh?: boolean): Promise<boolean>;
   kill(threadId: number): Promise<void>;
@@ -232,10 +233,12 @@ async function openBackend(
     return answer;
   };
   const watchdog = new Watchdog(ping);
+  const acquirer = new Acquirer(pool, { isAlive: ping, maxWaitMs: options.statementTimeoutMs });
   const backend: Backend = {
     host,
     server,
     pool,
+    acquirer,
     watchdog,
     ping,
     kill: async (threadId) => {
@@ -245,11 +248,13 @@ async function openBackend(
       // The host does not answer: nothing in flight there waits for it, and nothing waits for
       // its goodbye either.
       watchdog.failAll();
+      acquirer.close();
       pool.end(() => {});
       control.end().catch(() => {});
     },
     close: async () => {
       watchdog.close();
+      acquirer.close();
       await Promise.all([pool.promise().end(), control.end()]);
     },
   };
@@ -276,10 +281,7 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
   };
   const connection = async (backend: Backend) => {
     try {
-      return await acquire(backend.pool, {
-        isAlive: backend.ping,
-        maxWaitMs: options.statementTimeoutMs,
-      });
+      return await backend.acquirer.acquire();
     } catch (error) {
       report(backend, error);
       throw error;
@@ -298,7 +300,13 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
     // the hot path pays nothing).
     if (switcher.settling) await switcher.settling;
     const backend = switcher.backend;
-    const held = await connection(backend);
+    let held: PoolConnection;
+    try {
+      held = await backend.acquirer.acquire();
+    } catch (error) {
+      report(backend, error);
+      throw error;
+    }
     backend.watchdog.watch(held);
     let broken = false;
     try {
