@@ -60,9 +60,24 @@ const DECIMAL_PLACEHOLDER = 'CAST(? AS DECIMAL(65,30))';
 const DECIMAL_INTEGER_DIGITS = 35;
 const DECIMAL_FRACTION_DIGITS = 30;
 
+/**
+ * The select list of a column list, kept per list: a read without `$select` uses the table's own
+ * list (the same array on every request), so its text is built once per schema (issue 17).
+ */
+const selectLists = new WeakMap<ReadPlan['columns'], string>();
+
+function selectList(columns: ReadPlan['columns']): string {
+  let text = selectLists.get(columns);
+  if (text === undefined) {
+    text = columns.map((column) => quoteIdent(column.name)).join(', ');
+    selectLists.set(columns, text);
+  }
+  return text;
+}
+
 export function compileRead(plan: ReadPlan): CompiledQuery {
   const params: unknown[] = [];
-  const columns = plan.columns.map((column) => quoteIdent(column.name)).join(', ');
+  const columns = selectList(plan.columns);
   let sql = `SELECT ${columns} FROM ${quoteIdent(plan.table.name)}`;
   if (plan.filter !== null) sql += ` WHERE ${compileFilter(plan.filter, params)}`;
   if (plan.orderBy.length > 0) {
