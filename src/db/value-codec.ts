@@ -75,7 +75,7 @@ export function coerceValue(
 function textValue(value: unknown, where: string): string {
   if (typeof value === 'string') return wellFormed(value, where);
   if (typeof value === 'boolean') return value ? '1' : '0';
-  if (typeof value === 'number') return exactNumberText(value, where);
+  if (typeof value === 'number') return exactNumber(value, where).text;
   throw invalidValue(`${where} takes text, not ${describe(value)}`);
 }
 
@@ -119,19 +119,20 @@ const MAX_EXPONENT = 400;
  * integers beyond 2^53, and other numbers whose shortest form has more than 15 significant
  * digits (every decimal of up to 15 digits survives a double exactly; longer ones may not).
  */
-function exactNumberText(n: number, where: string): string {
+function exactNumber(n: number, where: string): PlainNumber {
+  // A safe integer's shortest form is already plain: optional '-', digits, no exponent (that
+  // starts at 1e21) and no leading zero; -0 prints as '0'. plainNumber would give the same.
+  if (Number.isSafeInteger(n)) return { text: String(n), fractionDigits: 0 };
   const text = String(n);
   const parts = NUMBER_TEXT.exec(text);
   if (parts === null) throw invalidValue(`${where}: ${text} is not a finite number`);
-  if (!Number.isSafeInteger(n)) {
-    const digits = `${parts[2]}${parts[3] ?? ''}`.replace(/^0+/, '').replace(/0+$/, '');
-    if (digits.length > 15) {
-      throw invalidValue(
-        `${where}: the JSON number ${text} has more digits than a JSON number holds exactly; send the exact value as a string, e.g. "12345678901234567890"`,
-      );
-    }
+  const digits = `${parts[2]}${parts[3] ?? ''}`.replace(/^0+/, '').replace(/0+$/, '');
+  if (digits.length > 15) {
+    throw invalidValue(
+      `${where}: the JSON number ${text} has more digits than a JSON number holds exactly; send the exact value as a string, e.g. "12345678901234567890"`,
+    );
   }
-  return plainNumber(text, where).text;
+  return plainNumber(text, where);
 }
 
 interface PlainNumber {
@@ -175,7 +176,7 @@ function plainNumber(text: string, where: string): PlainNumber {
 /** A JSON number, numeric string or boolean as plain number text. */
 function numberText(value: unknown, where: string): PlainNumber {
   if (typeof value === 'boolean') return { text: value ? '1' : '0', fractionDigits: 0 };
-  if (typeof value === 'number') return plainNumber(exactNumberText(value, where), where);
+  if (typeof value === 'number') return exactNumber(value, where);
   if (typeof value === 'string') return plainNumber(value, where);
   throw invalidValue(`${where} takes a number, not ${describe(value)}`);
 }

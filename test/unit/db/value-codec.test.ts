@@ -1,0 +1,74 @@
+import { describe, expect, test } from '@jest/globals';
+import { coerceValue } from '../../../src/db/value-codec.js';
+import { column } from '../fixtures/schema.js';
+
+const wide = column('amount', {
+  dataType: 'decimal',
+  columnType: 'decimal(65,30)',
+  kind: 'decimal',
+  numericPrecision: 65,
+  numericScale: 30,
+});
+const count = column('count', { dataType: 'bigint', columnType: 'bigint(20)' });
+const label = column('label', {
+  dataType: 'varchar',
+  columnType: 'varchar(100)',
+  kind: 'string',
+  maxLength: 100,
+  numericPrecision: null,
+  numericScale: null,
+});
+
+// Safe integers take a shortcut past the number-text parser (issue 17); these are its edges.
+const SAFE_INTEGERS = [
+  0,
+  -0,
+  1,
+  -1,
+  7,
+  10,
+  100,
+  -100,
+  123_456_789,
+  2 ** 31,
+  -(2 ** 31),
+  2 ** 32 + 1,
+  Number.MAX_SAFE_INTEGER,
+  Number.MIN_SAFE_INTEGER,
+];
+const OTHER_NUMBERS = [0.5, -0.5, 123.45, 1e-7, 1.5e-7, 1e20, 1e21, 2 ** 53, 0.1 + 0.2];
+
+describe('a JSON number into a column', () => {
+  test('a safe integer gives the same value as its decimal text would', () => {
+    for (const n of SAFE_INTEGERS) {
+      const text = String(n);
+      expect(coerceValue(wide, n)).toBe(coerceValue(wide, text));
+      expect(coerceValue(count, n)).toBe(coerceValue(count, text));
+      expect(coerceValue(label, n)).toBe(text);
+    }
+    expect(coerceValue(wide, -0)).toBe('0');
+    expect(coerceValue(count, Number.MAX_SAFE_INTEGER)).toBe(Number.MAX_SAFE_INTEGER);
+  });
+
+  test('other numbers keep their exact plain text, or are refused', () => {
+    const plain = OTHER_NUMBERS.map((n) => {
+      try {
+        return coerceValue(wide, n);
+      } catch (error) {
+        return `refused: ${(error as Error).message}`;
+      }
+    });
+    expect(plain).toEqual([
+      '0.5',
+      '-0.5',
+      '123.45',
+      '0.0000001',
+      '0.00000015',
+      '100000000000000000000',
+      '1000000000000000000000',
+      'refused: Column \'amount\': the JSON number 9007199254740992 has more digits than a JSON number holds exactly; send the exact value as a string, e.g. "12345678901234567890"',
+      'refused: Column \'amount\': the JSON number 0.30000000000000004 has more digits than a JSON number holds exactly; send the exact value as a string, e.g. "12345678901234567890"',
+    ]);
+    expect(() => coerceValue(count, 0.5)).toThrow('takes whole numbers');
+  });
+});
