@@ -53,16 +53,27 @@ export interface WriteProgress {
 /** `SHOW WARNINGS` as the pool's array rows (db/pool.ts): Level, Code, Message. */
 type WarningRow = RowDataPacket & [string, number, string];
 
-export async function runTransaction(
+export function runTransaction(
   connection: Connection,
   statements: readonly CompiledQuery[],
-  { unprepare = false, guards = [], autocommit = false }: WriteOptions,
+  options: WriteOptions,
   progress: WriteProgress = { committing: false },
 ): Promise<WriteResult> {
-  const [only, ...more] = statements;
-  if (autocommit && only !== undefined && more.length === 0 && guards.length === 0) {
+  const { unprepare = false, guards = [], autocommit = false } = options;
+  const only = statements[0];
+  if (autocommit && only !== undefined && statements.length === 1 && guards.length === 0) {
     return runAlone(connection, only, unprepare, progress);
   }
+  return runInTransaction(connection, statements, unprepare, guards, progress);
+}
+
+async function runInTransaction(
+  connection: Connection,
+  statements: readonly CompiledQuery[],
+  unprepare: boolean,
+  guards: readonly WriteGuard[],
+  progress: WriteProgress,
+): Promise<WriteResult> {
   let committed = false;
   try {
     // BEGIN and the first statement go out together (mysql2 queues both on the connection):
@@ -74,7 +85,7 @@ export async function runTransaction(
       const executing = connection.execute<ResultSetHeader>(statement.sql, bind(statement.params));
       const [result] = index === 0 ? (await Promise.all([begun, executing]))[1] : await executing;
       if (unprepare) connection.unprepare(statement.sql);
-      await refuseDataWarnings(connection, result);
+      if (result.warningStatus !== 0) await refuseDataWarnings(connection);
       affectedRows += result.affectedRows;
       if (index === 0) insertId = publicInsertId(result.insertId);
     }
@@ -108,13 +119,12 @@ async function runAlone(
   if (unprepare) connection.unprepare(statement.sql);
   // Cannot happen when the caller's proof holds; if it ever did, the client still hears the
   // error rather than a success for a changed value.
-  await refuseDataWarnings(connection, result);
+  if (result.warningStatus !== 0) await refuseDataWarnings(connection);
   return { affectedRows: result.affectedRows, insertId: publicInsertId(result.insertId) };
 }
 
 /** A statement MySQL let through with a data warning is answered like the error. */
-async function refuseDataWarnings(connection: Connection, result: ResultSetHeader): Promise<void> {
-  if (result.warningStatus === 0) return;
+async function refuseDataWarnings(connection: Connection): Promise<void> {
   const [warnings] = await connection.query<WarningRow[]>('SHOW WARNINGS');
   const error = mapDataWarnings(
     warnings.map(([Level, Code, Message]) => ({ Level, Code, Message })),

@@ -20,8 +20,9 @@ export function registerClientLimits(app: FastifyInstance, maxClientRequests: nu
     const count = inProgress.get(client) ?? 0;
     if (count >= maxClientRequests) return done(tooManyConcurrent());
     inProgress.set(client, count + 1);
-    // 'close' comes once, whether the answer was sent in full or the connection went away.
-    reply.raw.once('close', () => {
+    // 'close' comes once, whether the answer was sent in full or the connection went away
+    // (so `on`, not `once`: no wrapper per request, issue 17).
+    reply.raw.on('close', () => {
       const left = (inProgress.get(client) ?? 1) - 1;
       if (left === 0) inProgress.delete(client);
       else inProgress.set(client, left);

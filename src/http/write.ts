@@ -114,6 +114,7 @@ function actionOf<K extends WriteAction['kind']>(
  */
 function requireJson(request: FastifyRequest): void {
   const type = request.headers['content-type'];
+  if (type === 'application/json') return; // what nearly every client sends: no parsing
   const essence = type?.split(';')[0]?.trim().toLowerCase();
   if (essence !== 'application/json') throw unsupportedMediaType();
 }
