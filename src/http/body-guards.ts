@@ -54,9 +54,12 @@ export function registerBodyGuards(app: FastifyInstance, bodyTimeoutMs: number):
       return;
     }
     // Armed after the parser has read the rest of the packet that carried the headers: a small
-    // body that came with them is complete by then and needs no timer (issue 17). The bound
-    // starts a few µs later than the headers, nothing a client can tell.
-    process.nextTick(() => {
+    // body that came with them is complete by then and needs no timer (issue 17). Not on the
+    // next tick: Node's parser calls back for the headers as a callback of its own, so ticks run
+    // before it reads on to the body; setImmediate runs once the whole read has been parsed
+    // (test/unit/http/body-guards.test.ts pins both). The bound starts a few µs later than the
+    // headers, nothing a client can tell.
+    setImmediate(() => {
       if (request.raw.complete || request.raw.destroyed) return;
       const timer = setTimeout(() => {
         if (request.raw.complete) return;
