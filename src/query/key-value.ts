@@ -52,32 +52,38 @@ export function parseWriteAction(segment: string): WriteAction | null {
  * Everything after that comma is the value, commas and parentheses included.
  */
 export function parseKeyValue(inner: string, form = 'update(<key>,<value>)'): KeyValue {
-  const chars = Array.from(inner);
   let i = 0;
-  while (isWhitespace(chars[i])) i++;
-  let key: string;
-  if (chars[i] === '`') {
-    const quoted = scanBacktick(chars, i);
-    if (quoted === null) throw invalidQuery(`Write ${form}: the key has no closing backtick`);
-    key = quoted.name;
-    i = quoted.end;
-    while (isWhitespace(chars[i])) i++;
-    if (i < chars.length && chars[i] !== ',') {
-      throw invalidQuery(
-        `Write ${form}: unexpected text after the quoted key at position ${i + 1}`,
-      );
-    }
-  } else {
-    const comma = chars.indexOf(',', i);
-    let end = comma === -1 ? chars.length : comma;
-    while (end > i && isWhitespace(chars[end - 1])) end--;
-    key = chars.slice(i, end).join('');
-    i = comma === -1 ? chars.length : comma;
-  }
+  while (isWhitespace(inner[i])) i++;
+  if (inner[i] === '`') return parseQuotedKey(Array.from(inner), i, form);
+  // An unquoted key runs to the first comma. Worked on UTF-16 units, not code points: the only
+  // characters that matter here (comma, whitespace) are single units that no surrogate equals,
+  // so the split and the trim are the same either way (issue 17: no array of characters).
+  const comma = inner.indexOf(',', i);
+  let end = comma === -1 ? inner.length : comma;
+  while (end > i && isWhitespace(inner[end - 1])) end--;
+  const key = inner.slice(i, end);
   if (key === '') throw invalidQuery(`Write ${form}: the key column is empty`);
-  if (i >= chars.length)
+  if (comma === -1) throw invalidQuery(`Write ${form}: a comma and a value must follow the key`);
+  return keyValue(key, inner.slice(comma + 1));
+}
+
+/** A key in backticks, `chars[i]` being the opening one (positions in messages count characters). */
+function parseQuotedKey(chars: readonly string[], start: number, form: string): KeyValue {
+  const quoted = scanBacktick(chars, start);
+  if (quoted === null) throw invalidQuery(`Write ${form}: the key has no closing backtick`);
+  let i = quoted.end;
+  while (isWhitespace(chars[i])) i++;
+  if (i < chars.length && chars[i] !== ',') {
+    throw invalidQuery(`Write ${form}: unexpected text after the quoted key at position ${i + 1}`);
+  }
+  if (quoted.name === '') throw invalidQuery(`Write ${form}: the key column is empty`);
+  if (i >= chars.length) {
     throw invalidQuery(`Write ${form}: a comma and a value must follow the key`);
-  const text = chars.slice(i + 1).join('');
+  }
+  return keyValue(quoted.name, chars.slice(i + 1).join(''));
+}
+
+function keyValue(key: string, text: string): KeyValue {
   const value = parseLiteral(text);
   const trimmed = text.replace(/^[ \t\r\n]+|[ \t\r\n]+$/g, '');
   return { key, value, bare: trimmed.startsWith("'") ? null : trimmed };

@@ -114,6 +114,13 @@ describe('parseKeyValue', () => {
     ["it's,x", { key: "it's", value: { kind: 'string', value: 'x' }, bare: 'x' }],
     ['größe,5', { key: 'größe', value: { kind: 'number', text: '5' }, bare: '5' }],
     ['select,5', { key: 'select', value: { kind: 'number', text: '5' }, bare: '5' }],
+    // An unquoted key is split on UTF-16 units: characters beyond the BMP and lone surrogates
+    // come through whole, as they did when it was split on code points.
+    ['🎉 ,5', { key: '🎉', value: { kind: 'number', text: '5' }, bare: '5' }],
+    [
+      'a\ud800 ,\udc00',
+      { key: 'a\ud800', value: { kind: 'string', value: '\udc00' }, bare: '\udc00' },
+    ],
     // Backticks quote a key that holds commas or backticks.
     ['`a,b`,5', { key: 'a,b', value: { kind: 'number', text: '5' }, bare: '5' }],
     ['`we``ird` ,5', { key: 'we`ird', value: { kind: 'number', text: '5' }, bare: '5' }],
@@ -125,5 +132,18 @@ describe('parseKeyValue', () => {
     ],
   ])('%j', (text, expected) => {
     expect(parseKeyValue(text)).toEqual(expected);
+  });
+});
+
+describe('parseKeyValue refusals', () => {
+  test.each([
+    [' ,5', 'the key column is empty'],
+    ['``,5', 'the key column is empty'],
+    ['id', 'a comma and a value must follow the key'],
+    ['`id`', 'a comma and a value must follow the key'],
+    ['`id', 'the key has no closing backtick'],
+    ['`🎉` x,5', 'unexpected text after the quoted key at position 5'],
+  ])('%j', (text, message) => {
+    expect(() => parseKeyValue(text)).toThrow(message);
   });
 });
