@@ -73,6 +73,14 @@ export const RESPONSE_CHUNK_BYTES = 64 * 1024;
  */
 export const SMALL_READ_MAX_ROWS = 100;
 export const SMALL_READ_MAX_BYTES = 256 * 1024;
+/**
+ * Compiled reads kept by table and query string (http/read-cache.ts), least recently used
+ * dropped first: at most this many in all (one bound for every table, so a schema of many
+ * tables cannot multiply it), and none for a query string longer than this many characters
+ * (its entry could be large; such a request is planned every time, as before the cache).
+ */
+export const READ_CACHE_ENTRIES = 1024;
+export const READ_CACHE_MAX_QUERY_CHARS = 2048;
 
 // MySQL.
 /** A new connection gives up after this (an unreachable host answers 503 within about 2 s). */

@@ -1,0 +1,174 @@
+/**
+ * The compiled-read cache (http/read-cache.ts, issue 17) changes no answer: the same status,
+ * headers and bytes whether a query string is planned afresh or found in the cache, for odd and
+ * hostile query strings too, and a schema change is seen at once (no stale plan).
+ */
+import net from 'node:net';
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { READ_CACHE_MAX_QUERY_CHARS } from '../../src/limits.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+
+let db: TestDatabase;
+let first: TestGateway;
+let second: TestGateway;
+
+beforeAll(async () => {
+  db = await createTestDatabase(`
+    CREATE TABLE people (id INT PRIMARY KEY, name VARCHAR(40) NULL, age INT NULL, note TEXT NULL);
+    INSERT INTO people VALUES (1, 'Ann', 31, 'a'), (2, 'Bob', 25, NULL), (3, 'Zoë', 19, 'z'),
+      (4, NULL, 40, 'n'), (5, 'Eve', 25, 'e');
+  `);
+  first = await startTestGateway(db.name);
+  second = await startTestGateway(db.name);
+});
+
+afterAll(async () => {
+  await first.close();
+  await second.close();
+  await db.drop();
+});
+
+/** The whole answer as sent (status line, headers, framing, body), its Date header left out. */
+function rawGet(gateway: TestGateway, target: string): Promise<string> {
+  const { port } = new URL(gateway.url);
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(Number(port), '127.0.0.1');
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('error', reject);
+    socket.on('end', () =>
+      resolve(
+        Buffer.concat(chunks)
+          .toString('latin1')
+          .replace(/\r\ndate: [^\r]*/i, ''),
+      ),
+    );
+    // Not end(): a half-closed socket counts as a client gone before its answer.
+    socket.write(`GET ${target} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`);
+  });
+}
+
+const e = encodeURIComponent;
+const orTerms = (n: number) => e(Array.from({ length: n }, (_, i) => `id eq ${i}`).join(' or '));
+const prefix = '$filter=';
+/** A filter query string of exactly `length` characters (or one more), to sit on the bound. */
+function filterOfLength(length: number): string {
+  let n = 1;
+  while ((prefix + orTerms(n + 1)).length <= length) n++;
+  const text = prefix + orTerms(n);
+  return text + '&x='.padEnd(Math.max(0, length - text.length), 'x');
+}
+
+const TARGETS = [
+  '/table/people/read',
+  '/table/people/read?',
+  '/table/people/read?$top=2',
+  '/table/people/read?%24top=2',
+  '/table/people/read?$to%70=2',
+  '/table/people/read?$top=2&$top=2',
+  '/table/people/read?$top=2&$top=3',
+  '/table/people/read?$top=2&',
+  '/table/people/read?&&$top=2',
+  '/table/people/read?$top=2;$skip=1',
+  '/table/people/read?$top=1?$top=2',
+  '/table/people/read?$top=1#frag',
+  '/table/people/read#$top=1',
+  '/table/people/read#?$top=1',
+  '/table/people/read?_=123&$top=1&utm_source=x',
+  '/table/people/read?__proto__=1&$top=1',
+  '/table/people/read?constructor=x&$top=1',
+  '/table/people/read?filter=x',
+  '/table/people/read?$foo=1',
+  '/table/people/read?$select=id,name&$select=id',
+  '/table/people/read?$select=id,name',
+  '/table/people/read?$select=name,id',
+  '/table/people/read?$select=*',
+  `/table/people/read?$filter=${e("name eq 'Ann'")}&$count=true`,
+  `/table/people/read?$count=true&$filter=${e('age gt 20')}&$top=1&$skip=1&$orderby=age desc,id`,
+  `/table/people/read?$count=true&$filter=${e('age gt 20')}&$top=1&$skip=1&$orderby=age%20desc,id`,
+  '/table/people/read?$filter=age+eq+25&$orderby=id',
+  '/table/people/read?$filter=age%20eq%2025&$orderby=id',
+  '/table/people/read?$filter=id%20eq%203',
+  `/table/people/read?$filter=${e('id eq 1e400')}`,
+  `/table/people/read?$filter=${e('id eq 1e400')}&$count=true`,
+  `/table/people/read?$filter=${e('id eq 12345678901234567890123456789012345678901')}`,
+  `/table/people/read?$filter=${e("name eq 'unterminated")}`,
+  '/table/people/read?$filter=%ff%fe',
+  '/table/people/read?$filter=%zz',
+  '/table/people/read?$filter=',
+  '/table/people/read?$top=-1',
+  '/table/people/read?$skip=99999999999999999999',
+  '/table/people/read?$orderby=id%20sideways',
+  `/table/people/read?$filter=${e(`${'not '.repeat(100)}id eq 1`)}`,
+  `/table/people/read?${filterOfLength(READ_CACHE_MAX_QUERY_CHARS)}`,
+  `/table/people/read?${filterOfLength(READ_CACHE_MAX_QUERY_CHARS + 1)}`,
+  `/table/people/read?$filter=${e(`name eq '${'x'.repeat(5000)}'`)}`,
+  '/table/nope/read?$top=bad',
+  '/table/nope/read?$top=1',
+  '/table/people/read?$select=nope',
+  '/table/people/read?$filter=nope%20eq%201',
+];
+
+test('every answer, planned afresh or from the cache, in any order: the same bytes', async () => {
+  // Each target twice in a row on one gateway (the second is a hit if the first was cached), in
+  // the opposite order on the other: a query string that wrongly shared an entry with an
+  // earlier one would answer differently on one of the two.
+  const forward: string[][] = [];
+  for (const target of TARGETS) {
+    forward.push([await rawGet(first, target), await rawGet(first, target)]);
+  }
+  const backward: string[][] = [];
+  for (const target of [...TARGETS].reverse()) {
+    backward.unshift([await rawGet(second, target), await rawGet(second, target)]);
+  }
+  TARGETS.forEach((target, i) => {
+    const [a, b] = forward[i] as string[];
+    const [c, d] = backward[i] as string[];
+    expect({ target, answer: b }).toEqual({ target, answer: a });
+    expect({ target, answer: c }).toEqual({ target, answer: a });
+    expect({ target, answer: d }).toEqual({ target, answer: a });
+  });
+  // The router takes the query string after the first '?' or '#': pinned, since the cache keys on it.
+  const body = (answer: string | undefined) => JSON.parse(answer?.split('\r\n\r\n')[1] ?? '');
+  const at = (target: string) => forward[TARGETS.indexOf(target)]?.[0];
+  expect(body(at('/table/people/read#$top=1'))).toHaveLength(1);
+  expect(body(at('/table/people/read#?$top=1'))).toHaveLength(5);
+  expect(body(at('/table/people/read?$top=1#frag')).code).toBe('INVALID_QUERY');
+  expect(at('/table/nope/read?$top=bad')).toMatch(/^HTTP\/1\.1 404 /);
+});
+
+describe('a schema change is seen at once', () => {
+  const read = async (query: string) => {
+    const response = await fetch(`${first.url}/table/people/read?${query}`);
+    return { status: response.status, body: await response.json() };
+  };
+
+  test('a column added: `*` (cached before) includes it after the re-read', async () => {
+    expect((await read('$top=1&$orderby=id')).body).toEqual([
+      { id: 1, name: 'Ann', age: 31, note: 'a' },
+    ]);
+    expect((await read('$top=1&$orderby=id')).status).toBe(200);
+    await db.admin.query('ALTER TABLE people ADD COLUMN late INT NOT NULL DEFAULT 7');
+    // Naming the new column makes the gateway re-read the schema (db/schema.ts).
+    expect((await read('$select=late&$top=1')).body).toEqual([{ late: 7 }]);
+    expect((await read('$top=1&$orderby=id')).body).toEqual([
+      { id: 1, name: 'Ann', age: 31, note: 'a', late: 7 },
+    ]);
+  });
+
+  test('a column dropped: a cached plan naming it is not used after the re-read', async () => {
+    expect((await read('$select=id,late&$top=1&$orderby=id')).body).toEqual([{ id: 1, late: 7 }]);
+    await db.admin.query('ALTER TABLE people DROP COLUMN late');
+    // MySQL refuses the old column list; the gateway re-reads the schema on that error.
+    let after = await read('$top=1&$orderby=id');
+    for (let i = 0; i < 30 && after.status !== 200; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      after = await read('$top=1&$orderby=id');
+    }
+    expect(after.body).toEqual([{ id: 1, name: 'Ann', age: 31, note: 'a' }]);
+    const gone = await read('$select=id,late&$top=1&$orderby=id');
+    expect(gone.status).toBe(400);
+    expect(gone.body.code).toBe('UNKNOWN_COLUMN');
+  });
+});

@@ -1,0 +1,115 @@
+import { describe, expect, test } from '@jest/globals';
+import {
+  compiledRead,
+  compileReadPlan,
+  ReadCache,
+  rawQueryString,
+} from '../../../src/http/read-cache.js';
+import { READ_CACHE_ENTRIES, READ_CACHE_MAX_QUERY_CHARS } from '../../../src/limits.js';
+import { planRead } from '../../../src/plan/read-plan.js';
+import { parseReadOptions } from '../../../src/query/options.js';
+import { compileCount, compileRead } from '../../../src/sql/compile-read.js';
+import { order, table } from '../fixtures/schema.js';
+
+const plan = (query: Record<string, string>, on = order) => planRead(parseReadOptions(query), on);
+
+describe('rawQueryString: the query string as the router splits it off', () => {
+  test.each([
+    ['/table/t/read', ''],
+    ['/table/t/read?', ''],
+    ['/table/t/read?$top=1', '$top=1'],
+    ['/table/t/read?$top=1?$skip=2', '$top=1?$skip=2'],
+    ['/table/t/read?$top=1#x', '$top=1#x'],
+    ['/table/t/read#$top=1', '$top=1'],
+    ['/table/t/read#?$top=1', '?$top=1'],
+    ['/table/t/read?$top=1;$skip=2', '$top=1;$skip=2'],
+    ['/table/%74/read?$top=1', '$top=1'],
+  ])('%s → %s', (url, query) => {
+    expect(rawQueryString(url)).toBe(query);
+  });
+
+  test('an absolute-form URL is not cached', () => {
+    expect(rawQueryString('http://host/table/t/read?$top=1')).toBeNull();
+  });
+
+  test(`a query string over ${READ_CACHE_MAX_QUERY_CHARS} characters is not cached`, () => {
+    const at = 'x'.repeat(READ_CACHE_MAX_QUERY_CHARS);
+    expect(rawQueryString(`/t?${at}`)).toBe(at);
+    expect(rawQueryString(`/t?${at}x`)).toBeNull();
+    expect(rawQueryString(`/t#${at}x`)).toBeNull();
+  });
+});
+
+describe('ReadCache', () => {
+  test('an entry is found only for the very table object its plan was made against', () => {
+    const cache = new ReadCache();
+    const entry = cache.add('$top=1', plan({ $top: '1' }));
+    expect(cache.get(order, '$top=1')).toBe(entry);
+    expect(cache.get(order, '$top=2')).toBeUndefined();
+    // A schema re-read makes a new table object with the same name.
+    const reread = table('order', order.columns, order.primaryKey);
+    expect(cache.get(reread, '$top=1')).toBeUndefined();
+    // Another table with the same query string has its own entry.
+    const other = table('other', order.columns, order.primaryKey);
+    expect(cache.get(other, '$top=1')).toBeUndefined();
+    const otherEntry = cache.add('$top=1', plan({ $top: '1' }, other));
+    expect(cache.get(other, '$top=1')).toBe(otherEntry);
+    expect(cache.get(order, '$top=1')).toBe(entry);
+  });
+
+  test(`never holds more than READ_CACHE_ENTRIES (${READ_CACHE_ENTRIES}); the least recently used goes first`, () => {
+    const cache = new ReadCache();
+    const hot = cache.add('$top=0', plan({ $top: '0' }));
+    for (let i = 1; i <= 3 * READ_CACHE_ENTRIES; i++) {
+      cache.add(`$top=${i}`, plan({ $top: String(i) }));
+      expect(cache.get(order, '$top=0')).toBe(hot); // kept warm
+      expect(cache.size).toBeLessThanOrEqual(READ_CACHE_ENTRIES);
+    }
+    expect(cache.size).toBe(READ_CACHE_ENTRIES);
+    expect(cache.get(order, '$top=1')).toBeUndefined();
+    expect(cache.get(order, `$top=${3 * READ_CACHE_ENTRIES}`)).toBeDefined();
+  });
+
+  test('a small cache holds its own bound', () => {
+    const cache = new ReadCache(3);
+    for (let i = 0; i < 10; i++) cache.add(`$skip=${i}`, plan({ $skip: String(i) }));
+    expect(cache.size).toBe(3);
+  });
+});
+
+describe('compiledRead', () => {
+  test('the queries, serializer and path of the plan; kept with the entry for its own plan only', () => {
+    const planned = plan({ $filter: "select eq 'a'", $count: 'true', $top: '5' });
+    const cache = new ReadCache();
+    const entry = cache.add('q', planned);
+    const read = compiledRead(entry, planned);
+    expect(read.select).toEqual(compileRead(planned));
+    expect(read.count).toEqual(compileCount(planned));
+    expect(compiledRead(entry, planned)).toBe(read);
+    // A plan the policy stage rewrote is compiled afresh, never kept.
+    const rewritten = { ...planned, top: 1 };
+    const other = compiledRead(entry, rewritten);
+    expect(other.select).toEqual(compileRead(rewritten));
+    expect(compiledRead(entry, planned)).toBe(read);
+  });
+
+  test('no count query without $count', () => {
+    expect(compileReadPlan(plan({ $top: '1' })).count).toBeNull();
+  });
+
+  test('a number out of range: the SELECT and the COUNT refuse with the same error, nothing kept', () => {
+    const planned = plan({ $filter: 'id eq 1e400 or id eq 2e400', $count: 'true' });
+    const entry = new ReadCache().add('q', planned);
+    const countError = (() => {
+      try {
+        compileCount(planned);
+      } catch (error) {
+        return error;
+      }
+    })();
+    expect(countError).toBeInstanceOf(Error);
+    expect(() => compileRead(planned)).toThrow(countError as Error);
+    expect(() => compiledRead(entry, planned)).toThrow(countError as Error);
+    expect(entry.compiled).toBeNull();
+  });
+});
