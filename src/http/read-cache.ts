@@ -13,6 +13,8 @@ import type { TableInfo } from '../db/schema-types.js';
 import { READ_CACHE_ENTRIES, READ_CACHE_MAX_QUERY_CHARS } from '../limits.js';
 import type { ReadPlan } from '../plan/read-plan.js';
 import { isSmallRead } from '../plan/small-read.js';
+import type { Grant } from '../policy/policy.js';
+import { type Access, userIndependentReadGrant } from '../policy/stage.js';
 import { compileCount, compileRead } from '../sql/compile-read.js';
 import type { CompiledQuery } from '../sql/compiled-query.js';
 
@@ -47,17 +49,35 @@ export interface CachedRead {
   readonly plan: ReadPlan;
   /** Compiled on first use without a policy rewrite. */
   compiled: CompiledRead | null;
+  /** The compiled rewrites of grants that do not depend on the caller, by grant. */
+  byGrant: WeakMap<Grant, CompiledRead> | null;
 }
 
 /**
- * The compiled read of `plan`: kept with the entry when it is the entry's own plan (no policy, or
- * one that left the plan as it was); a plan the policy stage rewrote for this caller (a grant's
- * columns, a where that may name the caller) is compiled for this request alone.
+ * The compiled read of `plan`, which guardRead made of the entry's plan for this caller. Kept with
+ * the entry when it is the entry's own plan (no policy, or one that left the plan as it was), or
+ * per grant when the grant's rewrite depends on nothing but the grant and the plan (no `@user`:
+ * policy/stage.ts userIndependentReadGrant), so every such rewrite compiles to the same query.
+ * A rewrite that may name the caller is compiled for this request alone.
  */
-export function compiledRead(entry: CachedRead, plan: ReadPlan): CompiledRead {
-  if (plan !== entry.plan) return compileReadPlan(plan);
-  entry.compiled ??= compileReadPlan(plan);
-  return entry.compiled;
+export function compiledRead(
+  entry: CachedRead,
+  plan: ReadPlan,
+  access: Access | null,
+): CompiledRead {
+  if (plan === entry.plan) {
+    entry.compiled ??= compileReadPlan(plan);
+    return entry.compiled;
+  }
+  const grant = access === null ? null : userIndependentReadGrant(access, plan.table);
+  if (grant === null) return compileReadPlan(plan);
+  entry.byGrant ??= new WeakMap();
+  let read = entry.byGrant.get(grant);
+  if (read === undefined) {
+    read = compileReadPlan(plan);
+    entry.byGrant.set(grant, read);
+  }
+  return read;
 }
 
 /**
@@ -95,7 +115,7 @@ export class ReadCache {
 
   /** Keeps a successful plan under the table object it was made against. */
   add(query: string, plan: ReadPlan): CachedRead {
-    const entry: CachedRead = { plan, compiled: null };
+    const entry: CachedRead = { plan, compiled: null, byGrant: null };
     this.entries.set(`${plan.table.name}\u0000${query}`, entry);
     return entry;
   }

@@ -25,10 +25,13 @@ export function readRoutes(app: FastifyInstance, { db, schema }: Services): void
         const options = parseReadOptions(request.query);
         // A schema miss re-reads the schema and plans against the new table object (db/schema.ts).
         const { plan: planned } = await schema.plan(known, (t) => planRead(options, t));
-        cached = query === null ? { plan: planned, compiled: null } : cache.add(query, planned);
+        cached =
+          query === null
+            ? { plan: planned, compiled: null, byGrant: null }
+            : cache.add(query, planned);
       }
       const plan = guardRead(request.access, cached.plan);
-      const read = compiledRead(cached, plan);
+      const read = compiledRead(cached, plan, request.access);
       if (read.count !== null) reply.header('X-Total-Count', String(await db.count(read.count)));
       if (read.small)
         return sendJsonRowsAtOnce(reply, await db.arrays(read.select), read.serialize);

@@ -116,6 +116,17 @@ export function guardRead(access: Access | null, plan: ReadPlan): ReadPlan {
   return { ...plan, columns, filter: withCondition(plan.filter, condition) };
 }
 
+/**
+ * The grant guardRead applies to reads of the table, when what it makes of a plan depends on
+ * nothing but that grant and the plan: its where names no `@user` (WhereCondition then plans it
+ * once per table object) and its columns are fixed. A read cache may keep that rewrite's compiled
+ * query per grant object (http/read-cache.ts). Null otherwise, or without such a grant.
+ */
+export function userIndependentReadGrant(access: Access, table: TableInfo): Grant | null {
+  const grant = access.policy.grant(access.role, table.name, 'read');
+  return grant !== null && grant.where?.template.usesUser !== true ? grant : null;
+}
+
 function checkWritable(grant: Grant, columns: Iterable<ColumnInfo>): void {
   if (grant.columns === null) return;
   const allowed = new Set(grant.columns);

@@ -3,7 +3,10 @@
  * headers and bytes whether a query string is planned afresh or found in the cache, for odd and
  * hostile query strings too, and a schema change is seen at once (no stale plan).
  */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { READ_CACHE_MAX_QUERY_CHARS } from '../../src/limits.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
@@ -170,5 +173,47 @@ describe('a schema change is seen at once', () => {
     const gone = await read('$select=id,late&$top=1&$orderby=id');
     expect(gone.status).toBe(400);
     expect(gone.body.code).toBe('UNKNOWN_COLUMN');
+  });
+});
+
+describe('under a policy whose where names no user (compiled once per grant)', () => {
+  let policyDir: string;
+  let guarded: TestGateway;
+
+  beforeAll(async () => {
+    policyDir = await mkdtemp(path.join(os.tmpdir(), 'tablegate-read-cache-'));
+    const policyFile = path.join(policyDir, 'policy.json');
+    await writeFile(
+      policyFile,
+      JSON.stringify({
+        roles: {
+          anonymous: {
+            tables: { people: { read: { where: 'age ge 25', columns: ['id', 'age'] } } },
+          },
+        },
+      }),
+    );
+    guarded = await startTestGateway(db.name, { policyFile });
+  });
+
+  afterAll(async () => {
+    await guarded.close();
+    await rm(policyDir, { recursive: true, force: true });
+  });
+
+  test('the where and the columns hold on every repeat, $count too', async () => {
+    for (let i = 0; i < 3; i++) {
+      const response = await fetch(
+        `${guarded.url}/table/people/read?$orderby=id&$count=true&$filter=${e('id ne 4')}`,
+      );
+      expect(response.headers.get('x-total-count')).toBe('3');
+      expect(await response.json()).toEqual([
+        { id: 1, age: 31 },
+        { id: 2, age: 25 },
+        { id: 5, age: 25 },
+      ]);
+      const hidden = await fetch(`${guarded.url}/table/people/read?$select=name`);
+      expect(hidden.status).toBe(400);
+    }
   });
 });

@@ -1,4 +1,5 @@
 import { describe, expect, test } from '@jest/globals';
+import type { TableInfo } from '../../../src/db/schema-types.js';
 import {
   compiledRead,
   compileReadPlan,
@@ -7,9 +8,11 @@ import {
 } from '../../../src/http/read-cache.js';
 import { READ_CACHE_ENTRIES, READ_CACHE_MAX_QUERY_CHARS } from '../../../src/limits.js';
 import { planRead } from '../../../src/plan/read-plan.js';
+import { validatePolicy } from '../../../src/policy/policy.js';
+import { type Access, guardRead, userIndependentReadGrant } from '../../../src/policy/stage.js';
 import { parseReadOptions } from '../../../src/query/options.js';
 import { compileCount, compileRead } from '../../../src/sql/compile-read.js';
-import { order, table } from '../fixtures/schema.js';
+import { column, order, table } from '../fixtures/schema.js';
 
 const plan = (query: Record<string, string>, on = order) => planRead(parseReadOptions(query), on);
 
@@ -82,15 +85,15 @@ describe('compiledRead', () => {
     const planned = plan({ $filter: "select eq 'a'", $count: 'true', $top: '5' });
     const cache = new ReadCache();
     const entry = cache.add('q', planned);
-    const read = compiledRead(entry, planned);
+    const read = compiledRead(entry, planned, null);
     expect(read.select).toEqual(compileRead(planned));
     expect(read.count).toEqual(compileCount(planned));
-    expect(compiledRead(entry, planned)).toBe(read);
+    expect(compiledRead(entry, planned, null)).toBe(read);
     // A plan the policy stage rewrote is compiled afresh, never kept.
     const rewritten = { ...planned, top: 1 };
-    const other = compiledRead(entry, rewritten);
+    const other = compiledRead(entry, rewritten, null);
     expect(other.select).toEqual(compileRead(rewritten));
-    expect(compiledRead(entry, planned)).toBe(read);
+    expect(compiledRead(entry, planned, null)).toBe(read);
   });
 
   test('no count query without $count', () => {
@@ -109,7 +112,73 @@ describe('compiledRead', () => {
     })();
     expect(countError).toBeInstanceOf(Error);
     expect(() => compileRead(planned)).toThrow(countError as Error);
-    expect(() => compiledRead(entry, planned)).toThrow(countError as Error);
+    expect(() => compiledRead(entry, planned, null)).toThrow(countError as Error);
+    expect(entry.compiled).toBeNull();
+  });
+});
+
+describe('compiledRead under a policy', () => {
+  const text = (name: string) =>
+    column(name, { dataType: 'varchar', columnType: 'varchar(20)', kind: 'string', maxLength: 20 });
+  const orders = table(
+    'orders',
+    [column('id'), column('customer_id'), text('status'), text('note')],
+    ['id'],
+  );
+  const schema: ReadonlyMap<string, TableInfo> = new Map([['orders', orders]]);
+  const policy = validatePolicy(
+    {
+      roles: {
+        everything: { tables: { orders: { read: true } } },
+        open: { tables: { orders: { read: { where: "status eq 'open'" } } } },
+        narrow: { tables: { orders: { read: { columns: ['id', 'status'] } } } },
+        both: { tables: { orders: { read: { where: 'id gt 2', columns: ['id', 'status'] } } } },
+        own: { tables: { orders: { read: { where: 'customer_id eq @user.id' } } } },
+      },
+    },
+    schema,
+  );
+  const as = (role: string, id: string): Access => ({
+    policy,
+    role,
+    user: { id, email: `${id}@x.org`, role },
+  });
+  const query = { $filter: "status ne 'x'", $orderby: 'id', $top: '5', $count: 'true' };
+
+  test.each(['everything', 'open', 'narrow', 'both', 'own'])(
+    '%s: for every caller, what compiling the guarded plan afresh gives',
+    (role) => {
+      const entry = new ReadCache().add('q', plan(query, orders));
+      for (const id of ['1', '2', '1']) {
+        const guarded = guardRead(as(role, id), entry.plan);
+        const read = compiledRead(entry, guarded, as(role, id));
+        const fresh = compileReadPlan(guarded);
+        expect(read.select).toEqual(fresh.select);
+        expect(read.count).toEqual(fresh.count);
+        expect(read.small).toBe(fresh.small);
+        expect(read.serialize([1, 2, 3, 4])).toBe(fresh.serialize([1, 2, 3, 4]));
+      }
+    },
+  );
+
+  test('a grant without @user rewrites every caller’s plan alike: one compiled read per grant', () => {
+    for (const role of ['open', 'narrow', 'both']) {
+      const grant = userIndependentReadGrant(as(role, '1'), orders);
+      expect(grant).not.toBeNull();
+      const entry = new ReadCache().add('q', plan(query, orders));
+      expect(guardRead(as(role, '1'), entry.plan)).toEqual(guardRead(as(role, '2'), entry.plan));
+      const once = compiledRead(entry, guardRead(as(role, '1'), entry.plan), as(role, '1'));
+      expect(compiledRead(entry, guardRead(as(role, '2'), entry.plan), as(role, '2'))).toBe(once);
+    }
+  });
+
+  test('a grant with @user is compiled per request, never kept', () => {
+    expect(userIndependentReadGrant(as('own', '1'), orders)).toBeNull();
+    const entry = new ReadCache().add('q', plan(query, orders));
+    const one = compiledRead(entry, guardRead(as('own', '1'), entry.plan), as('own', '1'));
+    const two = compiledRead(entry, guardRead(as('own', '2'), entry.plan), as('own', '2'));
+    expect(one.select.params).not.toEqual(two.select.params);
+    expect(entry.byGrant).toBeNull();
     expect(entry.compiled).toBeNull();
   });
 });
