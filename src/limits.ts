@@ -81,6 +81,11 @@ export const SMALL_READ_MAX_BYTES = 256 * 1024;
  */
 export const READ_CACHE_ENTRIES = 1024;
 export const READ_CACHE_MAX_QUERY_CHARS = 2048;
+/**
+ * A query string is kept on its second sight; the first is remembered in one of these slots, so
+ * of a stream of distinct ones (U of them) about SLOTS ÷ U are kept by chance.
+ */
+export const READ_CACHE_SEEN_SLOTS = READ_CACHE_ENTRIES;
 
 // MySQL.
 /** A new connection gives up after this (an unreachable host answers 503 within about 2 s). */

@@ -10,7 +10,11 @@
 import { createLRU } from 'lru.min';
 import { cachedRowSerializer, type RowSerializer } from '../db/rows.js';
 import type { TableInfo } from '../db/schema-types.js';
-import { READ_CACHE_ENTRIES, READ_CACHE_MAX_QUERY_CHARS } from '../limits.js';
+import {
+  READ_CACHE_ENTRIES,
+  READ_CACHE_MAX_QUERY_CHARS,
+  READ_CACHE_SEEN_SLOTS,
+} from '../limits.js';
 import type { ReadPlan } from '../plan/read-plan.js';
 import { isSmallRead } from '../plan/small-read.js';
 import type { Grant } from '../policy/policy.js';
@@ -95,12 +99,31 @@ export function rawQueryString(url: string): string | null {
   return url.length - at - 1 > READ_CACHE_MAX_QUERY_CHARS ? null : url.slice(at + 1);
 }
 
-/** Least recently used dropped first, READ_CACHE_ENTRIES in all whatever the number of tables. */
+/** FNV-1a over the UTF-16 code units of `text`, continuing from `hash`. */
+function fnv1a(text: string, hash: number): number {
+  let h = hash;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  return h;
+}
+
+const FNV_OFFSET = 0x811c9dc5 | 0;
+
+/**
+ * Least recently used dropped first, READ_CACHE_ENTRIES in all whatever the number of tables.
+ * A query string is kept on its second sight only. Every entry kept outlives a few young-
+ * generation collections and, once pushed out, is old-generation garbage: kept on first sight,
+ * a stream of point reads of random ids (100,000 of them) made V8 grow its heap by ~35 MiB and
+ * spend more CPU per request than planning afresh. The first sight leaves only a 32-bit hash in
+ * a slot of READ_CACHE_SEEN_SLOTS (overwritten by the next miss landing there), so such a
+ * stream keeps ~1 % of its query strings; a hash collision keeps one early, changing no answer.
+ */
 export class ReadCache {
   private readonly entries;
+  private readonly seen: Int32Array;
 
-  constructor(max: number = READ_CACHE_ENTRIES) {
+  constructor(max: number = READ_CACHE_ENTRIES, seenSlots: number = READ_CACHE_SEEN_SLOTS) {
     this.entries = createLRU<string, CachedRead>({ max });
+    this.seen = new Int32Array(seenSlots);
   }
 
   get size(): number {
@@ -113,10 +136,17 @@ export class ReadCache {
     return entry !== undefined && entry.plan.table === table ? entry : undefined;
   }
 
-  /** Keeps a successful plan under the table object it was made against. */
+  /**
+   * The entry for a successful plan, kept under the table object it was made against when its
+   * query string was seen before (else it serves this request alone).
+   */
   add(query: string, plan: ReadPlan): CachedRead {
     const entry: CachedRead = { plan, compiled: null, byGrant: null };
-    this.entries.set(`${plan.table.name}\u0000${query}`, entry);
+    // The table name, a NUL, the query string.
+    const hash = fnv1a(query, Math.imul(fnv1a(plan.table.name, FNV_OFFSET), 0x01000193));
+    const slot = (hash >>> 0) % this.seen.length;
+    if (this.seen[slot] === hash) this.entries.set(`${plan.table.name}\u0000${query}`, entry);
+    else this.seen[slot] = hash;
     return entry;
   }
 }

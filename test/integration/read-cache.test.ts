@@ -74,6 +74,7 @@ const TARGETS = [
   '/table/people/read?$top=2&',
   '/table/people/read?&&$top=2',
   '/table/people/read?$top=2;$skip=1',
+  '/table/people/read;$top=1',
   '/table/people/read?$top=1?$top=2',
   '/table/people/read?$top=1#frag',
   '/table/people/read#$top=1',
@@ -114,23 +115,21 @@ const TARGETS = [
 ];
 
 test('every answer, planned afresh or from the cache, in any order: the same bytes', async () => {
-  // Each target twice in a row on one gateway (the second is a hit if the first was cached), in
-  // the opposite order on the other: a query string that wrongly shared an entry with an
-  // earlier one would answer differently on one of the two.
+  // Each target three times in a row on one gateway (kept on the second sight, found on the
+  // third), in the opposite order on the other: a query string that wrongly shared an entry
+  // with an earlier one would answer differently on one of the two.
+  const thrice = async (gateway: TestGateway, target: string) => [
+    await rawGet(gateway, target),
+    await rawGet(gateway, target),
+    await rawGet(gateway, target),
+  ];
   const forward: string[][] = [];
-  for (const target of TARGETS) {
-    forward.push([await rawGet(first, target), await rawGet(first, target)]);
-  }
+  for (const target of TARGETS) forward.push(await thrice(first, target));
   const backward: string[][] = [];
-  for (const target of [...TARGETS].reverse()) {
-    backward.unshift([await rawGet(second, target), await rawGet(second, target)]);
-  }
+  for (const target of [...TARGETS].reverse()) backward.unshift(await thrice(second, target));
   TARGETS.forEach((target, i) => {
-    const [a, b] = forward[i] as string[];
-    const [c, d] = backward[i] as string[];
-    expect({ target, answer: b }).toEqual({ target, answer: a });
-    expect({ target, answer: c }).toEqual({ target, answer: a });
-    expect({ target, answer: d }).toEqual({ target, answer: a });
+    const [a, ...rest] = [...(forward[i] as string[]), ...(backward[i] as string[])];
+    for (const answer of rest) expect({ target, answer }).toEqual({ target, answer: a });
   });
   // The router takes the query string after the first '?' or '#': pinned, since the cache keys on it.
   const body = (answer: string | undefined) => JSON.parse(answer?.split('\r\n\r\n')[1] ?? '');
@@ -151,6 +150,8 @@ describe('a schema change is seen at once', () => {
     expect((await read('$top=1&$orderby=id')).body).toEqual([
       { id: 1, name: 'Ann', age: 31, note: 'a' },
     ]);
+    // Kept on the second sight, found on the third.
+    expect((await read('$top=1&$orderby=id')).status).toBe(200);
     expect((await read('$top=1&$orderby=id')).status).toBe(200);
     await db.admin.query('ALTER TABLE people ADD COLUMN late INT NOT NULL DEFAULT 7');
     // Naming the new column makes the gateway re-read the schema (db/schema.ts).
@@ -161,7 +162,9 @@ describe('a schema change is seen at once', () => {
   });
 
   test('a column dropped: a cached plan naming it is not used after the re-read', async () => {
-    expect((await read('$select=id,late&$top=1&$orderby=id')).body).toEqual([{ id: 1, late: 7 }]);
+    for (let i = 0; i < 3; i++) {
+      expect((await read('$select=id,late&$top=1&$orderby=id')).body).toEqual([{ id: 1, late: 7 }]);
+    }
     await db.admin.query('ALTER TABLE people DROP COLUMN late');
     // MySQL refuses the old column list; the gateway re-reads the schema on that error.
     let after = await read('$top=1&$orderby=id');
