@@ -293,42 +293,59 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
    * broke (mysql2 3.x already takes a connection with a fatal error out of the pool; destroying
    * it says so here, and also drops one that leads to a Galera node without quorum). Driver
    * errors pass through as they are: the retries (retry.ts) read them, the HTTP error handler
-   * maps them.
+   * maps them. Written as one promise chain, not async functions: it runs for every statement
+   * (issue 17: each async layer costs the hot path promises and microtask turns).
    */
-  async function using<T>(work: (c: PromiseConnection) => Promise<T>): Promise<T> {
-    // While a search for another host is under way, the host it settles on (no await otherwise:
-    // the hot path pays nothing).
-    if (switcher.settling) await switcher.settling;
+  function using<T>(work: (held: PoolConnection) => Promise<T>): Promise<T> {
+    // While a search for another host is under way, the host it settles on.
+    const settling = switcher.settling;
+    if (settling) return settling.then(() => using(work));
     const backend = switcher.backend;
-    let held: PoolConnection;
-    try {
-      held = await backend.acquirer.acquire();
-    } catch (error) {
-      report(backend, error);
-      throw error;
-    }
-    backend.watchdog.watch(held);
-    let broken = false;
-    try {
-      return await work(promiseOf(held));
-    } catch (error) {
-      report(backend, error);
-      broken = dropsConnection(error);
-      throw error;
-    } finally {
-      backend.watchdog.release(held);
-      if (broken) held.destroy();
-      else held.release();
-    }
+    return backend.acquirer.acquire().then(
+      (held) => {
+        backend.watchdog.watch(held);
+        const finish = (broken: boolean) => {
+          backend.watchdog.release(held);
+          if (broken) held.destroy();
+          else held.release();
+        };
+        let working: Promise<T>;
+        try {
+          working = work(held);
+        } catch (error) {
+          working = Promise.reject(error);
+        }
+        return working.then(
+          (value) => {
+            finish(false);
+            return value;
+          },
+          (error: unknown) => {
+            report(backend, error);
+            finish(dropsConnection(error));
+            throw error;
+          },
+        );
+      },
+      (error: unknown) => {
+        report(backend, error);
+        throw error;
+      },
+    );
   }
 
   /** A SELECT's rows as arrays, all at once; once more when its connection broke (retry.ts). */
   const arrays = (query: CompiledQuery): Promise<unknown[][]> =>
     readRetrying(() =>
-      using(async (c) => {
-        const [rows] = await c.execute<RowDataPacket[][]>(query.sql, bind(query.params));
-        return rows as unknown[][];
-      }),
+      using(
+        (held) =>
+          new Promise<unknown[][]>((resolve, reject) => {
+            held.execute<RowDataPacket[][]>(query.sql, bind(query.params), (error, rows) => {
+              if (error) reject(error);
+              else resolve(rows as unknown[][]);
+            });
+          }),
+      ),
     );
 
   return {
@@ -379,7 +396,8 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
     arrays,
     rows: <T extends object>(query: CompiledQuery) =>
       readRetrying(() =>
-        using(async (c) => {
+        using(async (held) => {
+          const c = promiseOf(held);
           const [rows, fields] =
             query.params.length === 0
               ? await c.query<RowDataPacket[][]>(query.sql)
@@ -389,7 +407,8 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
       ),
     run: (query) =>
       writeRetrying((progress) =>
-        using(async (c) => {
+        using(async (held) => {
+          const c = promiseOf(held);
           // The statement commits itself: lost after this, its outcome is unknown (retry.ts).
           progress.committing = true;
           const [result] =
@@ -401,7 +420,7 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
       ),
     write: (statements, writeOptions = {}) =>
       writeRetrying((progress) =>
-        using((c) => runTransaction(c, statements, writeOptions, progress)),
+        using((held) => runTransaction(promiseOf(held), statements, writeOptions, progress)),
       ),
     ping: (fresh) => switcher.backend.ping(fresh),
     stats: () => poolStats(switcher.backend.pool),

@@ -36,13 +36,18 @@ export function dropsConnection(error: unknown): boolean {
 }
 
 /** Runs a read; once more when it failed on a connection that broke. */
-export async function readRetrying<T>(attempt: () => Promise<T>): Promise<T> {
+export function readRetrying<T>(attempt: () => Promise<T>): Promise<T> {
+  // A promise chain, not an async function: every read passes here (issue 17).
+  let first: Promise<T>;
   try {
-    return await attempt();
+    first = attempt();
   } catch (error) {
+    first = Promise.reject(error);
+  }
+  return first.catch((error: unknown) => {
     if (!rereadable(error)) throw error;
     return attempt();
-  }
+  });
 }
 
 /**
