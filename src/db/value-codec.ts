@@ -124,6 +124,15 @@ function exactNumber(n: number, where: string): PlainNumber {
   // starts at 1e21) and no leading zero; -0 prints as '0'. plainNumber would give the same.
   if (Number.isSafeInteger(n)) return { text: String(n), fractionDigits: 0 };
   const text = String(n);
+  const point = text.indexOf('.');
+  if (point !== -1 && !text.includes('e')) {
+    // A fraction between 1e-7 and 1e21 prints plain, with one '0' at most before the point and
+    // no trailing zero after it: plainNumber would keep it as it is; only its digits are counted.
+    let first = text.charCodeAt(0) === 45 ? 1 : 0; // '-'
+    while (first < text.length && (text[first] === '0' || text[first] === '.')) first++;
+    const significant = text.length - first - (first <= point ? 1 : 0);
+    if (significant <= 15) return { text, fractionDigits: text.length - point - 1 };
+  }
   const parts = NUMBER_TEXT.exec(text);
   if (parts === null) throw invalidValue(`${where}: ${text} is not a finite number`);
   const digits = `${parts[2]}${parts[3] ?? ''}`.replace(/^0+/, '').replace(/0+$/, '');

@@ -71,4 +71,31 @@ describe('a JSON number into a column', () => {
     ]);
     expect(() => coerceValue(count, 0.5)).toThrow('takes whole numbers');
   });
+
+  // Fractions that print without an exponent take a shortcut that only counts their digits.
+  test('a fraction keeps its printed text, its scale is checked, and past 15 digits it is refused', () => {
+    const cents = column('cents', {
+      dataType: 'decimal',
+      columnType: 'decimal(10,2)',
+      kind: 'decimal',
+      numericPrecision: 10,
+      numericScale: 2,
+    });
+    expect(coerceValue(wide, 0.000001)).toBe('0.000001');
+    expect(coerceValue(wide, -0.000123)).toBe('-0.000123');
+    expect(coerceValue(wide, 123456789.012345)).toBe('123456789.012345');
+    expect(coerceValue(wide, 0.123456789012345)).toBe('0.123456789012345');
+    expect(coerceValue(cents, 12.5)).toBe('12.5');
+    expect(coerceValue(cents, -99999999.99)).toBe('-99999999.99');
+    expect(() => coerceValue(cents, 0.125)).toThrow(
+      'holds at most 2 digits after the decimal point',
+    );
+    expect(() => coerceValue(wide, 1234567890.123456)).toThrow(
+      'has more digits than a JSON number',
+    );
+    expect(() => coerceValue(wide, 0.1234567890123456)).toThrow(
+      'has more digits than a JSON number',
+    );
+    expect(() => coerceValue(count, -2.5)).toThrow('takes whole numbers');
+  });
 });
