@@ -13,7 +13,7 @@ import type { RowFlow } from '../execute/stream.js';
 import { RESPONSE_CHUNK_BYTES } from '../limits.js';
 import type { CompiledQuery } from '../sql/compiled-query.js';
 
-const JSON_TYPE = 'application/json; charset=utf-8';
+export const JSON_TYPE = 'application/json; charset=utf-8';
 
 export function sendJsonRows(
   reply: FastifyReply,
