@@ -113,11 +113,12 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
       done();
     });
 
+  // First: every answer, whatever a later hook decides, carries these headers.
+  registerSecurityHeaders(app);
   registerErrorHandling(app, () => services.schema.refreshIfStale());
   // --metrics-port: its hooks exist only then (hot path, issue 17).
   services.metrics?.register(app);
   registerBodyGuards(app, config.bodyTimeoutMs);
-  registerSecurityHeaders(app);
   // Awaited so its hooks run before the auth guard's: a 401 carries CORS headers too.
   await app.register(cors, {
     origin: corsOrigin(config.corsOrigin),

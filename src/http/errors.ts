@@ -8,6 +8,7 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { mapDbError } from '../db/errors.js';
 import { ApiError, apiError, ERRORS, internalError, routeNotFound } from '../errors.js';
+import { setSecurityHeaders } from './security-headers.js';
 
 /** Fastify's own client errors → catalogue errors. */
 const FASTIFY_ERRORS: Readonly<Record<string, () => ApiError>> = {
@@ -34,6 +35,8 @@ export function toApiError(error: unknown): ApiError {
 }
 
 export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
+  // Also for answers to requests refused before any hook ran (frameworkErrors).
+  setSecurityHeaders(reply, reply.request.url);
   return reply
     .code(error.status)
     .headers(error.headers)

@@ -139,6 +139,49 @@ describe('auth mode', () => {
     expect(denied.headers.get('x-content-type-options')).toBe('nosniff');
   });
 
+  // The headers are set as a request comes in (and by sendError for one refused before that):
+  // answers that never reach a handler carry them too.
+  test.each<[string, string, RequestInit, number]>([
+    ['a malformed percent-encoding in the path', '/table/%zz/read', {}, 400],
+    [
+      'a body that is not JSON',
+      '/auth/login',
+      { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{' },
+      400,
+    ],
+    [
+      'a body of another type',
+      '/auth/login',
+      { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'x' },
+      400,
+    ],
+    [
+      'a CORS preflight',
+      '/table/cheap/read',
+      {
+        method: 'OPTIONS',
+        headers: { origin: 'https://a.example', 'access-control-request-method': 'GET' },
+      },
+      204,
+    ],
+    ['HEAD', '/health', { method: 'HEAD' }, 200],
+    ['an unknown docs page', '/docs/static/nothing.js', {}, 404],
+  ])('%s: nosniff too', async (_label, url, init, status) => {
+    const response = await fetch(`${auth.url}${url}`, init);
+    await response.arrayBuffer();
+    expect([response.status, response.headers.get('x-content-type-options')]).toEqual([
+      status,
+      'nosniff',
+    ]);
+  });
+
+  test('a docs URL refused before routing still cannot be framed', async () => {
+    const response = await fetch(`${auth.url}/docs/%zz`);
+    await response.arrayBuffer();
+    expect(response.status).toBe(400);
+    expect(response.headers.get('x-frame-options')).toBe('DENY');
+  });
+
   test.each(['/docs/json', '/docs/yaml', '/docs/static/../json', '/docs/nothing'])(
     '%s is not public: 401',
     async (url) => {
