@@ -108,6 +108,11 @@ function fnv1a(text: string, hash: number): number {
 
 const FNV_OFFSET = 0x811c9dc5 | 0;
 
+/** The FNV-1a hash of `<table name>\0<query string>`, the cache key, without building it. */
+function keyHash(tableName: string, query: string): number {
+  return fnv1a(query, Math.imul(fnv1a(tableName, FNV_OFFSET), 0x01000193));
+}
+
 /**
  * Least recently used dropped first, READ_CACHE_ENTRIES in all whatever the number of tables.
  * A query string is kept on its second sight only. Every entry kept outlives a few young-
@@ -116,14 +121,30 @@ const FNV_OFFSET = 0x811c9dc5 | 0;
  * spend more CPU per request than planning afresh. The first sight leaves only a 32-bit hash in
  * a slot of READ_CACHE_SEEN_SLOTS (overwritten by the next miss landing there), so such a
  * stream keeps ~1 % of its query strings; a hash collision keeps one early, changing no answer.
+ * Each slot also counts the entries kept whose hash falls in it (the LRU's eviction callback
+ * takes them off): a lookup in a slot that counts none is a miss without building the key or
+ * touching the LRU, which is what such a stream of point reads meets nearly every time.
  */
 export class ReadCache {
   private readonly entries;
   private readonly seen: Int32Array;
+  private readonly kept: Uint32Array;
+  /** The hash `get` computed last, for the `add` of the same miss. */
+  private lastQuery: string | null = null;
+  private lastTable = '';
+  private lastHash = 0;
 
   constructor(max: number = READ_CACHE_ENTRIES, seenSlots: number = READ_CACHE_SEEN_SLOTS) {
-    this.entries = createLRU<string, CachedRead>({ max });
     this.seen = new Int32Array(seenSlots);
+    this.kept = new Uint32Array(seenSlots);
+    this.entries = createLRU<string, CachedRead>({
+      max,
+      // Called for an entry pushed out and for one replaced under the same key.
+      onEviction: (key) => {
+        const slot = this.slotOf(fnv1a(key, FNV_OFFSET));
+        this.kept[slot] = (this.kept[slot] ?? 1) - 1;
+      },
+    });
   }
 
   get size(): number {
@@ -132,6 +153,8 @@ export class ReadCache {
 
   /** The entry for this query string, if its plan was made against this very table object. */
   get(table: TableInfo, query: string): CachedRead | undefined {
+    const hash = this.hashOf(table.name, query);
+    if (this.kept[this.slotOf(hash)] === 0) return undefined;
     const entry = this.entries.get(`${table.name}\u0000${query}`);
     return entry !== undefined && entry.plan.table === table ? entry : undefined;
   }
@@ -142,11 +165,27 @@ export class ReadCache {
    */
   add(query: string, plan: ReadPlan): CachedRead {
     const entry: CachedRead = { plan, compiled: null, byGrant: null };
-    // The table name, a NUL, the query string.
-    const hash = fnv1a(query, Math.imul(fnv1a(plan.table.name, FNV_OFFSET), 0x01000193));
-    const slot = (hash >>> 0) % this.seen.length;
-    if (this.seen[slot] === hash) this.entries.set(`${plan.table.name}\u0000${query}`, entry);
-    else this.seen[slot] = hash;
+    const hash = this.hashOf(plan.table.name, query);
+    const slot = this.slotOf(hash);
+    if (this.seen[slot] === hash) {
+      this.entries.set(`${plan.table.name}\u0000${query}`, entry);
+      this.kept[slot] = (this.kept[slot] ?? 0) + 1;
+    } else {
+      this.seen[slot] = hash;
+    }
     return entry;
+  }
+
+  private hashOf(tableName: string, query: string): number {
+    if (query !== this.lastQuery || tableName !== this.lastTable) {
+      this.lastQuery = query;
+      this.lastTable = tableName;
+      this.lastHash = keyHash(tableName, query);
+    }
+    return this.lastHash;
+  }
+
+  private slotOf(hash: number): number {
+    return (hash >>> 0) % this.seen.length;
   }
 }

@@ -105,6 +105,25 @@ describe('ReadCache', () => {
     for (let i = 0; i < 10; i++) keep(cache, `$skip=${i}`, plan({ $skip: String(i) }));
     expect(cache.size).toBe(3);
   });
+
+  // get() skips the LRU when no entry kept falls in the query's slot: the counts must follow
+  // every eviction and replacement, or a kept entry would be missed.
+  test('every entry kept is found, through evictions, replacements and shared slots', () => {
+    const cache = new ReadCache(4, 2);
+    const reread = table(order.name, order.columns, order.primaryKey);
+    for (let i = 0; i < 40; i++) {
+      const query = `$skip=${i % 7}`;
+      const on = i % 3 === 0 ? reread : order; // a re-read table replaces the entry
+      const entry = keep(cache, query, plan({ $skip: String(i % 7) }, on));
+      keep(cache, query, plan({ $skip: String(i % 7) }, on)); // and so does the same plan again
+      expect(cache.get(on, query)?.plan.skip).toBe(entry.plan.skip);
+      expect(cache.size).toBeLessThanOrEqual(4);
+    }
+    const found = [0, 1, 2, 3, 4, 5, 6].filter(
+      (k) => cache.get(order, `$skip=${k}`) ?? cache.get(reread, `$skip=${k}`),
+    );
+    expect(found).toHaveLength(4); // the four kept last, none lost to a miscount
+  });
 });
 
 describe('compiledRead', () => {
