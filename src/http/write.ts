@@ -49,9 +49,11 @@ interface WriteRoute {
 export function writeRoutes(app: FastifyInstance, { db, schema }: Services): void {
   app.post<WriteRoute>('/table/:table/:action', async (request, reply) => {
     actionOf(request, 'create');
-    const table = await schema.require(request.params.table);
+    const found = schema.require(request.params.table);
+    const table = found instanceof Promise ? await found : found; // see http/read.ts
     requireJson(request);
-    const { plan: planned } = await schema.plan(table, (t) => planInsert(t, request.body));
+    const resolved = schema.plan(table, (t) => planInsert(t, request.body));
+    const { plan: planned } = resolved instanceof Promise ? await resolved : resolved;
     const plan = guardInsert(request.access, planned);
     // A policy's where beyond `col eq value`: checked after the INSERT, in its transaction.
     const rechecks = compileInsertRechecks(plan).map((query) => ({
@@ -69,9 +71,11 @@ export function writeRoutes(app: FastifyInstance, { db, schema }: Services): voi
 
   app.put<WriteRoute>('/table/:table/:action', async (request, reply) => {
     const { match } = actionOf(request, 'update');
-    const table = await schema.require(request.params.table);
+    const found = schema.require(request.params.table);
+    const table = found instanceof Promise ? await found : found; // see http/read.ts
     requireJson(request);
-    const { plan: planned } = await schema.plan(table, (t) => planUpdate(t, match, request.body));
+    const resolved = schema.plan(table, (t) => planUpdate(t, match, request.body));
+    const { plan: planned } = resolved instanceof Promise ? await resolved : resolved;
     const plan = guardUpdate(request.access, planned);
     // A policy's where on a column the update changes: checked after it, in its transaction.
     const recheck = compileUpdateRecheck(plan);
@@ -88,8 +92,10 @@ export function writeRoutes(app: FastifyInstance, { db, schema }: Services): voi
     { onRequest: ignoreEmptyBody },
     async (request, reply) => {
       const { match } = actionOf(request, 'delete');
-      const table = await schema.require(request.params.table);
-      const { plan: planned } = await schema.plan(table, (t) => planDelete(t, match));
+      const found = schema.require(request.params.table);
+      const table = found instanceof Promise ? await found : found; // see http/read.ts
+      const resolved = schema.plan(table, (t) => planDelete(t, match));
+      const { plan: planned } = resolved instanceof Promise ? await resolved : resolved;
       const plan = guardDelete(request.access, planned);
       const result = await db.write([compileDelete(plan)], { autocommit: deleteIsExact(plan) });
       reply.type(JSON_TYPE);
