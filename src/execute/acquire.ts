@@ -22,13 +22,15 @@ export interface AcquireBound {
   readonly maxWaitMs: number;
 }
 
+/** Told once: the connection, or why there is none. */
+export type Lent = (error: unknown, connection?: PoolConnection) => void;
+
 interface Wait {
   readonly since: number;
   /** The server was asked whether it is alive for this wait. */
   asked: boolean;
   settled: boolean;
-  readonly resolve: (connection: PoolConnection) => void;
-  readonly reject: (error: unknown) => void;
+  readonly done: Lent;
 }
 
 function settle(wait: Wait, error: unknown, connection?: PoolConnection): void {
@@ -38,8 +40,7 @@ function settle(wait: Wait, error: unknown, connection?: PoolConnection): void {
     return;
   }
   wait.settled = true;
-  if (connection) wait.resolve(connection);
-  else wait.reject(error);
+  wait.done(error, connection);
 }
 
 /** Hands out the connections of one pool within the bound. */
@@ -54,17 +55,22 @@ export class Acquirer {
 
   acquire(): Promise<PoolConnection> {
     return new Promise((resolve, reject) => {
-      const wait: Wait = { since: Date.now(), asked: false, settled: false, resolve, reject };
-      this.waits.add(wait);
-      if (this.sweeper === undefined) {
-        this.sweeper = setInterval(() => this.sweep(), WAIT_SWEEP_MS);
-        this.sweeper.unref();
-      }
-      this.pool.getConnection((error, connection) => {
-        this.waits.delete(wait);
-        if (error) settle(wait, mapDbError(error));
-        else settle(wait, null, connection);
-      });
+      this.lend((error, connection) => (connection ? resolve(connection) : reject(error)));
+    });
+  }
+
+  /** `acquire` by callback, for the hot path that needs no promise (execute/database.ts). */
+  lend(done: Lent): void {
+    const wait: Wait = { since: Date.now(), asked: false, settled: false, done };
+    this.waits.add(wait);
+    if (this.sweeper === undefined) {
+      this.sweeper = setInterval(() => this.sweep(), WAIT_SWEEP_MS);
+      this.sweeper.unref();
+    }
+    this.pool.getConnection((error, connection) => {
+      this.waits.delete(wait);
+      if (error) settle(wait, mapDbError(error));
+      else settle(wait, null, connection);
     });
   }
 

@@ -31,7 +31,7 @@ import type { CompiledQuery } from '../sql/compiled-query.js';
 import { Acquirer } from './acquire.js';
 import { bind } from './bind.js';
 import { type HostBackend, type HostEvents, HostSwitch } from './hosts.js';
-import { dropsConnection, readRetrying, writeRetrying } from './retry.js';
+import { dropsConnection, readRetrying, rereadable, writeRetrying } from './retry.js';
 import { type RowFlow, type RowSink, streamRetrying } from './stream.js';
 import { Watchdog } from './watchdog.js';
 import { runTransaction, type WriteOptions, type WriteResult } from './write.js';
@@ -289,64 +289,109 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
   };
 
   /**
-   * Runs `work` on a pool connection of the host in use and gives it back, or drops it when it
-   * broke (mysql2 3.x already takes a connection with a fatal error out of the pool; destroying
-   * it says so here, and also drops one that leads to a Galera node without quorum). Driver
-   * errors pass through as they are: the retries (retry.ts) read them, the HTTP error handler
-   * maps them. Written as one promise chain, not async functions: it runs for every statement
-   * (issue 17: each async layer costs the hot path promises and microtask turns).
+   * A pool connection of the host in use, by callback (no promise: this is every statement's
+   * path, issue 17), with the host that lent it. While a search for another host is under way,
+   * one of the host it settles on. A failure to get one is reported (the host may be gone).
+   */
+  function borrow(done: (error: unknown, held?: PoolConnection, backend?: Backend) => void): void {
+    const settling = switcher.settling;
+    if (settling) {
+      settling.then(() => borrow(done), done);
+      return;
+    }
+    const backend = switcher.backend;
+    backend.acquirer.lend((error, held) => {
+      if (held === undefined) {
+        report(backend, error);
+        done(error);
+        return;
+      }
+      backend.watchdog.watch(held);
+      done(null, held, backend);
+    });
+  }
+
+  /**
+   * Gives a borrowed connection back, or drops it when it broke (mysql2 3.x already takes a
+   * connection with a fatal error out of the pool; destroying it says so here, and also drops
+   * one that leads to a Galera node without quorum). A failure is reported.
+   */
+  function giveBack(backend: Backend, held: PoolConnection, error: unknown): void {
+    backend.watchdog.release(held);
+    if (error === null || error === undefined) {
+      held.release();
+      return;
+    }
+    report(backend, error);
+    if (dropsConnection(error)) held.destroy();
+    else held.release();
+  }
+
+  /**
+   * Runs `work` on a borrowed connection and gives it back. Driver errors pass through as they
+   * are: the retries (retry.ts) read them, the HTTP error handler maps them.
    */
   function using<T>(work: (held: PoolConnection) => Promise<T>): Promise<T> {
-    // While a search for another host is under way, the host it settles on.
-    const settling = switcher.settling;
-    if (settling) return settling.then(() => using(work));
-    const backend = switcher.backend;
-    return backend.acquirer.acquire().then(
-      (held) => {
-        backend.watchdog.watch(held);
-        const finish = (broken: boolean) => {
-          backend.watchdog.release(held);
-          if (broken) held.destroy();
-          else held.release();
-        };
+    return new Promise<T>((resolve, reject) => {
+      borrow((error, held, backend) => {
+        if (held === undefined || backend === undefined) {
+          reject(error);
+          return;
+        }
         let working: Promise<T>;
         try {
           working = work(held);
-        } catch (error) {
-          working = Promise.reject(error);
+        } catch (thrown) {
+          working = Promise.reject(thrown);
         }
-        return working.then(
+        working.then(
           (value) => {
-            finish(false);
-            return value;
+            giveBack(backend, held, null);
+            resolve(value);
           },
-          (error: unknown) => {
-            report(backend, error);
-            finish(dropsConnection(error));
-            throw error;
+          (failure: unknown) => {
+            giveBack(backend, held, failure);
+            reject(failure);
           },
         );
-      },
-      (error: unknown) => {
-        report(backend, error);
-        throw error;
-      },
-    );
+      });
+    });
   }
 
-  /** A SELECT's rows as arrays, all at once; once more when its connection broke (retry.ts). */
+  /** One SELECT's rows as arrays, by callback: using() and execute without their promises. */
+  function selectOnce(query: CompiledQuery, done: (error: unknown, rows?: unknown[][]) => void) {
+    borrow((error, held, backend) => {
+      if (held === undefined || backend === undefined) {
+        done(error);
+        return;
+      }
+      const finish = (failure: unknown, rows?: unknown) => {
+        giveBack(backend, held, failure);
+        done(failure, rows as unknown[][]);
+      };
+      try {
+        held.execute<RowDataPacket[][]>(query.sql, bind(query.params), (failure, rows) =>
+          finish(failure, rows),
+        );
+      } catch (thrown) {
+        finish(thrown);
+      }
+    });
+  }
+
+  /**
+   * A SELECT's rows as arrays, all at once; once more when its connection broke, as
+   * readRetrying does (retry.ts), written with callbacks: one promise for the whole read.
+   */
   const arrays = (query: CompiledQuery): Promise<unknown[][]> =>
-    readRetrying(() =>
-      using(
-        (held) =>
-          new Promise<unknown[][]>((resolve, reject) => {
-            held.execute<RowDataPacket[][]>(query.sql, bind(query.params), (error, rows) => {
-              if (error) reject(error);
-              else resolve(rows as unknown[][]);
-            });
-          }),
-      ),
-    );
+    new Promise((resolve, reject) => {
+      const answer = (error: unknown, rows?: unknown[][]) =>
+        error ? reject(error) : resolve(rows as unknown[][]);
+      selectOnce(query, (error, rows) => {
+        if (error && rereadable(error)) selectOnce(query, answer);
+        else answer(error, rows);
+      });
+    });
 
   return {
     get flavour() {
