@@ -21,7 +21,7 @@ import {
   serverVersion,
 } from './lib/database.mjs';
 import { closeAgent, LoadTally, runLoad, timedGet, uploadFile } from './lib/load.mjs';
-import { cpuSeconds, PeakWatch } from './lib/proc.mjs';
+import { cpuSeconds, machineTicks, PeakWatch, stolenPercent } from './lib/proc.mjs';
 import { stopAll, stopChild } from './lib/processes.mjs';
 import { resultTable, targetLines } from './lib/report.mjs';
 import { DIALECTS, SCENARIOS, seededRandom } from './lib/scenarios.mjs';
@@ -340,6 +340,7 @@ async function main() {
   checkBuild();
   const started = Date.now();
   const loadAtStart = os.loadavg()[0];
+  const ticksAtStart = machineTicks();
   tmp = mkdtempSync(path.join(os.tmpdir(), 'tablegate-bench-'));
   const dbAdmin = adminConfig();
   admin = await connectAdmin(dbAdmin);
@@ -418,7 +419,7 @@ async function main() {
     `- machine: ${os.availableParallelism()} cores (nproc ${shell('nproc', [])}), ${firstLine(os.cpus()[0]?.model ?? '')}; free -h: \`${memLine}\``,
     `- Node ${process.version}, MariaDB ${mariadb}`,
     `- ${settings.connections} connections, warm-up ${settings.warmupSeconds} s, ${settings.rounds} rounds × ${settings.seconds} s per server and scenario (round-robin), MySQL pool 10 everywhere`,
-    `- whole run: ${((Date.now() - started) / 60000).toFixed(1)} min; 1-minute load average ${loadAtStart.toFixed(2)} at the start, ${os.loadavg()[0].toFixed(2)} at the end`,
+    `- whole run: ${((Date.now() - started) / 60000).toFixed(1)} min; 1-minute load average ${loadAtStart.toFixed(2)} at the start, ${os.loadavg()[0].toFixed(2)} at the end; CPU time stolen by the hypervisor (other guests): ${stolenPercent(ticksAtStart, machineTicks()).toFixed(1)} %`,
     '',
     resultTable(results, scenarios, labels, floorOf(scenarios)),
     '',

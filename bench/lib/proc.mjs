@@ -93,3 +93,20 @@ export function cpuSeconds(pid) {
   const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / ticksPerSecond;
 }
+
+/**
+ * The machine's CPU time so far, from the first line of /proc/stat (clock ticks): all of it and
+ * the part the hypervisor gave to other guests (steal). On a shared VM a busy neighbour steals
+ * cycles and every figure of a run moves with it, so the report says how much was stolen.
+ */
+export function machineTicks() {
+  const fields = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0].trim().split(/\s+/).slice(1);
+  const ticks = fields.map(Number);
+  return { total: ticks.slice(0, 8).reduce((sum, n) => sum + n, 0), steal: ticks[7] ?? 0 };
+}
+
+/** The share of the machine's CPU time stolen between two machineTicks() readings, in %. */
+export function stolenPercent(before, after) {
+  const total = after.total - before.total;
+  return total > 0 ? (100 * (after.steal - before.steal)) / total : 0;
+}
