@@ -1,6 +1,6 @@
 import { describe, expect, test } from '@jest/globals';
 import { coerceValue } from '../../../src/db/value-codec.js';
-import { column } from '../fixtures/schema.js';
+import { column, text } from '../fixtures/schema.js';
 
 const wide = column('amount', {
   dataType: 'decimal',
@@ -10,14 +10,7 @@ const wide = column('amount', {
   numericScale: 30,
 });
 const count = column('count', { dataType: 'bigint', columnType: 'bigint(20)' });
-const label = column('label', {
-  dataType: 'varchar',
-  columnType: 'varchar(100)',
-  kind: 'string',
-  maxLength: 100,
-  numericPrecision: null,
-  numericScale: null,
-});
+const label = text('label');
 
 // Safe integers take a shortcut past the number-text parser (issue 17); these are its edges.
 const SAFE_INTEGERS = [
