@@ -9,7 +9,6 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
-import mysql from 'mysql2/promise';
 import { freePort, type PrivateServer, startPrivateServer } from '../../src/demo/private-server.js';
 import { ALIVE_CHECK_MS, HEALTH_TIMEOUT_MS } from '../../src/limits.js';
 import { builtCli } from '../helpers/cli.js';
