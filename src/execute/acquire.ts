@@ -53,13 +53,7 @@ export class Acquirer {
     private readonly bound: AcquireBound,
   ) {}
 
-  acquire(): Promise<PoolConnection> {
-    return new Promise((resolve, reject) => {
-      this.lend((error, connection) => (connection ? resolve(connection) : reject(error)));
-    });
-  }
-
-  /** `acquire` by callback, for the hot path that needs no promise (execute/database.ts). */
+  /** A connection to `done`, within the bound; by callback, as every statement's path needs no promise. */
   lend(done: Lent): void {
     const wait: Wait = { since: Date.now(), asked: false, settled: false, done };
     this.waits.add(wait);

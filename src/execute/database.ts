@@ -31,7 +31,7 @@ import type { CompiledQuery } from '../sql/compiled-query.js';
 import { Acquirer } from './acquire.js';
 import { bind } from './bind.js';
 import { type HostBackend, type HostEvents, HostSwitch } from './hosts.js';
-import { dropsConnection, readRetrying, rereadable, writeRetrying } from './retry.js';
+import { dropsConnection, readRetrying, writeRetrying } from './retry.js';
 import { type RowFlow, type RowSink, streamRetrying } from './stream.js';
 import { Watchdog } from './watchdog.js';
 import { runTransaction, type WriteOptions, type WriteResult } from './write.js';
@@ -279,19 +279,11 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
   const report = (backend: Backend, error: unknown) => {
     if (several && mapDbError(error).code === 'DATABASE_UNAVAILABLE') switcher.suspect(backend);
   };
-  const connection = async (backend: Backend) => {
-    try {
-      return await backend.acquirer.acquire();
-    } catch (error) {
-      report(backend, error);
-      throw error;
-    }
-  };
-
   /**
    * A pool connection of the host in use, by callback (no promise: this is every statement's
    * path, issue 17), with the host that lent it. While a search for another host is under way,
    * one of the host it settles on. A failure to get one is reported (the host may be gone).
+   * The borrower has the watchdog watch it (stream.ts does so itself).
    */
   function borrow(done: (error: unknown, held?: PoolConnection, backend?: Backend) => void): void {
     const settling = switcher.settling;
@@ -306,7 +298,6 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
         done(error);
         return;
       }
-      backend.watchdog.watch(held);
       done(null, held, backend);
     });
   }
@@ -338,6 +329,7 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
           reject(error);
           return;
         }
+        backend.watchdog.watch(held);
         let working: Promise<T>;
         try {
           working = work(held);
@@ -365,6 +357,7 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
         done(error);
         return;
       }
+      backend.watchdog.watch(held);
       const finish = (failure: unknown, rows?: unknown) => {
         giveBack(backend, held, failure);
         done(failure, rows as unknown[][]);
@@ -379,19 +372,16 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
     });
   }
 
-  /**
-   * A SELECT's rows as arrays, all at once; once more when its connection broke, as
-   * readRetrying does (retry.ts), written with callbacks: one promise for the whole read.
-   */
+  /** A SELECT's rows as arrays, all at once; once more when its connection broke (retry.ts). */
   const arrays = (query: CompiledQuery): Promise<unknown[][]> =>
-    new Promise((resolve, reject) => {
-      const answer = (error: unknown, rows?: unknown[][]) =>
-        error ? reject(error) : resolve(rows as unknown[][]);
-      selectOnce(query, (error, rows) => {
-        if (error && rereadable(error)) selectOnce(query, answer);
-        else answer(error, rows);
-      });
-    });
+    readRetrying(
+      () =>
+        new Promise((resolve, reject) => {
+          selectOnce(query, (error, rows) =>
+            error ? reject(error) : resolve(rows as unknown[][]),
+          );
+        }),
+    );
 
   return {
     get flavour() {
@@ -421,18 +411,24 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
           }
         : sink;
       return streamRetrying(
-        async () => {
-          if (switcher.settling) await switcher.settling;
-          used = switcher.backend;
-          return {
-            connection: await connection(used),
-            options: {
-              kill: used.kill,
-              stallMs: options.stallTimeoutMs,
-              watchdog: used.watchdog,
-            },
-          };
-        },
+        () =>
+          new Promise((resolve, reject) => {
+            borrow((error, held, backend) => {
+              if (held === undefined || backend === undefined) {
+                reject(error);
+                return;
+              }
+              used = backend;
+              resolve({
+                connection: held,
+                options: {
+                  kill: backend.kill,
+                  stallMs: options.stallTimeoutMs,
+                  watchdog: backend.watchdog,
+                },
+              });
+            });
+          }),
         query,
         told,
       );

@@ -5,7 +5,7 @@
  * connection that arrives after the wait was given up goes back to the pool.
  */
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
-import mysql, { type Pool } from 'mysql2';
+import mysql, { type Pool, type PoolConnection } from 'mysql2';
 import { Acquirer } from '../../src/execute/acquire.js';
 import { ALIVE_CHECK_MS, WAIT_SWEEP_MS } from '../../src/limits.js';
 import { testServer } from '../helpers/mysql-url.js';
@@ -20,6 +20,13 @@ afterAll(async () => {
   await pool.promise().end();
 });
 
+/** Acquirer.lend as a promise. */
+function acquire(acquirer: Acquirer): Promise<PoolConnection> {
+  return new Promise((resolve, reject) => {
+    acquirer.lend((error, connection) => (connection ? resolve(connection) : reject(error)));
+  });
+}
+
 function codeOf(promise: Promise<unknown>): Promise<string> {
   return promise.then(
     () => 'resolved',
@@ -31,7 +38,7 @@ test('an idle connection is handed over at once, and handed over again after rel
   const acquirer = new Acquirer(pool, { isAlive: async () => true, maxWaitMs: 5000 });
   for (let round = 0; round < 3; round++) {
     const started = Date.now();
-    const connection = await acquirer.acquire();
+    const connection = await acquire(acquirer);
     expect(Date.now() - started).toBeLessThan(WAIT_SWEEP_MS);
     connection.release();
   }
@@ -47,15 +54,15 @@ test('a live but busy server: DATABASE_BUSY after the wait limit; the late conne
     },
     maxWaitMs: 300,
   });
-  const held = await acquirer.acquire(); // the pool's only connection
+  const held = await acquire(acquirer); // the pool's only connection
   const started = Date.now();
-  expect(await codeOf(acquirer.acquire())).toBe('DATABASE_BUSY');
+  expect(await codeOf(acquire(acquirer))).toBe('DATABASE_BUSY');
   const waited = Date.now() - started;
   expect(waited).toBeGreaterThanOrEqual(300);
   expect(waited).toBeLessThan(300 + 2 * WAIT_SWEEP_MS + 200);
   expect(asked).toBe(0); // 300 ms is under the alive check
   held.release(); // the given-up wait receives it now and must give it back
-  const again = await acquirer.acquire();
+  const again = await acquire(acquirer);
   again.release();
   acquirer.close();
 });
@@ -70,9 +77,9 @@ test('a server that does not answer its ping: DATABASE_UNAVAILABLE after the ali
       },
       maxWaitMs: 10_000,
     });
-    const held = await acquirer.acquire(); // the pool's only connection
+    const held = await acquire(acquirer); // the pool's only connection
     const started = Date.now();
-    const waits = [acquirer.acquire(), acquirer.acquire()];
+    const waits = [acquire(acquirer), acquire(acquirer)];
     expect(await Promise.all(waits.map(codeOf))).toEqual([
       'DATABASE_UNAVAILABLE',
       'DATABASE_UNAVAILABLE',
@@ -82,7 +89,7 @@ test('a server that does not answer its ping: DATABASE_UNAVAILABLE after the ali
     expect(waited).toBeLessThan(ALIVE_CHECK_MS + 2 * WAIT_SWEEP_MS + 300);
     expect(asked).toBe(2); // once per wait, not once per sweep
     held.release();
-    const again = await acquirer.acquire();
+    const again = await acquire(acquirer);
     again.release();
     acquirer.close();
   }
