@@ -108,7 +108,12 @@ function fnv1a(text: string, hash: number): number {
 
 const FNV_OFFSET = 0x811c9dc5 | 0;
 
-/** The FNV-1a hash of `<table name>\0<query string>`, the cache key, without building it. */
+/** The cache key: the table name, a NUL, the query string. */
+function keyOf(tableName: string, query: string): string {
+  return `${tableName}\u0000${query}`;
+}
+
+/** fnv1a of keyOf(tableName, query) without building it (a NUL only multiplies by the prime). */
 function keyHash(tableName: string, query: string): number {
   return fnv1a(query, Math.imul(fnv1a(tableName, FNV_OFFSET), 0x01000193));
 }
@@ -129,10 +134,6 @@ export class ReadCache {
   private readonly entries;
   private readonly seen: Int32Array;
   private readonly kept: Uint32Array;
-  /** The hash `get` computed last, for the `add` of the same miss. */
-  private lastQuery: string | null = null;
-  private lastTable = '';
-  private lastHash = 0;
 
   constructor(max: number = READ_CACHE_ENTRIES, seenSlots: number = READ_CACHE_SEEN_SLOTS) {
     this.seen = new Int32Array(seenSlots);
@@ -153,9 +154,8 @@ export class ReadCache {
 
   /** The entry for this query string, if its plan was made against this very table object. */
   get(table: TableInfo, query: string): CachedRead | undefined {
-    const hash = this.hashOf(table.name, query);
-    if (this.kept[this.slotOf(hash)] === 0) return undefined;
-    const entry = this.entries.get(`${table.name}\u0000${query}`);
+    if (this.kept[this.slotOf(keyHash(table.name, query))] === 0) return undefined;
+    const entry = this.entries.get(keyOf(table.name, query));
     return entry !== undefined && entry.plan.table === table ? entry : undefined;
   }
 
@@ -165,24 +165,15 @@ export class ReadCache {
    */
   add(query: string, plan: ReadPlan): CachedRead {
     const entry: CachedRead = { plan, compiled: null, byGrant: null };
-    const hash = this.hashOf(plan.table.name, query);
+    const hash = keyHash(plan.table.name, query);
     const slot = this.slotOf(hash);
     if (this.seen[slot] === hash) {
-      this.entries.set(`${plan.table.name}\u0000${query}`, entry);
+      this.entries.set(keyOf(plan.table.name, query), entry);
       this.kept[slot] = (this.kept[slot] ?? 0) + 1;
     } else {
       this.seen[slot] = hash;
     }
     return entry;
-  }
-
-  private hashOf(tableName: string, query: string): number {
-    if (query !== this.lastQuery || tableName !== this.lastTable) {
-      this.lastQuery = query;
-      this.lastTable = tableName;
-      this.lastHash = keyHash(tableName, query);
-    }
-    return this.lastHash;
   }
 
   private slotOf(hash: number): number {
