@@ -21,6 +21,7 @@ import { documentView } from '../policy/document-view.js';
 import type { Services } from '../services.js';
 import { VERSION } from '../version.js';
 import { tablegateAuthPlugin } from './docs-ui.js';
+import { JSON_TYPE } from './json-rows.js';
 
 export const DOCS_PREFIX = '/docs';
 
@@ -61,7 +62,7 @@ export function docsRoutes(app: FastifyInstance, { config, schema, policy }: Ser
 
   app.get('/openapi.json', async (request, reply) => {
     const { text } = await current(request);
-    return reply.type('application/json; charset=utf-8').send(text);
+    return reply.type(JSON_TYPE).send(text);
   });
 
   const auth = config.mode === 'auth';

@@ -8,6 +8,7 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { mapDbError } from '../db/errors.js';
 import { ApiError, apiError, ERRORS, internalError, routeNotFound } from '../errors.js';
+import { JSON_TYPE } from './json-rows.js';
 import { setSecurityHeaders } from './security-headers.js';
 
 /** Fastify's own client errors → catalogue errors. */
@@ -40,7 +41,7 @@ export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
   return reply
     .code(error.status)
     .headers(error.headers)
-    .type('application/json; charset=utf-8')
+    .type(JSON_TYPE)
     .send({ success: false, message: error.message, code: error.code });
 }
 
@@ -107,7 +108,7 @@ export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket)
   const { status, message } = ERRORS[code];
   const body = JSON.stringify({ success: false, message, code });
   socket.end(
-    `HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\n` +
+    `HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Type: ${JSON_TYPE}\r\n` +
       'X-Content-Type-Options: nosniff\r\n' +
       `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
   );
