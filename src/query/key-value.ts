@@ -54,21 +54,36 @@ export function parseWriteAction(segment: string): WriteAction | null {
 export function parseKeyValue(inner: string, form = 'update(<key>,<value>)'): KeyValue {
   let i = 0;
   while (isWhitespace(inner[i])) i++;
-  if (inner[i] === '`') return parseQuotedKey(Array.from(inner), i, form);
-  // An unquoted key runs to the first comma. Worked on UTF-16 units, not code points: the only
-  // characters that matter here (comma, whitespace) are single units that no surrogate equals,
-  // so the split and the trim are the same either way (issue 17: no array of characters).
-  const comma = inner.indexOf(',', i);
-  let end = comma === -1 ? inner.length : comma;
-  while (end > i && isWhitespace(inner[end - 1])) end--;
-  const key = inner.slice(i, end);
+  const { key, value } =
+    inner[i] === '`' ? splitQuotedKey(Array.from(inner), i, form) : splitKey(inner, i);
   if (key === '') throw invalidQuery(`Write ${form}: the key column is empty`);
-  if (comma === -1) throw invalidQuery(`Write ${form}: a comma and a value must follow the key`);
-  return keyValue(key, inner.slice(comma + 1));
+  if (value === null) {
+    throw invalidQuery(`Write ${form}: a comma and a value must follow the key`);
+  }
+  const trimmed = value.replace(/^[ \t\r\n]+|[ \t\r\n]+$/g, '');
+  return { key, value: parseLiteral(value), bare: trimmed.startsWith("'") ? null : trimmed };
 }
 
-/** A key in backticks, `chars[i]` being the opening one (positions in messages count characters). */
-function parseQuotedKey(chars: readonly string[], start: number, form: string): KeyValue {
+/** A key and the text after its comma (null without a comma). */
+interface KeySplit {
+  readonly key: string;
+  readonly value: string | null;
+}
+
+/**
+ * An unquoted key runs to the first comma. Worked on UTF-16 units, not code points: the only
+ * characters that matter here (comma, whitespace) are single units that no surrogate equals, so
+ * the split and the trim are the same either way (issue 17: no array of characters).
+ */
+function splitKey(inner: string, start: number): KeySplit {
+  const comma = inner.indexOf(',', start);
+  let end = comma === -1 ? inner.length : comma;
+  while (end > start && isWhitespace(inner[end - 1])) end--;
+  return { key: inner.slice(start, end), value: comma === -1 ? null : inner.slice(comma + 1) };
+}
+
+/** A key in backticks, `chars[start]` being the opening one (positions in messages count characters). */
+function splitQuotedKey(chars: readonly string[], start: number, form: string): KeySplit {
   const quoted = scanBacktick(chars, start);
   if (quoted === null) throw invalidQuery(`Write ${form}: the key has no closing backtick`);
   let i = quoted.end;
@@ -76,17 +91,7 @@ function parseQuotedKey(chars: readonly string[], start: number, form: string): 
   if (i < chars.length && chars[i] !== ',') {
     throw invalidQuery(`Write ${form}: unexpected text after the quoted key at position ${i + 1}`);
   }
-  if (quoted.name === '') throw invalidQuery(`Write ${form}: the key column is empty`);
-  if (i >= chars.length) {
-    throw invalidQuery(`Write ${form}: a comma and a value must follow the key`);
-  }
-  return keyValue(quoted.name, chars.slice(i + 1).join(''));
-}
-
-function keyValue(key: string, text: string): KeyValue {
-  const value = parseLiteral(text);
-  const trimmed = text.replace(/^[ \t\r\n]+|[ \t\r\n]+$/g, '');
-  return { key, value, bare: trimmed.startsWith("'") ? null : trimmed };
+  return { key: quoted.name, value: i >= chars.length ? null : chars.slice(i + 1).join('') };
 }
 
 /** `chars[i]` is a backtick: the name up to the closing one (`` `` `` is a backtick), or null. */
