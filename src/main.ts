@@ -13,6 +13,7 @@ import { hostsLabel } from './db/pool.js';
 import { SchemaCache, USERS_TABLE } from './db/schema.js';
 import { type Database, openDatabase } from './execute/database.js';
 import { SHUTDOWN_GRACE_MS } from './limits.js';
+import { createLog, type Log } from './log.js';
 import { listenMetrics, type MetricsListener } from './metrics/listener.js';
 import { GatewayMetrics } from './metrics/metrics.js';
 import { loadPolicy, type Policy, PolicyError } from './policy/policy.js';
@@ -37,6 +38,7 @@ export interface Gateway {
   readonly app: FastifyInstance;
   readonly db: Database;
   readonly schema: SchemaCache;
+  readonly log: Log;
   readonly policy: Policy | undefined;
   /** `--redis-url` in auth mode: where login and registration counts are shared. */
   readonly counters: RedisCounterStore | undefined;
@@ -132,6 +134,7 @@ export async function openGateway(config: Config): Promise<Gateway> {
     );
   }
   const db = await connect(config);
+  const log = createLog(config.logLevel);
   const schema = new SchemaCache(db, config.db.database, config.schemaRefreshMs);
   let app: FastifyInstance;
   let policy: Policy | undefined;
@@ -144,7 +147,7 @@ export async function openGateway(config: Config): Promise<Gateway> {
     const auth = config.mode === 'auth' ? { ...(await openAuth(config, db)), counters } : undefined;
     await schema.refresh();
     policy = await openPolicy(config, schema);
-    app = await buildServer({ config, db, schema, auth, policy, metrics, shutdown });
+    app = await buildServer({ config, db, schema, log, auth, policy, metrics, shutdown });
     await app.ready();
   } catch (error) {
     await counters?.close();
@@ -152,10 +155,6 @@ export async function openGateway(config: Config): Promise<Gateway> {
     if (error instanceof StartupError) throw error;
     throw new StartupError(`cannot start: ${reasonOf(error)}`);
   }
-  // Fastify logs "Server listening at …" once per interface; the start-up line (CONTRACT §1:
-  // one line) says where it listens, so those lines are left out.
-  const level = app.log.level;
-  app.log.level = 'warn';
   try {
     await app.listen({ port: config.listenPort, host: config.listenHost });
   } catch (error) {
@@ -171,8 +170,6 @@ export async function openGateway(config: Config): Promise<Gateway> {
     throw new StartupError(
       `cannot listen on ${config.listenHost}:${config.listenPort}: ${reasonOf(error)}`,
     );
-  } finally {
-    app.log.level = level;
   }
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.listenPort;
@@ -185,7 +182,6 @@ export async function openGateway(config: Config): Promise<Gateway> {
       await counters?.close();
       throw error;
     }));
-  const log = app.log;
   if (config.readConsistency !== 'eventual' && db.cluster === 'single') {
     log.info(
       `read consistency ${config.readConsistency}: MySQL is a single server (no Galera, no Group Replication), whose reads always see every earlier write; nothing to set`,
@@ -207,6 +203,7 @@ export async function openGateway(config: Config): Promise<Gateway> {
     app,
     db,
     schema,
+    log,
     policy,
     counters,
     url,
@@ -244,7 +241,7 @@ export async function startGateway(config: Config): Promise<void> {
       `policy: ${config.policyFile ?? 'none'}, read consistency: ${config.readConsistency})\n`,
   );
   const stop = (signal: string) => {
-    gateway.app.log.info({ signal }, 'shutting down');
+    gateway.log.info({ signal }, 'shutting down');
     gateway.close().then(
       () => process.exit(0),
       () => process.exit(1),

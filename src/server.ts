@@ -4,7 +4,7 @@
  */
 import type { Socket } from 'node:net';
 import cors from '@fastify/cors';
-import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { registerAuthGuard } from './auth/guard.js';
 import type { TrustProxy } from './config.js';
 import { malformedUrl } from './errors.js';
@@ -30,17 +30,8 @@ import {
 } from './limits.js';
 import type { Services } from './services.js';
 
-/** Never logged: credentials in headers and bodies. */
+/** The levels at which each request gets an access line. */
 const ACCESS_LOG_LEVELS: ReadonlySet<string> = new Set(['info', 'debug', 'trace']);
-
-export const REDACTED_PATHS = [
-  'req.headers.authorization',
-  'req.headers.cookie',
-  'headers.authorization',
-  'body.password',
-  'password',
-  'token',
-];
 
 /** `*`, one origin, or a comma-separated list of origins. */
 function corsOrigin(setting: string): string | string[] {
@@ -60,14 +51,10 @@ function trustProxyOption(setting: TrustProxy): FastifyServerOptions['trustProxy
 }
 
 export async function buildServer(services: Services): Promise<FastifyInstance> {
-  const { config } = services;
+  const { config, log } = services;
   const app = Fastify({
-    logger: {
-      level: config.logLevel,
-      redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
-    },
-    // One line per request is written by the onResponse hook below, not Fastify's two.
-    logController: new LogController({ disableRequestLogging: true }),
+    // No logger: the gateway logs through services.log (log.ts says why).
+    logger: false,
     bodyLimit: config.bodyLimit,
     // request.ip (which every limit keys on) is the X-Forwarded-For client only from trusted proxies.
     trustProxy: trustProxyOption(config.trustProxy),
@@ -100,8 +87,9 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
   // The access log is info: at warn and above the hook is not even registered (hot path).
   if (ACCESS_LOG_LEVELS.has(config.logLevel))
     app.addHook('onResponse', (request, reply, done) => {
-      request.log.info(
+      log.info(
         {
+          reqId: request.id,
           method: request.method,
           url: redactUrl(request.url),
           status: reply.statusCode,
@@ -115,7 +103,7 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
 
   // First: every answer, whatever a later hook decides, carries these headers.
   registerSecurityHeaders(app);
-  registerErrorHandling(app, () => services.schema.refreshIfStale());
+  registerErrorHandling(app, log, () => services.schema.refreshIfStale());
   // --metrics-port: its hooks exist only then (hot path, issue 17).
   services.metrics?.register(app);
   registerBodyGuards(app, config.bodyTimeoutMs);

@@ -2,11 +2,13 @@
  * What route modules are given: configuration, the database, the schema cache, in auth mode users
  * and tokens, and the policy of `--policy` when there is one.
  */
+
 import type { TokenService } from './auth/tokens.js';
 import type { UserStore } from './auth/users.js';
 import type { Config } from './config.js';
 import type { SchemaCache } from './db/schema.js';
 import type { Database } from './execute/database.js';
+import type { Log } from './log.js';
 import type { GatewayMetrics } from './metrics/metrics.js';
 import type { Policy } from './policy/policy.js';
 import type { CounterStore } from './throttle/counter-store.js';
@@ -22,6 +24,8 @@ export interface Services {
   readonly config: Config;
   readonly db: Database;
   readonly schema: SchemaCache;
+  /** Where the gateway logs (log.ts). */
+  readonly log: Log;
   /** Present exactly when `config.mode` is `auth` (buildServer refuses auth mode without it). */
   readonly auth?: AuthServices;
   /** `--policy`: absent when everything is allowed (CONTRACT §6). */

@@ -12,6 +12,7 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { requestLog } from '../log.js';
 import {
   buildLoginDocument,
   buildOpenApiDocument,
@@ -31,7 +32,7 @@ interface Described {
   readonly text: string;
 }
 
-export function docsRoutes(app: FastifyInstance, { config, schema, policy }: Services): void {
+export function docsRoutes(app: FastifyInstance, { config, schema, policy, log }: Services): void {
   const version = VERSION;
   /** Per role under a policy (the key '' without one). */
   const cache = new Map<string, Described>();
@@ -42,7 +43,10 @@ export function docsRoutes(app: FastifyInstance, { config, schema, policy }: Ser
       await schema.refreshIfStale();
     } catch (error) {
       // MySQL is down: the description of the schema read before is still right.
-      request.log.warn({ err: error }, 'cannot re-read the schema for the API description');
+      requestLog(log, request).warn(
+        { err: error },
+        'cannot re-read the schema for the API description',
+      );
     }
     return described(request);
   }

@@ -8,6 +8,7 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { mapDbError } from '../db/errors.js';
 import { ApiError, apiError, ERRORS, internalError, routeNotFound } from '../errors.js';
+import { type Log, requestLog } from '../log.js';
 import { JSON_TYPE } from './json-rows.js';
 import { setSecurityHeaders } from './security-headers.js';
 
@@ -48,6 +49,7 @@ export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
 /** `onSchemaChanged` is told when MySQL says the cached schema is out of date (it re-reads it). */
 export function registerErrorHandling(
   app: FastifyInstance,
+  log: Log,
   onSchemaChanged: () => Promise<void>,
 ): void {
   app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
@@ -55,12 +57,13 @@ export function registerErrorHandling(
     // MySQL no longer knows a table or column the schema cache had: it changed under us.
     if (answer.schemaMiss) {
       onSchemaChanged().catch((cause: unknown) =>
-        request.log.warn({ err: cause }, 'schema re-read failed'),
+        requestLog(log, request).warn({ err: cause }, 'schema re-read failed'),
       );
     }
-    if (answer.status === 500) request.log.error({ err: error }, 'request failed');
+    if (answer.status === 500) requestLog(log, request).error({ err: error }, 'request failed');
     // MySQL down or slow is the operator's concern, not a bug: one short line, no stack.
-    else if (answer.status > 500) request.log.warn({ code: answer.code }, answer.message);
+    else if (answer.status > 500)
+      requestLog(log, request).warn({ code: answer.code }, answer.message);
     return sendError(reply, answer.status === 500 ? internalError() : answer);
   });
   app.setNotFoundHandler((request, reply) =>

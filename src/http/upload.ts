@@ -22,6 +22,7 @@ import {
   tooManyParts,
   wrongFileField,
 } from '../errors.js';
+import { requestLog } from '../log.js';
 import type { Services } from '../services.js';
 import { accessBase, type FileRecord, fileRecord } from '../uploads/record.js';
 import { StorageError, UploadBatch } from '../uploads/store.js';
@@ -67,7 +68,7 @@ function discardRestOfBody(raw: IncomingMessage): void {
   if (!raw.readableEnded && !raw.destroyed) raw.resume();
 }
 
-export function uploadRoutes(app: FastifyInstance, { config, metrics }: Services): void {
+export function uploadRoutes(app: FastifyInstance, { config, metrics, log }: Services): void {
   const directory = path.resolve(config.uploadsDir);
   const { maxFiles, maxFileSize } = config;
 
@@ -131,7 +132,7 @@ export function uploadRoutes(app: FastifyInstance, { config, metrics }: Services
         await batch.discard();
         discardRestOfBody(request.raw);
         if (error instanceof StorageError) {
-          request.log.error({ err: error.cause }, 'cannot store an upload');
+          requestLog(log, request).error({ err: error.cause }, 'cannot store an upload');
           throw internalError();
         }
         throw toUploadError(error, maxFiles, maxFileSize);

@@ -86,6 +86,24 @@ test('one JSON line per request, and no secret in any line', async () => {
     ['GET', '/table/notes/read', 401],
   ]);
   expect(requests[4].url).toBe('/table/notes/read?$top=1&access_token=[redacted]');
+  // Each line names its request: the id Fastify gave it, in the place a child logger put it.
+  expect(new Set(requests.map((r) => r.reqId)).size).toBe(5);
+  for (const r of requests) {
+    expect(r.reqId).toMatch(/^req-\d+$/);
+    expect(Object.keys(r)).toEqual([
+      'level',
+      'time',
+      'pid',
+      'hostname',
+      'reqId',
+      'method',
+      'url',
+      'status',
+      'ms',
+      'ip',
+      'msg',
+    ]);
+  }
   for (const secret of [password, token, token.split('.')[2], 'cookie-secret', 'not.a.token']) {
     expect(output).not.toContain(secret);
   }

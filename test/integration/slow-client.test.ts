@@ -33,7 +33,12 @@ beforeAll(async () => {
     INSERT INTO t VALUES (1, 'one'), (2, 'two');
   `);
   gw = await startTestGateway(db.name);
-  short = await buildServer({ config: gw.config, db: gw.gateway.db, schema: gw.gateway.schema });
+  short = await buildServer({
+    config: gw.config,
+    db: gw.gateway.db,
+    schema: gw.gateway.schema,
+    log: gw.gateway.log,
+  });
   // Read by Node when the server starts listening (connectionsCheckingInterval is missing from
   // @types/node 20's Server type; it is Node's http.Server option of that name).
   const server = short.server as typeof short.server & { connectionsCheckingInterval: number };

@@ -9,6 +9,7 @@ import {
 import { loginAttemptKey } from '../../../src/auth/limits.js';
 import { TokenService } from '../../../src/auth/tokens.js';
 import { registerErrorHandling } from '../../../src/http/errors.js';
+import { createLog } from '../../../src/log.js';
 import type { Services } from '../../../src/services.js';
 
 describe('bearerToken', () => {
@@ -103,7 +104,7 @@ describe('registerAuthGuard', () => {
   async function app(mode: 'auth' | 'open') {
     const instance = Fastify();
     open.push(instance);
-    registerErrorHandling(instance, async () => {});
+    registerErrorHandling(instance, createLog('silent'), async () => {});
     registerAuthGuard(instance, services(mode));
     // Routes registered later, in a child plugin too, are behind the guard without opting in.
     instance.get('/whoami', async (request) => ({ auth: request.auth }));
