@@ -5,7 +5,7 @@
  * JSON.parse) is refused here. Also the exact form of an update/delete key value.
  */
 import { invalidValue } from '../errors.js';
-import { excerpt } from '../query/lexer.js';
+import { excerpt, isDigitRun } from '../query/lexer.js';
 import type { ColumnInfo } from './schema-types.js';
 
 /** What a value is bound as: mysql2 sends a string as text, a number as DOUBLE, a Buffer as bytes. */
@@ -152,6 +152,10 @@ interface PlainNumber {
 
 /** Number text (exponent allowed) → plain decimal text; throws when it is not a number. */
 function plainNumber(text: string, where: string): PlainNumber {
+  // Digits without a leading zero are already plain (a key from the URL, issue 17).
+  if (isDigitRun(text) && (text.charCodeAt(0) !== 48 || text.length === 1)) {
+    return { text, fractionDigits: 0 };
+  }
   const parts = NUMBER_TEXT.exec(text);
   if (parts === null) throw invalidValue(`${where} takes a number; ${shown(text)} is not one`);
   const [, sign, integer = '', fraction = '', exponentText] = parts;

@@ -15,6 +15,7 @@ export const STREAMING_ROUTES: ReadonlySet<string> = new Set(['/upload']);
 
 /** True when `value` nests arrays/objects deeper than `limit`; iterative, so any depth is safe. */
 export function nestsDeeperThan(value: unknown, limit: number): boolean {
+  if (limit >= 1 && isFlat(value)) return false; // nearly every body: no stack to build
   const stack: [unknown, number][] = [[value, 1]];
   for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
     const [current, depth] = item;
@@ -25,6 +26,16 @@ export function nestsDeeperThan(value: unknown, limit: number): boolean {
     }
   }
   return false;
+}
+
+/** A scalar, or an object or array holding none (depth 1 at most). */
+function isFlat(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return true;
+  for (const key in value) {
+    const child = (value as Record<string, unknown>)[key];
+    if (typeof child === 'object' && child !== null) return false;
+  }
+  return true;
 }
 
 /**

@@ -6,7 +6,7 @@
  */
 import { invalidQuery } from '../errors.js';
 import type { Literal } from './ast.js';
-import { excerpt, isWhitespace, parseLiteral } from './lexer.js';
+import { excerpt, isDigitRun, isWhitespace, parseLiteral } from './lexer.js';
 
 /** `update(<key>,<value>)` / `delete(<key>,<value>)` with the parts taken apart. */
 export interface KeyValue {
@@ -60,7 +60,7 @@ export function parseKeyValue(inner: string, form = 'update(<key>,<value>)'): Ke
   if (value === null) {
     throw invalidQuery(`Write ${form}: a comma and a value must follow the key`);
   }
-  const trimmed = value.replace(/^[ \t\r\n]+|[ \t\r\n]+$/g, '');
+  const trimmed = isDigitRun(value) ? value : value.replace(/^[ \t\r\n]+|[ \t\r\n]+$/g, '');
   return { key, value: parseLiteral(value), bare: trimmed.startsWith("'") ? null : trimmed };
 }
 

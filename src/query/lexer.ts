@@ -55,6 +55,16 @@ export function asciiKeyword(text: string): string | null {
   return /^[A-Za-z]+$/.test(text) ? text.toLowerCase() : null;
 }
 
+/** True for a non-empty text of ASCII digits only (`007` too). */
+export function isDigitRun(text: string): boolean {
+  if (text.length === 0) return false;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 48 || code > 57) return false;
+  }
+  return true;
+}
+
 /** End index of `-?digits(.digits)?([eE][+-]?digits)?` starting at `i`, or -1 if none starts there. */
 function scanNumber(chars: readonly string[], i: number): number {
   let j = i;
@@ -199,6 +209,8 @@ export function keywordLiteral(text: string): Literal | null {
  * written. Throws `invalidQuery` for an empty value or a malformed quoted string.
  */
 export function parseLiteral(text: string): Literal {
+  // The common key, an id: nothing to trim, and every digit run is a number (issue 17).
+  if (isDigitRun(text)) return { kind: 'number', text };
   const chars = Array.from(text);
   let start = 0;
   let end = chars.length;

@@ -92,3 +92,36 @@ describe('a JSON number into a column', () => {
     expect(() => coerceValue(count, -2.5)).toThrow('takes whole numbers');
   });
 });
+
+describe('numeric text of digits only', () => {
+  // Digits without a leading zero take a shortcut (issue 17); with `e0` after them (the same
+  // number) they go through the whole parser.
+  const outcome = (column: Parameters<typeof coerceValue>[0], value: string) => {
+    try {
+      return coerceValue(column, value);
+    } catch (error) {
+      return (error as Error).message.replaceAll(value, '<value>');
+    }
+  };
+
+  test.each([
+    '0',
+    '7',
+    '10',
+    '4242',
+    '9007199254740991',
+    '9007199254740993',
+    '18446744073709551615',
+    '18446744073709551616',
+    '9'.repeat(70),
+  ])('%s is what %se0 is', (digits) => {
+    for (const target of [wide, count]) {
+      expect(outcome(target, digits)).toEqual(outcome(target, `${digits}e0`));
+    }
+  });
+
+  test('leading zeros still go through the parser', () => {
+    expect(coerceValue(count, '007')).toBe(coerceValue(count, '7'));
+    expect(coerceValue(wide, '000')).toBe('0');
+  });
+});

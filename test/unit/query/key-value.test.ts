@@ -147,3 +147,11 @@ describe('parseKeyValue refusals', () => {
     expect(() => parseKeyValue(text)).toThrow(message);
   });
 });
+
+describe('parseKeyValue, a digit value first', () => {
+  test.each(['0', '17', '007', '9'.repeat(40)])('id,%s is what id, %s  gives', (digits) => {
+    const match = parseKeyValue(`id,${digits}`);
+    expect(match).toEqual({ key: 'id', value: { kind: 'number', text: digits }, bare: digits });
+    expect(parseKeyValue(`id, ${digits}  `)).toEqual(match);
+  });
+});

@@ -233,3 +233,26 @@ describe('parseLiteral', () => {
     expect(error).toMatchObject({ status: 400, code: 'INVALID_QUERY', message });
   });
 });
+
+describe('parseLiteral, digits first', () => {
+  // A bare digit run takes a shortcut (issue 17); the same digits between spaces go the whole way.
+  test.each(['0', '7', '007', '42', '9007199254740993', '1'.repeat(80), '00000'])(
+    '%s is the number it would be with spaces around it',
+    (digits) => {
+      expect(parseLiteral(digits)).toEqual({ kind: 'number', text: digits });
+      expect(parseLiteral(` ${digits}\t`)).toEqual(parseLiteral(digits));
+    },
+  );
+
+  test.each<[string, Literal]>([
+    ['٣', { kind: 'string', value: '٣' }],
+    ['１２', { kind: 'string', value: '１２' }],
+    ['12a', { kind: 'string', value: '12a' }],
+    ['-1', { kind: 'number', text: '-1' }],
+    ['1.5', { kind: 'number', text: '1.5' }],
+    ['1e3', { kind: 'number', text: '1e3' }],
+    [' 12', { kind: 'number', text: '12' }],
+  ])('%j, not a bare ASCII digit run, goes the whole way', (text, literal) => {
+    expect(parseLiteral(text)).toEqual(literal);
+  });
+});
