@@ -461,7 +461,7 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
       ),
     write: (statements, writeOptions = {}) =>
       writeRetrying((progress) =>
-        using((held) => runTransaction(promiseOf(held), statements, writeOptions, progress)),
+        using((held) => runTransaction(held, statements, writeOptions, progress)),
       ),
     ping: (fresh) => switcher.backend.ping(fresh),
     stats: () => poolStats(switcher.backend.pool),

@@ -5,7 +5,7 @@
  * (a SELECT) runs in the same transaction: a row back means the write broke a rule (an
  * authorization policy's row condition), and everything is rolled back with the guard's error.
  */
-import type { Connection, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
+import type { PoolConnection, ResultSetHeader, RowDataPacket } from 'mysql2';
 import { mapDataWarnings } from '../db/errors.js';
 import type { ApiError } from '../errors.js';
 import type { CompiledQuery } from '../sql/compiled-query.js';
@@ -53,8 +53,33 @@ export interface WriteProgress {
 /** `SHOW WARNINGS` as the pool's array rows (db/pool.ts): Level, Code, Message. */
 type WarningRow = RowDataPacket & [string, number, string];
 
+/**
+ * The driver's callback API as promises. Not mysql2/promise: it makes an Error on every call to
+ * keep the caller's stack, ~1 µs per statement (issue 17); the driver's own error is rejected as
+ * it is, and the error handler maps it the same.
+ */
+function execute<T extends ResultSetHeader | RowDataPacket[]>(
+  connection: PoolConnection,
+  statement: CompiledQuery,
+): Promise<T> {
+  return new Promise((resolve, reject) => {
+    connection.execute<T>(statement.sql, bind(statement.params), (error, result) =>
+      error ? reject(error) : resolve(result),
+    );
+  });
+}
+
+function control(
+  connection: PoolConnection,
+  step: 'beginTransaction' | 'commit' | 'rollback',
+): Promise<void> {
+  return new Promise((resolve, reject) => {
+    connection[step]((error: unknown) => (error ? reject(error) : resolve()));
+  });
+}
+
 export function runTransaction(
-  connection: Connection,
+  connection: PoolConnection,
   statements: readonly CompiledQuery[],
   options: WriteOptions,
   progress: WriteProgress = { committing: false },
@@ -68,7 +93,7 @@ export function runTransaction(
 }
 
 async function runInTransaction(
-  connection: Connection,
+  connection: PoolConnection,
   statements: readonly CompiledQuery[],
   unprepare: boolean,
   guards: readonly WriteGuard[],
@@ -78,44 +103,41 @@ async function runInTransaction(
   try {
     // BEGIN and the first statement go out together (mysql2 queues both on the connection):
     // one round trip fewer than awaiting BEGIN first.
-    const begun = connection.beginTransaction();
+    const begun = control(connection, 'beginTransaction');
     let affectedRows = 0;
     let insertId: number | string | null = null;
     for (const [index, statement] of statements.entries()) {
-      const executing = connection.execute<ResultSetHeader>(statement.sql, bind(statement.params));
-      const [result] = index === 0 ? (await Promise.all([begun, executing]))[1] : await executing;
+      const executing = execute<ResultSetHeader>(connection, statement);
+      const result = index === 0 ? (await Promise.all([begun, executing]))[1] : await executing;
       if (unprepare) connection.unprepare(statement.sql);
       if (result.warningStatus !== 0) await refuseDataWarnings(connection);
       affectedRows += result.affectedRows;
       if (index === 0) insertId = publicInsertId(result.insertId);
     }
     for (const guard of guards) {
-      const [rows] = await connection.execute<RowDataPacket[]>(
-        guard.query.sql,
-        bind(guard.query.params),
-      );
+      const rows = await execute<RowDataPacket[]>(connection, guard.query);
       if (rows.length > 0) throw guard.error();
     }
     progress.committing = true;
-    await connection.commit();
+    await control(connection, 'commit');
     committed = true;
     return { affectedRows, insertId };
   } finally {
     // A broken connection cannot roll back; the server rolls back when it goes away.
-    if (!committed) await connection.rollback().catch(() => {});
+    if (!committed) await control(connection, 'rollback').catch(() => {});
   }
 }
 
 /** One statement under autocommit (see WriteOptions.autocommit). */
 async function runAlone(
-  connection: Connection,
+  connection: PoolConnection,
   statement: CompiledQuery,
   unprepare: boolean,
   progress: WriteProgress,
 ): Promise<WriteResult> {
   // The statement commits itself.
   progress.committing = true;
-  const [result] = await connection.execute<ResultSetHeader>(statement.sql, bind(statement.params));
+  const result = await execute<ResultSetHeader>(connection, statement);
   if (unprepare) connection.unprepare(statement.sql);
   // Cannot happen when the caller's proof holds; if it ever did, the client still hears the
   // error rather than a success for a changed value.
@@ -124,8 +146,12 @@ async function runAlone(
 }
 
 /** A statement MySQL let through with a data warning is answered like the error. */
-async function refuseDataWarnings(connection: Connection): Promise<void> {
-  const [warnings] = await connection.query<WarningRow[]>('SHOW WARNINGS');
+async function refuseDataWarnings(connection: PoolConnection): Promise<void> {
+  const warnings = await new Promise<WarningRow[]>((resolve, reject) => {
+    connection.query<WarningRow[]>('SHOW WARNINGS', (error, rows) =>
+      error ? reject(error) : resolve(rows),
+    );
+  });
   const error = mapDataWarnings(
     warnings.map(([Level, Code, Message]) => ({ Level, Code, Message })),
   );
