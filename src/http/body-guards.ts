@@ -7,7 +7,12 @@
  * exempt from the time bound (a 1 GiB file may take minutes).
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import type { FastifyInstance } from 'fastify';
+import type {
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  HookHandlerDoneFunction,
+} from 'fastify';
 import { bodyTooDeep, requestTimeout } from '../errors.js';
 import { MAX_BODY_DEPTH } from '../limits.js';
 
@@ -90,8 +95,22 @@ export function registerBodyGuards(app: FastifyInstance, bodyTimeoutMs: number):
     done();
   });
 
-  app.addHook('preValidation', (request, _reply, done) => {
-    if (nestsDeeperThan(request.body, MAX_BODY_DEPTH)) done(bodyTooDeep(MAX_BODY_DEPTH));
-    else done();
+  // Only on routes that can parse a body: Fastify reads none for GET and HEAD, so their requests
+  // skip the hook runner altogether (issue 17). The 404 handler takes it too (errors.ts).
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    if (methods.every((method) => method === 'GET' || method === 'HEAD')) return;
+    const own = route.preValidation;
+    route.preValidation = own === undefined ? [checkBodyDepth] : [checkBodyDepth, own].flat();
   });
+}
+
+/** A preValidation hook: a parsed body nesting deeper than MAX_BODY_DEPTH is a 400. */
+export function checkBodyDepth(
+  request: FastifyRequest,
+  _reply: FastifyReply,
+  done: HookHandlerDoneFunction,
+): void {
+  if (nestsDeeperThan(request.body, MAX_BODY_DEPTH)) done(bodyTooDeep(MAX_BODY_DEPTH));
+  else done();
 }

@@ -9,6 +9,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { mapDbError } from '../db/errors.js';
 import { ApiError, apiError, ERRORS, internalError, routeNotFound } from '../errors.js';
 import { type Log, requestLog } from '../log.js';
+import { checkBodyDepth } from './body-guards.js';
 import { JSON_TYPE } from './json-rows.js';
 import { setSecurityHeaders } from './security-headers.js';
 
@@ -66,7 +67,8 @@ export function registerErrorHandling(
       requestLog(log, request).warn({ code: answer.code }, answer.message);
     return sendError(reply, answer.status === 500 ? internalError() : answer);
   });
-  app.setNotFoundHandler((request, reply) =>
+  // A body sent to no route is still parsed, and still bounded in depth (body-guards.ts).
+  app.setNotFoundHandler({ preValidation: checkBodyDepth }, (request, reply) =>
     sendError(reply, routeNotFound(request.method, request.url)),
   );
 }

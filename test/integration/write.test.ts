@@ -793,6 +793,11 @@ describe('hostile input', () => {
     expect(await raw('PUT', '/table/kinds/update(id,1)', `{"doc":${deep(64)}}`)).toMatchObject(
       tooDeep,
     );
+    // Every route that parses a body, and a body sent to no route at all.
+    expect(await raw('DELETE', '/table/kinds/delete(id,1)', deep(65))).toMatchObject(tooDeep);
+    expect(await raw('POST', '/no/such/route', deep(65))).toMatchObject(tooDeep);
+    expect(await raw('PATCH', '/table/kinds/read', deep(65))).toMatchObject(tooDeep);
+    expect((await raw('POST', '/no/such/route', deep(64))).status).toBe(404);
     const objects = `[${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}]`;
     expect(await raw('POST', '/table/kinds/create', objects)).toMatchObject(tooDeep);
     // Within the limit the value reaches MySQL: stored, or refused by its own JSON depth limit.
