@@ -31,7 +31,7 @@ import type { CompiledQuery } from '../sql/compiled-query.js';
 import { Acquirer } from './acquire.js';
 import { bind } from './bind.js';
 import { type HostBackend, type HostEvents, HostSwitch } from './hosts.js';
-import { dropsConnection, readRetrying, writeRetrying } from './retry.js';
+import { dropsConnection, readRetrying, readRetryingBy, writeRetrying } from './retry.js';
 import { type RowFlow, type RowSink, streamRetrying } from './stream.js';
 import { Watchdog } from './watchdog.js';
 import { runTransaction, type WriteOptions, type WriteResult } from './write.js';
@@ -54,9 +54,10 @@ export interface Database {
   count(query: CompiledQuery): Promise<number>;
   /**
    * A SELECT whose result the plan bounds (plan/small-read.ts): its rows as arrays in select
-   * order, all at once; retried like a stream whose connection broke before its first row.
+   * order, all at once, by callback (every small read's path: no promise, issue 17); retried
+   * like a stream whose connection broke before its first row.
    */
-  arrays(query: CompiledQuery): Promise<unknown[][]>;
+  arrays(query: CompiledQuery, done: (error: unknown, rows?: unknown[][]) => void): void;
   /** A small SELECT (schema, users): its rows as objects. */
   rows<T extends object = Record<string, unknown>>(query: CompiledQuery): Promise<T[]>;
   /** One statement under autocommit (users, DDL), retried as a write (retry.ts). */
@@ -373,15 +374,8 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
   }
 
   /** A SELECT's rows as arrays, all at once; once more when its connection broke (retry.ts). */
-  const arrays = (query: CompiledQuery): Promise<unknown[][]> =>
-    readRetrying(
-      () =>
-        new Promise((resolve, reject) => {
-          selectOnce(query, (error, rows) =>
-            error ? reject(error) : resolve(rows as unknown[][]),
-          );
-        }),
-    );
+  const arrays = (query: CompiledQuery, done: (error: unknown, rows?: unknown[][]) => void) =>
+    readRetryingBy((attempt) => selectOnce(query, attempt), done);
 
   return {
     get flavour() {
@@ -433,7 +427,12 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
         told,
       );
     },
-    count: async (query) => Number((await arrays(query))[0]?.[0] ?? 0),
+    count: (query) =>
+      new Promise((resolve, reject) => {
+        arrays(query, (error, rows) =>
+          error ? reject(error) : resolve(Number(rows?.[0]?.[0] ?? 0)),
+        );
+      }),
     arrays,
     rows: <T extends object>(query: CompiledQuery) =>
       readRetrying(() =>

@@ -50,6 +50,17 @@ export function readRetrying<T>(attempt: () => Promise<T>): Promise<T> {
   });
 }
 
+/** readRetrying by callback, for the small reads (issue 17: no promise on their path). */
+export function readRetryingBy<T>(
+  attempt: (done: (error: unknown, value?: T) => void) => void,
+  done: (error: unknown, value?: T) => void,
+): void {
+  attempt((error, value) => {
+    if (error === null || error === undefined || !rereadable(error)) done(error, value);
+    else attempt(done);
+  });
+}
+
 /**
  * Runs a write, again while the failure left nothing committed (see above). `attempt` runs the
  * whole write on a connection of its own and marks `progress` before it commits.

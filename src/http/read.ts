@@ -3,44 +3,106 @@
  * or fetched whole when the plan bounds the result (plan/small-read.ts). A repeated query string
  * skips to the compiled read (read-cache.ts). The handler only calls the stages in order.
  */
-import type { FastifyInstance } from 'fastify';
-import { planRead } from '../plan/read-plan.js';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { TableInfo } from '../db/schema-types.js';
+import { planRead, type ReadPlan } from '../plan/read-plan.js';
 import { guardRead } from '../policy/stage.js';
 import { parseReadOptions } from '../query/options.js';
 import type { Services } from '../services.js';
+import type { CompiledQuery } from '../sql/compiled-query.js';
 import { sendJsonRows, sendJsonRowsAtOnce } from './json-rows.js';
-import { type CachedRead, compiledRead, ReadCache, rawQueryString } from './read-cache.js';
+import {
+  type CachedRead,
+  type CompiledRead,
+  compiledRead,
+  ReadCache,
+  rawQueryString,
+} from './read-cache.js';
 
 type QueryObject = Record<string, string | string[] | undefined>;
+type ReadRequest = FastifyRequest<{ Params: { table: string }; Querystring: QueryObject }>;
 
 export function readRoutes(app: FastifyInstance, { db, schema }: Services): void {
   const cache = new ReadCache();
+
+  /**
+   * The read of `table`. Not an async function: a small read, nearly every one, answers from the
+   * driver's callback and returns nothing (Fastify then waits for reply.send), without a promise
+   * on its way (issue 17). Whatever must wait for a promise (a schema read, `$count`, a stream)
+   * returns one, and Fastify answers it as it does an async handler's; a promise that comes to
+   * the callback path resolves with `reply`, a thenable that settles when the answer is out.
+   */
+  function read(
+    request: ReadRequest,
+    reply: FastifyReply,
+    known: TableInfo,
+  ): Promise<FastifyReply> | undefined {
+    const query = rawQueryString(request.url);
+    const cached = query === null ? undefined : cache.get(known, query);
+    if (cached !== undefined) return answer(request, reply, cached);
+    const options = parseReadOptions(request.query);
+    // A schema miss re-reads the schema and plans against the new table object (db/schema.ts).
+    const resolved = schema.plan(known, (t) => planRead(options, t));
+    const entry = ({ plan }: { plan: ReadPlan }): CachedRead =>
+      query === null ? { plan, compiled: null, byGrant: null } : cache.add(query, plan);
+    return resolved instanceof Promise
+      ? resolved.then((planned) => answer(request, reply, entry(planned)) ?? reply)
+      : answer(request, reply, entry(resolved));
+  }
+
+  function answer(
+    request: ReadRequest,
+    reply: FastifyReply,
+    cached: CachedRead,
+  ): Promise<FastifyReply> | undefined {
+    const plan = guardRead(request.access, cached.plan);
+    const compiled = compiledRead(cached, plan, request.access);
+    if (compiled.count !== null) return counted(reply, compiled.count, compiled);
+    if (!compiled.small) return streamed(reply, compiled);
+    db.arrays(compiled.select, (error, rows) => {
+      // Thrown here it would reach the driver, not the error handler.
+      try {
+        if (error !== null && error !== undefined) fail(reply, error);
+        else sendJsonRowsAtOnce(reply, rows as unknown[][], compiled.serialize);
+      } catch (thrown) {
+        fail(reply, thrown);
+      }
+    });
+    return undefined;
+  }
+
+  async function counted(
+    reply: FastifyReply,
+    count: CompiledQuery,
+    compiled: CompiledRead,
+  ): Promise<FastifyReply> {
+    reply.header('X-Total-Count', String(await db.count(count)));
+    if (!compiled.small) return streamed(reply, compiled);
+    const rows = await new Promise<unknown[][]>((resolve, reject) => {
+      db.arrays(compiled.select, (error, found) => (error ? reject(error) : resolve(found ?? [])));
+    });
+    return sendJsonRowsAtOnce(reply, rows, compiled.serialize);
+  }
+
+  async function streamed(reply: FastifyReply, compiled: CompiledRead): Promise<FastifyReply> {
+    await sendJsonRows(reply, db, compiled.select, compiled.serialize);
+    return reply;
+  }
+
   app.get<{ Params: { table: string }; Querystring: QueryObject }>(
     '/table/:table/read',
-    async (request, reply) => {
-      // A 404 comes before any 400. A known table comes back at once: awaited only when it is
-      // a promise (a schema read), so the usual request pays no microtask turn (issue 17).
+    (request, reply) => {
+      // A 404 comes before any 400. A known table comes back at once; a promise only when the
+      // schema is being read.
       const found = schema.require(request.params.table);
-      const known = found instanceof Promise ? await found : found;
-      const query = rawQueryString(request.url);
-      let cached: CachedRead | undefined = query === null ? undefined : cache.get(known, query);
-      if (cached === undefined) {
-        const options = parseReadOptions(request.query);
-        // A schema miss re-reads the schema and plans against the new table object (db/schema.ts).
-        const resolved = schema.plan(known, (t) => planRead(options, t));
-        const { plan: planned } = resolved instanceof Promise ? await resolved : resolved;
-        cached =
-          query === null
-            ? { plan: planned, compiled: null, byGrant: null }
-            : cache.add(query, planned);
-      }
-      const plan = guardRead(request.access, cached.plan);
-      const read = compiledRead(cached, plan, request.access);
-      if (read.count !== null) reply.header('X-Total-Count', String(await db.count(read.count)));
-      if (read.small)
-        return sendJsonRowsAtOnce(reply, await db.arrays(read.select), read.serialize);
-      await sendJsonRows(reply, db, read.select, read.serialize);
-      return reply;
+      return found instanceof Promise
+        ? found.then((known) => read(request, reply, known) ?? reply)
+        : read(request, reply, found);
     },
   );
+}
+
+/** To the error handler, as a rejected handler promise goes: reply.send answers an Error so. */
+function fail(reply: FastifyReply, error: unknown): void {
+  reply.send(error instanceof Error ? error : new Error(String(error)));
 }
