@@ -86,6 +86,13 @@ export const READ_CACHE_MAX_QUERY_CHARS = 2048;
  * of a stream of distinct ones (U of them) about SLOTS ÷ U are kept by chance.
  */
 export const READ_CACHE_SEEN_SLOTS = READ_CACHE_ENTRIES;
+/**
+ * Compiled read templates kept by query shape (http/read-shape.ts): a shape stands for every
+ * query string that differs only in `$filter`'s integers, so few are needed. A shape is kept on
+ * its second sight (the first is remembered in one of as many slots), and its key is at most
+ * READ_CACHE_MAX_QUERY_CHARS long.
+ */
+export const READ_SHAPE_ENTRIES = 256;
 
 // MySQL.
 /** A new connection gives up after this (an unreachable host answers 503 within about 2 s). */

@@ -5,7 +5,8 @@
  * a pure function of the query string the router split off (the key), and a schema re-read makes
  * new table objects, so an entry is used only for the very table object its plan was made
  * against (an older one is a miss, then replaced). Only successful plans are kept: an invalid
- * query is parsed and refused every time, with the same error in the same order.
+ * query is parsed and refused every time, with the same error in the same order. A miss may
+ * still find the query's shape, its `$filter` but for the integers (read-shape.ts).
  */
 import { createLRU } from 'lru.min';
 import { cachedRowSerializer, type RowSerializer } from '../db/rows.js';
@@ -100,13 +101,13 @@ export function rawQueryString(url: string): string | null {
 }
 
 /** FNV-1a over the UTF-16 code units of `text`, continuing from `hash`. */
-function fnv1a(text: string, hash: number): number {
+export function fnv1a(text: string, hash: number): number {
   let h = hash;
   for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
   return h;
 }
 
-const FNV_OFFSET = 0x811c9dc5 | 0;
+export const FNV_OFFSET = 0x811c9dc5 | 0;
 
 /** The cache key: the table name, a NUL, the query string. */
 function keyOf(tableName: string, query: string): string {

@@ -1,7 +1,8 @@
 /**
  * `GET /table/<table>/read`: query string → ReadRequest → ReadPlan → SQL → JSON array, streamed,
  * or fetched whole when the plan bounds the result (plan/small-read.ts). A repeated query string
- * skips to the compiled read (read-cache.ts). The handler only calls the stages in order.
+ * skips to the compiled read (read-cache.ts), and so does a query whose shape, its `$filter` but
+ * for the integers, came before (read-shape.ts). The handler only calls the stages in order.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TableInfo } from '../db/schema-types.js';
@@ -18,12 +19,14 @@ import {
   ReadCache,
   rawQueryString,
 } from './read-cache.js';
+import { ShapeCache } from './read-shape.js';
 
 type QueryObject = Record<string, string | string[] | undefined>;
 type ReadRequest = FastifyRequest<{ Params: { table: string }; Querystring: QueryObject }>;
 
 export function readRoutes(app: FastifyInstance, { db, schema }: Services): void {
   const cache = new ReadCache();
+  const shapes = new ShapeCache();
 
   /**
    * The read of `table`. Not an async function: a small read, nearly every one, answers from the
@@ -37,26 +40,33 @@ export function readRoutes(app: FastifyInstance, { db, schema }: Services): void
     reply: FastifyReply,
     known: TableInfo,
   ): Promise<FastifyReply> | undefined {
+    const { access } = request;
     const query = rawQueryString(request.url);
     const cached = query === null ? undefined : cache.get(known, query);
-    if (cached !== undefined) return answer(request, reply, cached);
+    if (cached !== undefined) {
+      return answer(reply, compiledRead(cached, guardRead(access, cached.plan), access));
+    }
+    // A miss may still find its shape: the same query but for $filter's integers.
+    const shape = shapes.find(known, request.query);
+    const templated = shape && shapes.read(shape, access);
+    if (templated) return answer(reply, templated);
     const options = parseReadOptions(request.query);
     // A schema miss re-reads the schema and plans against the new table object (db/schema.ts).
     const resolved = schema.plan(known, (t) => planRead(options, t));
-    const entry = ({ plan }: { plan: ReadPlan }): CachedRead =>
-      query === null ? { plan, compiled: null, byGrant: null } : cache.add(query, plan);
+    const planned = ({ plan: made }: { plan: ReadPlan }) => {
+      const entry: CachedRead =
+        query === null ? { plan: made, compiled: null, byGrant: null } : cache.add(query, made);
+      const plan = guardRead(access, entry.plan);
+      const compiled = compiledRead(entry, plan, access);
+      if (shape !== null) shapes.learn(shape, request.query, plan, compiled, access);
+      return answer(reply, compiled);
+    };
     return resolved instanceof Promise
-      ? resolved.then((planned) => answer(request, reply, entry(planned)) ?? reply)
-      : answer(request, reply, entry(resolved));
+      ? resolved.then((made) => planned(made) ?? reply)
+      : planned(resolved);
   }
 
-  function answer(
-    request: ReadRequest,
-    reply: FastifyReply,
-    cached: CachedRead,
-  ): Promise<FastifyReply> | undefined {
-    const plan = guardRead(request.access, cached.plan);
-    const compiled = compiledRead(cached, plan, request.access);
+  function answer(reply: FastifyReply, compiled: CompiledRead): Promise<FastifyReply> | undefined {
     if (compiled.count !== null) return counted(reply, compiled.count, compiled);
     if (!compiled.small) return streamed(reply, compiled);
     db.arrays(compiled.select, (error, rows) => {

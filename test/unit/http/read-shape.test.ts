@@ -1,0 +1,513 @@
+/**
+ * The shape cache (http/read-shape.ts, issue 17): which digit runs of a `$filter` are holes, that
+ * the lexer reads each as one number token the compiler binds as Number(text), and that a read
+ * served from a shape's template is exactly what the pipeline compiles afresh — for random
+ * filters with numbers of every form, under policies, for invalid queries (the same error), and
+ * across table objects. The seed of a failing run is printed by fast-check; FUZZ_SEED replays it.
+ */
+import { describe, expect, test } from '@jest/globals';
+import fc from 'fast-check';
+import type { TableInfo } from '../../../src/db/schema-types.js';
+import { type CompiledRead, compileReadPlan } from '../../../src/http/read-cache.js';
+import { holesOf, ShapeCache } from '../../../src/http/read-shape.js';
+import { READ_CACHE_MAX_QUERY_CHARS, READ_SHAPE_ENTRIES } from '../../../src/limits.js';
+import { planRead } from '../../../src/plan/read-plan.js';
+import { validatePolicy } from '../../../src/policy/policy.js';
+import { type Access, guardRead } from '../../../src/policy/stage.js';
+import { tokenize } from '../../../src/query/lexer.js';
+import { parseReadOptions, type QueryObject } from '../../../src/query/options.js';
+import { compileValue } from '../../../src/sql/compile-read.js';
+import { fuzzSeed } from '../../helpers/fuzz-seed.js';
+import { at, column, day, id, price, table, text } from '../fixtures/schema.js';
+
+const seed = fuzzSeed();
+
+/** id, qty (int), price (decimal), name (varchar), day (date), at (datetime). */
+const shop = table(
+  'shop',
+  [id, column('qty', { nullable: true }), price, text('name', { nullable: true }), day, at],
+  ['id'],
+);
+/** The same table after a schema re-read: a new object. */
+const reread = table(shop.name, shop.columns, shop.primaryKey);
+
+const SENTINEL_0 = 917_364_528_190_000;
+const policy = validatePolicy(
+  {
+    roles: {
+      everything: { tables: { shop: { read: true } } },
+      open: { tables: { shop: { read: { where: 'qty ge 2 and id ne 7' } } } },
+      narrow: { tables: { shop: { read: { columns: ['id', 'qty', 'day'] } } } },
+      both: { tables: { shop: { read: { where: "name ne '5'", columns: ['id', 'name'] } } } },
+      own: { tables: { shop: { read: { where: 'qty eq @user.id' } } } },
+      // Parameters equal to the sentinels of holes 0 and 1: never mistaken for a hole.
+      sentinel: {
+        tables: {
+          shop: { read: { where: `id ne ${SENTINEL_0} and qty ne ${SENTINEL_0 + 1}` } },
+        },
+      },
+    },
+  },
+  new Map([['shop', shop]]),
+);
+const as = (role: string, user = '3'): Access => ({
+  policy,
+  role,
+  user: { id: user, email: `${user}@x.org`, role },
+});
+const ROLES = ['everything', 'open', 'narrow', 'both', 'own', 'sentinel'];
+
+/** The uncached pipeline, as the handler runs it on a miss. */
+const fresh = (on: TableInfo, query: QueryObject, access: Access | null) =>
+  compileReadPlan(guardRead(access, planRead(parseReadOptions(query), on)));
+
+/** The handler's planning with the shape cache alone: its template, else the full path. */
+function viaShapes(
+  shapes: ShapeCache,
+  on: TableInfo,
+  query: QueryObject,
+  access: Access | null,
+): { read: CompiledRead; hit: boolean } {
+  const shape = shapes.find(on, query);
+  const hit = shape && shapes.read(shape, access);
+  if (hit) return { read: hit, hit: true };
+  const plan = guardRead(access, planRead(parseReadOptions(query), on));
+  const read = compileReadPlan(plan);
+  if (shape !== null) shapes.learn(shape, query, plan, read, access);
+  return { read, hit: false };
+}
+
+/** What a client would get: the queries, the path, a row's text; or the error. */
+function outcome(run: () => CompiledRead) {
+  try {
+    const read = run();
+    const row = read.serialize(new Array(shop.columns.length).fill(null));
+    return { select: read.select, count: read.count, small: read.small, row };
+  } catch (error) {
+    const { name, message, status, code } = error as Record<string, unknown>;
+    return { error: { name, message, status, code } };
+  }
+}
+
+const holeTexts = (filter: string) => {
+  const holes = holesOf(filter);
+  if (holes === null) return null;
+  const texts: string[] = [];
+  for (let k = 0; k < holes.length; k += 2) texts.push(filter.slice(holes[k], holes[k + 1]));
+  return texts;
+};
+
+/** Each hole is one `number` token with the hole as its text (unless the lexer stopped before). */
+function expectLexedAsNumbers(filter: string): void {
+  const holes = holesOf(filter) ?? [];
+  const tokens = tokenize(filter);
+  const stop = tokens.find((t) => t.kind === 'invalid')?.position ?? Number.POSITIVE_INFINITY;
+  for (let k = 0; k < holes.length; k += 2) {
+    const [start, end] = [holes[k] as number, holes[k + 1] as number];
+    const position = Array.from(filter.slice(0, start)).length + 1;
+    if (position > stop) continue;
+    const token = tokens.find((t) => t.position === position);
+    expect({ filter, token }).toEqual({
+      filter,
+      token: { kind: 'number', text: filter.slice(start, end), position },
+    });
+  }
+}
+
+describe('holesOf', () => {
+  test.each<[string, string[] | null]>([
+    ['id eq 17', ['17']],
+    ['17', ['17']],
+    ['id eq 0', ['0']],
+    ['id eq 007', ['007']],
+    ['id eq 000000000000000', ['000000000000000']],
+    ['id eq 999999999999999', ['999999999999999']],
+    ['id eq 1234567890123456', []],
+    ['id eq 0000000000000001', []],
+    ["name eq '12'", []],
+    ["name eq '' and id eq 3", ['3']],
+    ["name eq 'it''s 12' and id eq 3", ['3']],
+    ["name eq '''' and id eq 3", ['3']],
+    ["name eq ''''12'", []],
+    ["name eq 'a'12", []],
+    ["name eq 'unterminated 12", []],
+    ['id eq -5', []],
+    ['id eq - 5', ['5']],
+    ['id eq +5', []],
+    ['price eq 1.5', []],
+    ['price eq 1. 5', ['5']],
+    ['price eq .5', []],
+    ['id eq 1e3', []],
+    ['id eq 1E+3', []],
+    ['id eq 0x10', []],
+    ['2fa_col eq 1', ['1']],
+    ['id eq 5x', []],
+    ['day eq 2024-01-01', []],
+    ['day eq 2024-1', []],
+    ['clock eq 12:30:00', []],
+    ['clock eq 12:30', []],
+    ['at eq 2024-01-03T10:00:00Z', []],
+    ['at eq 2024-01-03T10:00:00.5+02:00', []],
+    ['at eq 2024-01-03T10:00:00 02:00', []],
+    ['at eq 2024-01-03T10:00 02:00 and id eq 4', ['4']],
+    ['id in (1,2,3)', ['1', '2', '3']],
+    ['id in ( 1 , 2 ,null)', ['1', '2']],
+    ['((id eq 1) or (not (id eq 22)))', ['1', '22']],
+    ['id\teq\t5', ['5']],
+    ['id eq\n5\r\n', ['5']],
+    ['id eq 5\r', ['5']],
+    ['id eq \u000b5', []],
+    ['id eq \u00a05', []],
+    ['id eq \u30005', []],
+    ['größe eq 5', ['5']],
+    ['x eq é5', []],
+    ['x eq 5é', []],
+    ['x eq 😀5', []],
+    ['x eq 5😀', []],
+    ['id eq ١٢', []],
+    ['id eq 1٢', []],
+    ['id eq ١2', []],
+    ['id eq 5.', []],
+    ['id eq 5+1', []],
+    ['id eq 5 5', ['5', '5']],
+    ['id eq 5\u0001', null],
+    ['\u0002', null],
+    ['\u0000id eq 5', null],
+    ['', []],
+  ])('%j → %j', (filter, holes) => {
+    expect(holeTexts(filter)).toEqual(holes);
+    expectLexedAsNumbers(filter);
+  });
+
+  test('on random text, each hole is lexed as one number token with its text', () => {
+    const piece = fc.constantFrom(
+      ...['0', '1', '5', '9', '00', '12', '007', '123456789012345', '1234567890123456'],
+      ...[' ', '\t', '\n', '\r', '(', ')', ',', "'", "''", '-', '.', 'e', 'E', '+', ':'],
+      ...['T', 'Z', 'a', 'x', 'eq', 'in', 'é', '١', '😀', '\u000b', '\u00a0'],
+      ...['2024-01-01', '12:30:00', '2024-01-03T10:00', '02:00', '10:00'],
+    );
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 30 }), (pieces) => {
+        expectLexedAsNumbers(pieces.join(''));
+      }),
+      { numRuns: 20_000, seed },
+    );
+  });
+
+  test('compileNumber binds every hole as Number(text), a `?`', () => {
+    fc.assert(
+      fc.property(fc.stringMatching(/^[0-9]{1,15}$/), (digits) => {
+        const params: unknown[] = [];
+        expect(compileValue({ kind: 'number', text: digits }, params)).toBe('?');
+        expect(params).toEqual([Number(digits)]);
+        expect(Object.is(params[0], -0)).toBe(false);
+      }),
+      { numRuns: 5000, seed },
+    );
+  });
+});
+
+describe('ShapeCache', () => {
+  const point = (n: string | number, rest: Record<string, string> = {}) => ({
+    $filter: `id eq ${n}`,
+    ...rest,
+  });
+
+  test('a shape is templated on its second sight, then serves every id', () => {
+    const shapes = new ShapeCache();
+    expect(viaShapes(shapes, shop, point(17), null).hit).toBe(false);
+    expect(shapes.size).toBe(0);
+    expect(viaShapes(shapes, shop, point(99123), null).hit).toBe(false);
+    expect(shapes.size).toBe(1);
+    for (const n of ['5', '0', '007', '999999999999999', '17']) {
+      const { read, hit } = viaShapes(shapes, shop, point(n), null);
+      expect(hit).toBe(true);
+      expect(read.select).toEqual({
+        sql: 'SELECT `id`, `qty`, `price`, `name`, `day`, `at` FROM `shop` WHERE `id` = ?',
+        params: [Number(n)],
+      });
+      expect(read.small).toBe(true);
+    }
+    // Sixteen digits are no hole: another shape, planned afresh.
+    expect(viaShapes(shapes, shop, point('1234567890123456'), null).hit).toBe(false);
+  });
+
+  test('$count, $top and the other keys: each query of the shape as compiled afresh', () => {
+    const shapes = new ShapeCache();
+    const query = (a: number, b: number) => ({
+      $count: 'true',
+      $filter: `(qty gt ${a} or id in (${b}, ${a}, null)) and price lt 2.5`,
+      $top: '3',
+      _: 'x',
+    });
+    viaShapes(shapes, shop, query(1, 2), null);
+    viaShapes(shapes, shop, query(3, 4), null);
+    const { read, hit } = viaShapes(shapes, shop, query(0, 77), null);
+    expect(hit).toBe(true);
+    expect(outcome(() => read)).toEqual(outcome(() => fresh(shop, query(0, 77), null)));
+    expect(read.count?.params).toEqual([0, 77, 0, '2.5']);
+    // The same filter with the keys in another order is another shape.
+    const reordered = { $filter: query(0, 77).$filter, $count: 'true', $top: '3', _: 'x' };
+    expect(viaShapes(shapes, shop, reordered, null).hit).toBe(false);
+  });
+
+  test('an entry serves only the table object it was planned against', () => {
+    const shapes = new ShapeCache();
+    viaShapes(shapes, shop, point(1), null);
+    viaShapes(shapes, shop, point(2), null);
+    expect(viaShapes(shapes, shop, point(3), null).hit).toBe(true);
+    // A re-read table: planned afresh, and its template replaces the old one at once.
+    expect(viaShapes(shapes, reread, point(4), null).hit).toBe(false);
+    expect(viaShapes(shapes, reread, point(5), null).hit).toBe(true);
+    expect(viaShapes(shapes, shop, point(6), null).hit).toBe(false);
+    const other = table('other', shop.columns, shop.primaryKey);
+    expect(viaShapes(shapes, other, point(7), null).hit).toBe(false);
+  });
+
+  test('no shape: no holes, a repeated key, a marker, a key past the bound', () => {
+    const shapes = new ShapeCache();
+    expect(shapes.find(shop, { $top: '5' })).toBeNull();
+    expect(shapes.find(shop, { $filter: "name eq '5'" })).toBeNull();
+    expect(shapes.find(shop, { $filter: ['id eq 1', 'id eq 2'] })).toBeNull();
+    expect(shapes.find(shop, { $filter: 'id eq 1', _: ['1', '2'] })).toBeNull();
+    expect(shapes.find(shop, { $filter: 'id eq 1', '\u0001': 'x' })).toBeNull();
+    expect(shapes.find(shop, { $filter: 'id eq 1', $select: 'id\u0002' })).toBeNull();
+    expect(shapes.find(shop, { $filter: 'id eq 1', x: '\u0000' })).toBeNull();
+    const long = `id eq 1 or name eq '${'x'.repeat(READ_CACHE_MAX_QUERY_CHARS)}'`;
+    expect(shapes.find(shop, { $filter: long })).toBeNull();
+    expect(shapes.find(shop, { $filter: 'id eq 1' })).not.toBeNull();
+  });
+
+  test(`never holds more than READ_SHAPE_ENTRIES (${READ_SHAPE_ENTRIES})`, () => {
+    const shapes = new ShapeCache();
+    for (let i = 0; i < 3 * READ_SHAPE_ENTRIES; i++) {
+      const query = { $filter: 'id eq 1', $top: String(i) };
+      viaShapes(shapes, shop, query, null);
+      viaShapes(shapes, shop, query, null);
+      expect(shapes.size).toBeLessThanOrEqual(READ_SHAPE_ENTRIES);
+    }
+    expect(shapes.size).toBe(READ_SHAPE_ENTRIES);
+  });
+
+  test('a template that differs from the request’s own read is never used', () => {
+    const shapes = new ShapeCache();
+    viaShapes(shapes, shop, point(1), null);
+    const query = point(2);
+    const shape = shapes.find(shop, query);
+    if (shape === null) throw new Error('no shape');
+    const plan = planRead(parseReadOptions(query), shop);
+    const read = compileReadPlan(plan);
+    shapes.learn(shape, query, plan, { ...read, select: { ...read.select, params: ['2'] } }, null);
+    for (const n of [3, 4, 5]) expect(viaShapes(shapes, shop, point(n), null).hit).toBe(false);
+  });
+
+  test('a shape whose sentinel query is refused is planned afresh every time', () => {
+    // Within the byte limit with a one-digit hole, past it with the 15-digit sentinel.
+    const query = (n: number) => ({ $filter: `id eq ${n} and name ne '${'€'.repeat(1355)}'` });
+    expect(() => fresh(shop, query(1), null)).not.toThrow();
+    const shapes = new ShapeCache();
+    for (const n of [1, 2, 3, 4]) {
+      const { read, hit } = viaShapes(shapes, shop, query(n), null);
+      expect(hit).toBe(false);
+      expect(outcome(() => read)).toEqual(outcome(() => fresh(shop, query(n), null)));
+    }
+  });
+
+  describe('under a policy', () => {
+    const warm = (shapes: ShapeCache, access: Access) => {
+      viaShapes(shapes, shop, point(1), access);
+      viaShapes(shapes, shop, point(2), access);
+    };
+
+    test.each([
+      ['everything', true],
+      ['open', true],
+      ['narrow', true],
+      ['both', true],
+      ['own', false],
+      ['sentinel', false],
+    ])('%s: the guarded read of every id; templated: %s', (role, templated) => {
+      const shapes = new ShapeCache();
+      warm(shapes, as(role));
+      for (const n of ['3', '7', '0', `${SENTINEL_0}`, `${SENTINEL_0 + 1}`]) {
+        for (const user of ['3', '4']) {
+          const { read, hit } = viaShapes(shapes, shop, point(n), as(role, user));
+          expect(hit).toBe(templated);
+          expect(outcome(() => read)).toEqual(outcome(() => fresh(shop, point(n), as(role, user))));
+        }
+      }
+    });
+
+    test('one template per grant, and one without a policy', () => {
+      const shapes = new ShapeCache();
+      warm(shapes, as('open'));
+      expect(viaShapes(shapes, shop, point(3), as('narrow')).hit).toBe(false); // made now
+      expect(viaShapes(shapes, shop, point(4), as('narrow')).hit).toBe(true);
+      expect(viaShapes(shapes, shop, point(5), as('open')).hit).toBe(true);
+      // `everything` changes nothing: the entry's own template, made for the first such caller.
+      expect(viaShapes(shapes, shop, point(6), null).hit).toBe(false);
+      expect(viaShapes(shapes, shop, point(6), as('everything')).hit).toBe(true);
+      expect(viaShapes(shapes, shop, point(8), as('open')).read.select.params).toEqual([8, 2, 7]);
+    });
+
+    test('a hidden column named by the filter: the same refusal from the template', () => {
+      const shapes = new ShapeCache();
+      const query = (n: number) => ({ $filter: `id eq ${n} or price gt ${n}` });
+      viaShapes(shapes, shop, query(1), null);
+      viaShapes(shapes, shop, query(2), null);
+      expect(viaShapes(shapes, shop, query(3), null).hit).toBe(true);
+      const refused = outcome(() => viaShapes(shapes, shop, query(4), as('narrow')).read);
+      expect(refused).toEqual(outcome(() => fresh(shop, query(4), as('narrow'))));
+      expect(refused).toMatchObject({ error: { code: 'UNKNOWN_COLUMN' } });
+    });
+  });
+});
+
+describe('random filters: the shape path gives what the pipeline compiles afresh', () => {
+  /** A number slot: a hole (its digits change per query), fixed text, or any number per query. */
+  type Slot = { readonly slot: 'hole' } | { readonly slot: 'wild' } | { readonly fixed: string };
+  type Part = string | Slot;
+
+  const holeText = fc.oneof(
+    fc.constantFrom('0', '00', '007', '1', '999999999999999', '000000000000000', `${SENTINEL_0}`),
+    fc.nat(1_000_000).map(String),
+    fc.stringMatching(/^[0-9]{1,15}$/),
+    fc.stringMatching(/^[0-9]{15}$/),
+  );
+  const oddNumber = fc.oneof(
+    fc.constantFrom('-5', '-0', '1.5', '0.0', '1e3', '1E+3', '2.5e-3', '-007', '1e400'),
+    fc.constantFrom('1234567890123456', '9007199254740993', '12345678901234567890'),
+    fc.stringMatching(/^-?[0-9]{1,20}(\.[0-9]{1,4})?$/),
+  );
+  const slot: fc.Arbitrary<Slot> = fc.oneof(
+    { weight: 4, arbitrary: fc.constant({ slot: 'hole' as const }) },
+    { weight: 1, arbitrary: fc.constant({ slot: 'wild' as const }) },
+    { weight: 2, arbitrary: fc.oneof(holeText, oddNumber).map((fixed) => ({ fixed })) },
+  );
+  const space = fc.constantFrom(' ', '  ', '\t', '\n', '\r\n');
+  const stringLiteral = fc
+    .array(fc.constantFrom('1', '23', "''", ' ', '(', ',', ')', 'a', 'é', '-'), { maxLength: 5 })
+    .map((parts) => `'${parts.join('')}'`);
+  const op = fc.constantFrom('eq', 'ne', 'lt', 'le', 'gt', 'GE');
+  const numeric = fc.constantFrom('id', 'qty', 'price', 'year(day)', 'length(name)', 'month(at)');
+
+  /** A condition as parts; some are invalid (a type error, an unknown column, bad syntax). */
+  const leaf: fc.Arbitrary<Part[]> = fc.oneof(
+    { weight: 5, arbitrary: fc.tuple(numeric, space, op, space, slot) },
+    fc.tuple(slot, space, op, space, numeric),
+    fc.tuple(fc.constantFrom('name', 'tolower(name)'), space, op, space, stringLiteral),
+    fc.tuple(fc.constant('name eq'), space, slot),
+    fc.tuple(slot, fc.constant(' eq '), slot),
+    fc.tuple(fc.constantFrom('day ge 2024-01-05', 'at lt 2024-01-03T10:00:00 02:00')),
+    fc
+      .tuple(
+        fc.constantFrom('id', 'qty'),
+        fc.constantFrom(' in (', ' IN(', ' in ( '),
+        fc.array(fc.oneof(slot, fc.constant('null')), { minLength: 1, maxLength: 4 }),
+        fc.constantFrom(',', ', ', ' ,'),
+        fc.constantFrom(')', ' )'),
+      )
+      .map(([column, open, items, comma, close]): Part[] => [
+        column,
+        open,
+        ...items.flatMap((item, i): Part[] => (i === 0 ? [item] : [comma, item])),
+        close,
+      ]),
+    fc.tuple(fc.constant('contains(name,'), space, stringLiteral, fc.constant(')')),
+    fc.tuple(
+      fc.constantFrom(
+        'year(id) eq ',
+        'nope eq ',
+        'id lt null or id eq ',
+        'day eq 2024-13-01 or id eq ',
+      ),
+      slot,
+    ),
+    fc.tuple(fc.constant('id eq '), slot, space, slot),
+    fc.tuple(fc.constant("name eq 'x"), slot),
+  );
+  const { filter } = fc.letrec<{ filter: Part[] }>((tie) => ({
+    filter: fc.oneof(
+      { depthSize: 'small', maxDepth: 3 },
+      { weight: 3, arbitrary: leaf },
+      fc
+        .tuple(tie('filter'), space, fc.constantFrom('and', 'OR'), space, tie('filter'))
+        .map((parts) => parts.flat()),
+      fc
+        .tuple(fc.constantFrom('(', '( '), tie('filter'), fc.constantFrom(')', ' )'))
+        .map((parts) => parts.flat()),
+      fc.tuple(fc.constant('not ('), tie('filter'), fc.constant(')')).map((parts) => parts.flat()),
+    ),
+  }));
+  const options = fc.record(
+    {
+      $select: fc.constantFrom('*', 'id,name', 'name,price'),
+      $top: fc.constantFrom('0', '5', '200'),
+      $count: fc.constantFrom('true', 'false'),
+      $orderby: fc.constantFrom('id desc', 'qty'),
+      _: fc.constant('1'),
+    },
+    { requiredKeys: [] },
+  );
+  const access = fc.oneof(
+    { weight: 4, arbitrary: fc.constant(null) },
+    fc.constantFrom(...ROLES).map((role) => as(role)),
+  );
+  const QUERIES = 8;
+  const holeCount = (parts: readonly Part[]) =>
+    parts.filter((p) => typeof p !== 'string' && !('fixed' in p)).length;
+  const skeleton = fc
+    .record({ filter, options, access, filterFirst: fc.boolean(), reread: fc.boolean() })
+    .chain((s) =>
+      fc.tuple(
+        fc.constant(s),
+        fc.array(fc.array(fc.oneof(holeText, oddNumber), { minLength: holeCount(s.filter) }), {
+          minLength: QUERIES,
+          maxLength: QUERIES,
+        }),
+        fc.array(fc.array(holeText, { minLength: holeCount(s.filter) }), {
+          minLength: QUERIES,
+          maxLength: QUERIES,
+        }),
+      ),
+    );
+
+  test('thousands of queries: the same reads and the same errors', () => {
+    const shapes = new ShapeCache();
+    let queries = 0;
+    let hits = 0;
+    let refused = 0;
+    fc.assert(
+      fc.property(skeleton, ([s, wilds, holes]) => {
+        const on = s.reread ? reread : shop;
+        for (let q = 0; q < QUERIES; q++) {
+          let w = 0;
+          let h = 0;
+          const text = s.filter
+            .map((p) => {
+              if (typeof p === 'string') return p;
+              if ('fixed' in p) return p.fixed;
+              return p.slot === 'hole' ? (holes[q]?.[h++] as string) : (wilds[q]?.[w++] as string);
+            })
+            .join('');
+          const query = s.filterFirst
+            ? { $filter: text, ...s.options }
+            : { ...s.options, $filter: text };
+          const served = outcome(() => {
+            const { read, hit } = viaShapes(shapes, on, query, s.access);
+            if (hit) hits++;
+            return read;
+          });
+          const expected = outcome(() => fresh(on, query, s.access));
+          expect({ query, served }).toEqual({ query, served: expected });
+          queries++;
+          if ('error' in expected) refused++;
+        }
+      }),
+      { numRuns: 1000, seed },
+    );
+    // The comparison must have met both templates and refusals, not only fresh plans.
+    expect(hits).toBeGreaterThan(queries / 5);
+    expect(refused).toBeGreaterThan(queries / 20);
+  });
+});
