@@ -65,26 +65,45 @@ export function readRetryingBy<T>(
  * Runs a write, again while the failure left nothing committed (see above). `attempt` runs the
  * whole write on a connection of its own and marks `progress` before it commits.
  */
-export async function writeRetrying<T>(
+export function writeRetrying<T>(attempt: (progress: WriteProgress) => Promise<T>): Promise<T> {
+  // The first attempt without an async function's promise and turns: nearly every write
+  // succeeds at once (issue 17). A failure goes to the loop below, which counts it as attempt 1.
+  const progress: WriteProgress = { committing: false };
+  let first: Promise<T>;
+  try {
+    first = attempt(progress);
+  } catch (error) {
+    first = Promise.reject(error);
+  }
+  return first.catch((error: unknown) => retryWrite(attempt, error, progress));
+}
+
+/** After attempt 1 failed with `error`: again while that is safe and attempts are left. */
+async function retryWrite<T>(
   attempt: (progress: WriteProgress) => Promise<T>,
+  error: unknown,
+  progress: WriteProgress,
 ): Promise<T> {
   let lostOnce = false;
+  let failed = error;
+  let failedProgress = progress;
   for (let attempts = 1; ; attempts++) {
-    const progress: WriteProgress = { committing: false };
+    const failure = failureOf(failed);
+    const broken = failure === 'lost' || failure === 'silent';
+    if (broken && failedProgress.committing) throw writeOutcomeUnknown();
+    const again =
+      attempts < WRITE_ATTEMPTS &&
+      (failure === 'rolled-back' ||
+        failure === 'node-not-ready' ||
+        (failure === 'lost' && !lostOnce));
+    if (!again) throw failed;
+    if (failure === 'lost') lostOnce = true;
+    await pause();
+    failedProgress = { committing: false };
     try {
-      return await attempt(progress);
-    } catch (error) {
-      const failure = failureOf(error);
-      const broken = failure === 'lost' || failure === 'silent';
-      if (broken && progress.committing) throw writeOutcomeUnknown();
-      const again =
-        attempts < WRITE_ATTEMPTS &&
-        (failure === 'rolled-back' ||
-          failure === 'node-not-ready' ||
-          (failure === 'lost' && !lostOnce));
-      if (!again) throw error;
-      if (failure === 'lost') lostOnce = true;
-      await pause();
+      return await attempt(failedProgress);
+    } catch (next) {
+      failed = next;
     }
   }
 }

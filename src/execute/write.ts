@@ -128,8 +128,11 @@ async function runInTransaction(
   }
 }
 
-/** One statement under autocommit (see WriteOptions.autocommit). */
-async function runAlone(
+/**
+ * One statement under autocommit (see WriteOptions.autocommit). A promise chain, not an async
+ * function: most writes take this path (issue 17).
+ */
+function runAlone(
   connection: PoolConnection,
   statement: CompiledQuery,
   unprepare: boolean,
@@ -137,12 +140,18 @@ async function runAlone(
 ): Promise<WriteResult> {
   // The statement commits itself.
   progress.committing = true;
-  const result = await execute<ResultSetHeader>(connection, statement);
-  if (unprepare) connection.unprepare(statement.sql);
-  // Cannot happen when the caller's proof holds; if it ever did, the client still hears the
-  // error rather than a success for a changed value.
-  if (result.warningStatus !== 0) await refuseDataWarnings(connection);
-  return { affectedRows: result.affectedRows, insertId: publicInsertId(result.insertId) };
+  return execute<ResultSetHeader>(connection, statement).then((result) => {
+    if (unprepare) connection.unprepare(statement.sql);
+    const written = {
+      affectedRows: result.affectedRows,
+      insertId: publicInsertId(result.insertId),
+    };
+    // Cannot happen when the caller's proof holds; if it ever did, the client still hears the
+    // error rather than a success for a changed value.
+    return result.warningStatus === 0
+      ? written
+      : refuseDataWarnings(connection).then(() => written);
+  });
 }
 
 /** A statement MySQL let through with a data warning is answered like the error. */
