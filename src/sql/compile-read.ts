@@ -11,6 +11,7 @@ import type {
   ReadPlan,
 } from '../plan/read-plan.js';
 import type { ColumnFn, CompareOp, FilterLiteral, Literal } from '../query/ast.js';
+import { isDigitRun } from '../query/lexer.js';
 import type { CompiledQuery } from './compiled-query.js';
 import { quoteIdent } from './quote.js';
 
@@ -215,6 +216,11 @@ export function compileValue(literal: Literal, params: unknown[]): string {
  * Evaluation"). A number with an exponent, or too many digits for DECIMAL(65,30), is a double.
  */
 function compileNumber(text: string, params: unknown[]): string {
+  // Up to 15 digits is a safe integer, and what the rule below makes of it (issue 17: ids).
+  if (text.length <= 15 && isDigitRun(text)) {
+    params.push(Number(text));
+    return '?';
+  }
   const exact = /^-?(\d+)(?:\.(\d+))?$/.exec(text);
   if (exact !== null) {
     const integerPart = exact[1] as string;
