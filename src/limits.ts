@@ -80,6 +80,11 @@ export const SMALL_READ_MAX_BYTES = 256 * 1024;
  * (its entry could be large; such a request is planned every time, as before the cache).
  */
 export const READ_CACHE_ENTRIES = 1024;
+/**
+ * Tokens whose signature and claims were verified, kept so that the next request with the same
+ * token skips the HMAC and the decoding (auth/tokens.ts): least recently used dropped first.
+ */
+export const VERIFIED_TOKENS = 4096;
 export const READ_CACHE_MAX_QUERY_CHARS = 2048;
 /**
  * A query string is kept on its second sight; the first is remembered in one of these slots, so

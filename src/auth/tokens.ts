@@ -7,6 +7,8 @@ import { createSecretKey, type KeyObject, randomBytes } from 'node:crypto';
 import { chmod, link, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import jwt from 'jsonwebtoken';
+import { createLRU } from 'lru.min';
+import { VERIFIED_TOKENS } from '../limits.js';
 import { preparePrivateDirectory } from '../state-dir.js';
 
 /** RFC 7518 §3.2: an HS256 key must be at least as long as the hash output. */
@@ -126,6 +128,13 @@ export class TokenService {
    * and pays for the failed parse on every call (about 0.7 ms against 0.02 ms, measured).
    */
   private readonly key: KeyObject;
+  /**
+   * Claims of tokens verify() accepted, by the whole token text (issue 17: jsonwebtoken's verify
+   * is ~20 µs, most of an authenticated read's own work). Exact: the key never changes, so a
+   * token text that verified once verifies again, but for what depends on the time: `exp`, which
+   * each use checks as jsonwebtoken does, and `nbf`, so a token that has one is not kept.
+   */
+  private readonly verified = createLRU<string, AuthClaims>({ max: VERIFIED_TOKENS });
 
   private constructor(
     secret: string,
@@ -171,6 +180,13 @@ export class TokenService {
 
   /** The claims of a valid, unexpired HS256 token signed with our secret; null otherwise. */
   verify(token: string): AuthClaims | null {
+    const known = this.verified.get(token);
+    if (known !== undefined) {
+      // jsonwebtoken: expired once the clock, in whole seconds, has reached `exp`.
+      if (Math.floor(Date.now() / 1000) < known.exp) return known;
+      this.verified.delete(token);
+      return null;
+    }
     let payload: unknown;
     try {
       payload = jwt.verify(token, this.key, { algorithms: [ALGORITHM] });
@@ -178,13 +194,15 @@ export class TokenService {
       return null;
     }
     if (!isClaims(payload)) return null;
-    return {
+    const claims: AuthClaims = Object.freeze({
       sub: payload.sub,
       email: payload.email,
       role: payload.role,
       iat: payload.iat,
       exp: payload.exp,
-    };
+    });
+    if (!('nbf' in payload)) this.verified.set(token, claims);
+    return claims;
   }
 
   /**

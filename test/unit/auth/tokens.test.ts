@@ -3,6 +3,7 @@ import { createHmac, generateKeyPairSync } from 'node:crypto';
 import { chmod, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { afterEach, jest } from '@jest/globals';
 import jwt from 'jsonwebtoken';
 import { loadJwtSecret, parseTokenTtl, TokenService } from '../../../src/auth/tokens.js';
 
@@ -177,6 +178,54 @@ describe('TokenService', () => {
     ],
   ])('refuses %s', (_name, make) => {
     expect(tokens.verify(make())).toBeNull();
+  });
+
+  describe('a token verified before', () => {
+    afterEach(() => {
+      jest.restoreAllMocks();
+    });
+    const at = (seconds: number) => jest.spyOn(Date, 'now').mockReturnValue(seconds * 1000);
+
+    test('gives the same frozen claims again, until the clock reaches its exp', () => {
+      const service = TokenService.create(SECRET, '1h');
+      const exp = now() + 5;
+      const token = jwt.sign({ ...claims(), exp }, SECRET);
+      const first = service.verify(token);
+      expect(first).toEqual({ ...claims(), exp, iat: first?.iat });
+      expect(Object.isFrozen(first)).toBe(true);
+      expect(service.verify(token)).toBe(first);
+      at(exp - 1);
+      expect(service.verify(token)).toBe(first);
+      // What jsonwebtoken itself says at that second: expired, and expired() agrees.
+      at(exp);
+      expect(service.verify(token)).toBeNull();
+      expect(service.expired(token)).toBe(true);
+      expect(() => jwt.verify(token, SECRET, { algorithms: ['HS256'] })).toThrow(
+        jwt.TokenExpiredError,
+      );
+    });
+
+    test('does not vouch for another text: a changed signature or payload is refused', () => {
+      const service = TokenService.create(SECRET, '1h');
+      const token = service.sign(USER);
+      expect(service.verify(token)).not.toBeNull();
+      const [header, payload, signature = ''] = token.split('.');
+      const flipped = signature.endsWith('A') ? 'B' : 'A';
+      expect(service.verify(`${header}.${payload}.${signature.slice(0, -1)}${flipped}`)).toBeNull();
+      expect(
+        service.verify(`${header}.${b64url({ ...claims(), sub: '1' })}.${signature}`),
+      ).toBeNull();
+      expect(service.verify(`${token} `)).toBeNull();
+    });
+
+    test('with an nbf is checked again each time', () => {
+      const service = TokenService.create(SECRET, '1h');
+      const nbf = now() - 10;
+      const token = jwt.sign({ ...claims(), nbf }, SECRET);
+      expect(service.verify(token)).not.toBeNull();
+      at(nbf - 5);
+      expect(service.verify(token)).toBeNull();
+    });
   });
 
   test('expired() is true only for our own token past its exp', () => {
