@@ -14,42 +14,10 @@
  */
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { ITEMS_TABLE as table } from './lib/items-table.mjs';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 15);
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 20_000);
-
-/** The bench's `items` table as the schema cache holds it (bench/lib/database.mjs). */
-function column(name, dataType, kind) {
-  return {
-    name,
-    dataType,
-    columnType: dataType,
-    kind,
-    nullable: false,
-    unsigned: false,
-    autoIncrement: name === 'id',
-    hasDefault: name === 'id',
-    generated: false,
-    maxLength: kind === 'string' ? 100 : null,
-    numericPrecision: null,
-    numericScale: null,
-  };
-}
-const columns = [
-  column('id', 'int', 'integer'),
-  column('name', 'varchar', 'string'),
-  column('category', 'varchar', 'string'),
-  column('price', 'decimal', 'decimal'),
-  column('stock', 'int', 'integer'),
-  column('created_at', 'datetime', 'datetime'),
-];
-const table = {
-  name: 'items',
-  kind: 'table',
-  columns,
-  columnsByName: new Map(columns.map((c) => [c.name, c])),
-  primaryKey: ['id'],
-};
 
 const CASES = [
   { id: 'a', title: 'point read', query: { $filter: 'id eq 48213' } },
