@@ -1,0 +1,119 @@
+#!/usr/bin/env node
+/**
+ * Two builds of tablegate side by side, loaded *at the same time*: the CPU each server spends per
+ * request, and the ratio B ÷ A, round by round. On a shared 2-core machine the same server's CPU
+ * per request moves by ±20 % from one run to the next (the hypervisor, the load generator and
+ * MariaDB share the cores), and `npm run bench` measures servers one after the other, so a
+ * change of a few per cent drowns. Loaded together, both builds meet the same machine at the
+ * same moment and their ratio keeps what differs between them.
+ *
+ *   npm run build && BENCH_AB_A=/path/to/old/dist/cli.js node bench/ab-cpu.mjs
+ *
+ * Settings: BENCH_AB_A (the build to compare with; required), BENCH_AB_B (default: this
+ * checkout's dist/cli.js), BENCH_SCENARIOS (default a,b,c,e,f), BENCH_ROUNDS (8), BENCH_SECONDS
+ * (3), BENCH_CONNECTIONS (16 per server), BENCH_DB_* (bench/README.md).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import {
+  adminConfig,
+  connectAdmin,
+  createBenchDatabase,
+  createBenchUser,
+  dropBenchUser,
+} from './lib/database.mjs';
+import { closeAgent, LoadTally, runLoad } from './lib/load.mjs';
+import { cpuSeconds } from './lib/proc.mjs';
+import { stopAll } from './lib/processes.mjs';
+import { DIALECTS, SCENARIOS, seededRandom } from './lib/scenarios.mjs';
+import { CLI, SERVERS } from './lib/servers.mjs';
+
+const env = process.env;
+const settings = {
+  a: env.BENCH_AB_A,
+  b: env.BENCH_AB_B ?? CLI,
+  scenarios: (env.BENCH_SCENARIOS ?? 'a,b,c,e,f').split(',').map((s) => s.trim()),
+  rounds: Number(env.BENCH_ROUNDS ?? 8),
+  seconds: Number(env.BENCH_SECONDS ?? 3),
+  connections: Number(env.BENCH_CONNECTIONS ?? 16),
+};
+if (!settings.a) {
+  process.stderr.write('BENCH_AB_A must name the other build: BENCH_AB_A=<dir>/dist/cli.js\n');
+  process.exit(2);
+}
+
+const median = (values) => {
+  const sorted = [...values].sort((x, y) => x - y);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+};
+
+/** Both servers under the same load at once; CPU µs per request of each. */
+async function together(servers, scenario, seed, seconds) {
+  const before = servers.map((server) => cpuSeconds(server.pid));
+  const tallies = servers.map(() => new LoadTally());
+  await Promise.all(
+    servers.map((server, i) => {
+      const random = seededRandom(seed);
+      return runLoad({
+        base: server.base,
+        connections: settings.connections,
+        seconds,
+        next: () => scenario.request(DIALECTS.tablegate, random),
+        tally: tallies[i],
+      });
+    }),
+  );
+  return servers.map((server, i) => {
+    const tally = tallies[i];
+    if (tally.non2xx + tally.errors > 0) {
+      throw new Error(`${server.key}: ${tally.non2xx} non-2xx, ${tally.errors} socket errors`);
+    }
+    return { us: ((cpuSeconds(server.pid) - before[i]) / tally.responses) * 1e6, rps: tally.rps };
+  });
+}
+
+const tmp = mkdtempSync(path.join(os.tmpdir(), 'tablegate-ab-'));
+const dbAdmin = adminConfig();
+const admin = await connectAdmin(dbAdmin);
+try {
+  await createBenchDatabase(admin);
+  const db = { host: dbAdmin.host, port: dbAdmin.port, ...(await createBenchUser(admin)) };
+  const servers = [];
+  for (const [key, cli] of [
+    ['A', settings.a],
+    ['B', settings.b],
+  ]) {
+    servers.push(await SERVERS[0].start({ db, tmp, poolSize: 10, cli, key }));
+  }
+  console.log(`A: ${settings.a}\nB: ${settings.b}`);
+  console.log(
+    `${settings.rounds} rounds × ${settings.seconds} s, ${settings.connections} connections to each, both at once\n`,
+  );
+  console.log(
+    '| scenario | A µs/req | B µs/req | B ÷ A CPU (median) | B ÷ A req/s | rounds (B ÷ A CPU) |',
+  );
+  console.log('|---|--:|--:|--:|--:|---|');
+  for (const [index, scenario] of SCENARIOS.entries()) {
+    // Load scenarios of plain open mode ((h) needs auth-mode servers and tokens).
+    const plain = scenario.kind === 'load' && scenario.servers === undefined;
+    if (!settings.scenarios.includes(scenario.id) || !plain) continue;
+    await together(servers, scenario, 999, 2); // warm-up
+    const rounds = [];
+    for (let round = 0; round < settings.rounds; round++) {
+      rounds.push(await together(servers, scenario, 1000 * (index + 1) + round, settings.seconds));
+    }
+    const cpu = rounds.map(([a, b]) => b.us / a.us);
+    const rps = rounds.map(([a, b]) => b.rps / a.rps);
+    console.log(
+      `| ${scenario.id} | ${median(rounds.map(([a]) => a.us)).toFixed(1)} | ${median(rounds.map(([, b]) => b.us)).toFixed(1)} | ${median(cpu).toFixed(3)} | ${median(rps).toFixed(3)} | ${cpu.map((r) => r.toFixed(2)).join(' ')} |`,
+    );
+  }
+} finally {
+  closeAgent();
+  await stopAll().catch(() => {});
+  await dropBenchUser(admin).catch(() => {});
+  await admin.end().catch(() => {});
+  rmSync(tmp, { recursive: true, force: true });
+}
