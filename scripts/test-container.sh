@@ -135,7 +135,10 @@ docker rmi "$image-classic" >/dev/null
 size=$(docker image inspect -f '{{.Size}}' "$image")
 echo "image size: $((size / 1000000)) MB ($(docker image ls --format '{{.Size}}' "$image"))"
 expect_equal "$(docker run --rm --entrypoint id "$image" -u)" 1000 "uid"
-docker run --rm "$image" --help | grep -q 'tablegate run auth -h <host>' || fail "--help"
+# Read whole, then searched: `| grep -q` stops reading at the match, and under pipefail the
+# writer's broken pipe failed the check now and then.
+usage=$(docker run --rm "$image" --help) || fail "--help exits with an error"
+grep -q 'tablegate run auth -h <host>' <<<"$usage" || fail "--help"
 # The run stage: dist/ and the production install, nothing else of the repository. The source
 # maps only name the TypeScript files (no sourcesContent), which stay out.
 files=$(docker run --rm --entrypoint sh "$image" -c \
