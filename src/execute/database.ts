@@ -31,10 +31,23 @@ import type { CompiledQuery } from '../sql/compiled-query.js';
 import { Acquirer } from './acquire.js';
 import { bind } from './bind.js';
 import { type HostBackend, type HostEvents, HostSwitch } from './hosts.js';
-import { dropsConnection, readRetrying, readRetryingBy, writeRetrying } from './retry.js';
+import {
+  dropsConnection,
+  readRetrying,
+  readRetryingBy,
+  writeRetrying,
+  writeRetryingBy,
+} from './retry.js';
 import { type RowFlow, type RowSink, streamRetrying } from './stream.js';
 import { Watchdog } from './watchdog.js';
-import { runTransaction, type WriteOptions, type WriteResult } from './write.js';
+import {
+  aloneStatement,
+  runAlone,
+  runTransaction,
+  type WriteOptions,
+  type WriteProgress,
+  type WriteResult,
+} from './write.js';
 
 export type Flavour = ServerKind['flavour'];
 
@@ -351,26 +364,39 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
     });
   }
 
-  /** One SELECT's rows as arrays, by callback: using() and execute without their promises. */
-  function selectOnce(query: CompiledQuery, done: (error: unknown, rows?: unknown[][]) => void) {
+  /**
+   * using() by callback: `work` on a borrowed connection, which is given back when work calls
+   * `finish` (issue 17: the path of small reads and one-statement writes, without promises).
+   */
+  function usingBy<T>(
+    work: (held: PoolConnection, finish: (error: unknown, value?: T) => void) => void,
+    done: (error: unknown, value?: T) => void,
+  ): void {
     borrow((error, held, backend) => {
       if (held === undefined || backend === undefined) {
         done(error);
         return;
       }
       backend.watchdog.watch(held);
-      const finish = (failure: unknown, rows?: unknown) => {
+      const finish = (failure: unknown, value?: T) => {
         giveBack(backend, held, failure);
-        done(failure, rows as unknown[][]);
+        done(failure, value);
       };
       try {
-        held.execute<RowDataPacket[][]>(query.sql, bind(query.params), (failure, rows) =>
-          finish(failure, rows),
-        );
+        work(held, finish);
       } catch (thrown) {
         finish(thrown);
       }
     });
+  }
+
+  /** One SELECT's rows as arrays, by callback. */
+  function selectOnce(query: CompiledQuery, done: (error: unknown, rows?: unknown[][]) => void) {
+    usingBy<unknown[][]>((held, finish) => {
+      held.execute<RowDataPacket[][]>(query.sql, bind(query.params), (failure, rows) =>
+        finish(failure, rows),
+      );
+    }, done);
   }
 
   /** A SELECT's rows as arrays, all at once; once more when its connection broke (retry.ts). */
@@ -458,10 +484,20 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
           return { affectedRows: result.affectedRows, insertId: result.insertId };
         }),
       ),
-    write: (statements, writeOptions = {}) =>
-      writeRetrying((progress) =>
-        using((held) => runTransaction(held, statements, writeOptions, progress)),
-      ),
+    write: (statements, writeOptions = {}) => {
+      const attempt = (progress: WriteProgress) =>
+        using((held) => runTransaction(held, statements, writeOptions, progress));
+      const only = aloneStatement(statements, writeOptions);
+      if (only === null) return writeRetrying(attempt);
+      // Most writes: one autocommit statement, whose first attempt runs by callback (issue 17);
+      // a failure goes to the same retries as any write's.
+      const unprepare = writeOptions.unprepare ?? false;
+      return writeRetryingBy(
+        (progress, done) =>
+          usingBy((held, finish) => runAlone(held, only, unprepare, progress, finish), done),
+        attempt,
+      );
+    },
     ping: (fresh) => switcher.backend.ping(fresh),
     stats: () => poolStats(switcher.backend.pool),
     close: () => switcher.close(),

@@ -78,6 +78,29 @@ export function writeRetrying<T>(attempt: (progress: WriteProgress) => Promise<T
   return first.catch((error: unknown) => retryWrite(attempt, error, progress));
 }
 
+/**
+ * writeRetrying whose first attempt runs by callback (the execute stage's one-statement writes,
+ * issue 17: no promise but this one when it succeeds); after a failure the same loop as
+ * writeRetrying's, with `attempt` for the attempts after the first.
+ */
+export function writeRetryingBy<T>(
+  first: (progress: WriteProgress, done: (error: unknown, value?: T) => void) => void,
+  attempt: (progress: WriteProgress) => Promise<T>,
+): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const progress: WriteProgress = { committing: false };
+    const done = (error: unknown, value?: T) => {
+      if (error === null || error === undefined) resolve(value as T);
+      else retryWrite(attempt, error, progress).then(resolve, reject);
+    };
+    try {
+      first(progress, done);
+    } catch (thrown) {
+      done(thrown);
+    }
+  });
+}
+
 /** After attempt 1 failed with `error`: again while that is safe and attempts are left. */
 async function retryWrite<T>(
   attempt: (progress: WriteProgress) => Promise<T>,

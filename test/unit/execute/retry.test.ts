@@ -6,7 +6,7 @@
  */
 import { failureOf, mapDbError, ServerSilent } from '../../../src/db/errors.js';
 import { apiError } from '../../../src/errors.js';
-import { readRetrying, writeRetrying } from '../../../src/execute/retry.js';
+import { readRetrying, writeRetrying, writeRetryingBy } from '../../../src/execute/retry.js';
 import type { WriteProgress } from '../../../src/execute/write.js';
 import { WRITE_ATTEMPTS } from '../../../src/limits.js';
 
@@ -73,7 +73,18 @@ function attempts(errors: { error: Error; committing?: boolean }[]) {
   return { attempt, seen };
 }
 
-describe('writeRetrying', () => {
+type Retrying = <T>(attempt: (progress: WriteProgress) => Promise<T>) => Promise<T>;
+
+/** writeRetryingBy with the first attempt by callback: the same decisions as writeRetrying. */
+const byCallback: Retrying = (attempt) =>
+  writeRetryingBy((progress, done) => {
+    attempt(progress).then((value) => done(null, value), done);
+  }, attempt);
+
+describe.each<[string, Retrying]>([
+  ['writeRetrying', writeRetrying],
+  ['writeRetryingBy', byCallback],
+])('%s', (_name, writeRetrying) => {
   test(`a write rolled back ${WRITE_ATTEMPTS - 1} times is stored on attempt ${WRITE_ATTEMPTS}, also when it was refused at COMMIT`, async () => {
     const run = attempts([{ error: deadlock(), committing: true }, { error: notReady() }]);
     await expect(writeRetrying(run.attempt)).resolves.toBe('stored');
@@ -117,6 +128,25 @@ describe('writeRetrying', () => {
       await expect(writeRetrying(run.attempt)).rejects.toBe(error);
       expect(run.seen).toEqual([1]);
     }
+  });
+});
+
+describe('writeRetryingBy', () => {
+  test('a first attempt that throws is a failure like any other: retried by the same rule', async () => {
+    const run = attempts([]);
+    await expect(
+      writeRetryingBy(() => {
+        throw deadlock();
+      }, run.attempt),
+    ).resolves.toBe('stored');
+    expect(run.seen).toEqual([1]);
+    await expect(
+      writeRetryingBy((progress) => {
+        progress.committing = true;
+        throw lost();
+      }, run.attempt),
+    ).rejects.toMatchObject({ code: 'WRITE_OUTCOME_UNKNOWN' });
+    expect(run.seen).toEqual([1]);
   });
 });
 
