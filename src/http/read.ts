@@ -68,17 +68,7 @@ export function readRoutes(app: FastifyInstance, { db, schema }: Services): void
 
   function answer(reply: FastifyReply, compiled: CompiledRead): Promise<FastifyReply> | undefined {
     if (compiled.count !== null) return counted(reply, compiled.count, compiled);
-    if (!compiled.small) return streamed(reply, compiled);
-    db.arrays(compiled.select, (error, rows) => {
-      // Thrown here it would reach the driver, not the error handler.
-      try {
-        if (error !== null && error !== undefined) fail(reply, error);
-        else sendJsonRowsAtOnce(reply, rows as unknown[][], compiled.serialize);
-      } catch (thrown) {
-        fail(reply, thrown);
-      }
-    });
-    return undefined;
+    return rows(reply, compiled);
   }
 
   async function counted(
@@ -87,11 +77,22 @@ export function readRoutes(app: FastifyInstance, { db, schema }: Services): void
     compiled: CompiledRead,
   ): Promise<FastifyReply> {
     reply.header('X-Total-Count', String(await db.count(count)));
+    return rows(reply, compiled) ?? reply;
+  }
+
+  /** The rows: a small read fetched whole and answered from the driver's callback, else streamed. */
+  function rows(reply: FastifyReply, compiled: CompiledRead): Promise<FastifyReply> | undefined {
     if (!compiled.small) return streamed(reply, compiled);
-    const rows = await new Promise<unknown[][]>((resolve, reject) => {
-      db.arrays(compiled.select, (error, found) => (error ? reject(error) : resolve(found ?? [])));
+    db.arrays(compiled.select, (error, found) => {
+      // Thrown here it would reach the driver, not the error handler.
+      try {
+        if (error !== null && error !== undefined) fail(reply, error);
+        else sendJsonRowsAtOnce(reply, found as unknown[][], compiled.serialize);
+      } catch (thrown) {
+        fail(reply, thrown);
+      }
     });
-    return sendJsonRowsAtOnce(reply, rows, compiled.serialize);
+    return undefined;
   }
 
   async function streamed(reply: FastifyReply, compiled: CompiledRead): Promise<FastifyReply> {
