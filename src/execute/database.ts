@@ -45,7 +45,6 @@ import {
   runAlone,
   runTransaction,
   type WriteOptions,
-  type WriteProgress,
   type WriteResult,
 } from './write.js';
 
@@ -485,17 +484,16 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
         }),
       ),
     write: (statements, writeOptions = {}) => {
-      const attempt = (progress: WriteProgress) =>
-        using((held) => runTransaction(held, statements, writeOptions, progress));
       const only = aloneStatement(statements, writeOptions);
-      if (only === null) return writeRetrying(attempt);
-      // Most writes: one autocommit statement, whose first attempt runs by callback (issue 17);
-      // a failure goes to the same retries as any write's.
+      if (only === null) {
+        return writeRetrying((progress) =>
+          using((held) => runTransaction(held, statements, writeOptions, progress)),
+        );
+      }
+      // Most writes: one autocommit statement, run by callback (issue 17).
       const unprepare = writeOptions.unprepare ?? false;
-      return writeRetryingBy(
-        (progress, done) =>
-          usingBy((held, finish) => runAlone(held, only, unprepare, progress, finish), done),
-        attempt,
+      return writeRetryingBy<WriteResult>((progress, done) =>
+        usingBy((held, finish) => runAlone(held, only, unprepare, progress, finish), done),
       );
     },
     ping: (fresh) => switcher.backend.ping(fresh),

@@ -79,25 +79,42 @@ export function writeRetrying<T>(attempt: (progress: WriteProgress) => Promise<T
 }
 
 /**
- * writeRetrying whose first attempt runs by callback (the execute stage's one-statement writes,
- * issue 17: no promise but this one when it succeeds); after a failure the same loop as
- * writeRetrying's, with `attempt` for the attempts after the first.
+ * writeRetrying for an attempt by callback (the execute stage's one-statement writes, issue 17:
+ * no promise but this one when the first attempt succeeds); after a failure the same loop.
  */
 export function writeRetryingBy<T>(
-  first: (progress: WriteProgress, done: (error: unknown, value?: T) => void) => void,
-  attempt: (progress: WriteProgress) => Promise<T>,
+  attempt: (progress: WriteProgress, done: (error: unknown, value?: T) => void) => void,
 ): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const progress: WriteProgress = { committing: false };
-    const done = (error: unknown, value?: T) => {
+    settleBy(attempt, progress, (error, value) => {
       if (error === null || error === undefined) resolve(value as T);
-      else retryWrite(attempt, error, progress).then(resolve, reject);
-    };
-    try {
-      first(progress, done);
-    } catch (thrown) {
-      done(thrown);
-    }
+      else retryWrite((again) => promised(attempt, again), error, progress).then(resolve, reject);
+    });
+  });
+}
+
+/** Runs a callback attempt; one that throws has failed with what it threw. */
+function settleBy<T>(
+  attempt: (progress: WriteProgress, done: (error: unknown, value?: T) => void) => void,
+  progress: WriteProgress,
+  done: (error: unknown, value?: T) => void,
+): void {
+  try {
+    attempt(progress, done);
+  } catch (thrown) {
+    done(thrown);
+  }
+}
+
+function promised<T>(
+  attempt: (progress: WriteProgress, done: (error: unknown, value?: T) => void) => void,
+  progress: WriteProgress,
+): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    settleBy(attempt, progress, (error, value) =>
+      error === null || error === undefined ? resolve(value as T) : reject(error),
+    );
   });
 }
 

@@ -89,29 +89,11 @@ export function aloneStatement(
     : null;
 }
 
-export function runTransaction(
+/** The statements in one transaction, then the guards; the write that aloneStatement() refused. */
+export async function runTransaction(
   connection: PoolConnection,
   statements: readonly CompiledQuery[],
-  options: WriteOptions,
-  progress: WriteProgress = { committing: false },
-): Promise<WriteResult> {
-  const { unprepare = false, guards = [] } = options;
-  const only = aloneStatement(statements, options);
-  if (only !== null) {
-    return new Promise((resolve, reject) => {
-      runAlone(connection, only, unprepare, progress, (error, result) =>
-        error === null ? resolve(result as WriteResult) : reject(error),
-      );
-    });
-  }
-  return runInTransaction(connection, statements, unprepare, guards, progress);
-}
-
-async function runInTransaction(
-  connection: PoolConnection,
-  statements: readonly CompiledQuery[],
-  unprepare: boolean,
-  guards: readonly WriteGuard[],
+  { unprepare = false, guards = [] }: WriteOptions,
   progress: WriteProgress,
 ): Promise<WriteResult> {
   let committed = false;
