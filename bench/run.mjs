@@ -21,7 +21,7 @@ import {
   serverVersion,
 } from './lib/database.mjs';
 import { closeAgent, LoadTally, runLoad, timedGet, uploadFile } from './lib/load.mjs';
-import { cpuSeconds, machineTicks, PeakWatch, stolenPercent } from './lib/proc.mjs';
+import { cpuSeconds, machineTicks, PeakWatch, stolenPercent, waitForQuiet } from './lib/proc.mjs';
 import { stopAll, stopChild } from './lib/processes.mjs';
 import { resultTable, targetLines } from './lib/report.mjs';
 import { DIALECTS, SCENARIOS, seededRandom } from './lib/scenarios.mjs';
@@ -126,7 +126,11 @@ async function loadScenario(scenario, running, index) {
   for (const a of active) a.watch = new PeakWatch(a.server.pid).start();
   for (let round = 0; round < settings.rounds; round++) {
     for (const a of rotate(active, round)) {
-      log(`  ${scenario.id}: round ${round + 1}/${settings.rounds} ${a.server.key}`);
+      const waited = await waitForQuiet();
+      log(
+        `  ${scenario.id}: round ${round + 1}/${settings.rounds} ${a.server.key}` +
+          ` (after ${(waited / 1000).toFixed(1)} s for a quiet machine)`,
+      );
       const cpuBefore = cpuSeconds(a.server.pid);
       await runLoad({
         base: a.server.base,

@@ -110,3 +110,38 @@ export function stolenPercent(before, after) {
   const total = after.total - before.total;
   return total > 0 ? (100 * (after.steal - before.steal)) / total : 0;
 }
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Busy and all CPU ticks of the machine so far (/proc/stat): busy leaves out idle, iowait, steal. */
+function busyTicks() {
+  const [user, nice, system, idle, iowait, irq, softirq, steal] = readFileSync('/proc/stat', 'utf8')
+    .split('\n', 1)[0]
+    .trim()
+    .split(/\s+/)
+    .slice(1)
+    .map(Number);
+  const busy = user + nice + system + irq + softirq;
+  return { busy, total: busy + idle + iowait + steal };
+}
+
+/**
+ * Waits until the machine is quiet — at most `busyShare` of its CPU busy over `windowMs` — or
+ * `maxMs` has passed, and returns how long it waited (ms). The load generator ends a run without
+ * waiting for the answers still in flight: a slow server, and the database running its queries,
+ * go on working on them for up to seconds, inside the next server's measured run. Without this,
+ * whichever server followed the slowest one in the round order paid for it in every round.
+ */
+export async function waitForQuiet({ windowMs = 200, busyShare = 0.1, maxMs = 10_000 } = {}) {
+  const started = performance.now();
+  let before = busyTicks();
+  for (;;) {
+    await sleep(windowMs);
+    const now = busyTicks();
+    const total = now.total - before.total;
+    const quiet = total > 0 && (now.busy - before.busy) / total <= busyShare;
+    before = now;
+    const waited = performance.now() - started;
+    if (quiet || waited >= maxMs) return waited;
+  }
+}
