@@ -113,8 +113,9 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
     methods: ['GET', 'HEAD', 'POST', 'PUT', 'DELETE'],
     // Any OPTIONS gets the CORS answer, not a text/plain 400 when a preflight header is missing.
     strictPreflight: false,
-    // Browsers hide response headers from scripts unless they are listed.
-    exposedHeaders: ['X-Total-Count', 'Retry-After', 'WWW-Authenticate'],
+    // Browsers hide response headers from scripts unless they are listed. One string: a list
+    // is joined again for every request (issue 17).
+    exposedHeaders: 'X-Total-Count, Retry-After, WWW-Authenticate',
     maxAge: 600,
   });
   // After CORS (a 429 carries its headers too), before the guard (a flood of bad tokens counts).
