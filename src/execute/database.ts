@@ -74,16 +74,8 @@ export interface Database {
   rows<T extends object = Record<string, unknown>>(query: CompiledQuery): Promise<T[]>;
   /** One statement under autocommit (users, DDL), retried as a write (retry.ts). */
   run(query: CompiledQuery): Promise<{ affectedRows: number; insertId: number }>;
-  /**
-   * Statements in one transaction: all or none (write.ts), retried where safe (retry.ts). By
-   * callback, like `arrays`: every write request passes here (issue 17); `done` gets the result,
-   * or the error and no result.
-   */
-  write(
-    statements: readonly CompiledQuery[],
-    options: WriteOptions,
-    done: (error: unknown, result?: WriteResult) => void,
-  ): void;
+  /** Statements in one transaction: all or none (write.ts), retried where safe (retry.ts). */
+  write(statements: readonly CompiledQuery[], options?: WriteOptions): Promise<WriteResult>;
   /**
    * True when the server answers within `HEALTH_TIMEOUT_MS`; never waits behind the pool.
    * `fresh`: the answer comes from a ping sent after the call (not one already in flight).
@@ -491,20 +483,17 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
           return { affectedRows: result.affectedRows, insertId: result.insertId };
         }),
       ),
-    write: (statements, writeOptions, done) => {
+    write: (statements, writeOptions = {}) => {
       const only = aloneStatement(statements, writeOptions);
       if (only === null) {
-        writeRetrying((progress) =>
+        return writeRetrying((progress) =>
           using((held) => runTransaction(held, statements, writeOptions, progress)),
-        ).then((result) => done(null, result), done);
-        return;
+        );
       }
       // Most writes: one autocommit statement, run by callback (issue 17).
       const unprepare = writeOptions.unprepare ?? false;
-      writeRetryingBy<WriteResult>(
-        (progress, finish) =>
-          usingBy((held, given) => runAlone(held, only, unprepare, progress, given), finish),
-        done,
+      return writeRetryingBy<WriteResult>((progress, done) =>
+        usingBy((held, finish) => runAlone(held, only, unprepare, progress, finish), done),
       );
     },
     ping: (fresh) => switcher.backend.ping(fresh),

@@ -79,21 +79,18 @@ export function writeRetrying<T>(attempt: (progress: WriteProgress) => Promise<T
 }
 
 /**
- * writeRetrying by callback, for the execute stage's one-statement writes (issue 17: no promise
- * on the way when the first attempt succeeds); after a failure the same loop.
+ * writeRetrying for an attempt by callback (the execute stage's one-statement writes, issue 17:
+ * no promise but this one when the first attempt succeeds); after a failure the same loop.
  */
 export function writeRetryingBy<T>(
   attempt: (progress: WriteProgress, done: (error: unknown, value?: T) => void) => void,
-  done: (error: unknown, value?: T) => void,
-): void {
-  const progress: WriteProgress = { committing: false };
-  settleBy(attempt, progress, (error, value) => {
-    if (error === null || error === undefined) done(null, value);
-    else
-      retryWrite((again) => promised(attempt, again), error, progress).then(
-        (stored) => done(null, stored),
-        done,
-      );
+): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const progress: WriteProgress = { committing: false };
+    settleBy(attempt, progress, (error, value) => {
+      if (error === null || error === undefined) resolve(value as T);
+      else retryWrite((again) => promised(attempt, again), error, progress).then(resolve, reject);
+    });
   });
 }
 

@@ -47,14 +47,6 @@ export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
     .send({ success: false, message: error.message, code: error.code });
 }
 
-/**
- * An error met in a callback (a driver's), to the error handler as a thrown one or a rejected
- * handler promise goes: reply.send answers an Error so.
- */
-export function sendFailure(reply: FastifyReply, error: unknown): void {
-  reply.send(error instanceof Error ? error : new Error(String(error)));
-}
-
 /** `onSchemaChanged` is told when MySQL says the cached schema is out of date (it re-reads it). */
 export function registerErrorHandling(
   app: FastifyInstance,

@@ -11,7 +11,6 @@ import { guardRead } from '../policy/stage.js';
 import { parseReadOptions } from '../query/options.js';
 import type { Services } from '../services.js';
 import type { CompiledQuery } from '../sql/compiled-query.js';
-import { sendFailure } from './errors.js';
 import { sendJsonRows, sendJsonRowsAtOnce } from './json-rows.js';
 import {
   type CachedRead,
@@ -87,10 +86,10 @@ export function readRoutes(app: FastifyInstance, { db, schema }: Services): void
     db.arrays(compiled.select, (error, found) => {
       // Thrown here it would reach the driver, not the error handler.
       try {
-        if (error !== null && error !== undefined) sendFailure(reply, error);
+        if (error !== null && error !== undefined) fail(reply, error);
         else sendJsonRowsAtOnce(reply, found as unknown[][], compiled.serialize);
       } catch (thrown) {
-        sendFailure(reply, thrown);
+        fail(reply, thrown);
       }
     });
     return undefined;
@@ -112,4 +111,9 @@ export function readRoutes(app: FastifyInstance, { db, schema }: Services): void
         : read(request, reply, found);
     },
   );
+}
+
+/** To the error handler, as a rejected handler promise goes: reply.send answers an Error so. */
+function fail(reply: FastifyReply, error: unknown): void {
+  reply.send(error instanceof Error ? error : new Error(String(error)));
 }

@@ -75,20 +75,9 @@ function attempts(errors: { error: Error; committing?: boolean }[]) {
 
 type Retrying = <T>(attempt: (progress: WriteProgress) => Promise<T>) => Promise<T>;
 
-/** writeRetryingBy's outcome as a promise: its callback's value, or its error. */
-function retriedBy<T>(
-  attempt: (progress: WriteProgress, done: (error: unknown, value?: T) => void) => void,
-): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    writeRetryingBy<T>(attempt, (error, value) =>
-      error === null ? resolve(value as T) : reject(error),
-    );
-  });
-}
-
 /** writeRetryingBy with the same attempts by callback: the same decisions as writeRetrying. */
 const byCallback: Retrying = (attempt) =>
-  retriedBy((progress, done) => {
+  writeRetryingBy((progress, done) => {
     attempt(progress).then((value) => done(null, value), done);
   });
 
@@ -146,7 +135,7 @@ describe('writeRetryingBy', () => {
   test('an attempt that throws has failed like any other: retried by the same rule', async () => {
     let calls = 0;
     await expect(
-      retriedBy((_progress, done) => {
+      writeRetryingBy((_progress, done) => {
         calls++;
         if (calls === 1) throw deadlock();
         done(null, 'stored');
@@ -155,7 +144,7 @@ describe('writeRetryingBy', () => {
     expect(calls).toBe(2);
     calls = 0;
     await expect(
-      retriedBy((progress) => {
+      writeRetryingBy((progress) => {
         calls++;
         progress.committing = true;
         throw lost();
