@@ -26,6 +26,7 @@ import {
 import { closeAgent, LoadTally, runLoad } from './lib/load.mjs';
 import { cpuSeconds } from './lib/proc.mjs';
 import { stopAll } from './lib/processes.mjs';
+import { median } from './lib/report.mjs';
 import { DIALECTS, SCENARIOS, seededRandom } from './lib/scenarios.mjs';
 import { CLI, SERVERS } from './lib/servers.mjs';
 
@@ -42,12 +43,6 @@ if (!settings.a) {
   process.stderr.write('BENCH_AB_A must name the other build: BENCH_AB_A=<dir>/dist/cli.js\n');
   process.exit(2);
 }
-
-const median = (values) => {
-  const sorted = [...values].sort((x, y) => x - y);
-  const middle = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
-};
 
 /** Both servers under the same load at once; CPU µs per request of each. */
 async function together(servers, scenario, seed, seconds) {

@@ -24,6 +24,7 @@ import {
 import { closeAgent, LoadTally, runLoad, timedGet } from './lib/load.mjs';
 import { cpuSeconds, waitForQuiet } from './lib/proc.mjs';
 import { stopAll, stopChild } from './lib/processes.mjs';
+import { median } from './lib/report.mjs';
 import { DIALECTS, SCENARIOS, seededRandom } from './lib/scenarios.mjs';
 import { CLI, SERVERS } from './lib/servers.mjs';
 
@@ -38,12 +39,6 @@ const settings = {
 const BIG_READS = 3;
 const log = (text) => process.stderr.write(`${text}\n`);
 const oneRow = SCENARIOS.find((s) => s.id === 'a');
-
-const median = (values) => {
-  const sorted = [...values].sort((x, y) => x - y);
-  const middle = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
-};
 
 /** CPU µs per request of scenario (a) on `server`, one window per entry. */
 async function windows(server, dialect, count, seed) {

@@ -35,6 +35,13 @@ function memory({ idle, peak }) {
   return idle ? `${num(mib(idle), 0)} → ${num(mib(peak), 0)}` : num(mib(peak), 0);
 }
 
+/** The middle value (the mean of the two middle ones for an even count). */
+export function median(values) {
+  const sorted = [...values].sort((x, y) => x - y);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
+
 /** Throughput of `result` over its floor's (`floors`: scenario id → floor key) in the same scenario. */
 export function ratioToFloor(results, result, floors = new Map()) {
   const key = floors.get(result.scenario) ?? 'floor';
