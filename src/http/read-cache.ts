@@ -133,17 +133,17 @@ function keyHash(tableName: string, query: string): number {
  */
 export class ReadCache {
   private readonly entries;
-  private readonly seen: Int32Array;
+  private readonly sight: SecondSight;
   private readonly kept: Uint32Array;
 
   constructor(max: number = READ_CACHE_ENTRIES, seenSlots: number = READ_CACHE_SEEN_SLOTS) {
-    this.seen = new Int32Array(seenSlots);
+    this.sight = new SecondSight(seenSlots);
     this.kept = new Uint32Array(seenSlots);
     this.entries = createLRU<string, CachedRead>({
       max,
       // Called for an entry pushed out and for one replaced under the same key.
       onEviction: (key) => {
-        const slot = this.slotOf(fnv1a(key, FNV_OFFSET));
+        const slot = this.sight.slotOf(fnv1a(key, FNV_OFFSET));
         this.kept[slot] = (this.kept[slot] ?? 1) - 1;
       },
     });
@@ -155,7 +155,7 @@ export class ReadCache {
 
   /** The entry for this query string, if its plan was made against this very table object. */
   get(table: TableInfo, query: string): CachedRead | undefined {
-    if (this.kept[this.slotOf(keyHash(table.name, query))] === 0) return undefined;
+    if (this.kept[this.sight.slotOf(keyHash(table.name, query))] === 0) return undefined;
     const entry = this.entries.get(keyOf(table.name, query));
     return entry !== undefined && entry.plan.table === table ? entry : undefined;
   }
@@ -167,17 +167,35 @@ export class ReadCache {
   add(query: string, plan: ReadPlan): CachedRead {
     const entry: CachedRead = { plan, compiled: null, byGrant: null };
     const hash = keyHash(plan.table.name, query);
-    const slot = this.slotOf(hash);
-    if (this.seen[slot] === hash) {
+    if (this.sight.seenBefore(hash)) {
       this.entries.set(keyOf(plan.table.name, query), entry);
+      const slot = this.sight.slotOf(hash);
       this.kept[slot] = (this.kept[slot] ?? 0) + 1;
-    } else {
-      this.seen[slot] = hash;
     }
     return entry;
   }
+}
 
-  private slotOf(hash: number): number {
-    return (hash >>> 0) % this.seen.length;
+/**
+ * Which keys came before, by their 32-bit hash, one per slot (the next key landing in a slot
+ * overwrites it): the read caches keep an entry on its second sight only (ReadCache says why).
+ */
+export class SecondSight {
+  private readonly slots: Int32Array;
+
+  constructor(slots: number) {
+    this.slots = new Int32Array(slots);
+  }
+
+  slotOf(hash: number): number {
+    return (hash >>> 0) % this.slots.length;
+  }
+
+  /** Whether `hash` was the last one seen in its slot; remembers it there either way. */
+  seenBefore(hash: number): boolean {
+    const slot = this.slotOf(hash);
+    if (this.slots[slot] === hash) return true;
+    this.slots[slot] = hash;
+    return false;
   }
 }

@@ -17,7 +17,13 @@ import { type Access, guardRead, userIndependentReadGrant } from '../policy/stag
 import { isWhitespace } from '../query/lexer.js';
 import { parseReadOptions, type QueryObject } from '../query/options.js';
 import type { CompiledQuery } from '../sql/compiled-query.js';
-import { type CompiledRead, compileReadPlan, FNV_OFFSET, fnv1a } from './read-cache.js';
+import {
+  type CompiledRead,
+  compileReadPlan,
+  FNV_OFFSET,
+  fnv1a,
+  SecondSight,
+} from './read-cache.js';
 
 /** Longest hole: any run of 15 digits is a safe integer (compileNumber binds it as a number). */
 const MAX_HOLE_DIGITS = 15;
@@ -140,7 +146,7 @@ const sameQuery = (a: CompiledQuery, b: CompiledQuery): boolean =>
 
 export class ShapeCache {
   private readonly entries = createLRU<string, ShapeEntry>({ max: READ_SHAPE_ENTRIES });
-  private readonly seen = new Int32Array(READ_SHAPE_ENTRIES);
+  private readonly sight = new SecondSight(READ_SHAPE_ENTRIES);
 
   get size(): number {
     return this.entries.size;
@@ -207,7 +213,7 @@ export class ShapeCache {
     const { table } = guarded;
     let { entry } = shape;
     if (entry === undefined || entry.table !== table) {
-      if (entry === undefined && !this.seenBefore(shape.key)) return;
+      if (entry === undefined && !this.sight.seenBefore(fnv1a(shape.key, FNV_OFFSET))) return;
       entry = { table, plan: sentinelPlan(shape, query, table), own: null, byGrant: null };
       this.entries.set(shape.key, entry);
     }
@@ -229,15 +235,6 @@ export class ShapeCache {
       entry.byGrant ??= new WeakMap();
       entry.byGrant.set(grant, made.template);
     }
-  }
-
-  /** Whether the key was the last one seen in its slot; remembers it there either way. */
-  private seenBefore(key: string): boolean {
-    const hash = fnv1a(key, FNV_OFFSET);
-    const slot = (hash >>> 0) % this.seen.length;
-    if (this.seen[slot] === hash) return true;
-    this.seen[slot] = hash;
-    return false;
   }
 }
 
