@@ -13,22 +13,12 @@
  * checkout's dist/cli.js), BENCH_SCENARIOS (default a,b,c,e,f), BENCH_ROUNDS (8), BENCH_SECONDS
  * (3), BENCH_CONNECTIONS (16 per server), BENCH_DB_* (bench/README.md).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import {
-  adminConfig,
-  connectAdmin,
-  createBenchDatabase,
-  createBenchUser,
-  dropBenchUser,
-} from './lib/database.mjs';
-import { closeAgent, LoadTally, runLoad } from './lib/load.mjs';
+import { LoadTally, runLoad } from './lib/load.mjs';
 import { cpuSeconds } from './lib/proc.mjs';
-import { stopAll } from './lib/processes.mjs';
 import { median } from './lib/report.mjs';
 import { DIALECTS, SCENARIOS, seededRandom } from './lib/scenarios.mjs';
 import { CLI, SERVERS } from './lib/servers.mjs';
+import { benchSession } from './lib/session.mjs';
 
 const env = process.env;
 const settings = {
@@ -62,19 +52,12 @@ async function together(servers, scenario, seed, seconds) {
   );
   return servers.map((server, i) => {
     const tally = tallies[i];
-    if (tally.non2xx + tally.errors > 0) {
-      throw new Error(`${server.key}: ${tally.non2xx} non-2xx, ${tally.errors} socket errors`);
-    }
+    tally.requireClean(server.key);
     return { us: ((cpuSeconds(server.pid) - before[i]) / tally.responses) * 1e6, rps: tally.rps };
   });
 }
 
-const tmp = mkdtempSync(path.join(os.tmpdir(), 'tablegate-ab-'));
-const dbAdmin = adminConfig();
-const admin = await connectAdmin(dbAdmin);
-try {
-  await createBenchDatabase(admin);
-  const db = { host: dbAdmin.host, port: dbAdmin.port, ...(await createBenchUser(admin)) };
+await benchSession('ab', async ({ db, tmp }) => {
   const servers = [];
   for (const [key, cli] of [
     ['A', settings.a],
@@ -105,10 +88,4 @@ try {
       `| ${scenario.id} | ${median(rounds.map(([a]) => a.us)).toFixed(1)} | ${median(rounds.map(([, b]) => b.us)).toFixed(1)} | ${median(cpu).toFixed(3)} | ${median(rps).toFixed(3)} | ${cpu.map((r) => r.toFixed(2)).join(' ')} |`,
     );
   }
-} finally {
-  closeAgent();
-  await stopAll().catch(() => {});
-  await dropBenchUser(admin).catch(() => {});
-  await admin.end().catch(() => {});
-  rmSync(tmp, { recursive: true, force: true });
-}
+});

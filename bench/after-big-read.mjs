@@ -11,22 +11,13 @@
  * Settings: BENCH_SERVERS (default tablegate,floor), BENCH_ROUNDS (windows before and after, 4),
  * BENCH_SECONDS (3), BENCH_CONNECTIONS (32), BENCH_TABLEGATE_CLI, BENCH_DB_* (bench/README.md).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import {
-  adminConfig,
-  connectAdmin,
-  createBenchDatabase,
-  createBenchUser,
-  dropBenchUser,
-} from './lib/database.mjs';
-import { closeAgent, LoadTally, runLoad, timedGet } from './lib/load.mjs';
+import { LoadTally, runLoad, timedGet } from './lib/load.mjs';
 import { cpuSeconds, waitForQuiet } from './lib/proc.mjs';
-import { stopAll, stopChild } from './lib/processes.mjs';
+import { stopChild } from './lib/processes.mjs';
 import { median } from './lib/report.mjs';
 import { DIALECTS, SCENARIOS, seededRandom } from './lib/scenarios.mjs';
 import { CLI, SERVERS } from './lib/servers.mjs';
+import { benchSession } from './lib/session.mjs';
 
 const env = process.env;
 const settings = {
@@ -55,21 +46,13 @@ async function windows(server, dialect, count, seed) {
       next: () => oneRow.request(dialect, random),
       tally,
     });
-    if (tally.non2xx + tally.errors > 0) {
-      throw new Error(`${server.key}: ${tally.non2xx} non-2xx, ${tally.errors} socket errors`);
-    }
+    tally.requireClean(server.key);
     result.push(((cpuSeconds(server.pid) - before) / tally.responses) * 1e6);
   }
   return result;
 }
 
-const tmp = mkdtempSync(path.join(os.tmpdir(), 'tablegate-big-read-'));
-const dbAdmin = adminConfig();
-const admin = await connectAdmin(dbAdmin);
-try {
-  log('creating tablegate_bench.items (100,000 rows)…');
-  await createBenchDatabase(admin);
-  const db = { host: dbAdmin.host, port: dbAdmin.port, ...(await createBenchUser(admin)) };
+await benchSession('big-read', async ({ db, tmp }) => {
   console.log(
     `(a) under ${settings.connections} connections, ${settings.windows} windows × ${settings.seconds} s before and after ${BIG_READS} reads of all rows; CPU µs per request\n`,
   );
@@ -99,10 +82,4 @@ try {
       await stopChild(server.child).catch(() => {});
     }
   }
-} finally {
-  closeAgent();
-  await stopAll().catch(() => {});
-  await dropBenchUser(admin).catch(() => {});
-  await admin.end().catch(() => {});
-  rmSync(tmp, { recursive: true, force: true });
-}
+});

@@ -24,6 +24,13 @@ export class LoadTally {
     return this.seconds > 0 ? this.responses / this.seconds : 0;
   }
 
+  /** Throws when any answer was not a 2xx or a socket failed: its figures would mislead. */
+  requireClean(serverKey) {
+    if (this.non2xx + this.errors > 0) {
+      throw new Error(`${serverKey}: ${this.non2xx} non-2xx, ${this.errors} socket errors`);
+    }
+  }
+
   percentile(p) {
     if (this.latencies.length === 0) return null;
     const sorted = Float64Array.from(this.latencies).sort();
