@@ -7,7 +7,7 @@
  * Then the server is frozen (SIGSTOP) instead: /health and ordinary requests must still answer,
  * 503, within their bounds (a frozen server never refuses, it just never answers).
  */
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import mysql from 'mysql2/promise';
@@ -255,6 +255,23 @@ test('MySQL killed under load: fast 503s while down, service back without a rest
   );
 }, 90_000);
 
+/** Resolves once every thread of `pid` is in the stopped state (`T` in /proc); throws after 5 s. */
+async function untilStopped(pid: number): Promise<void> {
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    const tasks = await readdir(`/proc/${pid}/task`);
+    const states = await Promise.all(
+      tasks.map(async (task) => {
+        const stat = await readFile(`/proc/${pid}/task/${task}/stat`, 'utf8').catch(() => ') X');
+        return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+      }),
+    );
+    if (states.every((state) => state === 'T' || state === 'X')) return;
+    if (Date.now() > deadline) throw new Error(`mysqld ${pid} not stopped: ${states.join('')}`);
+    await sleep(10);
+  }
+}
+
 test('MySQL frozen (SIGSTOP): /health and ordinary requests answer 503 within their bounds, and 200 once it thaws', async () => {
   const pid = Number(await readFile(path.join(path.dirname(server.dataDir), 'mysql.pid'), 'utf8'));
   expect((await fetch(`${gw.url}/health`)).status).toBe(200);
@@ -262,6 +279,9 @@ test('MySQL frozen (SIGSTOP): /health and ordinary requests answer 503 within th
   process.kill(pid, 'SIGSTOP');
   let frozen: Outcome[];
   try {
+    // The requests go out once every thread of mysqld has stopped: a thread still running on
+    // the other core could answer the health ping (a loaded CI machine saw a 200 here).
+    await untilStopped(pid);
     frozen = await Promise.all([
       request('health', '/health', {}, undefined, FROZEN_HANG_MS),
       request('read', '/table/items/read?$top=1', {}, undefined, FROZEN_HANG_MS),
