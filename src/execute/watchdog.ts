@@ -11,7 +11,20 @@ import type { PoolConnection } from 'mysql2';
 import { ServerSilent } from '../db/errors.js';
 import { ALIVE_CHECK_MS } from '../limits.js';
 
+/** A connection between statements. */
+const IDLE = 0;
+
+function socketOf(connection: PoolConnection): Socket {
+  return (connection as unknown as { stream: Socket }).stream;
+}
+
 export class Watchdog {
+  /**
+   * When each connection's statement started; IDLE between statements. An entry is overwritten
+   * per statement, never added and deleted: a long-lived Map with an entry added and deleted per
+   * statement keeps what it held reachable from its retired tables (acquire.ts says how, issue
+   * 17). The check drops the entries of connections that closed.
+   */
   private readonly busySince = new Map<PoolConnection, number>();
   private readonly timer: NodeJS.Timeout;
 
@@ -25,7 +38,7 @@ export class Watchdog {
   }
 
   release(connection: PoolConnection): void {
-    this.busySince.delete(connection);
+    this.busySince.set(connection, IDLE);
   }
 
   close(): void {
@@ -38,7 +51,8 @@ export class Watchdog {
    */
   failAll(): void {
     this.close();
-    for (const connection of [...this.busySince.keys()]) {
+    for (const [connection, since] of [...this.busySince]) {
+      if (since === IDLE) continue;
       this.fail(
         connection,
         Object.assign(new Error('The gateway left this MySQL host'), { code: 'ETIMEDOUT' }),
@@ -48,14 +62,19 @@ export class Watchdog {
 
   private async check(): Promise<void> {
     const startedBefore = Date.now() - ALIVE_CHECK_MS;
-    const overdue = [...this.busySince].filter(([, since]) => since <= startedBefore);
+    const overdue: PoolConnection[] = [];
+    for (const [connection, since] of this.busySince) {
+      if (since === IDLE) {
+        if (socketOf(connection).destroyed) this.busySince.delete(connection);
+      } else if (since <= startedBefore) overdue.push(connection);
+    }
     if (overdue.length === 0 || (await this.isAlive())) return;
-    for (const [connection] of overdue) this.fail(connection, new ServerSilent());
+    for (const connection of overdue) this.fail(connection, new ServerSilent());
   }
 
   private fail(connection: PoolConnection, error: Error): void {
-    if (!this.busySince.delete(connection)) return; // it finished meanwhile
-    const socket = (connection as unknown as { stream: Socket }).stream;
-    socket.destroy(error);
+    if ((this.busySince.get(connection) ?? IDLE) === IDLE) return; // it finished meanwhile
+    this.busySince.delete(connection);
+    socketOf(connection).destroy(error);
   }
 }
