@@ -94,3 +94,27 @@ test('a server that does not answer its ping: DATABASE_UNAVAILABLE after the ali
     acquirer.close();
   }
 });
+
+test('waits that began at different times each end after their own bound, in the order they began', async () => {
+  const acquirer = new Acquirer(pool, { isAlive: async () => true, maxWaitMs: 300 });
+  const held = await acquire(acquirer); // the pool's only connection
+  const started = Date.now();
+  const ended: number[] = [];
+  const waits: Promise<string>[] = [];
+  for (let i = 0; i < 4; i++) {
+    waits.push(
+      codeOf(acquire(acquirer)).then((code) => {
+        ended.push(i);
+        return `${code} after ${Date.now() - started >= 300 + i * 100 ? 'its bound' : 'too little'}`;
+      }),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  expect(await Promise.all(waits)).toEqual(Array(4).fill('DATABASE_BUSY after its bound'));
+  expect(ended).toEqual([0, 1, 2, 3]);
+  // Each given-up wait hands its late connection straight back: the next one gets it at once.
+  held.release();
+  const again = await acquire(acquirer);
+  again.release();
+  acquirer.close();
+});
