@@ -31,7 +31,10 @@ const env = process.env;
 const settings = {
   seconds: Number(env.BENCH_SECONDS ?? 3),
   rounds: Number(env.BENCH_ROUNDS ?? 3),
-  warmupSeconds: Number(env.BENCH_WARMUP_SECONDS ?? 1),
+  // 3 s, not 1: a fresh server's CPU per request is still ~5-10 % above its steady level in its
+  // second and third second (V8 compiling on background threads, counted in its CPU time), and
+  // more so for a server with more code to compile (bench/README.md, sixth pass).
+  warmupSeconds: Number(env.BENCH_WARMUP_SECONDS ?? 3),
   connections: Number(env.BENCH_CONNECTIONS ?? 32),
   poolSize: 10,
   bigRequests: Number(env.BENCH_BIG_REQUESTS ?? 3),
