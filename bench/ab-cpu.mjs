@@ -8,10 +8,13 @@
  * same moment and their ratio keeps what differs between them.
  *
  *   npm run build && BENCH_AB_A=/path/to/old/dist/cli.js node bench/ab-cpu.mjs
+ *   npm run build && BENCH_AB_POLICY=1 BENCH_SCENARIOS=a,b node bench/ab-cpu.mjs
  *
- * Settings: BENCH_AB_A (the build to compare with; required), BENCH_AB_B (default: this
- * checkout's dist/cli.js), BENCH_SCENARIOS (default a,b,c,e,f), BENCH_ROUNDS (8), BENCH_SECONDS
- * (3), BENCH_CONNECTIONS (16 per server), BENCH_DB_* (bench/README.md).
+ * Settings: BENCH_AB_A (the build to compare with; required unless BENCH_AB_POLICY), BENCH_AB_B
+ * (default: this checkout's dist/cli.js), BENCH_AB_POLICY=1 (B runs with the bench's policy, as
+ * `tablegate --policy` in `npm run bench`; A defaults to the same build as B: the policy's own
+ * cost), BENCH_SCENARIOS (default a,b,c,e,f), BENCH_ROUNDS (8), BENCH_SECONDS (3),
+ * BENCH_CONNECTIONS (16 per server), BENCH_DB_* (bench/README.md).
  */
 import { LoadTally, runLoad } from './lib/load.mjs';
 import { cpuSeconds } from './lib/proc.mjs';
@@ -21,8 +24,9 @@ import { CLI, SERVERS } from './lib/servers.mjs';
 import { benchSession } from './lib/session.mjs';
 
 const env = process.env;
+const policy = env.BENCH_AB_POLICY === '1';
 const settings = {
-  a: env.BENCH_AB_A,
+  a: env.BENCH_AB_A ?? (policy ? (env.BENCH_AB_B ?? CLI) : undefined),
   b: env.BENCH_AB_B ?? CLI,
   scenarios: (env.BENCH_SCENARIOS ?? 'a,b,c,e,f').split(',').map((s) => s.trim()),
   rounds: Number(env.BENCH_ROUNDS ?? 8),
@@ -30,7 +34,9 @@ const settings = {
   connections: Number(env.BENCH_CONNECTIONS ?? 16),
 };
 if (!settings.a) {
-  process.stderr.write('BENCH_AB_A must name the other build: BENCH_AB_A=<dir>/dist/cli.js\n');
+  process.stderr.write(
+    'BENCH_AB_A must name the other build (BENCH_AB_A=<dir>/dist/cli.js), or BENCH_AB_POLICY=1\n',
+  );
   process.exit(2);
 }
 
@@ -59,13 +65,16 @@ async function together(servers, scenario, seed, seconds) {
 
 await benchSession('ab', async ({ db, tmp }) => {
   const servers = [];
+  const plainServer = SERVERS.find((s) => s.key === 'tablegate');
+  const policyServer = SERVERS.find((s) => s.key === 'tablegate-policy');
   for (const [key, cli] of [
     ['A', settings.a],
     ['B', settings.b],
   ]) {
-    servers.push(await SERVERS[0].start({ db, tmp, poolSize: 10, cli, key }));
+    const definition = key === 'B' && policy ? policyServer : plainServer;
+    servers.push(await definition.start({ db, tmp, poolSize: 10, cli, key }));
   }
-  console.log(`A: ${settings.a}\nB: ${settings.b}`);
+  console.log(`A: ${settings.a}\nB: ${settings.b}${policy ? ' --policy (the bench policy)' : ''}`);
   console.log(
     `${settings.rounds} rounds × ${settings.seconds} s, ${settings.connections} connections to each, both at once\n`,
   );
