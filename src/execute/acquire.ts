@@ -38,9 +38,11 @@ interface Wait {
   readonly since: number;
   /** The server was asked whether it is alive for this wait. */
   asked: boolean;
-  settled: boolean;
   readonly done: Lent;
-  /** Its neighbours in the list of waits in progress; both null once it is out of it. */
+  /**
+   * Its neighbours in the list of waits in progress; both null once it is out of it. Out of the
+   * list is ended: `done` was told, or is told now by whoever took it out.
+   */
   older: Wait | null;
   newer: Wait | null;
 }
@@ -57,26 +59,17 @@ class WaitList {
     this.newest = wait;
   }
 
-  /** Takes `wait` out of the list; nothing when it is not in it (any more). */
-  remove(wait: Wait): void {
-    if (wait.older === null && this.oldest !== wait) return;
+  /** Takes `wait` out of the list: false when it was not in it (any more). */
+  take(wait: Wait): boolean {
+    if (wait.older === null && this.oldest !== wait) return false;
     if (wait.older) wait.older.newer = wait.newer;
     else this.oldest = wait.newer;
     if (wait.newer) wait.newer.older = wait.older;
     else this.newest = wait.older;
     wait.older = null;
     wait.newer = null;
+    return true;
   }
-}
-
-function settle(wait: Wait, error: unknown, connection?: PoolConnection): void {
-  if (wait.settled) {
-    // We gave up on this wait: the connection goes straight back.
-    connection?.release();
-    return;
-  }
-  wait.settled = true;
-  wait.done(error, connection);
 }
 
 /** Hands out the connections of one pool within the bound. */
@@ -94,7 +87,6 @@ export class Acquirer {
     const wait: Wait = {
       since: Date.now(),
       asked: false,
-      settled: false,
       done,
       older: null,
       newer: null,
@@ -105,10 +97,18 @@ export class Acquirer {
       this.sweeper.unref();
     }
     this.pool.getConnection((error, connection) => {
-      this.waits.remove(wait);
-      if (error) settle(wait, mapDbError(error));
-      else settle(wait, null, connection);
+      if (error) this.settle(wait, mapDbError(error));
+      else this.settle(wait, null, connection);
     });
+  }
+
+  /** Tells `wait` once; a wait already ended (we gave up on it) hands a late connection back. */
+  private settle(wait: Wait, error: unknown, connection?: PoolConnection): void {
+    if (!this.waits.take(wait)) {
+      connection?.release();
+      return;
+    }
+    wait.done(error, connection);
   }
 
   /** Stops the sweep (the pool is closing); waits still in progress end with the pool. */
@@ -128,20 +128,14 @@ export class Acquirer {
       next = wait.newer;
       const waited = now - wait.since;
       if (waited >= this.bound.maxWaitMs) {
-        this.waits.remove(wait);
-        settle(wait, databaseBusy());
+        this.settle(wait, databaseBusy());
       } else if (waited >= ALIVE_CHECK_MS && !wait.asked) {
         wait.asked = true;
         this.bound.isAlive().then(
           (alive) => {
-            if (alive) return;
-            this.waits.remove(wait);
-            settle(wait, databaseUnavailable());
+            if (!alive) this.settle(wait, databaseUnavailable());
           },
-          () => {
-            this.waits.remove(wait);
-            settle(wait, databaseUnavailable());
-          },
+          () => this.settle(wait, databaseUnavailable()),
         );
       }
     }
