@@ -64,4 +64,21 @@ export interface TableInfo {
    * none may take the autocommit fast path (plan/exact-write.ts).
    */
   readonly hasTriggers?: boolean;
+  /**
+   * Relations to other tables by name, from the foreign keys both ways (db/relations.ts): to-one
+   * from this table's keys, to-many from keys that reference it.
+   */
+  readonly relations: ReadonlyMap<string, Relation>;
+}
+
+/** A way from a row of one table to related rows of another, through one foreign key. */
+export interface Relation {
+  readonly name: string;
+  /** `one`: this table holds the key (at most one related row); `many`: the other table does. */
+  readonly kind: 'one' | 'many';
+  /** The foreign key's constraint name. */
+  readonly key: string;
+  readonly target: TableInfo;
+  /** Which column of this table equals which column of the target, in key order. */
+  readonly on: readonly { readonly local: ColumnInfo; readonly remote: ColumnInfo }[];
 }

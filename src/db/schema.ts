@@ -7,7 +7,8 @@
 
 import { ApiError, unknownTable } from '../errors.js';
 import type { Database } from '../execute/database.js';
-import type { ColumnInfo, JsonKind, TableInfo } from './schema-types.js';
+import { type ForeignKey, nameRelations } from './relations.js';
+import type { ColumnInfo, JsonKind, Relation, TableInfo } from './schema-types.js';
 
 export const USERS_TABLE = 'users_created_by_tablegate';
 
@@ -135,6 +136,7 @@ export async function readSchema(db: Database, database: string): Promise<Map<st
     params: [database],
   });
   const withTriggers = new Set(triggerRows.map((row) => String(row.EVENT_OBJECT_TABLE)));
+  const keys = await readForeignKeys(db, database);
   const columnsByTable = new Map<string, ColumnInfo[]>();
   const primaryKeys = new Map<string, string[]>();
   for (const row of columnRows) {
@@ -147,10 +149,13 @@ export async function readSchema(db: Database, database: string): Promise<Map<st
     }
   }
   const tables = new Map<string, TableInfo>();
+  const relations = new Map<string, Map<string, Relation>>();
   for (const row of tableRows) {
     const name = String(row.TABLE_NAME);
     if (name === USERS_TABLE) continue;
     const columns = columnsByTable.get(name) ?? [];
+    const named = new Map<string, Relation>();
+    relations.set(name, named);
     tables.set(name, {
       name,
       kind: String(row.TABLE_TYPE).toUpperCase().includes('VIEW') ? 'view' : 'table',
@@ -158,9 +163,46 @@ export async function readSchema(db: Database, database: string): Promise<Map<st
       columnsByName: new Map(columns.map((c) => [c.name, c])),
       primaryKey: primaryKeys.get(name) ?? [],
       hasTriggers: withTriggers.has(name),
+      relations: named,
     });
   }
+  nameRelations(tables, relations, keys);
   return tables;
+}
+
+/** The foreign keys within the database, each with its columns in key order. */
+async function readForeignKeys(db: Database, database: string): Promise<ForeignKey[]> {
+  const rows = await db.rows<{
+    CONSTRAINT_NAME: string;
+    TABLE_NAME: string;
+    COLUMN_NAME: string;
+    REFERENCED_TABLE_NAME: string;
+    REFERENCED_COLUMN_NAME: string;
+  }>({
+    sql: `SELECT CONSTRAINT_NAME, TABLE_NAME, COLUMN_NAME, REFERENCED_TABLE_NAME, REFERENCED_COLUMN_NAME
+       FROM information_schema.KEY_COLUMN_USAGE
+      WHERE TABLE_SCHEMA = ? AND REFERENCED_TABLE_SCHEMA = ? AND REFERENCED_TABLE_NAME IS NOT NULL
+      ORDER BY TABLE_NAME, CONSTRAINT_NAME, ORDINAL_POSITION`,
+    params: [database, database],
+  });
+  const keys = new Map<string, ForeignKey & { columns: string[]; referencedColumns: string[] }>();
+  for (const row of rows) {
+    const id = `${row.TABLE_NAME}\u0000${row.CONSTRAINT_NAME}`;
+    let key = keys.get(id);
+    if (key === undefined) {
+      key = {
+        name: String(row.CONSTRAINT_NAME),
+        table: String(row.TABLE_NAME),
+        columns: [],
+        referencedTable: String(row.REFERENCED_TABLE_NAME),
+        referencedColumns: [],
+      };
+      keys.set(id, key);
+    }
+    key.columns.push(String(row.COLUMN_NAME));
+    key.referencedColumns.push(String(row.REFERENCED_COLUMN_NAME));
+  }
+  return [...keys.values()];
 }
 
 export class SchemaCache {
