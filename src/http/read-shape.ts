@@ -14,7 +14,7 @@ import { READ_CACHE_MAX_QUERY_CHARS, READ_SHAPE_ENTRIES } from '../limits.js';
 import { planRead, type ReadPlan } from '../plan/read-plan.js';
 import type { Grant } from '../policy/policy.js';
 import { type Access, guardRead, userIndependentReadGrant } from '../policy/stage.js';
-import { isWhitespace } from '../query/lexer.js';
+import { isDigitRun, lex, type Token } from '../query/lexer.js';
 import { parseReadOptions, type QueryObject } from '../query/options.js';
 import type { CompiledQuery } from '../sql/compiled-query.js';
 import {
@@ -39,42 +39,21 @@ const hasMarker = (text: string): boolean => {
   return false;
 };
 
-const isAsciiDigit = (code: number): boolean => code >= 48 && code <= 57;
-const opensHole = (c: string): boolean => c === '' || c === '(' || c === ',' || isWhitespace(c);
-const closesHole = (c: string): boolean => c === '' || c === ')' || c === ',' || isWhitespace(c);
-
 /**
- * The holes of `filter` as [start, end) index pairs, or null when it holds a key marker. A hole is
- * a maximal run of 1–15 ASCII digits outside single quotes, after the start, whitespace, `(` or
- * `,` and before the end, whitespace, `)` or `,`. The lexer (query/lexer.ts) reads each as one
- * `number` token whose text is the run: such a character ends any token but a string (its quotes
- * are followed here: no other token holds a `'`, and `''` toggles twice) or a datetime's spaced
- * ` hh:mm` offset (whose digits meet `:`), so a token starts at the run; scanTemporal needs `-` or
- * `:` within its first five characters, and the run ends in a closing character; scanNumber stops
- * there (no `.`, `e` or letter). `-5`, `1.5`, `1e3`, `2fa`, dates and times are never holes.
+ * The holes of `filter` as [start, end) index pairs, or null when it holds a key marker: the
+ * `number` tokens the lexer reads (query/lexer.ts) that are runs of 1–15 ASCII digits. `-5`,
+ * `1.5`, `1e3`, `2fa`, dates and times are other tokens, never holes. Lexing stops at the first
+ * character no rule accepts, and so do the holes: such a filter is refused anyway.
  */
 export function holesOf(filter: string): number[] | null {
+  if (hasMarker(filter)) return null;
+  const { tokens, starts, ends } = lex(filter);
   const holes: number[] = [];
-  let quoted = false;
-  let i = 0;
-  while (i < filter.length) {
-    const code = filter.charCodeAt(i);
-    if (code <= 2) return null;
-    if (code === 39) quoted = !quoted; // '
-    if (quoted || !isAsciiDigit(code)) {
-      i++;
-      continue;
+  for (let k = 0; k < tokens.length; k++) {
+    const token = tokens[k] as Token;
+    if (token.kind === 'number' && token.text.length <= MAX_HOLE_DIGITS && isDigitRun(token.text)) {
+      holes.push(starts[k] as number, ends[k] as number);
     }
-    let end = i + 1;
-    while (end < filter.length && isAsciiDigit(filter.charCodeAt(end))) end++;
-    if (
-      end - i <= MAX_HOLE_DIGITS &&
-      opensHole(filter.charAt(i - 1)) &&
-      closesHole(filter.charAt(end))
-    ) {
-      holes.push(i, end);
-    }
-    i = end;
   }
   return holes;
 }

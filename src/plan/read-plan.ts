@@ -5,7 +5,7 @@
  * plan carries ColumnInfo objects for the compiler and the row serializer. Knows no SQL.
  */
 import type { ColumnInfo, TableInfo } from '../db/schema-types.js';
-import { filterSyntax, unknownColumn } from '../errors.js';
+import { filterSyntax, invalidQuery, unknownColumn } from '../errors.js';
 import type {
   ColumnExpr,
   ColumnFn,
@@ -144,6 +144,8 @@ function planFilter(expr: FilterExpr, resolve: Resolve): PlannedFilter {
       if (column.kind === 'call') checkMatchCall(expr.fn, describe(column), expr.column.position);
       return { kind: 'match', fn: expr.fn, column, value: expr.value };
     }
+    case 'lambda':
+      throw invalidQuery('any() and all() are not supported here');
   }
 }
 

@@ -101,6 +101,8 @@ function visitColumns(expr: FilterExpr, visit: (name: string) => void): void {
     case 'match':
       visit(columnName(expr.column));
       return;
+    case 'lambda':
+      return;
   }
 }
 
@@ -143,6 +145,8 @@ export function bindWhere(expr: FilterExpr, user: UserValues | null): FilterExpr
       const bound = bindLiteral({ kind: 'string', value: expr.value }, user);
       return { ...expr, value: (bound as { value: string }).value };
     }
+    case 'lambda':
+      return expr;
   }
 }
 

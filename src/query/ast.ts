@@ -30,11 +30,20 @@ export type TemporalLiteral = {
 export type FilterLiteral = Literal | TemporalLiteral;
 export type NonNullFilterLiteral = Exclude<FilterLiteral, NullLiteral>;
 
+/** The signed-in caller's values a policy's where may name: `@user.id`, `@user.email`, `@user.role`. */
+export const USER_FIELDS = ['id', 'email', 'role'] as const;
+export type UserField = (typeof USER_FIELDS)[number];
+
 /** A column name as written in the filter; `position` is its 1-based character position. */
 export interface ColumnRef {
   readonly kind: 'column';
   readonly name: string;
   readonly position: number;
+  /**
+   * The relations walked before the column (`customer/country` → `['customer']`); inside a
+   * lambda the first may be its variable (`i/qty`). Absent for a column of the table itself.
+   */
+  readonly path?: readonly string[];
 }
 
 /** The functions a filter may apply to a column (CONTRACT §3.1a). */
@@ -91,13 +100,47 @@ export type FilterExpr =
       readonly fn: MatchFn;
       readonly column: ColumnExpr;
       readonly value: string;
-    };
+    }
+  | Lambda;
+
+/**
+ * `items/any(i: i/qty gt 5)`, `items/all(i: …)`, `items/any()`: whether any (every) related row
+ * of a to-many relation satisfies the condition. `path` is the relations walked, the to-many one
+ * last; `variable` names a related row inside `expr` (null, with `expr`, for `any()`).
+ */
+export interface Lambda {
+  readonly kind: 'lambda';
+  readonly op: 'any' | 'all';
+  readonly path: readonly string[];
+  readonly variable: string | null;
+  readonly expr: FilterExpr | null;
+  readonly position: number;
+}
 
 export type SortDirection = 'asc' | 'desc';
 
 export interface OrderItem {
   readonly column: string;
   readonly direction: SortDirection;
+  /** Relations walked before the column (`customer/last_name`); absent for the table's own. */
+  readonly path?: readonly string[];
+}
+
+/** The options of one `$expand` item (`items($select=…;$top=3)`). */
+export interface ExpandOptions {
+  readonly select: '*' | readonly string[];
+  readonly filter: FilterExpr | null;
+  readonly orderBy: readonly OrderItem[];
+  readonly top: number | null;
+  readonly skip: number | null;
+  /** Absent when none. */
+  readonly expand?: readonly ExpandItem[];
+}
+
+/** `customer`, `items/product($select=name)`: relations to follow, and what to read of the last. */
+export interface ExpandItem {
+  readonly path: readonly string[];
+  readonly options: ExpandOptions;
 }
 
 export interface ReadRequest {
@@ -108,4 +151,6 @@ export interface ReadRequest {
   readonly top: number | null;
   readonly skip: number | null;
   readonly count: boolean;
+  /** `$expand`; absent when none. */
+  readonly expand?: readonly ExpandItem[];
 }

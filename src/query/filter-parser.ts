@@ -14,6 +14,7 @@ import {
   type CompareOp,
   type FilterExpr,
   type FilterLiteral,
+  type Lambda,
   type MatchFn,
   type Operand,
 } from './ast.js';
@@ -38,12 +39,17 @@ function describe(token: Token): string {
     case 'word':
     case 'number':
     case 'temporal':
+    case 'parameter':
     case 'lparen':
     case 'rparen':
     case 'comma':
+    case 'slash':
+    case 'colon':
       return `'${excerpt(token.text)}'`;
     case 'string':
       return `the string ${excerpt(token.text)}`;
+    case 'name':
+      return `the name ${excerpt(token.text)}`;
     case 'invalid':
       return token.problem;
     case 'end':
@@ -52,6 +58,7 @@ function describe(token: Token): string {
 }
 
 function syntaxError(token: Token, expected: string) {
+  if (token.kind === 'invalid' && token.fatal === true) return filterSyntax(token.problem);
   return filterSyntax(
     `Invalid $filter at position ${token.position}: expected ${expected}, found ${describe(token)}`,
   );
@@ -98,7 +105,7 @@ class Parser {
     return token.kind === 'word' && asciiKeyword(token.text) === keyword;
   }
 
-  private expect(kind: 'lparen' | 'rparen' | 'comma', expected: string): void {
+  private expect(kind: 'lparen' | 'rparen' | 'comma' | 'colon', expected: string): void {
     const token = this.next();
     if (token.kind !== kind) throw syntaxError(token, expected);
   }
@@ -157,11 +164,14 @@ class Parser {
       const fn = asciiKeyword(token.text);
       if (fn !== null && MATCH_FNS.has(fn)) return this.parseMatch(fn as MatchFn);
     }
-    const left = this.parseOperand(EXPECT_CONDITION);
+    const left = this.parseOperand(EXPECT_CONDITION, depth);
+    if (left.kind === 'lambda') return left;
     const opToken = this.next();
     const op = opToken.kind === 'word' ? asciiKeyword(opToken.text) : null;
     if (op !== null && COMPARE_OPS.has(op)) {
-      const right = this.parseOperand(EXPECT_OPERAND);
+      const rightToken = this.peek();
+      const right = this.parseOperand(EXPECT_OPERAND, depth);
+      if (right.kind === 'lambda') throw syntaxError(rightToken, EXPECT_OPERAND);
       return { kind: 'compare', op: op as CompareOp, left, right, position: opToken.position };
     }
     if (op === 'in' && (left.kind === 'column' || left.kind === 'call')) {
@@ -202,7 +212,7 @@ class Parser {
     const column =
       token.kind === 'word' && this.peek(1).kind === 'lparen'
         ? this.parseCall(token)
-        : this.parseColumn();
+        : this.parseColumn('a column');
     this.expect('comma', "','");
     const value = this.next();
     if (value.kind !== 'string') throw syntaxError(value, 'a string in single quotes');
@@ -225,7 +235,7 @@ class Parser {
     if (argument.kind === 'word' && this.peek(1).kind === 'lparen') {
       throw syntaxError(argument, `a column (${fn} takes a column, not another function)`);
     }
-    const column = this.parseColumn();
+    const column = this.parseColumn('a column');
     this.expect('rparen', "')'");
     return { kind: 'call', fn: fn as ColumnFn, column, position: token.position };
   }
@@ -243,25 +253,87 @@ class Parser {
     }
   }
 
-  private parseOperand(expected: string): Operand {
+  /** A literal, a column or a path to one, `fn(column)`, or a lambda (`items/any(…)`). */
+  private parseOperand(expected: string, depth: number): Operand | Lambda {
     const token = this.peek();
     if (token.kind === 'word' && this.peek(1).kind === 'lparen') return this.parseCall(token);
-    this.next();
     switch (token.kind) {
       case 'string':
+        this.next();
         return { kind: 'string', value: token.value };
       case 'number':
+        this.next();
         return { kind: 'number', text: token.text };
       case 'temporal':
+        this.next();
         return token.literal;
       case 'word': {
         const literal = keywordLiteral(token.text);
-        if (literal !== null) return literal;
-        return this.columnFrom(token, expected);
+        if (literal === null) return this.parsePath(expected, depth);
+        this.next();
+        return literal;
       }
+      case 'name':
+        return this.parsePath(expected, depth);
       default:
+        this.next();
         throw syntaxError(token, expected);
     }
+  }
+
+  /**
+   * `name ( "/" name )*`, positioned on its first name: a column, a path through relations to
+   * one (`customer/country`), or, when the last name is `any` or `all` followed by `(`, a lambda.
+   */
+  private parsePath(expected: string, depth: number): ColumnRef | Lambda {
+    const names: Extract<Token, { kind: 'word' | 'name' }>[] = [];
+    for (;;) {
+      const token = this.next();
+      if (token.kind === 'name') names.push(token);
+      else if (token.kind === 'word' && keywordLiteral(token.text) === null) {
+        const lambda = names.length > 0 ? asciiKeyword(token.text) : null;
+        if ((lambda === 'any' || lambda === 'all') && this.peek().kind === 'lparen') {
+          return this.parseLambda(lambda, names, token.position, depth);
+        }
+        names.push(token);
+      } else throw syntaxError(token, names.length === 0 ? expected : 'a relation or a column');
+      if (this.peek().kind !== 'slash') break;
+      this.next();
+    }
+    const last = names[names.length - 1] as (typeof names)[number];
+    if (names.length === 1) return this.columnFrom(last, expected);
+    return {
+      kind: 'column',
+      name: nameOf(last),
+      position: (names[0] as Token).position,
+      path: names.slice(0, -1).map(nameOf),
+    };
+  }
+
+  /**
+   * `any ( [ variable ":" condition ] )` or `all ( variable ":" condition )`, positioned on `(`.
+   * The condition counts one level of nesting, as parentheses do.
+   */
+  private parseLambda(
+    op: 'any' | 'all',
+    path: readonly Extract<Token, { kind: 'word' | 'name' }>[],
+    position: number,
+    depth: number,
+  ): Lambda {
+    const open = this.next();
+    const lambda = { kind: 'lambda', op, path: path.map(nameOf), position } as const;
+    if (op === 'any' && this.peek().kind === 'rparen') {
+      this.next();
+      return { ...lambda, variable: null, expr: null };
+    }
+    const variable = this.next();
+    if (variable.kind !== 'word' || asciiKeyword(variable.text) === null) {
+      throw syntaxError(variable, `a variable name (${op}(x: …))`);
+    }
+    this.expect('colon', "':' after the variable");
+    const expr = this.parseOr(this.enter(depth, open));
+    this.expect('rparen', "'and', 'or' or ')'");
+    return { ...lambda, variable: variable.text, expr };
   }
 
   private parseLiteral(): FilterLiteral {
@@ -283,17 +355,33 @@ class Parser {
     }
   }
 
-  private parseColumn(): ColumnRef {
-    const token = this.next();
-    if (token.kind === 'word' && keywordLiteral(token.text) === null) {
-      return this.columnFrom(token, 'a column');
+  /** A column or a path to one; never a lambda. */
+  private parseColumn(expected: string): ColumnRef {
+    const token = this.peek();
+    const named =
+      token.kind === 'name' || (token.kind === 'word' && keywordLiteral(token.text) === null);
+    if (!named) {
+      this.next();
+      throw syntaxError(token, expected);
     }
-    throw syntaxError(token, 'a column');
+    const column = this.parsePath(expected, 0);
+    if (column.kind === 'lambda') throw syntaxError(token, expected);
+    return column;
   }
 
-  private columnFrom(token: Extract<Token, { kind: 'word' }>, expected: string): ColumnRef {
+  private columnFrom(
+    token: Extract<Token, { kind: 'word' | 'name' }>,
+    expected: string,
+  ): ColumnRef {
+    if (token.kind === 'name')
+      return { kind: 'column', name: token.value, position: token.position };
     const keyword = asciiKeyword(token.text);
     if (keyword !== null && RESERVED.has(keyword)) throw syntaxError(token, expected);
     return { kind: 'column', name: token.text, position: token.position };
   }
+}
+
+/** The name a word or a quoted name stands for. */
+function nameOf(token: Extract<Token, { kind: 'word' | 'name' }>): string {
+  return token.kind === 'name' ? token.value : token.text;
 }

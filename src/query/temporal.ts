@@ -29,9 +29,10 @@ const isDigit = (c: string | undefined): boolean => c !== undefined && c >= '0' 
 /**
  * A date/time literal starting at `chars[i]` (a digit), or null when the text there is not
  * shaped like one (four digits then `-` then a digit, or one or two digits then `:`). Costs
- * a few character reads for an ordinary number.
+ * a few character reads for an ordinary number. Indexes are UTF-16 code units: every character
+ * of such a literal is ASCII, so it is as long in code units as in characters.
  */
-export function scanTemporal(chars: readonly string[], i: number): TemporalScan | null {
+export function scanTemporal(chars: string, i: number): TemporalScan | null {
   const dateLike =
     chars[i + 4] === '-' &&
     isDigit(chars[i + 5]) &&
@@ -43,12 +44,12 @@ export function scanTemporal(chars: readonly string[], i: number): TemporalScan 
   if (!dateLike && !timeLike) return null;
   let end = i;
   while (end < chars.length && RUN_CHAR.test(chars[end] as string)) end++;
-  let text = chars.slice(i, end).join('');
+  let text = chars.slice(i, end);
   // `+02:00` sent unencoded in a query string arrives as ` 02:00` (`+` means a space there, and
   // odata-query does not encode it). A datetime without a zone followed by ` hh:mm` is nothing
   // else the grammar accepts, so it is read as the `+` offset the client wrote.
   if (chars[end] === ' ' && DATETIME_NO_ZONE.test(text)) {
-    const after = chars.slice(end + 1, end + 6).join('');
+    const after = chars.slice(end + 1, end + 6);
     const next = chars[end + 6];
     if (SPACED_OFFSET.test(after) && (next === undefined || !RUN_CHAR.test(next))) {
       text = `${text}+${after}`;

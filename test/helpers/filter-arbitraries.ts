@@ -369,6 +369,8 @@ export function filterText(expr: FilterExpr, s: Spelling): string {
       return `${columnText(expr.column, s)}${_}${keyword('in', s)}${_}(${expr.values.map((v) => literalText(v, s)).join(`,${_}`)})`;
     case 'match':
       return `${keyword(expr.fn, s)}(${columnText(expr.column, s)},${_}${literalText({ kind: 'string', value: expr.value }, s)})`;
+    case 'lambda':
+      throw new Error('lambdas are not generated here');
   }
 }
 

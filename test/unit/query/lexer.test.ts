@@ -115,11 +115,12 @@ describe('tokenize', () => {
       ],
     ],
     [
+      // Double quotes quote a column name (a name that is not a plain identifier).
       'a eq "b"',
       [
         ['word', 'a', 1],
         ['word', 'eq', 3],
-        ['invalid', "unexpected character '\"'", 6],
+        ['name', '"b"', 6],
       ],
     ],
     [
