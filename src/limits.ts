@@ -13,6 +13,12 @@ export const MAX_IN_VALUES = 1000;
 /** Characters of all contains/startswith/endswith patterns of one `$filter` together. */
 export const MAX_PATTERN_CHARS = 100;
 
+// Related rows ($expand, paths, lambdas).
+/** Levels of relations one read may follow: `$expand=a/b/c`, or nested `$expand` options. */
+export const MAX_EXPAND_DEPTH = 3;
+/** Relations one read may expand in all (every path segment of every `$expand` item counts). */
+export const MAX_EXPANDED_RELATIONS = 10;
+
 // Writes.
 /** Rows one `create` request may insert. */
 export const MAX_INSERT_ROWS = 10_000;

@@ -4,6 +4,7 @@
  * Input values are what the pool's options make mysql2 return: DECIMAL, BIGINT, dates and JSON as
  * exact strings, FLOAT/DOUBLE/INT as numbers, binary and BIT as Buffers.
  */
+import { relatedRowsTooLarge } from '../errors.js';
 import type { ColumnInfo, JsonKind, TableInfo } from './schema-types.js';
 
 type ValueWriter = (value: unknown) => string;
@@ -108,6 +109,121 @@ function writerFor(column: ColumnInfo): ValueWriter {
 }
 
 export type RowSerializer = (row: readonly unknown[]) => string;
+
+/**
+ * What one row object holds, key by key, and where its values sit in the row array (its
+ * slots, in order): a column's value takes one slot; a related object takes a marker slot
+ * (NULL when there is no related row) and then its fields' slots; a related array takes one
+ * slot, the rows as text from MySQL (`<n>:<json array>,<json array>,…`, sql/compile-read.ts).
+ */
+export type Field =
+  | { readonly kind: 'value'; readonly name: string; readonly column: ColumnInfo }
+  | { readonly kind: 'object'; readonly name: string; readonly fields: readonly Field[] }
+  | { readonly kind: 'array'; readonly name: string; readonly fields: readonly Field[] };
+
+/** Values as mysql2 returns them (`driver`), or as text inside a related array (`text`). */
+type Mode = 'driver' | 'text';
+
+/** The writer of a value in text mode: the same JSON the driver's value would have given. */
+function textWriterFor(column: ColumnInfo): ValueWriter {
+  switch (column.kind) {
+    case 'float':
+      // The text is the double the FLOAT widens to (sql/compile-read.ts textOf).
+      return column.dataType === 'float' ? (v) => writeFloat32(Number(v)) : writeDouble;
+    case 'binary':
+      // TO_BASE64 breaks its text into lines of 76 characters.
+      return (v) => `"${String(v).replace(/\s/g, '')}"`;
+    case 'bit':
+      return writeInteger;
+    default:
+      return writerFor(column);
+  }
+}
+
+/** The parts of one object's text, each reading its slots of `row`; and how many slots in all. */
+function fieldsWriter(
+  fields: readonly Field[],
+  mode: Mode,
+  start: number,
+): { write: (row: readonly unknown[]) => string; width: number } {
+  const parts: ((row: readonly unknown[]) => string)[] = [];
+  let slot = start;
+  fields.forEach((field, i) => {
+    const prefix = `${i === 0 ? '' : ','}${JSON.stringify(field.name)}:`;
+    const at = slot;
+    switch (field.kind) {
+      case 'value': {
+        const writer = mode === 'driver' ? writerFor(field.column) : textWriterFor(field.column);
+        parts.push((row) => {
+          const value = row[at];
+          return prefix + (value === null || value === undefined ? 'null' : writer(value));
+        });
+        slot += 1;
+        return;
+      }
+      case 'object': {
+        const inner = fieldsWriter(field.fields, mode, at + 1);
+        parts.push((row) =>
+          row[at] === null || row[at] === undefined
+            ? `${prefix}null`
+            : `${prefix}{${inner.write(row)}}`,
+        );
+        slot += 1 + inner.width;
+        return;
+      }
+      case 'array': {
+        const inner = fieldsWriter(field.fields, 'text', 0);
+        parts.push((row) => {
+          const rows = relatedRows(row[at], field.name);
+          let text = `${prefix}[`;
+          for (let r = 0; r < rows.length; r++) {
+            text += `${r === 0 ? '' : ','}{${inner.write(rows[r] as unknown[])}}`;
+          }
+          return `${text}]`;
+        });
+        slot += 1;
+        return;
+      }
+    }
+  });
+  const count = parts.length;
+  return {
+    write: (row) => {
+      let text = '';
+      for (let i = 0; i < count; i++)
+        text += (parts[i] as (row: readonly unknown[]) => string)(row);
+      return text;
+    },
+    width: slot - start,
+  };
+}
+
+/**
+ * The rows of a related array from its text: `<n>:` and n JSON arrays, or NULL for none. A
+ * value cut short (MySQL's max_allowed_packet) has fewer rows than it says, and is refused
+ * rather than answered incomplete.
+ */
+function relatedRows(value: unknown, name: string): unknown[][] {
+  if (value === null || value === undefined) return [];
+  const text = String(value);
+  const colon = text.indexOf(':');
+  const count = Number(text.slice(0, colon));
+  if (count === 0) return [];
+  let rows: unknown;
+  try {
+    rows = JSON.parse(`[${text.slice(colon + 1)}]`);
+  } catch {
+    rows = null;
+  }
+  if (!Array.isArray(rows) || rows.length !== count) throw relatedRowsTooLarge(name);
+  return rows as unknown[][];
+}
+
+/** The serializer of rows shaped by `fields`, read as mysql2 returns them. */
+export function shapeSerializer(fields: readonly Field[]): RowSerializer {
+  const { write } = fieldsWriter(fields, 'driver', 0);
+  return (row) => `{${write(row)}}`;
+}
 
 /** Builds the serializer for one select list: keys are the column names, in select order. */
 export function rowSerializer(columns: readonly ColumnInfo[]): RowSerializer {

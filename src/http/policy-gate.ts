@@ -7,7 +7,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { forbidden, unknownTable } from '../errors.js';
-import { type Action, ANONYMOUS, type FileAction, type Policy } from '../policy/policy.js';
+import { type Action, ANONYMOUS, type Policy, type Requested } from '../policy/policy.js';
 import type { Access } from '../policy/stage.js';
 import type { Services } from '../services.js';
 
@@ -18,12 +18,7 @@ declare module 'fastify' {
   }
 }
 
-/** What a request asks to do, by the route Fastify chose (never the raw URL). */
-export type Requested =
-  | { readonly kind: 'table'; readonly table: string; readonly action: Action }
-  | { readonly kind: 'files'; readonly action: FileAction }
-  | { readonly kind: 'description' }
-  | { readonly kind: 'other' };
+export type { Requested } from '../policy/policy.js';
 
 const TABLE_ACTION_BY_METHOD: Readonly<Record<string, Action>> = {
   POST: 'create',
@@ -54,21 +49,9 @@ export function requestedAction(
   return { kind: 'other' };
 }
 
-/** Whether the role may do what was requested (a table action needs the table readable too). */
+/** Whether the role may do what was requested (Policy.decide says, with why not). */
 export function mayDo(policy: Policy, role: string, requested: Requested): boolean {
-  switch (requested.kind) {
-    case 'table':
-      return (
-        policy.grant(role, requested.table, 'read') !== null &&
-        policy.grant(role, requested.table, requested.action) !== null
-      );
-    case 'files':
-      return policy.mayFiles(role, requested.action);
-    case 'description':
-      return policy.grantsAnything(role);
-    case 'other':
-      return false;
-  }
+  return policy.decide(role, requested).allowed;
 }
 
 /** Whether a request without a token may go on as `anonymous` (auth guard, auth mode). */
@@ -96,16 +79,13 @@ export function registerPolicyGate(app: FastifyInstance, { policy }: Services): 
     const access = accessOf(policy, request);
     request.access = access;
     const requested = requestedAction(request.method, request.routeOptions.url, request.params);
-    if (requested.kind === 'table') {
-      if (policy.grant(access.role, requested.table, 'read') === null) {
-        return done(unknownTable(requested.table));
-      }
-      if (policy.grant(access.role, requested.table, requested.action) === null) {
-        return done(forbidden());
-      }
-    } else if (requested.kind === 'files' && !policy.mayFiles(access.role, requested.action)) {
-      return done(forbidden());
+    // Only tables and files are refused here; other routes answer for themselves.
+    if (requested.kind !== 'table' && requested.kind !== 'files') return done();
+    const decision = policy.decide(access.role, requested);
+    if (decision.allowed) return done();
+    if (decision.refusal === 'unknown-table' && requested.kind === 'table') {
+      return done(unknownTable(requested.table));
     }
-    done();
+    done(forbidden());
   });
 }

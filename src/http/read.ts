@@ -1,39 +1,27 @@
 /**
- * `GET /table/<table>/read`: query string → ReadRequest → ReadPlan → SQL → JSON array, streamed,
- * or fetched whole when the plan bounds the result (plan/small-read.ts). A repeated query string
- * skips to the compiled read (read-cache.ts), and so does a query whose shape, its `$filter` but
- * for the integers, came before (read-shape.ts). The handler only calls the stages in order.
+ * `GET /table/<table>/read`: route → the read pipeline (pipeline/read.ts: the compiled read of
+ * the query string for the caller) → execute → the rows as a JSON array, streamed, or fetched
+ * whole when the plan bounds the result (plan/small-read.ts).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TableInfo } from '../db/schema-types.js';
-import { planRead, type ReadPlan } from '../plan/read-plan.js';
-import { guardRead } from '../policy/stage.js';
-import { parseReadOptions } from '../query/options.js';
+import { bindRead, type CompiledRead, ReadPipeline } from '../pipeline/read.js';
 import type { Services } from '../services.js';
 import type { CompiledQuery } from '../sql/compiled-query.js';
 import { sendJsonRows, sendJsonRowsAtOnce } from './json-rows.js';
-import {
-  type CachedRead,
-  type CompiledRead,
-  compiledRead,
-  ReadCache,
-  rawQueryString,
-} from './read-cache.js';
-import { ShapeCache } from './read-shape.js';
 
 type QueryObject = Record<string, string | string[] | undefined>;
 type ReadRequest = FastifyRequest<{ Params: { table: string }; Querystring: QueryObject }>;
 
 export function readRoutes(app: FastifyInstance, { db, schema }: Services): void {
-  const cache = new ReadCache();
-  const shapes = new ShapeCache();
+  const pipeline = new ReadPipeline(schema, db.flavour);
 
   /**
    * The read of `table`. Not an async function: a small read, nearly every one, answers from the
    * driver's callback and returns nothing (Fastify then waits for reply.send), without a promise
-   * on its way (issue 17). Whatever must wait for a promise (a schema read, `$count`, a stream)
-   * returns one, and Fastify answers it as it does an async handler's; a promise that comes to
-   * the callback path resolves with `reply`, a thenable that settles when the answer is out.
+   * on its way. Whatever must wait for a promise (a schema read, `$count`, a stream) returns one,
+   * and Fastify answers it as it does an async handler's; a promise that comes to the callback
+   * path resolves with `reply`, a thenable that settles when the answer is out.
    */
   function read(
     request: ReadRequest,
@@ -41,29 +29,10 @@ export function readRoutes(app: FastifyInstance, { db, schema }: Services): void
     known: TableInfo,
   ): Promise<FastifyReply> | undefined {
     const { access } = request;
-    const query = rawQueryString(request.url);
-    const cached = query === null ? undefined : cache.get(known, query);
-    if (cached !== undefined) {
-      return answer(reply, compiledRead(cached, guardRead(access, cached.plan), access));
-    }
-    // A miss may still find its shape: the same query but for $filter's integers.
-    const shape = shapes.find(known, request.query);
-    const templated = shape && shapes.read(shape, access);
-    if (templated) return answer(reply, templated);
-    const options = parseReadOptions(request.query);
-    // A schema miss re-reads the schema and plans against the new table object (db/schema.ts).
-    const resolved = schema.plan(known, (t) => planRead(options, t));
-    const planned = ({ plan: made }: { plan: ReadPlan }) => {
-      const entry: CachedRead =
-        query === null ? { plan: made, compiled: null, byGrant: null } : cache.add(query, made);
-      const plan = guardRead(access, entry.plan);
-      const compiled = compiledRead(entry, plan, access);
-      if (shape !== null) shapes.learn(shape, request.query, plan, compiled, access);
-      return answer(reply, compiled);
-    };
-    return resolved instanceof Promise
-      ? resolved.then((made) => planned(made) ?? reply)
-      : planned(resolved);
+    const compiled = pipeline.read(known, request.url, request.query, access);
+    return compiled instanceof Promise
+      ? compiled.then((made) => answer(reply, bindRead(made, access)) ?? reply)
+      : answer(reply, bindRead(compiled, access));
   }
 
   function answer(reply: FastifyReply, compiled: CompiledRead): Promise<FastifyReply> | undefined {

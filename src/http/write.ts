@@ -1,8 +1,9 @@
 /**
  * `POST /table/<t>/create`, `PUT /table/<t>/update(<key>,<value>)` and
- * `DELETE /table/<t>/delete(<key>,<value>)`: path → action (query/key-value) → plan → SQL →
- * one transaction (the execute stage) → `{ success, message, … }`. find-my-way cannot match parentheses in a pattern,
- * so the last segment is a parameter and key-value.ts reads it; an unknown action is a 404.
+ * `DELETE /table/<t>/delete(<key>,<value>)`: route → action (query/key-value) → the write
+ * pipeline (pipeline/write.ts: a job of statements and guards) → execute → `{ success, message,
+ * … }`. find-my-way cannot match parentheses in a pattern, so the last segment is a parameter
+ * and key-value.ts reads it; an unknown action is a 404.
  */
 import type {
   FastifyInstance,
@@ -10,26 +11,12 @@ import type {
   FastifyRequest,
   HookHandlerDoneFunction,
 } from 'fastify';
+import type { TableInfo } from '../db/schema-types.js';
 import { routeNotFound, unsupportedMediaType } from '../errors.js';
 import { SUCCESS_MESSAGES } from '../messages.js';
-import { deleteIsExact, insertIsExact, updateIsExact } from '../plan/exact-write.js';
-import { planDelete, planInsert, planUpdate } from '../plan/write-plan.js';
-import {
-  createdRowViolation,
-  guardDelete,
-  guardInsert,
-  guardUpdate,
-  updatedRowViolation,
-} from '../policy/stage.js';
+import { createJob, deleteJob, updateJob, type WriteJob } from '../pipeline/write.js';
 import { parseWriteAction, type WriteAction } from '../query/key-value.js';
 import type { Services } from '../services.js';
-import {
-  compileDelete,
-  compileInsertBatches,
-  compileInsertRechecks,
-  compileUpdate,
-  compileUpdateRecheck,
-} from '../sql/compile-write.js';
 import { JSON_TYPE } from './json-rows.js';
 
 /**
@@ -47,24 +34,23 @@ interface WriteRoute {
 }
 
 export function writeRoutes(app: FastifyInstance, { db, schema }: Services): void {
+  /** The job a write asks for, re-planned once against a fresh schema when it names something unknown. */
+  async function jobOf(table: string, make: (table: TableInfo) => WriteJob): Promise<WriteJob> {
+    const found = schema.require(table);
+    const known = found instanceof Promise ? await found : found; // see http/read.ts
+    const made = schema.plan(known, make);
+    return (made instanceof Promise ? await made : made).plan;
+  }
+
   app.post<WriteRoute>('/table/:table/:action', async (request, reply) => {
     actionOf(request, 'create');
     const found = schema.require(request.params.table);
-    const table = found instanceof Promise ? await found : found; // see http/read.ts
+    if (found instanceof Promise) await found; // a 404 comes before a 415
     requireJson(request);
-    const resolved = schema.plan(table, (t) => planInsert(t, request.body));
-    const { plan: planned } = resolved instanceof Promise ? await resolved : resolved;
-    const plan = guardInsert(request.access, planned);
-    // A policy's where beyond `col eq value`: checked after the INSERT, in its transaction.
-    const rechecks = compileInsertRechecks(plan).map((query) => ({
-      query,
-      error: () => createdRowViolation(plan.table),
-    }));
-    const result = await db.write(compileInsertBatches(plan), {
-      unprepare: plan.rows.length > 1,
-      autocommit: insertIsExact(plan),
-      guards: rechecks,
-    });
+    const job = await jobOf(request.params.table, (t) =>
+      createJob(t, request.body, request.access),
+    );
+    const result = await db.write(job.statements, job.options);
     reply.type(JSON_TYPE);
     return `${INSERTED}${JSON.stringify(result.insertId)},"affectedRows":${result.affectedRows}}`;
   });
@@ -72,17 +58,12 @@ export function writeRoutes(app: FastifyInstance, { db, schema }: Services): voi
   app.put<WriteRoute>('/table/:table/:action', async (request, reply) => {
     const { match } = actionOf(request, 'update');
     const found = schema.require(request.params.table);
-    const table = found instanceof Promise ? await found : found; // see http/read.ts
+    if (found instanceof Promise) await found; // a 404 comes before a 415
     requireJson(request);
-    const resolved = schema.plan(table, (t) => planUpdate(t, match, request.body));
-    const { plan: planned } = resolved instanceof Promise ? await resolved : resolved;
-    const plan = guardUpdate(request.access, planned);
-    // A policy's where on a column the update changes: checked after it, in its transaction.
-    const recheck = compileUpdateRecheck(plan);
-    const result = await db.write([compileUpdate(plan)], {
-      autocommit: updateIsExact(plan),
-      guards: recheck ? [{ query: recheck, error: () => updatedRowViolation(plan.table) }] : [],
-    });
+    const job = await jobOf(request.params.table, (t) =>
+      updateJob(t, match, request.body, request.access),
+    );
+    const result = await db.write(job.statements, job.options);
     reply.type(JSON_TYPE);
     return `${UPDATED}${result.affectedRows}}`;
   });
@@ -92,12 +73,8 @@ export function writeRoutes(app: FastifyInstance, { db, schema }: Services): voi
     { onRequest: ignoreEmptyBody },
     async (request, reply) => {
       const { match } = actionOf(request, 'delete');
-      const found = schema.require(request.params.table);
-      const table = found instanceof Promise ? await found : found; // see http/read.ts
-      const resolved = schema.plan(table, (t) => planDelete(t, match));
-      const { plan: planned } = resolved instanceof Promise ? await resolved : resolved;
-      const plan = guardDelete(request.access, planned);
-      const result = await db.write([compileDelete(plan)], { autocommit: deleteIsExact(plan) });
+      const job = await jobOf(request.params.table, (t) => deleteJob(t, match, request.access));
+      const result = await db.write(job.statements, job.options);
       reply.type(JSON_TYPE);
       return `${DELETED}${result.affectedRows}}`;
     },

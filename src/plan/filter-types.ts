@@ -116,6 +116,8 @@ export function describeLiteral(literal: NonNullFilterLiteral): Described {
       return { type: 'number', label: `the number ${excerpt(literal.text)}` };
     case 'boolean':
       return { type: 'number', label: `the value ${literal.value}` };
+    case 'user':
+      return { type: 'text', label: `@user.${literal.field}` };
     default:
       return {
         type: literalType(literal),

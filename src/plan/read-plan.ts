@@ -1,205 +1,96 @@
 /**
- * ReadRequest + TableInfo → ReadPlan: every column name resolved against the schema cache (exact
- * match), `*` expanded in table order, comparisons with `null` turned into null tests, and
- * functions and date/time literals type-checked against their columns (filter-types.ts). The
- * plan carries ColumnInfo objects for the compiler and the row serializer. Knows no SQL.
+ * ReadRequest + TableInfo → ReadPlan, a tree: every name resolved against the caller's view of
+ * the schema (plan/view.ts: exact match, hidden columns and relations are unknown), `*` expanded
+ * in table order, every column reference qualified by the source it is read from, paths through
+ * to-one relations made into joins, to-many relations (`$expand`, lambdas) into child reads of
+ * their parent row, and functions and date/time literals type-checked (plan-filter.ts). Knows no
+ * SQL: the compiler (sql/compile-read.ts) walks the tree.
  */
-import type { ColumnInfo, TableInfo } from '../db/schema-types.js';
-import { filterSyntax, invalidQuery, unknownColumn } from '../errors.js';
-import type {
-  ColumnExpr,
-  ColumnFn,
-  CompareOp,
-  FilterExpr,
-  FilterLiteral,
-  MatchFn,
-  NonNullFilterLiteral,
-  Operand,
-  ReadRequest,
-  SortDirection,
-} from '../query/ast.js';
-import {
-  checkCall,
-  checkMatchCall,
-  checkTemporal,
-  type Described,
-  describeCall,
-  describeColumn,
-  describeLiteral,
-} from './filter-types.js';
+import type { ColumnInfo, Relation, TableInfo } from '../db/schema-types.js';
+import type { ReadRequest, SortDirection } from '../query/ast.js';
+import type { PlannedFilter } from './planned-filter.js';
+import { Scope } from './scope.js';
+import { openViewer, type Viewer } from './view.js';
 
-export interface PlannedColumn {
-  readonly kind: 'column';
-  readonly column: ColumnInfo;
+export type {
+  PlannedCall,
+  PlannedColumn,
+  PlannedColumnExpr,
+  PlannedFilter,
+  PlannedOperand,
+  RelatedRows,
+} from './planned-filter.js';
+
+/** A table as one level of a read reads it, under its alias in the SQL (`t0`, `t1`, …). */
+export interface Source {
+  readonly table: TableInfo;
+  readonly alias: string;
 }
 
-/** `fn(column)`, its column resolved and of a type `fn` takes. */
-export interface PlannedCall {
-  readonly kind: 'call';
-  readonly fn: ColumnFn;
-  readonly column: ColumnInfo;
+/**
+ * A to-one relation walked from `parent` (for a path, or an expanded to-one): the related row
+ * is joined to the parent's, or missing (every column NULL) when there is none, the caller may
+ * not see it, or it fails `filter`.
+ */
+export interface Join {
+  readonly source: Source;
+  readonly relation: Relation;
+  readonly parent: Source;
+  /** The caller's row condition on the related table, and an `$expand` item's `$filter`. */
+  readonly filter: PlannedFilter | null;
 }
 
-export type PlannedColumnExpr = PlannedColumn | PlannedCall;
+import type { PlannedColumn } from './planned-filter.js';
 
-/** An operand of a comparison; never the `null` literal (see `isNull`). */
-export type PlannedOperand = PlannedColumnExpr | NonNullFilterLiteral;
-
-export type PlannedFilter =
-  | { readonly kind: 'or'; readonly items: readonly PlannedFilter[] }
-  | { readonly kind: 'and'; readonly items: readonly PlannedFilter[] }
-  | { readonly kind: 'not'; readonly expr: PlannedFilter }
+/** One key of every row object, in order. */
+export type Selection =
+  | { readonly kind: 'column'; readonly name: string; readonly expr: PlannedColumn }
+  /** An expanded to-one relation: an object of `selections`, or null when the join found none. */
   | {
-      readonly kind: 'compare';
-      readonly op: CompareOp;
-      readonly left: PlannedOperand;
-      readonly right: PlannedOperand;
+      readonly kind: 'one';
+      readonly name: string;
+      readonly join: Join;
+      readonly selections: readonly Selection[];
     }
-  /** `x eq null` / `x ne null` (either side). `operand` is itself `null` for `null eq null`. */
+  /** An expanded to-many relation: an array of the rows `plan` reads for each parent row. */
   | {
-      readonly kind: 'isNull';
-      readonly operand: PlannedColumnExpr | FilterLiteral;
-      readonly negated: boolean;
-    }
-  /** `values` are the non-null list items in order; `orNull` says whether `null` was among them. */
-  | {
-      readonly kind: 'in';
-      readonly column: PlannedColumnExpr;
-      readonly values: readonly NonNullFilterLiteral[];
-      readonly orNull: boolean;
-    }
-  | {
-      readonly kind: 'match';
-      readonly fn: MatchFn;
-      readonly column: PlannedColumnExpr;
-      readonly value: string;
+      readonly kind: 'many';
+      readonly name: string;
+      readonly relation: Relation;
+      readonly parent: Source;
+      readonly plan: ReadPlan;
     };
 
 export interface PlannedOrder {
-  readonly column: ColumnInfo;
+  readonly expr: PlannedColumn;
   readonly direction: SortDirection;
 }
 
 export interface ReadPlan {
-  readonly table: TableInfo;
-  /** The selected columns in select order: the keys of every row object, in this order. */
-  readonly columns: readonly ColumnInfo[];
+  readonly source: Source;
+  /** The to-one joins the selections, filter and order walk, each once, parents first. */
+  readonly joins: readonly Join[];
+  /** The keys of every row object, in order: selected columns, then expanded relations. */
+  readonly selections: readonly Selection[];
+  /** The request's filter ANDed with the caller's row condition. */
   readonly filter: PlannedFilter | null;
   readonly orderBy: readonly PlannedOrder[];
+  /** For a to-many child read: per parent row. */
   readonly top: number | null;
   readonly skip: number | null;
   readonly count: boolean;
 }
 
-export function planRead(request: ReadRequest, table: TableInfo): ReadPlan {
-  const resolve = (name: string): ColumnInfo => {
-    const column = table.columnsByName.get(name);
-    if (column === undefined) throw unknownColumn(table.name, name);
-    return column;
-  };
-  return {
-    table,
-    columns: request.select === '*' ? table.columns : request.select.map(resolve),
-    filter: request.filter === null ? null : planFilter(request.filter, resolve),
-    orderBy: request.orderBy.map(({ column, direction }) => ({
-      column: resolve(column),
-      direction,
-    })),
-    top: request.top,
-    skip: request.skip,
-    count: request.count,
-  };
+export function planRead(
+  request: ReadRequest,
+  table: TableInfo,
+  viewer: Viewer = openViewer,
+): ReadPlan {
+  const scope = Scope.root(table, viewer);
+  return scope.plan(request, request.count);
 }
 
-type Resolve = (name: string) => ColumnInfo;
-
-/** A filter planned against the whole table: a policy's row condition (src/policy/). */
-export function planTableFilter(expr: FilterExpr, table: TableInfo): PlannedFilter {
-  return planFilter(expr, (name) => {
-    const column = table.columnsByName.get(name);
-    if (column === undefined) throw unknownColumn(table.name, name);
-    return column;
-  });
-}
-
-function planFilter(expr: FilterExpr, resolve: Resolve): PlannedFilter {
-  switch (expr.kind) {
-    case 'or':
-    case 'and':
-      return { kind: expr.kind, items: expr.items.map((item) => planFilter(item, resolve)) };
-    case 'not':
-      return { kind: 'not', expr: planFilter(expr.expr, resolve) };
-    case 'compare':
-      return planCompare(expr, resolve);
-    case 'in': {
-      const column = planColumnExpr(expr.column, resolve);
-      const values = expr.values.filter(
-        (value): value is NonNullFilterLiteral => value.kind !== 'null',
-      );
-      for (const value of values) checkLiteral(value, column, expr.column.position);
-      return { kind: 'in', column, values, orNull: values.length < expr.values.length };
-    }
-    case 'match': {
-      const column = planColumnExpr(expr.column, resolve);
-      if (column.kind === 'call') checkMatchCall(expr.fn, describe(column), expr.column.position);
-      return { kind: 'match', fn: expr.fn, column, value: expr.value };
-    }
-    case 'lambda':
-      throw invalidQuery('any() and all() are not supported here');
-  }
-}
-
-function planCompare(
-  expr: Extract<FilterExpr, { kind: 'compare' }>,
-  resolve: Resolve,
-): PlannedFilter {
-  const { op, left, right, position } = expr;
-  // Resolve left to right so the first unknown column named is the one reported.
-  const l = planOperand(left, resolve);
-  const r = planOperand(right, resolve);
-  if (l.kind === 'null' || r.kind === 'null') {
-    if (op === 'eq' || op === 'ne') {
-      return { kind: 'isNull', operand: l.kind === 'null' ? r : l, negated: op === 'ne' };
-    }
-    throw filterSyntax(
-      `Invalid $filter at position ${position}: null cannot be compared with '${op}'; use 'eq null' or 'ne null'`,
-    );
-  }
-  checkLiteral(l, r, position);
-  checkLiteral(r, l, position);
-  return { kind: 'compare', op, left: l, right: r };
-}
-
-function planOperand(operand: Operand, resolve: Resolve): PlannedColumnExpr | FilterLiteral {
-  return operand.kind === 'column' || operand.kind === 'call'
-    ? planColumnExpr(operand, resolve)
-    : operand;
-}
-
-/** A column, or `fn(column)` with the column checked to be of a type `fn` takes. */
-function planColumnExpr(expr: ColumnExpr, resolve: Resolve): PlannedColumnExpr {
-  if (expr.kind === 'column') return { kind: 'column', column: resolve(expr.name) };
-  const column = resolve(expr.column.name);
-  checkCall(expr.fn, column, expr.position);
-  return { kind: 'call', fn: expr.fn, column };
-}
-
-/**
- * A date/time `side` must meet an operand of a matching type; any other side passes. Only
- * then is the other side described, so plain comparisons pay one `kind` test.
- */
-function checkLiteral(side: PlannedOperand, other: PlannedOperand, position: number): void {
-  if (side.kind !== 'date' && side.kind !== 'datetime' && side.kind !== 'timeofday') return;
-  checkTemporal(side, describe(other), position);
-}
-
-function describe(operand: PlannedOperand): Described {
-  switch (operand.kind) {
-    case 'column':
-      return describeColumn(operand.column);
-    case 'call':
-      return describeCall(operand.fn, operand.column);
-    default:
-      return describeLiteral(operand);
-  }
+/** The columns a plan writes at its top level, in order (expanded relations left out). */
+export function selectedColumns(plan: ReadPlan): ColumnInfo[] {
+  return plan.selections.flatMap((s) => (s.kind === 'column' ? [s.expr.column] : []));
 }

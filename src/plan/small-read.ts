@@ -13,7 +13,7 @@
  */
 import type { ColumnInfo } from '../db/schema-types.js';
 import { SMALL_READ_MAX_BYTES, SMALL_READ_MAX_ROWS } from '../limits.js';
-import type { PlannedFilter, PlannedOperand, ReadPlan } from './read-plan.js';
+import type { PlannedFilter, PlannedOperand, ReadPlan, Selection, Source } from './read-plan.js';
 
 /** Bytes a value of a fixed-size type takes at most as text (a DECIMAL(65,30) is 67). */
 const FIXED_WIDTH_BYTES = 80;
@@ -23,25 +23,37 @@ const BYTES_PER_CHAR = 4;
 const MAX_BOUNDED_CHARS = 16_383;
 
 export function isSmallRead(plan: ReadPlan): boolean {
-  if (plan.filter !== null && pinsOneRow(plan.filter, plan.table.primaryKey)) return true;
+  if (plan.filter !== null && pinsOneRow(plan.filter, plan.source)) return true;
   if (plan.top === null || plan.top > SMALL_READ_MAX_ROWS) return false;
-  let rowBytes = 0;
-  for (const column of plan.columns) {
-    const width = widthBytes(column);
-    if (width === null) return false;
-    rowBytes += width;
-  }
-  return plan.top * rowBytes <= SMALL_READ_MAX_BYTES;
+  const rowBytes = selectionsBytes(plan.selections);
+  return rowBytes !== null && plan.top * rowBytes <= SMALL_READ_MAX_BYTES;
 }
 
-/** A top-level conjunct compares the one-column primary key for equality with a value. */
-function pinsOneRow(filter: PlannedFilter, primaryKey: readonly string[]): boolean {
+/** The most bytes the selections of one row take, or null when that is not small. */
+function selectionsBytes(selections: readonly Selection[]): number | null {
+  let bytes = 0;
+  for (const selection of selections) {
+    // An expanded to-many relation has as many rows as the data has.
+    if (selection.kind === 'many') return null;
+    const width =
+      selection.kind === 'column'
+        ? widthBytes(selection.expr.column)
+        : selectionsBytes(selection.selections);
+    if (width === null) return null;
+    bytes += width + (selection.kind === 'one' ? FIXED_WIDTH_BYTES : 0);
+  }
+  return bytes;
+}
+
+/** A top-level conjunct compares the one-column primary key of `source` with a value. */
+function pinsOneRow(filter: PlannedFilter, source: Source): boolean {
+  const primaryKey = source.table.primaryKey;
   if (primaryKey.length !== 1) return false;
-  if (filter.kind === 'and') return filter.items.some((item) => pinsOneRow(item, primaryKey));
+  if (filter.kind === 'and') return filter.items.some((item) => pinsOneRow(item, source));
   if (filter.kind !== 'compare' || filter.op !== 'eq') return false;
   const [key] = primaryKey;
   const isKey = (operand: PlannedOperand) =>
-    operand.kind === 'column' && operand.column.name === key;
+    operand.kind === 'column' && operand.source === source && operand.column.name === key;
   const isValue = (operand: PlannedOperand) => operand.kind !== 'column' && operand.kind !== 'call';
   return (
     (isKey(filter.left) && isValue(filter.right)) || (isKey(filter.right) && isValue(filter.left))

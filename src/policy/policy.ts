@@ -37,6 +37,25 @@ export interface RolePolicy {
   readonly files: Readonly<Record<FileAction, boolean>>;
 }
 
+/** What a request asks to do, by the route Fastify chose (never the raw URL). */
+export type Requested =
+  | { readonly kind: 'table'; readonly table: string; readonly action: Action }
+  | { readonly kind: 'files'; readonly action: FileAction }
+  | { readonly kind: 'description' }
+  | { readonly kind: 'other' };
+
+/**
+ * The answer to a request: allowed (with the action's grant for a table), or refused as a
+ * table the role cannot read (answered as if it did not exist) or as a forbidden action.
+ */
+export type Decision =
+  | { readonly allowed: true; readonly grant: Grant | null }
+  | { readonly allowed: false; readonly refusal: 'unknown-table' | 'forbidden' };
+
+const FORBIDDEN: Decision = { allowed: false, refusal: 'forbidden' };
+const UNKNOWN_TABLE: Decision = { allowed: false, refusal: 'unknown-table' };
+const ALLOWED: Decision = { allowed: true, grant: null };
+
 export class PolicyError extends Error {
   override readonly name = 'PolicyError';
 }
@@ -59,6 +78,29 @@ export class Policy {
     const own = tables.get(table)?.[action];
     const entry = own !== undefined ? own : tables.get(ALL_TABLES)?.[action];
     return entry === undefined || entry === false ? null : entry;
+  }
+
+  /**
+   * The one rule of who may do what: a table action needs the table readable (else the table
+   * is unknown to the role) and the action granted (else forbidden); files need their grant;
+   * the API description needs some grant; nothing else is ever allowed by a policy.
+   */
+  decide(role: string, requested: Requested): Decision {
+    switch (requested.kind) {
+      case 'table': {
+        const read = this.grant(role, requested.table, 'read');
+        if (read === null) return UNKNOWN_TABLE;
+        const grant =
+          requested.action === 'read' ? read : this.grant(role, requested.table, requested.action);
+        return grant === null ? FORBIDDEN : { allowed: true, grant };
+      }
+      case 'files':
+        return this.mayFiles(role, requested.action) ? ALLOWED : FORBIDDEN;
+      case 'description':
+        return this.grantsAnything(role) ? ALLOWED : FORBIDDEN;
+      case 'other':
+        return FORBIDDEN;
+    }
   }
 
   mayFiles(role: string, action: FileAction): boolean {
@@ -149,10 +191,9 @@ function validateGrant(
         `${whereAt}: '${ANONYMOUS}' has no user, so its where cannot use @user.id, @user.email or @user.role`,
       );
     }
-    const sample = { id: '1', email: 'policy@example.com', role };
     for (const table of tables) {
       try {
-        condition.plan(table, sample);
+        condition.planOn(table);
       } catch (error) {
         throw new PolicyError(`${whereAt}: ${(error as Error).message}`);
       }

@@ -7,7 +7,6 @@
 import type { ColumnInfo, TableInfo } from '../db/schema-types.js';
 import { coerceValue } from '../db/value-codec.js';
 import { forbidden, policyViolation, unknownColumn, unknownTable } from '../errors.js';
-import type { PlannedFilter, ReadPlan } from '../plan/read-plan.js';
 import type {
   DeletePlan,
   InsertPlan,
@@ -16,115 +15,17 @@ import type {
   WriteParam,
 } from '../plan/write-plan.js';
 import type { NonNullFilterLiteral } from '../query/ast.js';
-import type { Action, Grant, Policy } from './policy.js';
-import type { UserValues } from './where.js';
+import type { Action, Grant } from './policy.js';
+import type { Access } from './views.js';
 
-/** Who is asking, under which policy: put on the request by the policy gate (http/policy-gate.ts). */
-export interface Access {
-  readonly policy: Policy;
-  readonly role: string;
-  /** null for `anonymous`. */
-  readonly user: UserValues | null;
-}
+export type { Access } from './views.js';
 
 function grantOf(access: Access, table: TableInfo, action: Action): Grant {
-  const grant = access.policy.grant(access.role, table.name, action);
-  if (grant !== null) return grant;
+  const decision = access.policy.decide(access.role, { kind: 'table', table: table.name, action });
+  if (decision.allowed) return decision.grant as Grant;
   // The policy gate (http/policy-gate.ts) refuses these before the handler runs; this answers
   // the same for any other caller of the stage.
-  throw action === 'read' || access.policy.grant(access.role, table.name, 'read') === null
-    ? unknownTable(table.name)
-    : forbidden();
-}
-
-/** The granted columns of a table in table order, kept per table object and grant. */
-const visibleColumns = new WeakMap<TableInfo, WeakMap<Grant, readonly ColumnInfo[]>>();
-
-function grantedColumns(table: TableInfo, grant: Grant): readonly ColumnInfo[] {
-  if (grant.columns === null) return table.columns;
-  let byGrant = visibleColumns.get(table);
-  if (byGrant === undefined) {
-    byGrant = new WeakMap();
-    visibleColumns.set(table, byGrant);
-  }
-  let columns = byGrant.get(grant);
-  if (columns === undefined) {
-    const names = new Set(grant.columns);
-    columns = table.columns.filter((column) => names.has(column.name));
-    byGrant.set(grant, columns);
-  }
-  return columns;
-}
-
-function visitFilterColumns(filter: PlannedFilter, visit: (column: ColumnInfo) => void): void {
-  switch (filter.kind) {
-    case 'or':
-    case 'and':
-      for (const item of filter.items) visitFilterColumns(item, visit);
-      return;
-    case 'not':
-      visitFilterColumns(filter.expr, visit);
-      return;
-    case 'compare':
-      if (filter.left.kind === 'column' || filter.left.kind === 'call') visit(filter.left.column);
-      if (filter.right.kind === 'column' || filter.right.kind === 'call') {
-        visit(filter.right.column);
-      }
-      return;
-    case 'isNull':
-      if (filter.operand.kind === 'column' || filter.operand.kind === 'call') {
-        visit(filter.operand.column);
-      }
-      return;
-    case 'in':
-    case 'match':
-      visit(filter.column.column);
-      return;
-  }
-}
-
-function withCondition(
-  filter: PlannedFilter | null,
-  condition: PlannedFilter | null,
-): PlannedFilter | null {
-  if (condition === null) return filter;
-  // The caller's filter is one parenthesised item: nothing in it can reach the policy's.
-  return filter === null ? condition : { kind: 'and', items: [filter, condition] };
-}
-
-/**
- * A read: hidden columns are unknown columns wherever the request names them (so none can be
- * probed by filtering or sorting), `$select=*` is the granted columns, the where is ANDed in.
- */
-export function guardRead(access: Access | null, plan: ReadPlan): ReadPlan {
-  if (access === null) return plan;
-  const grant = grantOf(access, plan.table, 'read');
-  let columns = plan.columns;
-  if (grant.columns !== null) {
-    const allowed = new Set(grant.columns);
-    const check = (column: ColumnInfo) => {
-      if (!allowed.has(column.name)) throw unknownColumn(plan.table.name, column.name);
-    };
-    if (plan.filter !== null) visitFilterColumns(plan.filter, check);
-    for (const order of plan.orderBy) check(order.column);
-    // planRead gives `$select=*` the table's own column list (test/unit/policy pins this).
-    if (plan.columns === plan.table.columns) columns = grantedColumns(plan.table, grant);
-    else for (const column of plan.columns) check(column);
-  }
-  const condition = grant.where?.plan(plan.table, access.user) ?? null;
-  if (condition === null && columns === plan.columns) return plan;
-  return { ...plan, columns, filter: withCondition(plan.filter, condition) };
-}
-
-/**
- * The grant guardRead applies to reads of the table, when what it makes of a plan depends on
- * nothing but that grant and the plan: its where names no `@user` (WhereCondition then plans it
- * once per table object) and its columns are fixed. A read cache may keep that rewrite's compiled
- * query per grant object (http/read-cache.ts). Null otherwise, or without such a grant.
- */
-export function userIndependentReadGrant(access: Access, table: TableInfo): Grant | null {
-  const grant = access.policy.grant(access.role, table.name, 'read');
-  return grant !== null && grant.where?.template.usesUser !== true ? grant : null;
+  throw decision.refusal === 'unknown-table' ? unknownTable(table.name) : forbidden();
 }
 
 function checkWritable(grant: Grant, columns: Iterable<ColumnInfo>): void {
@@ -135,7 +36,7 @@ function checkWritable(grant: Grant, columns: Iterable<ColumnInfo>): void {
 
 /** The key of update(…)/delete(…) may only name a column the role can read. */
 function checkKey(access: Access, table: TableInfo, key: KeyMatch): void {
-  const columns = access.policy.grant(access.role, table.name, 'read')?.columns;
+  const { columns } = grantOf(access, table, 'read');
   if (columns && !columns.includes(key.column.name))
     throw unknownColumn(table.name, key.column.name);
 }
@@ -160,6 +61,8 @@ function satisfies(
 ) {
   if (value === null || column.kind === 'float') return false;
   return required.every((literal) => {
+    // equalities() gave a caller's value as a string.
+    if (literal.kind === 'user') return false;
     const given = literal.kind === 'number' ? literal.text : literal.value;
     try {
       return sameParam(coerceValue(column, given), value);
@@ -242,7 +145,7 @@ export function guardInsert(access: Access | null, plan: InsertPlan): InsertPlan
       `This role's policy for create on '${plan.table.name}' is more than 'column eq value' conditions, ${CANNOT_CHECK}`,
     );
   }
-  return { ...plan, condition: grant.where.plan(plan.table, access.user), recheck: true };
+  return { ...plan, condition: grant.where.planOn(plan.table), recheck: true };
 }
 
 /**
@@ -292,7 +195,7 @@ export function guardUpdate(access: Access | null, plan: UpdatePlan): UpdatePlan
       `This role's policy for update on '${plan.table.name}' reads a column this update changes, ${CANNOT_CHECK}`,
     );
   }
-  const condition = grant.where.plan(plan.table, access.user);
+  const condition = grant.where.planOn(plan.table);
   return recheck ? { ...plan, condition, recheck } : { ...plan, condition };
 }
 
@@ -302,5 +205,5 @@ export function guardDelete(access: Access | null, plan: DeletePlan): DeletePlan
   const grant = grantOf(access, plan.table, 'delete');
   checkKey(access, plan.table, plan.where);
   if (grant.where === null) return plan;
-  return { ...plan, condition: grant.where.plan(plan.table, access.user) };
+  return { ...plan, condition: grant.where.planOn(plan.table) };
 }

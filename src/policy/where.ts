@@ -1,180 +1,86 @@
 /**
  * A policy's `where`: `$filter` text that may name `@user.id`, `@user.email` and `@user.role`.
- * Parsed once at start by the $filter parser; at request time the caller's values are put in as
- * string literals (bound as `?` parameters by the compiler, never pasted into SQL), and the
- * result is planned against the table like a user's $filter. Also: the `col eq value`
- * conjuncts that create and update are checked against.
+ * Parsed once at start by the $filter parser, the parameters as `user` literals; planned against
+ * a table like a user's $filter, the same plan for every caller of the role: the caller's values
+ * are put in when the statement runs (sql/user-values.ts), never pasted into SQL. Also: the
+ * `col eq value` conjuncts that create and update are checked against.
  */
 import type { ColumnInfo, TableInfo } from '../db/schema-types.js';
 import { unknownColumn } from '../errors.js';
-import { type PlannedFilter, planTableFilter } from '../plan/read-plan.js';
-import type {
-  ColumnExpr,
-  FilterExpr,
-  FilterLiteral,
-  NonNullFilterLiteral,
-  Operand,
-} from '../query/ast.js';
+import type { PlannedFilter } from '../plan/planned-filter.js';
+import type { Source } from '../plan/read-plan.js';
+import { rootSource, Scope } from '../plan/scope.js';
+import { fullView } from '../plan/view.js';
+import type { FilterExpr, FilterLiteral, NonNullFilterLiteral } from '../query/ast.js';
 import { parseFilter } from '../query/filter-parser.js';
+import { visitFilterColumns } from '../query/visit.js';
+import type { UserValues } from '../sql/user-values.js';
 
-export const USER_FIELDS = ['id', 'email', 'role'] as const;
-export type UserField = (typeof USER_FIELDS)[number];
-
-/** The signed-in caller as a where sees them; null for `anonymous`. */
-export type UserValues = Readonly<Record<UserField, string>>;
-
-/**
- * A parameter stands in the parsed text as a string literal holding this marker, so the parser
- * needs no new token; a NUL cannot reach a policy by accident, and the marker never reaches SQL.
- */
-const marker = (field: UserField) => `\u0000tablegate:@user.${field}\u0000`;
-const FIELD_BY_MARKER: ReadonlyMap<string, UserField> = new Map(
-  USER_FIELDS.map((field) => [marker(field), field]),
-);
+export type { UserValues } from '../sql/user-values.js';
 
 export interface WhereTemplate {
   readonly text: string;
   readonly expr: FilterExpr;
-  /** Whether `@user.…` appears (then the condition is planned per request). */
+  /** Whether `@user.…` appears. */
   readonly usesUser: boolean;
   /** The column names the where reads. */
   readonly columns: ReadonlySet<string>;
 }
 
-/** The where text with each `@user.<field>` outside a string literal replaced by its marker literal. */
-function withMarkers(text: string): { text: string; usesUser: boolean } {
-  let out = '';
-  let usesUser = false;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i] as string;
-    if (c === "'") inString = !inString; // `''` toggles twice: still a string
-    if (c === '@' && !inString) {
-      const match = /^@user\.(id|email|role)(?![\p{L}\p{M}\p{N}_$])/u.exec(text.slice(i));
-      if (match === null) {
-        const word = /^@[\w.]*/.exec(text.slice(i))?.[0] ?? '@';
-        throw new Error(
-          `unknown parameter '${word}' at position ${i + 1}; use @user.id, @user.email or @user.role`,
-        );
-      }
-      out += `'${marker(match[1] as UserField)}'`;
-      usesUser = true;
-      i += match[0].length - 1;
-      continue;
-    }
-    out += c;
-  }
-  return { text: out, usesUser };
-}
-
 /** Parses a where; throws an Error whose message names the problem (the start-up line shows it). */
 export function parseWhere(text: string): WhereTemplate {
   if (text.includes('\u0000')) throw new Error('a NUL character is not allowed');
-  const marked = withMarkers(text);
   let expr: FilterExpr;
   try {
-    expr = parseFilter(marked.text);
+    expr = parseFilter(text, { parameters: true });
   } catch (error) {
-    // Positions are those of the text with parameters replaced; the message says what is wrong.
     throw new Error((error as Error).message.replace('Invalid $filter', 'invalid where'));
   }
   const columns = new Set<string>();
-  visitColumns(expr, (name) => columns.add(name));
-  return { text, expr, usesUser: marked.usesUser, columns };
-}
-
-function visitColumns(expr: FilterExpr, visit: (name: string) => void): void {
-  switch (expr.kind) {
-    case 'or':
-    case 'and':
-      for (const item of expr.items) visitColumns(item, visit);
-      return;
-    case 'not':
-      visitColumns(expr.expr, visit);
-      return;
-    case 'compare':
-      for (const operand of [expr.left, expr.right]) {
-        if (isColumnExpr(operand)) visit(columnName(operand));
+  let usesUser = false;
+  visitFilterColumns(expr, {
+    column: (ref) => {
+      if (ref.path !== undefined) {
+        throw new Error(
+          `'${[...ref.path, ref.name].join('/')}': a where names columns of its own table only`,
+        );
       }
-      return;
-    case 'in':
-    case 'match':
-      visit(columnName(expr.column));
-      return;
-    case 'lambda':
-      return;
-  }
+      columns.add(ref.name);
+    },
+    literal: (literal) => {
+      if (literal.kind === 'user') usesUser = true;
+    },
+    lambda: () => {
+      throw new Error('a where names columns of its own table only (no any() or all())');
+    },
+  });
+  return { text, expr, usesUser, columns };
 }
 
-function isColumnExpr(operand: Operand): operand is ColumnExpr {
-  return operand.kind === 'column' || operand.kind === 'call';
-}
-
-function columnName(expr: ColumnExpr): string {
-  return expr.kind === 'column' ? expr.name : expr.column.name;
-}
-
-function bindLiteral(literal: FilterLiteral, user: UserValues | null): FilterLiteral {
-  if (literal.kind !== 'string') return literal;
-  const field = FIELD_BY_MARKER.get(literal.value);
-  if (field === undefined) return literal;
-  // Anonymous has no user: validation refuses @user in its wheres, so this is a programming error.
-  if (user === null) throw new Error(`@user.${field} used without a signed-in user`);
-  return { kind: 'string', value: user[field] };
-}
-
-/** The where with the caller's values in place of `@user.…`. */
-export function bindWhere(expr: FilterExpr, user: UserValues | null): FilterExpr {
-  switch (expr.kind) {
-    case 'or':
-    case 'and':
-      return { kind: expr.kind, items: expr.items.map((item) => bindWhere(item, user)) };
-    case 'not':
-      return { kind: 'not', expr: bindWhere(expr.expr, user) };
-    case 'compare':
-      return {
-        ...expr,
-        left: isColumnExpr(expr.left) ? expr.left : bindLiteral(expr.left, user),
-        right: isColumnExpr(expr.right) ? expr.right : bindLiteral(expr.right, user),
-      };
-    case 'in':
-      return { ...expr, values: expr.values.map((value) => bindLiteral(value, user)) };
-    case 'match': {
-      const field = FIELD_BY_MARKER.get(expr.value);
-      if (field === undefined) return expr;
-      const bound = bindLiteral({ kind: 'string', value: expr.value }, user);
-      return { ...expr, value: (bound as { value: string }).value };
-    }
-    case 'lambda':
-      return expr;
-  }
-}
-
-/**
- * The where planned against the table for this caller. Without `@user` the plan is the same for
- * every request and kept per table object (a schema re-read makes new ones).
- */
+/** The where planned against a source of its table: the same for every caller, kept per source. */
 export class WhereCondition {
-  private readonly shared = new WeakMap<TableInfo, PlannedFilter>();
+  private readonly planned = new WeakMap<Source, PlannedFilter>();
 
   constructor(readonly template: WhereTemplate) {}
 
-  plan(table: TableInfo, user: UserValues | null): PlannedFilter {
-    if (this.template.usesUser) {
-      return planTableFilter(bindWhere(this.template.expr, user), table);
-    }
-    let planned = this.shared.get(table);
+  plan(source: Source): PlannedFilter {
+    let planned = this.planned.get(source);
     if (planned === undefined) {
-      planned = planTableFilter(this.template.expr, table);
-      this.shared.set(table, planned);
+      planned = Scope.filterOn(this.template.expr, source, fullView(source.table));
+      this.planned.set(source, planned);
     }
     return planned;
+  }
+
+  /** The where planned against the table alone (a write's WHERE names no alias). */
+  planOn(table: TableInfo): PlannedFilter {
+    return this.plan(rootSource(table));
   }
 
   /**
    * The `column eq value` conjuncts of the where for this caller (column → required values), and
    * whether they are all of it. `and` nests flatten; `value eq column` counts too; a function of
-   * a column (`tolower(x) eq 'a'`) does not.
+   * a column (`tolower(x) eq 'a'`) does not. A `@user` value is the caller's, as a string.
    */
   equalities(user: UserValues | null): {
     readonly required: ReadonlyMap<string, readonly NonNullFilterLiteral[]>;
@@ -199,8 +105,8 @@ export class WhereCondition {
             : right.kind === 'column' && !isColumnExpr(left)
               ? ([right.name, left] as const)
               : null;
-        const value = pair?.[1];
-        if (pair !== null && value !== undefined && value.kind !== 'null') {
+        const value = pair === null ? undefined : valueFor(pair[1] as FilterLiteral, user);
+        if (pair !== null && value !== undefined) {
           const list = required.get(pair[0]) ?? [];
           list.push(value);
           required.set(pair[0], list);
@@ -208,11 +114,27 @@ export class WhereCondition {
         }
       }
       complete = false;
-      visitColumns(expr, (name) => elsewhere.add(name));
+      visitFilterColumns(expr, { column: (ref) => elsewhere.add(ref.name) });
     };
-    walk(bindWhere(this.template.expr, user));
+    walk(this.template.expr);
     return { required, complete, elsewhere };
   }
+}
+
+function isColumnExpr(operand: { readonly kind: string }): boolean {
+  return operand.kind === 'column' || operand.kind === 'call';
+}
+
+/** A literal as the value it requires (the caller's, for `@user`); undefined for `null`. */
+function valueFor(
+  literal: FilterLiteral,
+  user: UserValues | null,
+): NonNullFilterLiteral | undefined {
+  if (literal.kind === 'null') return undefined;
+  if (literal.kind !== 'user') return literal;
+  // Anonymous has no user: validation refuses @user in its wheres, so this is a programming error.
+  if (user === null) throw new Error(`@user.${literal.field} used without a signed-in user`);
+  return { kind: 'string', value: user[literal.field] };
 }
 
 /** The column of the table a where or a `columns` list names; unknown → 400 UNKNOWN_COLUMN. */

@@ -26,13 +26,22 @@ export type TemporalLiteral = {
   readonly value: string;
 };
 
-/** A value in a filter: a key-value literal or a date/time literal. */
-export type FilterLiteral = Literal | TemporalLiteral;
-export type NonNullFilterLiteral = Exclude<FilterLiteral, NullLiteral>;
-
 /** The signed-in caller's values a policy's where may name: `@user.id`, `@user.email`, `@user.role`. */
 export const USER_FIELDS = ['id', 'email', 'role'] as const;
 export type UserField = (typeof USER_FIELDS)[number];
+
+/**
+ * `@user.id`, `@user.email`, `@user.role` in a policy's where: the signed-in caller's value, put
+ * in as a parameter when the statement runs, and compared exactly (sql/compile-filter.ts).
+ */
+export interface UserParameter {
+  readonly kind: 'user';
+  readonly field: UserField;
+}
+
+/** A value in a filter: a key-value literal, a date/time literal or a caller's value. */
+export type FilterLiteral = Literal | TemporalLiteral | UserParameter;
+export type NonNullFilterLiteral = Exclude<FilterLiteral, NullLiteral>;
 
 /** A column name as written in the filter; `position` is its 1-based character position. */
 export interface ColumnRef {

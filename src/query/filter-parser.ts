@@ -18,7 +18,14 @@ import {
   type MatchFn,
   type Operand,
 } from './ast.js';
-import { asciiKeyword, excerpt, keywordLiteral, type Token, tokenize } from './lexer.js';
+import {
+  asciiKeyword,
+  excerpt,
+  keywordLiteral,
+  type LexOptions,
+  type Token,
+  tokenize,
+} from './lexer.js';
 
 const COMPARE_OPS: ReadonlySet<string> = new Set<CompareOp>(['eq', 'ne', 'lt', 'le', 'gt', 'ge']);
 const MATCH_FNS: ReadonlySet<string> = new Set<MatchFn>(['contains', 'startswith', 'endswith']);
@@ -64,15 +71,18 @@ function syntaxError(token: Token, expected: string) {
   );
 }
 
-/** Parses `$filter` text. Throws only ApiError (FILTER_SYNTAX or LIMIT_EXCEEDED). */
-export function parseFilter(text: string): FilterExpr {
+/**
+ * Parses `$filter` text (a policy's where with `parameters`: `@user.id` …). Throws only ApiError
+ * (FILTER_SYNTAX or LIMIT_EXCEEDED).
+ */
+export function parseFilter(text: string, options: LexOptions = {}): FilterExpr {
   const bytes = Buffer.byteLength(text, 'utf8');
   if (bytes > MAX_FILTER_BYTES) {
     throw limitExceeded(
       `$filter is ${bytes} bytes long; the limit is ${MAX_FILTER_BYTES} bytes (UTF-8)`,
     );
   }
-  return new Parser(tokenize(text)).parse();
+  return new Parser(tokenize(text, options)).parse();
 }
 
 class Parser {
@@ -267,6 +277,9 @@ class Parser {
       case 'temporal':
         this.next();
         return token.literal;
+      case 'parameter':
+        this.next();
+        return { kind: 'user', field: token.field };
       case 'word': {
         const literal = keywordLiteral(token.text);
         if (literal === null) return this.parsePath(expected, depth);
@@ -345,6 +358,8 @@ class Parser {
         return { kind: 'number', text: token.text };
       case 'temporal':
         return token.literal;
+      case 'parameter':
+        return { kind: 'user', field: token.field };
       case 'word': {
         const literal = keywordLiteral(token.text);
         if (literal !== null) return literal;

@@ -1,93 +1,36 @@
 /**
  * ReadPlan → `{ sql, params }` for the SELECT of a read and for its `$count`. Names enter the
  * text only through quoteIdent (and only names the plan resolved against the schema); every value
- * is a `?` parameter shaped for mysql2's `execute` (binary protocol). Knows no HTTP.
+ * is a `?` parameter shaped for mysql2's `execute` (binary protocol). A read of one table names
+ * its columns bare; one with relations qualifies every column by its source's alias, joins each
+ * to-one relation it walks, and reads each expanded to-many relation as a correlated subquery
+ * that gives one text value per parent row (docs/relations.md says why). Knows no HTTP.
  */
-import { invalidQuery } from '../errors.js';
-import type {
-  PlannedColumnExpr,
-  PlannedFilter,
-  PlannedOperand,
-  ReadPlan,
-} from '../plan/read-plan.js';
-import type { ColumnFn, CompareOp, FilterLiteral, Literal } from '../query/ast.js';
-import { isDigitRun } from '../query/lexer.js';
+import type { ColumnInfo } from '../db/schema-types.js';
+import type { Flavour } from '../execute/database.js';
+import { readsRelatedRows } from '../plan/planned-filter.js';
+import type { Join, PlannedOrder, ReadPlan, Selection, Source } from '../plan/read-plan.js';
+import { compileFilter, type SqlContext, UNQUALIFIED } from './compile-filter.js';
 import type { CompiledQuery } from './compiled-query.js';
 import { quoteIdent } from './quote.js';
 
-// `ne` is `<>`: like every SQL comparison it is never true when either side is NULL, so
-// `x ne 5` does not match rows where x is NULL (write `x ne 5 or x eq null` for those).
-const COMPARE_SQL: Readonly<Record<CompareOp, string>> = {
-  eq: '=',
-  ne: '<>',
-  lt: '<',
-  le: '<=',
-  gt: '>',
-  ge: '>=',
-};
-
-// Fixed SQL for each filter function (CONTRACT §3.1a); the request only picks an entry. A
-// function on a column hides the column from its index: MySQL evaluates it on every row.
-const FN_SQL: Readonly<Record<ColumnFn, string>> = {
-  tolower: 'LOWER',
-  toupper: 'UPPER',
-  trim: 'TRIM',
-  length: 'CHAR_LENGTH',
-  year: 'YEAR',
-  month: 'MONTH',
-  day: 'DAYOFMONTH',
-  hour: 'HOUR',
-  minute: 'MINUTE',
-  second: 'SECOND',
-  date: 'DATE',
-};
-
-// Date/time literals go as strings inside an explicit CAST, so MySQL compares them as temporal
-// values (never as text) whatever the other side is: a DATE meeting a DATETIME is that day at
-// 00:00:00 (MySQL manual, "Conversion Between Date and Time Types"). The session runs
-// time_zone '+00:00', so a TIMESTAMP is compared as UTC wall time; DATETIME(6) and TIME(6)
-// keep every microsecond the lexer accepted.
-const TEMPORAL_PLACEHOLDER = {
-  date: 'CAST(? AS DATE)',
-  datetime: 'CAST(? AS DATETIME(6))',
-  timeofday: 'CAST(? AS TIME(6))',
-} as const;
+export { compileFilter, compileValue } from './compile-filter.js';
 
 /** LIMIT for `$skip` without `$top`: the largest row count MySQL accepts (its manual's own idiom). */
 export const NO_LIMIT = '18446744073709551615';
 
-/** Exact decimal placeholder: DECIMAL(65,30) holds 35 integer and 30 fraction digits. */
-const DECIMAL_PLACEHOLDER = 'CAST(? AS DECIMAL(65,30))';
-const DECIMAL_INTEGER_DIGITS = 35;
-const DECIMAL_FRACTION_DIGITS = 30;
-
 /**
- * The select list of a column list, kept per list: a read without `$select` uses the table's own
- * list (the same array on every request), so its text is built once per schema (issue 17).
+ * The select list of a read of plain columns, kept per list: a read without `$select` uses the
+ * same selections on every request (plan/scope.ts), so its text is built once per schema.
  */
-const selectLists = new WeakMap<ReadPlan['columns'], string>();
+const plainSelectLists = new WeakMap<readonly Selection[], string>();
 
-function selectList(columns: ReadPlan['columns']): string {
-  let text = selectLists.get(columns);
-  if (text === undefined) {
-    text = columns.map((column) => quoteIdent(column.name)).join(', ');
-    selectLists.set(columns, text);
-  }
-  return text;
-}
-
-export function compileRead(plan: ReadPlan): CompiledQuery {
+export function compileRead(plan: ReadPlan, flavour: Flavour = 'mariadb'): CompiledQuery {
+  const context = contextOf(plan, flavour);
   const params: unknown[] = [];
-  const columns = selectList(plan.columns);
-  let sql = `SELECT ${columns} FROM ${quoteIdent(plan.table.name)}`;
-  if (plan.filter !== null) sql += ` WHERE ${compileFilter(plan.filter, params)}`;
-  if (plan.orderBy.length > 0) {
-    const order = plan.orderBy.map(
-      ({ column, direction }) =>
-        `${quoteIdent(column.name)} ${direction === 'asc' ? 'ASC' : 'DESC'}`,
-    );
-    sql += ` ORDER BY ${order.join(', ')}`;
-  }
+  let sql = `SELECT ${selectList(plan.selections, context, params)} FROM ${fromClause(plan, context, params)}`;
+  if (plan.filter !== null) sql += ` WHERE ${compileFilter(plan.filter, params, context)}`;
+  if (plan.orderBy.length > 0) sql += ` ORDER BY ${orderList(plan.orderBy, context)}`;
   // LIMIT values go as strings: mysql2 sends a JS number as DOUBLE, which MySQL 8.0.22+ rejects
   // in LIMIT ("Incorrect arguments to mysqld_stmt_execute"); a string is accepted by MySQL and MariaDB.
   if (plan.top !== null) {
@@ -104,150 +47,201 @@ export function compileRead(plan: ReadPlan): CompiledQuery {
 }
 
 /** `SELECT COUNT(*)` of the rows the filter matches, ignoring order, `$top` and `$skip`. */
-export function compileCount(plan: ReadPlan): CompiledQuery {
+export function compileCount(plan: ReadPlan, flavour: Flavour = 'mariadb'): CompiledQuery {
+  const context = contextOf(plan, flavour);
   const params: unknown[] = [];
-  let sql = `SELECT COUNT(*) FROM ${quoteIdent(plan.table.name)}`;
-  if (plan.filter !== null) sql += ` WHERE ${compileFilter(plan.filter, params)}`;
+  let sql = `SELECT COUNT(*) FROM ${fromClause(plan, context, params)}`;
+  if (plan.filter !== null) sql += ` WHERE ${compileFilter(plan.filter, params, context)}`;
   return { sql, params };
 }
 
-/**
- * A filter as a SQL condition, pushing its parameters onto `params` in text order. `and`, `or`
- * and `not` are always parenthesised so precedence never depends on MySQL's (or on the
- * HIGH_NOT_PRECEDENCE sql_mode).
- */
-export function compileFilter(filter: PlannedFilter, params: unknown[]): string {
-  switch (filter.kind) {
-    case 'or':
-    case 'and': {
-      if (filter.items.length === 0) return filter.kind === 'and' ? '(1 = 1)' : '(1 = 0)';
-      const parts = filter.items.map((item) => compileFilter(item, params));
-      return `(${parts.join(filter.kind === 'and' ? ' AND ' : ' OR ')})`;
-    }
-    case 'not': {
-      const inner = compileFilter(filter.expr, params);
-      const grouped = ['or', 'and', 'not'].includes(filter.expr.kind);
-      return grouped ? `(NOT ${inner})` : `(NOT (${inner}))`;
-    }
-    case 'compare': {
-      const left = compileOperand(filter.left, params);
-      const right = compileOperand(filter.right, params);
-      return `${left} ${COMPARE_SQL[filter.op]} ${right}`;
-    }
-    case 'isNull': {
-      const operand = compileOperand(filter.operand, params);
-      return `${operand} ${filter.negated ? 'IS NOT NULL' : 'IS NULL'}`;
-    }
-    case 'in': {
-      const column = compileColumnExpr(filter.column);
-      if (filter.values.length === 0) return filter.orNull ? `${column} IS NULL` : '(1 = 0)';
-      const list = filter.values.map((value) => compileFilterValue(value, params)).join(', ');
-      const membership = `${column} IN (${list})`;
-      return filter.orNull ? `(${membership} OR ${column} IS NULL)` : membership;
-    }
-    case 'match': {
-      // An explicit `!` escape instead of LIKE's default `\`: spelling a backslash in SQL text
-      // (`ESCAPE '\\'`) depends on sql_mode NO_BACKSLASH_ESCAPES, `'!'` reads the same in every
-      // mode. With it a backslash in the value is an ordinary character. LIKE follows the
-      // column's collation, so with the usual *_ci collations the match is case-insensitive.
-      const escaped = filter.value.replace(/[!%_]/g, '!$&');
-      const pattern =
-        filter.fn === 'contains'
-          ? `%${escaped}%`
-          : filter.fn === 'startswith'
-            ? `${escaped}%`
-            : `%${escaped}`;
-      params.push(pattern);
-      return `${compileColumnExpr(filter.column)} LIKE ? ESCAPE '!'`;
-    }
+/** Columns are qualified when the read has more than one source: joins, children, lambdas. */
+function contextOf(plan: ReadPlan, flavour: Flavour): SqlContext {
+  const qualify =
+    plan.joins.length > 0 ||
+    plan.selections.some((s) => s.kind !== 'column') ||
+    (plan.filter !== null && readsRelatedRows(plan.filter));
+  return qualify || flavour !== 'mariadb' ? { qualify, flavour } : UNQUALIFIED;
+}
+
+function fromClause(plan: ReadPlan, context: SqlContext, params: unknown[]): string {
+  return `${sourceText(plan.source, context)}${joinClauses(plan.joins, context, params)}`;
+}
+
+function sourceText(source: Source, context: SqlContext): string {
+  const table = quoteIdent(source.table.name);
+  return context.qualify ? `${table} AS ${quoteIdent(source.alias)}` : table;
+}
+
+/** `LEFT JOIN <target> AS tN ON <key pairs> AND <filter>`: a missing related row is all NULLs. */
+function joinClauses(joins: readonly Join[], context: SqlContext, params: unknown[]): string {
+  let sql = '';
+  for (const join of joins) {
+    const on = join.relation.on.map(
+      ({ local, remote }) =>
+        `${columnRef(join.source, remote, context)} = ${columnRef(join.parent, local, context)}`,
+    );
+    if (join.filter !== null) on.push(compileFilter(join.filter, params, context));
+    sql += ` LEFT JOIN ${sourceText(join.source, context)} ON ${on.join(' AND ')}`;
   }
+  return sql;
 }
 
-function compileOperand(operand: PlannedOperand | FilterLiteral, params: unknown[]): string {
-  return operand.kind === 'column' || operand.kind === 'call'
-    ? compileColumnExpr(operand)
-    : compileFilterValue(operand, params);
+export function columnRef(source: Source, column: ColumnInfo, context: SqlContext): string {
+  const name = quoteIdent(column.name);
+  return context.qualify ? `${quoteIdent(source.alias)}.${name}` : name;
 }
 
-/** A column, or a fixed SQL function of one: `LOWER(`name`)`. */
-function compileColumnExpr(expr: PlannedColumnExpr): string {
-  const column = quoteIdent(expr.column.name);
-  return expr.kind === 'column' ? column : `${FN_SQL[expr.fn]}(${column})`;
-}
-
-/** A filter value: a date/time literal as a CAST placeholder, anything else as compileValue. */
-function compileFilterValue(literal: FilterLiteral, params: unknown[]): string {
-  switch (literal.kind) {
-    case 'date':
-    case 'datetime':
-    case 'timeofday':
-      params.push(literal.value);
-      return TEMPORAL_PLACEHOLDER[literal.kind];
-    default:
-      return compileValue(literal, params);
-  }
+function orderList(orderBy: readonly PlannedOrder[], context: SqlContext): string {
+  return orderBy
+    .map(
+      ({ expr, direction }) =>
+        `${columnRef(expr.source, expr.column, context)} ${direction === 'asc' ? 'ASC' : 'DESC'}`,
+    )
+    .join(', ');
 }
 
 /**
- * One literal as a placeholder, its parameter pushed onto `params`:
- * string → string; boolean → 1/0; null → null; a number → see compileNumber.
+ * The select list, one expression per slot of the row (db/rows.ts RowShape): a column; for an
+ * expanded to-one, its join's key column (NULL exactly when there is no related row) then its
+ * selections; for an expanded to-many, its subquery.
  */
-export function compileValue(literal: Literal, params: unknown[]): string {
-  switch (literal.kind) {
+function selectList(
+  selections: readonly Selection[],
+  context: SqlContext,
+  params: unknown[],
+): string {
+  if (!context.qualify) {
+    let text = plainSelectLists.get(selections);
+    if (text === undefined) {
+      text = selections
+        .map((s) => quoteIdent((s as Extract<Selection, { kind: 'column' }>).expr.column.name))
+        .join(', ');
+      plainSelectLists.set(selections, text);
+    }
+    return text;
+  }
+  return slots(selections, context, params, (column) => column).join(', ');
+}
+
+/** The slot expressions of `selections`, each column's made by `value` (as is, or as text). */
+function slots(
+  selections: readonly Selection[],
+  context: SqlContext,
+  params: unknown[],
+  value: (column: string, info: ColumnInfo) => string,
+): string[] {
+  const out: string[] = [];
+  for (const selection of selections) {
+    switch (selection.kind) {
+      case 'column': {
+        const { source, column } = selection.expr;
+        out.push(value(columnRef(source, column, context), column));
+        break;
+      }
+      case 'one': {
+        const { join } = selection;
+        const key = (join.relation.on[0] as { remote: ColumnInfo }).remote;
+        const marker = columnRef(join.source, key, context);
+        out.push(value(marker, key));
+        out.push(...slots(selection.selections, context, params, value));
+        break;
+      }
+      case 'many':
+        out.push(relatedRows(selection, context, params));
+        break;
+    }
+  }
+  return out;
+}
+
+/**
+ * An expanded to-many relation for one parent row, as one text value: `<n>:<row>,<row>,…`, each
+ * row a JSON array of its slots as text (textOf), `n` the number of rows (so a value MySQL cut
+ * short is noticed), NULL when there are none. Ordered and paged per parent row inside
+ * GROUP_CONCAT: MariaDB pages there (`LIMIT` in GROUP_CONCAT); MySQL has no such LIMIT, so there
+ * the rows are paged in a derived table first (MySQL 8.0.14+ lets it name the parent row).
+ */
+function relatedRows(
+  selection: Extract<Selection, { kind: 'many' }>,
+  outer: SqlContext,
+  params: unknown[],
+): string {
+  const { plan, relation, parent } = selection;
+  const context: SqlContext = { qualify: true, flavour: outer.flavour };
+  const paged = plan.top !== null || plan.skip !== null;
+  const skip = String(plan.skip ?? 0);
+  const top = plan.top === null ? NO_LIMIT : String(plan.top);
+  if (paged && context.flavour === 'mysql') {
+    const row = `JSON_ARRAY(${slots(plan.selections, context, params, textOf).join(', ')})`;
+    const keys = plan.orderBy.map(
+      ({ expr }, i) => `${columnRef(expr.source, expr.column, context)} AS ${quoteIdent(`o${i}`)}`,
+    );
+    let inner = `SELECT ${[`${row} AS ${quoteIdent('j')}`, ...keys].join(', ')} FROM ${fromClause(plan, context, params)}`;
+    inner += ` WHERE ${correlation(plan, relation, parent, context, params)}`;
+    if (plan.orderBy.length > 0) inner += ` ORDER BY ${orderList(plan.orderBy, context)}`;
+    inner += ' LIMIT ?, ?';
+    params.push(skip, top);
+    const order = plan.orderBy
+      .map(
+        ({ direction }, i) =>
+          `${quoteIdent('x')}.${quoteIdent(`o${i}`)} ${direction === 'asc' ? 'ASC' : 'DESC'}`,
+      )
+      .join(', ');
+    return `(SELECT CONCAT(COUNT(*), ':', GROUP_CONCAT(${quoteIdent('x')}.${quoteIdent('j')}${order === '' ? '' : ` ORDER BY ${order}`} SEPARATOR ',')) FROM (${inner}) AS ${quoteIdent('x')})`;
+  }
+  let count = 'COUNT(*)';
+  if (paged) {
+    count = 'LEAST(GREATEST(COUNT(*) - ?, 0), ?)';
+    params.push(skip, top);
+  }
+  const row = `JSON_ARRAY(${slots(plan.selections, context, params, textOf).join(', ')})`;
+  let concat = row;
+  if (plan.orderBy.length > 0) concat += ` ORDER BY ${orderList(plan.orderBy, context)}`;
+  concat += " SEPARATOR ','";
+  const from = fromClause(plan, context, params);
+  const where = correlation(plan, relation, parent, context, params);
+  if (paged) {
+    concat += ' LIMIT ?, ?';
+    params.push(skip, top);
+  }
+  return `(SELECT CONCAT(${count}, ':', GROUP_CONCAT(${concat})) FROM ${from} WHERE ${where})`;
+}
+
+/** The child rows of one parent row: the relation's key pairs, then the child's filter. */
+function correlation(
+  plan: ReadPlan,
+  relation: Extract<Selection, { kind: 'many' }>['relation'],
+  parent: Source,
+  context: SqlContext,
+  params: unknown[],
+): string {
+  const parts = relation.on.map(
+    ({ local, remote }) =>
+      `${columnRef(plan.source, remote, context)} = ${columnRef(parent, local, context)}`,
+  );
+  if (plan.filter !== null) parts.push(compileFilter(plan.filter, params, context));
+  return parts.join(' AND ');
+}
+
+/**
+ * A value as text inside a JSON array, so that JSON.parse never sees a number it would round:
+ * the row codec (db/rows.ts) writes each text as the driver's value would have been written.
+ */
+export function textOf(column: string, info: ColumnInfo): string {
+  switch (info.kind) {
     case 'string':
-      params.push(literal.value);
-      return '?';
-    case 'boolean':
-      params.push(literal.value ? 1 : 0);
-      return '?';
-    case 'null':
-      params.push(null);
-      return '?';
-    case 'number':
-      return compileNumber(literal.text, params);
+      return info.dataType === 'time' ? `CAST(${column} AS CHAR)` : column;
+    case 'binary':
+      return `TO_BASE64(${column})`;
+    case 'bit':
+      return `CAST(${column} + 0 AS CHAR)`;
+    case 'float':
+      // FLOAT's own text has 6 digits; as a double it is the exact value the driver reads.
+      return info.dataType === 'float'
+        ? `CAST(${column} + 0e0 AS CHAR)`
+        : `CAST(${column} AS CHAR)`;
+    default:
+      return `CAST(${column} AS CHAR)`;
   }
-}
-
-/**
- * A number literal. mysql2 sends a JS number as DOUBLE, exact only up to 2^53, and MySQL
- * compares a string parameter with a number as DOUBLE too. So an exact decimal text that a
- * double cannot hold goes as a string inside CAST(… AS DECIMAL(65,30)): MySQL compares DECIMAL
- * with an integer or DECIMAL column as DECIMAL, exactly (manual, "Type Conversion in Expression
- * Evaluation"). A number with an exponent, or too many digits for DECIMAL(65,30), is a double.
- */
-function compileNumber(text: string, params: unknown[]): string {
-  // Up to 15 digits is a safe integer, and what the rule below makes of it (issue 17: ids).
-  if (text.length <= 15 && isDigitRun(text)) {
-    params.push(Number(text));
-    return '?';
-  }
-  const exact = /^-?(\d+)(?:\.(\d+))?$/.exec(text);
-  if (exact !== null) {
-    const integerPart = exact[1] as string;
-    const fraction = exact[2];
-    const value = Number(text);
-    if (fraction === undefined && Number.isSafeInteger(value)) {
-      params.push(value === 0 ? 0 : value); // never -0
-      return '?';
-    }
-    // Leading and trailing zeros dropped, so the text fits DECIMAL(65,30) without a rounding note.
-    const integerDigits = integerPart.replace(/^0+/, '');
-    const fractionDigits = (fraction ?? '').replace(/0+$/, '');
-    if (
-      integerDigits.length <= DECIMAL_INTEGER_DIGITS &&
-      fractionDigits.length <= DECIMAL_FRACTION_DIGITS
-    ) {
-      const sign = text.startsWith('-') ? '-' : '';
-      const point = fractionDigits === '' ? '' : `.${fractionDigits}`;
-      params.push(`${sign}${integerDigits || '0'}${point}`);
-      return DECIMAL_PLACEHOLDER;
-    }
-  }
-  const value = Number(text);
-  if (!Number.isFinite(value)) {
-    const shown = text.length > 40 ? `${text.slice(0, 40)}…` : text;
-    throw invalidQuery(`The number ${shown} is out of range`);
-  }
-  params.push(value === 0 ? 0 : value);
-  return '?';
 }

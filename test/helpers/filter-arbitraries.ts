@@ -329,6 +329,8 @@ function literalText(literal: FilterLiteral, s: Spelling): string {
     case 'datetime':
     case 'timeofday':
       return literal.text;
+    case 'user':
+      return `@user.${literal.field}`;
     case 'string':
       return `'${literal.value.replaceAll("'", "''")}'`;
     case 'number':

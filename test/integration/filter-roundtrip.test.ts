@@ -19,10 +19,11 @@ import { mapDbError } from '../../src/db/errors.js';
 import type { TableInfo } from '../../src/db/schema-types.js';
 import { planRead } from '../../src/plan/read-plan.js';
 import { validatePolicy } from '../../src/policy/policy.js';
-import { guardRead } from '../../src/policy/stage.js';
+import { viewerFor } from '../../src/policy/views.js';
 import { parseReadOptions } from '../../src/query/options.js';
 import { compileCount, compileRead } from '../../src/sql/compile-read.js';
 import type { CompiledQuery } from '../../src/sql/compiled-query.js';
+import { bindUser } from '../../src/sql/user-values.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import {
   filterArb,
@@ -163,12 +164,12 @@ test('under a policy, no generated filter widens the where; $count stays exact',
       async (ast, spelling, options) => {
         const text = filterText(ast, spelling);
         const request = parseReadOptions({ ...options, $select: 'id', $filter: text });
-        const plan = guardRead(access, planRead(request, table));
         let rows: unknown[][];
         let counted: unknown[][];
         try {
-          rows = await run(compileRead(plan));
-          counted = await run(compileCount(plan));
+          const plan = planRead(request, table, viewerFor(access));
+          rows = await run(bindUser(compileRead(plan), access.user));
+          counted = await run(bindUser(compileCount(plan), access.user));
         } catch (error) {
           if (mapDbError(error).status < 500) return;
           throw error;

@@ -355,6 +355,7 @@ describe('operations', () => {
                         'FILTER_TYPE',
                         'LIMIT_EXCEEDED',
                         'UNKNOWN_COLUMN',
+                        'UNKNOWN_RELATION',
                         'MALFORMED_URL',
                         'NON_ASCII_URL',
                       ],

@@ -1,7 +1,15 @@
 import { describe, expect, test } from '@jest/globals';
+import type { ColumnInfo } from '../../../src/db/schema-types.js';
 import { ApiError } from '../../../src/errors.js';
-import { type PlannedFilter, planRead, type ReadPlan } from '../../../src/plan/read-plan.js';
-import type { ReadRequest } from '../../../src/query/ast.js';
+import {
+  type PlannedFilter,
+  planRead,
+  type ReadPlan,
+  type Source,
+  selectedColumns,
+} from '../../../src/plan/read-plan.js';
+import { rootSource } from '../../../src/plan/scope.js';
+import type { ColumnFn, ReadRequest } from '../../../src/query/ast.js';
 import { parseFilter } from '../../../src/query/filter-parser.js';
 import { parseReadOptions } from '../../../src/query/options.js';
 import {
@@ -30,6 +38,18 @@ const request = (overrides: Partial<ReadRequest>): ReadRequest => ({
   ...overrides,
 });
 
+/** A planned column of the read's own table (alias t0). */
+const col = (column: ColumnInfo) => ({
+  kind: 'column' as const,
+  source: expect.objectContaining({ alias: 't0' }) as unknown as Source,
+  column,
+});
+const call = (fn: ColumnFn, column: ColumnInfo) => ({
+  kind: 'call' as const,
+  fn,
+  arg: col(column),
+});
+
 const planFilter = (text: string): PlannedFilter | null =>
   planRead(request({ filter: parseFilter(text) }), order).filter;
 
@@ -46,9 +66,15 @@ function failure(run: () => unknown): ApiError {
 describe('planRead: columns, order, paging', () => {
   test('* expands to every column in ordinal order', () => {
     const plan = planRead(request({}), order);
+    const source = rootSource(order);
     const expected: ReadPlan = {
-      table: order,
-      columns: [id, select, price, note, size, backtick, shipped],
+      source,
+      joins: [],
+      selections: [id, select, price, note, size, backtick, shipped].map((column) => ({
+        kind: 'column',
+        name: column.name,
+        expr: { kind: 'column', source, column },
+      })),
       filter: null,
       orderBy: [],
       top: null,
@@ -56,13 +82,14 @@ describe('planRead: columns, order, paging', () => {
       count: false,
     };
     expect(plan).toEqual(expected);
-    expect(plan.columns).toBe(order.columns);
+    // The same selections every time: the select text and serializer are kept per list.
+    expect(planRead(request({}), order).selections).toBe(plan.selections);
   });
 
   test('a list resolves to ColumnInfo objects in the order given', () => {
     const plan = planRead(request({ select: ['größe', 'select', 'we`ird', 'id'] }), order);
-    expect(plan.columns).toEqual([size, select, backtick, id]);
-    expect(plan.columns[0]).toBe(size);
+    expect(selectedColumns(plan)).toEqual([size, select, backtick, id]);
+    expect(selectedColumns(plan)[0]).toBe(size);
   });
 
   test('order, top, skip and count pass through, order columns resolved', () => {
@@ -71,8 +98,8 @@ describe('planRead: columns, order, paging', () => {
       order,
     );
     expect(plan.orderBy).toEqual([
-      { column: price, direction: 'desc' },
-      { column: id, direction: 'asc' },
+      { expr: col(price), direction: 'desc' },
+      { expr: col(id), direction: 'asc' },
     ]);
     expect([plan.top, plan.skip, plan.count]).toEqual([5, 10, true]);
   });
@@ -103,7 +130,7 @@ describe('planRead: filters', () => {
       {
         kind: 'compare',
         op: 'eq',
-        left: { kind: 'column', column: id },
+        left: col(id),
         right: { kind: 'number', text: '5' },
       },
     ],
@@ -113,12 +140,12 @@ describe('planRead: filters', () => {
         kind: 'compare',
         op: 'lt',
         left: { kind: 'string', value: 'x' },
-        right: { kind: 'column', column: select },
+        right: col(select),
       },
     ],
-    ['note eq null', { kind: 'isNull', operand: { kind: 'column', column: note }, negated: false }],
-    ['null eq note', { kind: 'isNull', operand: { kind: 'column', column: note }, negated: false }],
-    ['note ne null', { kind: 'isNull', operand: { kind: 'column', column: note }, negated: true }],
+    ['note eq null', { kind: 'isNull', operand: col(note), negated: false }],
+    ['null eq note', { kind: 'isNull', operand: col(note), negated: false }],
+    ['note ne null', { kind: 'isNull', operand: col(note), negated: true }],
     ['5 eq null', { kind: 'isNull', operand: { kind: 'number', text: '5' }, negated: false }],
     ['null eq null', { kind: 'isNull', operand: { kind: 'null' }, negated: false }],
     ['null ne null', { kind: 'isNull', operand: { kind: 'null' }, negated: true }],
@@ -126,7 +153,7 @@ describe('planRead: filters', () => {
       "größe in (1, null, 'a', null)",
       {
         kind: 'in',
-        column: { kind: 'column', column: size },
+        column: col(size),
         values: [
           { kind: 'number', text: '1' },
           { kind: 'string', value: 'a' },
@@ -138,18 +165,15 @@ describe('planRead: filters', () => {
       'id in (1)',
       {
         kind: 'in',
-        column: { kind: 'column', column: id },
+        column: col(id),
         values: [{ kind: 'number', text: '1' }],
         orNull: false,
       },
     ],
-    [
-      'note in (null)',
-      { kind: 'in', column: { kind: 'column', column: note }, values: [], orNull: true },
-    ],
+    ['note in (null)', { kind: 'in', column: col(note), values: [], orNull: true }],
     [
       "startswith(select, 'a_')",
-      { kind: 'match', fn: 'startswith', column: { kind: 'column', column: select }, value: 'a_' },
+      { kind: 'match', fn: 'startswith', column: col(select), value: 'a_' },
     ],
     [
       'not (id eq 1 or shipped eq true) and note ne null',
@@ -164,19 +188,19 @@ describe('planRead: filters', () => {
                 {
                   kind: 'compare',
                   op: 'eq',
-                  left: { kind: 'column', column: id },
+                  left: col(id),
                   right: { kind: 'number', text: '1' },
                 },
                 {
                   kind: 'compare',
                   op: 'eq',
-                  left: { kind: 'column', column: shipped },
+                  left: col(shipped),
                   right: { kind: 'boolean', value: true },
                 },
               ],
             },
           },
-          { kind: 'isNull', operand: { kind: 'column', column: note }, negated: true },
+          { kind: 'isNull', operand: col(note), negated: true },
         ],
       },
     ],
@@ -217,7 +241,7 @@ describe('planRead: functions and date/time literals are type-checked (CONTRACT 
       {
         kind: 'compare',
         op: 'gt',
-        left: { kind: 'column', column: at },
+        left: col(at),
         right: datetime('2024-01-03T00:00:00Z', '2024-01-03 00:00:00.000000'),
       },
     ],
@@ -228,7 +252,7 @@ describe('planRead: functions and date/time literals are type-checked (CONTRACT 
         kind: 'compare',
         op: 'eq',
         left: datetime('2024-01-03T01:00:00+01:00', '2024-01-03 00:00:00.000000'),
-        right: { kind: 'column', column: day },
+        right: col(day),
       },
     ],
     [
@@ -236,7 +260,7 @@ describe('planRead: functions and date/time literals are type-checked (CONTRACT 
       {
         kind: 'compare',
         op: 'ge',
-        left: { kind: 'column', column: stamp },
+        left: col(stamp),
         right: { kind: 'date', text: '2024-01-03', value: '2024-01-03' },
       },
     ],
@@ -245,7 +269,7 @@ describe('planRead: functions and date/time literals are type-checked (CONTRACT 
       {
         kind: 'compare',
         op: 'lt',
-        left: { kind: 'column', column: clock },
+        left: col(clock),
         right: { kind: 'timeofday', text: '12:00:00', value: '12:00:00.000000' },
       },
     ],
@@ -254,7 +278,7 @@ describe('planRead: functions and date/time literals are type-checked (CONTRACT 
       {
         kind: 'compare',
         op: 'eq',
-        left: { kind: 'call', fn: 'date', column: stamp },
+        left: call('date', stamp),
         right: { kind: 'date', text: '2024-01-03', value: '2024-01-03' },
       },
     ],
@@ -263,7 +287,7 @@ describe('planRead: functions and date/time literals are type-checked (CONTRACT 
       {
         kind: 'match',
         fn: 'contains',
-        column: { kind: 'call', fn: 'tolower', column: select },
+        column: call('tolower', select),
         value: 'a',
       },
     ],
@@ -271,22 +295,19 @@ describe('planRead: functions and date/time literals are type-checked (CONTRACT 
       'hour(clock) in (1, null)',
       {
         kind: 'in',
-        column: { kind: 'call', fn: 'hour', column: clock },
+        column: call('hour', clock),
         values: [{ kind: 'number', text: '1' }],
         orNull: true,
       },
     ],
-    [
-      'year(at) eq null',
-      { kind: 'isNull', operand: { kind: 'call', fn: 'year', column: at }, negated: false },
-    ],
+    ['year(at) eq null', { kind: 'isNull', operand: call('year', at), negated: false }],
     [
       'length(select) gt price',
       {
         kind: 'compare',
         op: 'gt',
-        left: { kind: 'call', fn: 'length', column: select },
-        right: { kind: 'column', column: price },
+        left: call('length', select),
+        right: col(price),
       },
     ],
     [

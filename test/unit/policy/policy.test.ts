@@ -13,14 +13,9 @@ import {
   parsePolicyText,
   validatePolicy,
 } from '../../../src/policy/policy.js';
-import {
-  type Access,
-  guardDelete,
-  guardInsert,
-  guardRead,
-  guardUpdate,
-} from '../../../src/policy/stage.js';
-import { bindWhere, parseWhere } from '../../../src/policy/where.js';
+import { type Access, guardDelete, guardInsert, guardUpdate } from '../../../src/policy/stage.js';
+import { viewerFor } from '../../../src/policy/views.js';
+import { parseWhere } from '../../../src/policy/where.js';
 import { parseReadOptions } from '../../../src/query/options.js';
 import { compileCount, compileRead } from '../../../src/sql/compile-read.js';
 import {
@@ -29,6 +24,8 @@ import {
   compileUpdate,
   compileUpdateRecheck,
 } from '../../../src/sql/compile-write.js';
+import type { CompiledQuery } from '../../../src/sql/compiled-query.js';
+import { bindUser } from '../../../src/sql/user-values.js';
 import { column, table } from '../fixtures/schema.js';
 
 const text = (name: string) =>
@@ -77,17 +74,22 @@ const as = (role: string, id = '7'): Access => ({
   role,
   user: role === 'anonymous' ? null : { id, email: `${role}@x.org`, role },
 });
-const read = (query: Record<string, string>, t: TableInfo = orders) =>
-  planRead(parseReadOptions(query), t);
+/** The read of `query` as `access` sees it. */
+const read = (query: Record<string, string>, access: Access | null = null, t: TableInfo = orders) =>
+  planRead(parseReadOptions(query), t, viewerFor(access));
+/** A statement with the caller's @user values in place, as it runs. */
+const bound = (query: CompiledQuery, access: Access) => bindUser(query, access.user);
+/** `customer_id eq @user.id`: an index lookup, and the column's text byte for byte. */
+const OWN = '(`customer_id` = ? AND CAST(`customer_id` AS CHAR) = CAST(? AS BINARY))';
 
 describe('where', () => {
-  test('@user.… become string literals of the caller, outside strings only', () => {
+  test('@user.… become parameters, outside strings only', () => {
     const where = parseWhere(
       "note eq '@user.id' and customer_id eq @user.id or status in (@user.role, 'x')",
     );
     expect(where.usesUser).toBe(true);
     expect([...where.columns].sort()).toEqual(['customer_id', 'note', 'status']);
-    expect(bindWhere(where.expr, { id: '42', email: 'a@b.c', role: 'boss' })).toEqual({
+    expect(where.expr).toEqual({
       kind: 'or',
       items: [
         {
@@ -97,13 +99,13 @@ describe('where', () => {
               left: expect.anything(),
               right: { kind: 'string', value: '@user.id' },
             }),
-            expect.objectContaining({ right: { kind: 'string', value: '42' } }),
+            expect.objectContaining({ right: { kind: 'user', field: 'id' } }),
           ],
         },
         expect.objectContaining({
           kind: 'in',
           values: [
-            { kind: 'string', value: 'boss' },
+            { kind: 'user', field: 'role' },
             { kind: 'string', value: 'x' },
           ],
         }),
@@ -160,44 +162,40 @@ describe('validatePolicy', () => {
 });
 
 describe('the stage between plan and compile', () => {
-  test('planRead gives $select=* the table’s own column list (guardRead relies on it)', () => {
-    expect(read({}).columns).toBe(orders.columns);
-  });
-
   test('a read ANDs the where after the caller’s filter, as bound parameters, $count too', () => {
-    const plan = guardRead(
+    const plan = read(
+      { $filter: 'customer_id eq 8 or 1 eq 1', $top: '5', $count: 'true' },
       as('user'),
-      read({ $filter: 'customer_id eq 8 or 1 eq 1', $top: '5', $count: 'true' }),
     );
-    expect(compileRead(plan)).toEqual({
-      sql: 'SELECT `id`, `customer_id`, `status`, `note` FROM `orders` WHERE ((`customer_id` = ? OR ? = ?) AND `customer_id` = ?) LIMIT ?',
-      params: [8, 1, 1, '7', '5'],
+    expect(bound(compileRead(plan), as('user'))).toEqual({
+      sql: `SELECT \`id\`, \`customer_id\`, \`status\`, \`note\` FROM \`orders\` WHERE ((\`customer_id\` = ? OR ? = ?) AND ${OWN}) LIMIT ?`,
+      params: [8, 1, 1, '7', '7', '5'],
     });
-    expect(compileCount(plan)).toEqual({
-      sql: 'SELECT COUNT(*) FROM `orders` WHERE ((`customer_id` = ? OR ? = ?) AND `customer_id` = ?)',
-      params: [8, 1, 1, '7'],
+    expect(bound(compileCount(plan), as('user'))).toEqual({
+      sql: `SELECT COUNT(*) FROM \`orders\` WHERE ((\`customer_id\` = ? OR ? = ?) AND ${OWN})`,
+      params: [8, 1, 1, '7', '7'],
     });
   });
 
   test('hidden columns: * is the granted ones; naming another anywhere is UNKNOWN_COLUMN', () => {
-    expect(compileRead(guardRead(as('anonymous'), read({}))).sql).toBe(
-      'SELECT `id`, `status` FROM `orders`',
-    );
+    expect(compileRead(read({}, as('anonymous'))).sql).toBe('SELECT `id`, `status` FROM `orders`');
     const queries: Record<string, string>[] = [
       { $select: 'note' },
       { $filter: 'note eq null' },
       { $orderby: 'customer_id' },
     ];
     for (const query of queries) {
-      expect(() => guardRead(as('anonymous'), read(query))).toThrow(
+      expect(() => read(query, as('anonymous'))).toThrow(
         expect.objectContaining({ status: 400, code: 'UNKNOWN_COLUMN' }),
       );
     }
   });
 
-  test('no policy: the plan passes unchanged', () => {
-    const plan = read({ $filter: 'id eq 1' });
-    expect(guardRead(null, plan)).toBe(plan);
+  test('no policy: every column and row', () => {
+    expect(compileRead(read({ $filter: 'id eq 1' }))).toEqual({
+      sql: 'SELECT `id`, `customer_id`, `status`, `note` FROM `orders` WHERE `id` = ?',
+      params: [1],
+    });
   });
 
   test('update and delete: the where is ANDed to the key', () => {
@@ -209,9 +207,9 @@ describe('the stage between plan and compile', () => {
         { note: 'x' },
       ),
     );
-    expect(compileUpdate(update)).toEqual({
-      sql: 'UPDATE `orders` SET `note` = ? WHERE `id` = ? AND (`customer_id` = ? AND `status` = ?)',
-      params: ['x', 3, '7', 'open'],
+    expect(bound(compileUpdate(update), as('user'))).toEqual({
+      sql: `UPDATE \`orders\` SET \`note\` = ? WHERE \`id\` = ? AND (${OWN} AND \`status\` = ?)`,
+      params: ['x', 3, '7', '7', 'open'],
     });
     const policyWithDelete = validatePolicy(
       {
@@ -230,9 +228,9 @@ describe('the stage between plan and compile', () => {
       access,
       planDelete(orders, { key: 'id', value: { kind: 'number', text: '3' }, bare: '3' }),
     );
-    expect(compileDelete(deleted)).toEqual({
-      sql: 'DELETE FROM `orders` WHERE `id` = ? AND `customer_id` = ?',
-      params: [3, '7'],
+    expect(bound(compileDelete(deleted), access)).toEqual({
+      sql: `DELETE FROM \`orders\` WHERE \`id\` = ? AND ${OWN}`,
+      params: [3, '7', '7'],
     });
   });
 
@@ -293,13 +291,13 @@ describe('an update checked after it runs', () => {
 
   test('a set column the where reads outside col eq value: a SELECT after the UPDATE', () => {
     const plan = guardUpdate(access, planUpdate(checked, key, { note: 'x', status: 's' }));
-    expect(compileUpdate(plan)).toEqual({
-      sql: 'UPDATE `checked` SET `note` = ?, `status` = ? WHERE `id` = ? AND (`customer_id` = ? AND `note` <> ?)',
-      params: ['x', 's', 3, '7', 'locked'],
+    expect(bound(compileUpdate(plan), access)).toEqual({
+      sql: `UPDATE \`checked\` SET \`note\` = ?, \`status\` = ? WHERE \`id\` = ? AND (${OWN} AND \`note\` <> ?)`,
+      params: ['x', 's', 3, '7', '7', 'locked'],
     });
-    expect(compileUpdateRecheck(plan)).toEqual({
-      sql: 'SELECT 1 FROM `checked` WHERE `id` = ? AND `note` <=> ? AND `status` <=> ? AND ((`customer_id` = ? AND `note` <> ?)) IS NOT TRUE LIMIT 1',
-      params: [3, 'x', 's', '7', 'locked'],
+    expect(bound(compileUpdateRecheck(plan) as CompiledQuery, access)).toEqual({
+      sql: `SELECT 1 FROM \`checked\` WHERE \`id\` = ? AND \`note\` <=> ? AND \`status\` <=> ? AND ((${OWN} AND \`note\` <> ?)) IS NOT TRUE LIMIT 1`,
+      params: [3, 'x', 's', '7', '7', 'locked'],
     });
   });
 
@@ -351,13 +349,13 @@ describe('a create checked after it runs', () => {
       access,
       planInsert(checked, [{ customer_id: 7, note: 'a' }, { customer_id: 7 }]),
     );
-    expect(compileInsertRechecks(plan)).toEqual([
+    expect(compileInsertRechecks(plan).map((check) => bound(check, access))).toEqual([
       {
-        sql: 'SELECT 1 FROM `checked` WHERE ((`customer_id` <=> ? AND `note` <=> ?) OR (`customer_id` <=> ?)) AND ((`customer_id` = ? AND `note` <> ?)) IS NOT TRUE LIMIT 1',
-        params: [7, 'a', 7, '7', 'locked'],
+        sql: `SELECT 1 FROM \`checked\` WHERE ((\`customer_id\` <=> ? AND \`note\` <=> ?) OR (\`customer_id\` <=> ?)) AND ((${OWN} AND \`note\` <> ?)) IS NOT TRUE LIMIT 1`,
+        params: [7, 'a', 7, '7', '7', 'locked'],
       },
     ]);
-    // Split to stay under the placeholder limit: 2 rows × 2 values + 2 condition values each.
+    // Split to stay under the placeholder limit: 2 rows × 2 values + 3 condition values each.
     expect(
       compileInsertRechecks(
         guardInsert(
@@ -367,7 +365,7 @@ describe('a create checked after it runs', () => {
             [1, 2, 3].map(() => ({ customer_id: 7, note: 'b' })),
           ),
         ),
-        6,
+        7,
       ),
     ).toHaveLength(2);
   });

@@ -13,7 +13,7 @@ import fc from 'fast-check';
 import { ApiError } from '../../../src/errors.js';
 import { planRead } from '../../../src/plan/read-plan.js';
 import { validatePolicy } from '../../../src/policy/policy.js';
-import { guardRead } from '../../../src/policy/stage.js';
+import { viewerFor } from '../../../src/policy/views.js';
 import { parseFilter } from '../../../src/query/filter-parser.js';
 import { parseReadOptions } from '../../../src/query/options.js';
 import { compileCount, compileRead } from '../../../src/sql/compile-read.js';
@@ -263,7 +263,7 @@ describe('the read pipeline under a policy (issue 14)', () => {
   );
   const access = { policy, role: 'r', user: { id: '5', email: 'r@x.org', role: 'r' } };
   const COUNT = 'SELECT COUNT(*) FROM `wide`';
-  const policyOnly = compileCount(guardRead(access, planRead(parseReadOptions({}), wide)));
+  const policyOnly = compileCount(planRead(parseReadOptions({}), wide, viewerFor(access)));
   const policyWhere = policyOnly.sql.slice(`${COUNT} WHERE `.length);
 
   test("the caller's filter is one term ANDed with the where; a hidden column is a 4xx", () => {
@@ -271,10 +271,11 @@ describe('the read pipeline under a policy (issue 14)', () => {
     let guarded = 0;
     fc.assert(
       fc.property(validFilter, optionsArb(wide), ({ text }, options) => {
-        const plan = planRead(parseReadOptions({ ...options, $filter: text }), wide);
-        let restricted: ReturnType<typeof guardRead> | null = null;
+        const request = parseReadOptions({ ...options, $filter: text });
+        const plan = planRead(request, wide);
+        let restricted: ReturnType<typeof planRead> | null = null;
         const error = onlyApiErrors(() => {
-          restricted = guardRead(access, plan);
+          restricted = planRead(request, wide, viewerFor(access));
         });
         if (error !== null) {
           expect(error.code).toBe('UNKNOWN_COLUMN');

@@ -1,6 +1,7 @@
 import { describe, expect, test } from '@jest/globals';
 import { ApiError } from '../../../src/errors.js';
 import { type PlannedFilter, planRead, type ReadPlan } from '../../../src/plan/read-plan.js';
+import { rootSource } from '../../../src/plan/scope.js';
 import { parseReadOptions, type QueryObject } from '../../../src/query/options.js';
 import { compileCount, compileFilter, compileRead } from '../../../src/sql/compile-read.js';
 import type { CompiledQuery } from '../../../src/sql/compiled-query.js';
@@ -214,16 +215,35 @@ describe('compileFilter on hand-built plans', () => {
   test.each<[PlannedFilter, string]>([
     [{ kind: 'and', items: [] }, '(1 = 1)'],
     [{ kind: 'or', items: [] }, '(1 = 0)'],
-    [{ kind: 'in', column: { kind: 'column', column: id }, values: [], orNull: false }, '(1 = 0)'],
+    [
+      {
+        kind: 'in',
+        column: { kind: 'column', source: rootSource(order), column: id },
+        values: [],
+        orNull: false,
+      },
+      '(1 = 0)',
+    ],
     [
       {
         kind: 'and',
-        items: [{ kind: 'isNull', operand: { kind: 'column', column: note }, negated: false }],
+        items: [
+          {
+            kind: 'isNull',
+            operand: { kind: 'column', source: rootSource(order), column: note },
+            negated: false,
+          },
+        ],
       },
       '(`note` IS NULL)',
     ],
     [
-      { kind: 'match', fn: 'contains', column: { kind: 'column', column: select }, value: '%' },
+      {
+        kind: 'match',
+        fn: 'contains',
+        column: { kind: 'column', source: rootSource(order), column: select },
+        value: '%',
+      },
       "`select` LIKE ? ESCAPE '!'",
     ],
   ])('%j', (filter, sql) => {

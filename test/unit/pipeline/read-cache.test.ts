@@ -1,25 +1,28 @@
 import { describe, expect, test } from '@jest/globals';
 import type { TableInfo } from '../../../src/db/schema-types.js';
-import {
-  compiledRead,
-  compileReadPlan,
-  ReadCache,
-  rawQueryString,
-} from '../../../src/http/read-cache.js';
 import { READ_CACHE_ENTRIES, READ_CACHE_MAX_QUERY_CHARS } from '../../../src/limits.js';
+import {
+  bindRead,
+  type CompiledRead,
+  compileRead,
+  compileReadPlan,
+} from '../../../src/pipeline/read.js';
+import { ReadCache, rawQueryString } from '../../../src/pipeline/read-cache.js';
 import { planRead } from '../../../src/plan/read-plan.js';
 import { validatePolicy } from '../../../src/policy/policy.js';
-import { type Access, guardRead, userIndependentReadGrant } from '../../../src/policy/stage.js';
+import type { Access } from '../../../src/policy/views.js';
 import { parseReadOptions } from '../../../src/query/options.js';
-import { compileCount, compileRead } from '../../../src/sql/compile-read.js';
+import { compileCount, compileRead as compileSelect } from '../../../src/sql/compile-read.js';
 import { column, order, table } from '../fixtures/schema.js';
 
 const plan = (query: Record<string, string>, on = order) => planRead(parseReadOptions(query), on);
+const made = (query: Record<string, string>, on = order) => compileReadPlan(plan(query, on));
 
-/** Adds the plan twice: a query string is kept on its second sight. */
-function keep(cache: ReadCache, query: string, planned: ReturnType<typeof plan>) {
-  cache.add(query, planned);
-  return cache.add(query, planned);
+/** Adds the read twice (a query string is kept on its second sight); gives back the read. */
+function keep(cache: ReadCache, query: string, read: CompiledRead, on: TableInfo = order) {
+  cache.add(on, '', query, read);
+  cache.add(on, '', query, read);
+  return read;
 }
 
 describe('rawQueryString: the query string as the router splits it off', () => {
@@ -52,57 +55,62 @@ describe('rawQueryString: the query string as the router splits it off', () => {
 describe('ReadCache', () => {
   test('an entry is found only for the very table object its plan was made against', () => {
     const cache = new ReadCache();
-    const entry = keep(cache, '$top=1', plan({ $top: '1' }));
-    expect(cache.get(order, '$top=1')).toBe(entry);
-    expect(cache.get(order, '$top=2')).toBeUndefined();
+    const entry = keep(cache, '$top=1', made({ $top: '1' }));
+    expect(cache.get(order, '', '$top=1')).toBe(entry);
+    expect(cache.get(order, '', '$top=2')).toBeUndefined();
     // A schema re-read makes a new table object with the same name.
     const reread = table('order', order.columns, order.primaryKey);
-    expect(cache.get(reread, '$top=1')).toBeUndefined();
+    expect(cache.get(reread, '', '$top=1')).toBeUndefined();
     // Another table with the same query string has its own entry.
     const other = table('other', order.columns, order.primaryKey);
-    expect(cache.get(other, '$top=1')).toBeUndefined();
-    const otherEntry = keep(cache, '$top=1', plan({ $top: '1' }, other));
-    expect(cache.get(other, '$top=1')).toBe(otherEntry);
-    expect(cache.get(order, '$top=1')).toBe(entry);
+    expect(cache.get(other, '', '$top=1')).toBeUndefined();
+    const otherEntry = keep(cache, '$top=1', made({ $top: '1' }, other), other);
+    expect(cache.get(other, '', '$top=1')).toBe(otherEntry);
+    expect(cache.get(order, '', '$top=1')).toBe(entry);
   });
 
   test(`never holds more than READ_CACHE_ENTRIES (${READ_CACHE_ENTRIES}); the least recently used goes first`, () => {
     const cache = new ReadCache();
-    const hot = keep(cache, '$top=0', plan({ $top: '0' }));
+    const hot = keep(cache, '$top=0', made({ $top: '0' }));
     for (let i = 1; i <= 3 * READ_CACHE_ENTRIES; i++) {
-      keep(cache, `$top=${i}`, plan({ $top: String(i) }));
-      expect(cache.get(order, '$top=0')).toBe(hot); // kept warm
+      keep(cache, `$top=${i}`, made({ $top: String(i) }));
+      expect(cache.get(order, '', '$top=0')).toBe(hot); // kept warm
       expect(cache.size).toBeLessThanOrEqual(READ_CACHE_ENTRIES);
     }
     expect(cache.size).toBe(READ_CACHE_ENTRIES);
-    expect(cache.get(order, '$top=1')).toBeUndefined();
-    expect(cache.get(order, `$top=${3 * READ_CACHE_ENTRIES}`)).toBeDefined();
+    expect(cache.get(order, '', '$top=1')).toBeUndefined();
+    expect(cache.get(order, '', `$top=${3 * READ_CACHE_ENTRIES}`)).toBeDefined();
   });
 
   test('a query string is kept on its second sight, not its first', () => {
     const cache = new ReadCache();
-    const first = cache.add('$skip=1', plan({ $skip: '1' }));
-    expect(first.plan.skip).toBe(1);
-    expect(cache.get(order, '$skip=1')).toBeUndefined();
+    cache.add(order, '', '$skip=1', made({ $skip: '1' }));
+    expect(cache.get(order, '', '$skip=1')).toBeUndefined();
     expect(cache.size).toBe(0);
-    const second = cache.add('$skip=1', plan({ $skip: '1' }));
-    expect(cache.get(order, '$skip=1')).toBe(second);
+    const second = made({ $skip: '1' });
+    cache.add(order, '', '$skip=1', second);
+    expect(cache.get(order, '', '$skip=1')).toBe(second);
     // Seen once for another table: not the same query string.
     const other = table('other', order.columns, order.primaryKey);
-    cache.add('$skip=2', plan({ $skip: '2' }));
-    cache.add('$skip=2', plan({ $skip: '2' }, other));
-    expect(cache.get(other, '$skip=2')).toBeUndefined();
+    cache.add(order, '', '$skip=2', made({ $skip: '2' }));
+    cache.add(other, '', '$skip=2', made({ $skip: '2' }, other));
+    expect(cache.get(other, '', '$skip=2')).toBeUndefined();
+    // Nor for another role.
+    cache.add(order, 'a', '$skip=3', made({ $skip: '3' }));
+    cache.add(order, 'b', '$skip=3', made({ $skip: '3' }));
+    expect(cache.get(order, 'b', '$skip=3')).toBeUndefined();
   });
 
   test('a stream of distinct query strings keeps (almost) none', () => {
     const cache = new ReadCache();
-    for (let i = 0; i < 10_000; i++) cache.add(`$skip=${i}`, plan({ $skip: String(i) }));
+    const read = made({ $skip: '1' });
+    for (let i = 0; i < 10_000; i++) cache.add(order, '', `$skip=${i}`, read);
     expect(cache.size).toBeLessThan(10); // hash collisions only
   });
 
   test('a small cache holds its own bound', () => {
     const cache = new ReadCache(3);
-    for (let i = 0; i < 10; i++) keep(cache, `$skip=${i}`, plan({ $skip: String(i) }));
+    for (let i = 0; i < 10; i++) keep(cache, `$skip=${i}`, made({ $skip: String(i) }));
     expect(cache.size).toBe(3);
   });
 
@@ -114,41 +122,33 @@ describe('ReadCache', () => {
     for (let i = 0; i < 40; i++) {
       const query = `$skip=${i % 7}`;
       const on = i % 3 === 0 ? reread : order; // a re-read table replaces the entry
-      const entry = keep(cache, query, plan({ $skip: String(i % 7) }, on));
-      keep(cache, query, plan({ $skip: String(i % 7) }, on)); // and so does the same plan again
-      expect(cache.get(on, query)?.plan.skip).toBe(entry.plan.skip);
+      const entry = keep(cache, query, made({ $skip: String(i % 7) }, on), on);
+      keep(cache, query, made({ $skip: String(i % 7) }, on), on); // and so does the same read again
+      expect(cache.get(on, '', query)?.select.params).toEqual(entry.select.params);
       expect(cache.size).toBeLessThanOrEqual(4);
     }
     const found = [0, 1, 2, 3, 4, 5, 6].filter(
-      (k) => cache.get(order, `$skip=${k}`) ?? cache.get(reread, `$skip=${k}`),
+      (k) => cache.get(order, '', `$skip=${k}`) ?? cache.get(reread, '', `$skip=${k}`),
     );
     expect(found).toHaveLength(4); // the four kept last, none lost to a miscount
   });
 });
 
-describe('compiledRead', () => {
-  test('the queries, serializer and path of the plan; kept with the entry for its own plan only', () => {
+describe('compileReadPlan', () => {
+  test('the queries, serializer and path of the plan', () => {
     const planned = plan({ $filter: "select eq 'a'", $count: 'true', $top: '5' });
-    const cache = new ReadCache();
-    const entry = cache.add('q', planned);
-    const read = compiledRead(entry, planned, null);
-    expect(read.select).toEqual(compileRead(planned));
+    const read = compileReadPlan(planned);
+    expect(read.select).toEqual(compileSelect(planned));
     expect(read.count).toEqual(compileCount(planned));
-    expect(compiledRead(entry, planned, null)).toBe(read);
-    // A plan the policy stage rewrote is compiled afresh, never kept.
-    const rewritten = { ...planned, top: 1 };
-    const other = compiledRead(entry, rewritten, null);
-    expect(other.select).toEqual(compileRead(rewritten));
-    expect(compiledRead(entry, planned, null)).toBe(read);
+    expect(read.namesUser).toBe(false);
   });
 
   test('no count query without $count', () => {
     expect(compileReadPlan(plan({ $top: '1' })).count).toBeNull();
   });
 
-  test('a number out of range: the SELECT and the COUNT refuse with the same error, nothing kept', () => {
+  test('a number out of range: the SELECT and the COUNT refuse with the same error', () => {
     const planned = plan({ $filter: 'id eq 1e400 or id eq 2e400', $count: 'true' });
-    const entry = new ReadCache().add('q', planned);
     const countError = (() => {
       try {
         compileCount(planned);
@@ -157,13 +157,12 @@ describe('compiledRead', () => {
       }
     })();
     expect(countError).toBeInstanceOf(Error);
-    expect(() => compileRead(planned)).toThrow(countError as Error);
-    expect(() => compiledRead(entry, planned, null)).toThrow(countError as Error);
-    expect(entry.compiled).toBeNull();
+    expect(() => compileSelect(planned)).toThrow(countError as Error);
+    expect(() => compileReadPlan(planned)).toThrow(countError as Error);
   });
 });
 
-describe('compiledRead under a policy', () => {
+describe('compileRead under a policy', () => {
   const text = (name: string) =>
     column(name, { dataType: 'varchar', columnType: 'varchar(20)', kind: 'string', maxLength: 20 });
   const orders = table(
@@ -192,39 +191,29 @@ describe('compiledRead under a policy', () => {
   const query = { $filter: "status ne 'x'", $orderby: 'id', $top: '5', $count: 'true' };
 
   test.each(['everything', 'open', 'narrow', 'both', 'own'])(
-    '%s: for every caller, what compiling the guarded plan afresh gives',
+    '%s: the same compiled read for every caller of the role',
     (role) => {
-      const entry = new ReadCache().add('q', plan(query, orders));
-      for (const id of ['1', '2', '1']) {
-        const guarded = guardRead(as(role, id), entry.plan);
-        const read = compiledRead(entry, guarded, as(role, id));
-        const fresh = compileReadPlan(guarded);
-        expect(read.select).toEqual(fresh.select);
-        expect(read.count).toEqual(fresh.count);
-        expect(read.small).toBe(fresh.small);
-        expect(read.serialize([1, 2, 3, 4])).toBe(fresh.serialize([1, 2, 3, 4]));
+      const first = compileRead(orders, query, as(role, '1'));
+      for (const id of ['2', '1']) {
+        const read = compileRead(orders, query, as(role, id));
+        expect(read.select).toEqual(first.select);
+        expect(read.count).toEqual(first.count);
+        expect(read.small).toBe(first.small);
+        expect(read.serialize([1, 2, 3, 4])).toBe(first.serialize([1, 2, 3, 4]));
       }
     },
   );
 
-  test('a grant without @user rewrites every caller’s plan alike: one compiled read per grant', () => {
-    for (const role of ['open', 'narrow', 'both']) {
-      const grant = userIndependentReadGrant(as(role, '1'), orders);
-      expect(grant).not.toBeNull();
-      const entry = new ReadCache().add('q', plan(query, orders));
-      expect(guardRead(as(role, '1'), entry.plan)).toEqual(guardRead(as(role, '2'), entry.plan));
-      const once = compiledRead(entry, guardRead(as(role, '1'), entry.plan), as(role, '1'));
-      expect(compiledRead(entry, guardRead(as(role, '2'), entry.plan), as(role, '2'))).toBe(once);
-    }
-  });
-
-  test('a grant with @user is compiled per request, never kept', () => {
-    expect(userIndependentReadGrant(as('own', '1'), orders)).toBeNull();
-    const entry = new ReadCache().add('q', plan(query, orders));
-    const one = compiledRead(entry, guardRead(as('own', '1'), entry.plan), as('own', '1'));
-    const two = compiledRead(entry, guardRead(as('own', '2'), entry.plan), as('own', '2'));
+  test('a where with @user names the caller only once bound, per request', () => {
+    const read = compileRead(orders, query, as('own', '1'));
+    expect(read.namesUser).toBe(true);
+    const one = bindRead(read, as('own', '1'));
+    const two = bindRead(read, as('own', '2'));
     expect(one.select.params).not.toEqual(two.select.params);
-    expect(entry.byGrant).toBeNull();
-    expect(entry.compiled).toBeNull();
+    expect(one.select.params).toContain('1');
+    expect(two.count?.params).toContain('2');
+    // A role without @user is answered as it is.
+    const open = compileRead(orders, query, as('open', '1'));
+    expect(bindRead(open, as('open', '1'))).toBe(open);
   });
 });

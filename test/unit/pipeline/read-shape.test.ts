@@ -1,5 +1,5 @@
 /**
- * The shape cache (http/read-shape.ts, issue 17): which digit runs of a `$filter` are holes, that
+ * The shape cache (pipeline/read-shape.ts): which digit runs of a `$filter` are holes, that
  * the lexer reads each as one number token the compiler binds as Number(text), and that a read
  * served from a shape's template is exactly what the pipeline compiles afresh — for random
  * filters with numbers of every form, under policies, for invalid queries (the same error), and
@@ -8,14 +8,13 @@
 import { describe, expect, test } from '@jest/globals';
 import fc from 'fast-check';
 import type { TableInfo } from '../../../src/db/schema-types.js';
-import { type CompiledRead, compileReadPlan } from '../../../src/http/read-cache.js';
-import { holesOf, ShapeCache } from '../../../src/http/read-shape.js';
 import { READ_CACHE_MAX_QUERY_CHARS, READ_SHAPE_ENTRIES } from '../../../src/limits.js';
-import { planRead } from '../../../src/plan/read-plan.js';
+import { bindRead, type CompiledRead, compileRead } from '../../../src/pipeline/read.js';
+import { holesOf, ShapeCache } from '../../../src/pipeline/read-shape.js';
 import { validatePolicy } from '../../../src/policy/policy.js';
-import { type Access, guardRead } from '../../../src/policy/stage.js';
+import type { Access } from '../../../src/policy/views.js';
 import { tokenize } from '../../../src/query/lexer.js';
-import { parseReadOptions, type QueryObject } from '../../../src/query/options.js';
+import type { QueryObject } from '../../../src/query/options.js';
 import { compileValue } from '../../../src/sql/compile-read.js';
 import { fuzzSeed } from '../../helpers/fuzz-seed.js';
 import { at, column, day, id, price, table, text } from '../fixtures/schema.js';
@@ -57,24 +56,23 @@ const as = (role: string, user = '3'): Access => ({
 });
 const ROLES = ['everything', 'open', 'narrow', 'both', 'own', 'sentinel'];
 
-/** The uncached pipeline, as the handler runs it on a miss. */
+/** The uncached pipeline, as the handler runs it on a miss, with the caller's values bound. */
 const fresh = (on: TableInfo, query: QueryObject, access: Access | null) =>
-  compileReadPlan(guardRead(access, planRead(parseReadOptions(query), on)));
+  bindRead(compileRead(on, query, access), access);
 
-/** The handler's planning with the shape cache alone: its template, else the full path. */
+/** The pipeline with the shape cache alone: its template, else the full path. */
 function viaShapes(
   shapes: ShapeCache,
   on: TableInfo,
   query: QueryObject,
   access: Access | null,
 ): { read: CompiledRead; hit: boolean } {
-  const shape = shapes.find(on, query);
-  const hit = shape && shapes.read(shape, access);
-  if (hit) return { read: hit, hit: true };
-  const plan = guardRead(access, planRead(parseReadOptions(query), on));
-  const read = compileReadPlan(plan);
-  if (shape !== null) shapes.learn(shape, query, plan, read, access);
-  return { read, hit: false };
+  const shape = shapes.find(on, access?.role ?? '', query);
+  const hit = shape && shapes.read(shape);
+  if (hit) return { read: bindRead(hit, access), hit: true };
+  const read = compileRead(on, query, access);
+  if (shape !== null) shapes.learn(shape, query, read, (q) => compileRead(on, q, access));
+  return { read: bindRead(read, access), hit: false };
 }
 
 /** What a client would get: the queries, the path, a row's text; or the error. */
@@ -268,16 +266,16 @@ describe('ShapeCache', () => {
 
   test('no shape: no holes, a repeated key, a marker, a key past the bound', () => {
     const shapes = new ShapeCache();
-    expect(shapes.find(shop, { $top: '5' })).toBeNull();
-    expect(shapes.find(shop, { $filter: "name eq '5'" })).toBeNull();
-    expect(shapes.find(shop, { $filter: ['id eq 1', 'id eq 2'] })).toBeNull();
-    expect(shapes.find(shop, { $filter: 'id eq 1', _: ['1', '2'] })).toBeNull();
-    expect(shapes.find(shop, { $filter: 'id eq 1', '\u0001': 'x' })).toBeNull();
-    expect(shapes.find(shop, { $filter: 'id eq 1', $select: 'id\u0002' })).toBeNull();
-    expect(shapes.find(shop, { $filter: 'id eq 1', x: '\u0000' })).toBeNull();
+    expect(shapes.find(shop, '', { $top: '5' })).toBeNull();
+    expect(shapes.find(shop, '', { $filter: "name eq '5'" })).toBeNull();
+    expect(shapes.find(shop, '', { $filter: ['id eq 1', 'id eq 2'] })).toBeNull();
+    expect(shapes.find(shop, '', { $filter: 'id eq 1', _: ['1', '2'] })).toBeNull();
+    expect(shapes.find(shop, '', { $filter: 'id eq 1', '\u0001': 'x' })).toBeNull();
+    expect(shapes.find(shop, '', { $filter: 'id eq 1', $select: 'id\u0002' })).toBeNull();
+    expect(shapes.find(shop, '', { $filter: 'id eq 1', x: '\u0000' })).toBeNull();
     const long = `id eq 1 or name eq '${'x'.repeat(READ_CACHE_MAX_QUERY_CHARS)}'`;
-    expect(shapes.find(shop, { $filter: long })).toBeNull();
-    expect(shapes.find(shop, { $filter: 'id eq 1' })).not.toBeNull();
+    expect(shapes.find(shop, '', { $filter: long })).toBeNull();
+    expect(shapes.find(shop, '', { $filter: 'id eq 1' })).not.toBeNull();
   });
 
   test(`never holds more than READ_SHAPE_ENTRIES (${READ_SHAPE_ENTRIES})`, () => {
@@ -295,11 +293,11 @@ describe('ShapeCache', () => {
     const shapes = new ShapeCache();
     viaShapes(shapes, shop, point(1), null);
     const query = point(2);
-    const shape = shapes.find(shop, query);
+    const shape = shapes.find(shop, '', query);
     if (shape === null) throw new Error('no shape');
-    const plan = planRead(parseReadOptions(query), shop);
-    const read = compileReadPlan(plan);
-    shapes.learn(shape, query, plan, { ...read, select: { ...read.select, params: ['2'] } }, null);
+    const read = compileRead(shop, query, null);
+    const wrong = { ...read, select: { ...read.select, params: ['2'] } };
+    shapes.learn(shape, query, wrong, (q) => compileRead(shop, q, null));
     for (const n of [3, 4, 5]) expect(viaShapes(shapes, shop, point(n), null).hit).toBe(false);
   });
 
@@ -326,7 +324,9 @@ describe('ShapeCache', () => {
       ['open', true],
       ['narrow', true],
       ['both', true],
-      ['own', false],
+      // A where with @user: the same template for every caller, the values bound per request.
+      ['own', true],
+      // Parameters equal to the sentinels: a hole's parameter cannot be told from them.
       ['sentinel', false],
     ])('%s: the guarded read of every id; templated: %s', (role, templated) => {
       const shapes = new ShapeCache();
@@ -340,15 +340,17 @@ describe('ShapeCache', () => {
       }
     });
 
-    test('one template per grant, and one without a policy', () => {
+    test('one template per role, and one without a policy, each made on its second sight', () => {
       const shapes = new ShapeCache();
       warm(shapes, as('open'));
-      expect(viaShapes(shapes, shop, point(3), as('narrow')).hit).toBe(false); // made now
-      expect(viaShapes(shapes, shop, point(4), as('narrow')).hit).toBe(true);
+      expect(viaShapes(shapes, shop, point(3), as('narrow')).hit).toBe(false);
+      expect(viaShapes(shapes, shop, point(4), as('narrow')).hit).toBe(false); // made now
+      expect(viaShapes(shapes, shop, point(5), as('narrow')).hit).toBe(true);
       expect(viaShapes(shapes, shop, point(5), as('open')).hit).toBe(true);
-      // `everything` changes nothing: the entry's own template, made for the first such caller.
       expect(viaShapes(shapes, shop, point(6), null).hit).toBe(false);
-      expect(viaShapes(shapes, shop, point(6), as('everything')).hit).toBe(true);
+      expect(viaShapes(shapes, shop, point(6), as('everything')).hit).toBe(false);
+      expect(viaShapes(shapes, shop, point(7), null).hit).toBe(false); // made now
+      expect(viaShapes(shapes, shop, point(8), null).hit).toBe(true);
       expect(viaShapes(shapes, shop, point(8), as('open')).read.select.params).toEqual([8, 2, 7]);
     });
 

@@ -1,0 +1,48 @@
+/**
+ * What a caller sees of a table: the columns it may read (what `*` means), the relations it may
+ * follow (to tables it may read), and the rows (its row condition). Every name a read resolves
+ * goes through a view, so a hidden column or relation is unknown before any type check, the
+ * same answer as a missing one. Without a policy every caller sees everything (openViewer); the
+ * policy makes its own views (policy/views.ts).
+ */
+import type { ColumnInfo, Relation, TableInfo } from '../db/schema-types.js';
+import type { PlannedFilter } from './planned-filter.js';
+import type { Source } from './read-plan.js';
+
+export interface TableView {
+  readonly table: TableInfo;
+  /** The readable columns in table order: the table's own array when it is every column. */
+  readonly columns: readonly ColumnInfo[];
+  column(name: string): ColumnInfo | undefined;
+  /** A relation the caller may follow, or undefined (none by that name, or its target hidden). */
+  relation(name: string): Relation | undefined;
+  /**
+   * The caller's row condition on `source` (a source of this table), or null when it may read
+   * every row. `plan` plans a filter against the source (policy wheres are filter text).
+   */
+  rows(source: Source): PlannedFilter | null;
+}
+
+/** The view of each table for one caller; null for a table it may not read. */
+export type Viewer = (table: TableInfo) => TableView | null;
+
+const fullViews = new WeakMap<TableInfo, TableView>();
+
+/** Everything of the table. */
+export function fullView(table: TableInfo): TableView {
+  let view = fullViews.get(table);
+  if (view === undefined) {
+    view = {
+      table,
+      columns: table.columns,
+      column: (name) => table.columnsByName.get(name),
+      relation: (name) => table.relations.get(name),
+      rows: () => null,
+    };
+    fullViews.set(table, view);
+  }
+  return view;
+}
+
+/** No policy: every table, column, relation and row. */
+export const openViewer: Viewer = fullView;
