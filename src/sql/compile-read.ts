@@ -6,6 +6,7 @@
  * to-one relation it walks, and reads each expanded to-many relation as a correlated subquery
  * that gives one text value per parent row (docs/relations.md says why). Knows no HTTP.
  */
+import mysql from 'mysql2';
 import type { ColumnInfo } from '../db/schema-types.js';
 import type { Flavour } from '../execute/database.js';
 import { readsRelatedRows } from '../plan/planned-filter.js';
@@ -15,6 +16,8 @@ import type { CompiledQuery } from './compiled-query.js';
 import { quoteIdent } from './quote.js';
 
 export { compileFilter, compileValue } from './compile-filter.js';
+
+const { TypedParameter } = mysql;
 
 /** LIMIT for `$skip` without `$top`: the largest row count MySQL accepts (its manual's own idiom). */
 export const NO_LIMIT = '18446744073709551615';
@@ -121,8 +124,10 @@ function selectList(
     }
     return text;
   }
-  return slots(selections, context, params, (column) => column).join(', ');
+  return slots(selections, context, params, asIs).join(', ');
 }
+
+const asIs = (column: string): string => column;
 
 /** The slot expressions of `selections`, each column's made by `value` (as is, or as text). */
 function slots(
@@ -147,9 +152,12 @@ function slots(
         out.push(...slots(selection.selections, context, params, value));
         break;
       }
-      case 'many':
-        out.push(relatedRows(selection, context, params));
+      case 'many': {
+        const rows = relatedRows(selection, context, params);
+        // At the top, named by its alias: the result's metadata would carry the subquery's text.
+        out.push(value === asIs ? `${rows} AS ${quoteIdent(selection.plan.source.alias)}` : rows);
         break;
+      }
     }
   }
   return out;
@@ -170,8 +178,8 @@ function relatedRows(
   const { plan, relation, parent } = selection;
   const context: SqlContext = { qualify: true, flavour: outer.flavour };
   const paged = plan.top !== null || plan.skip !== null;
-  const skip = String(plan.skip ?? 0);
-  const top = plan.top === null ? NO_LIMIT : String(plan.top);
+  const skip = limitValue(plan.skip ?? 0);
+  const top = limitValue(plan.top ?? NO_LIMIT);
   if (paged && context.flavour === 'mysql') {
     const row = `JSON_ARRAY(${slots(plan.selections, context, params, textOf).join(', ')})`;
     const keys = plan.orderBy.map(
@@ -192,8 +200,9 @@ function relatedRows(
   }
   let count = 'COUNT(*)';
   if (paged) {
+    // Signed arithmetic (an unsigned parameter would make COUNT(*) - 1 out of range at 0).
     count = 'LEAST(GREATEST(COUNT(*) - ?, 0), ?)';
-    params.push(skip, top);
+    params.push(String(plan.skip ?? 0), plan.top === null ? NO_LIMIT : String(plan.top));
   }
   const row = `JSON_ARRAY(${slots(plan.selections, context, params, textOf).join(', ')})`;
   let concat = row;
@@ -207,6 +216,24 @@ function relatedRows(
   }
   return `(SELECT CONCAT(${count}, ':', GROUP_CONCAT(${concat})) FROM ${from} WHERE ${where})`;
 }
+
+/**
+ * A row count for a LIMIT inside a subquery, as an integer-typed parameter: MariaDB's
+ * GROUP_CONCAT LIMIT refuses anything else ("Limit only accepts integer values"), and mysql2
+ * sends a JS number as DOUBLE and a string as text. One object per value, so that two compiles
+ * of the same read give equal parameters (pipeline/read-shape.ts compares them).
+ */
+function limitValue(count: number | string): unknown {
+  let typed = limitValues.get(count);
+  if (typed === undefined) {
+    if (limitValues.size >= 1024) limitValues.clear();
+    typed = TypedParameter.BIGINT.unsigned(count);
+    limitValues.set(count, typed);
+  }
+  return typed;
+}
+
+const limitValues = new Map<number | string, unknown>();
 
 /** The child rows of one parent row: the relation's key pairs, then the child's filter. */
 function correlation(
