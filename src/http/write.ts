@@ -26,9 +26,9 @@ import type { Services } from '../services.js';
 import {
   compileDelete,
   compileInsertBatches,
-  compileInsertRechecks,
+  compileInsertGuard,
   compileUpdate,
-  compileUpdateRecheck,
+  compileUpdateGuard,
 } from '../sql/compile-write.js';
 import { JSON_TYPE } from './json-rows.js';
 
@@ -56,14 +56,11 @@ export function writeRoutes(app: FastifyInstance, { db, schema }: Services): voi
     const { plan: planned } = resolved instanceof Promise ? await resolved : resolved;
     const plan = guardInsert(request.access, planned);
     // A policy's where beyond `col eq value`: checked after the INSERT, in its transaction.
-    const rechecks = compileInsertRechecks(plan).map((query) => ({
-      query,
-      error: () => createdRowViolation(plan.table),
-    }));
+    const guard = compileInsertGuard(plan);
     const result = await db.write(compileInsertBatches(plan), {
       unprepare: plan.rows.length > 1,
       autocommit: insertIsExact(plan),
-      guards: rechecks,
+      guards: guard ? [{ ...guard, error: () => createdRowViolation(plan.table) }] : [],
     });
     reply.type(JSON_TYPE);
     return `${INSERTED}${JSON.stringify(result.insertId)},"affectedRows":${result.affectedRows}}`;
@@ -78,10 +75,10 @@ export function writeRoutes(app: FastifyInstance, { db, schema }: Services): voi
     const { plan: planned } = resolved instanceof Promise ? await resolved : resolved;
     const plan = guardUpdate(request.access, planned);
     // A policy's where on a column the update changes: checked after it, in its transaction.
-    const recheck = compileUpdateRecheck(plan);
+    const guard = compileUpdateGuard(plan);
     const result = await db.write([compileUpdate(plan)], {
       autocommit: updateIsExact(plan),
-      guards: recheck ? [{ query: recheck, error: () => updatedRowViolation(plan.table) }] : [],
+      guards: guard ? [{ ...guard, error: () => updatedRowViolation(plan.table) }] : [],
     });
     reply.type(JSON_TYPE);
     return `${UPDATED}${result.affectedRows}}`;

@@ -9,6 +9,7 @@ import { generatedColumn, invalidQuery, unknownColumn } from '../errors.js';
 import type { KeyValue } from '../query/key-value.js';
 import type { PlannedFilter } from './read-plan.js';
 import { insertRows, updateEntries } from './write-body.js';
+import type { InsertedRows, UpdatedRows } from './written-rows.js';
 
 export type { KeyOperand, WriteParam } from '../db/value-codec.js';
 
@@ -25,8 +26,8 @@ export interface InsertPlan {
   readonly rows: readonly (readonly PlannedCell[])[];
   /** A policy's row condition every inserted row must satisfy (src/policy/stage.ts)… */
   readonly condition?: PlannedFilter | null;
-  /** …checked after the INSERT, in its transaction. */
-  readonly recheck?: boolean;
+  /** …checked after the INSERT, in its transaction, on the rows found so. */
+  readonly recheck?: InsertedRows;
 }
 
 export interface Assignment {
@@ -44,8 +45,11 @@ export interface UpdatePlan {
   readonly where: KeyMatch;
   /** A policy's row condition, ANDed to the key (src/policy/stage.ts). */
   readonly condition?: PlannedFilter | null;
-  /** Check after the UPDATE, in its transaction, that the rows it wrote still satisfy `condition`. */
-  readonly recheck?: boolean;
+  /**
+   * Check after the UPDATE, in its transaction, that the rows it wrote (found so) still satisfy
+   * `condition`.
+   */
+  readonly recheck?: UpdatedRows;
 }
 
 export interface DeletePlan {

@@ -15,6 +15,7 @@ import type {
   UpdatePlan,
   WriteParam,
 } from '../plan/write-plan.js';
+import { insertedRows, updatedRows } from '../plan/written-rows.js';
 import type { NonNullFilterLiteral } from '../query/ast.js';
 import type { Action, Grant, Policy } from './policy.js';
 import type { UserValues } from './where.js';
@@ -175,36 +176,17 @@ function violation(table: TableInfo, action: 'create' | 'update', detail: string
   );
 }
 
-/** The answer when the check after an update (compileUpdateRecheck) found a row outside the where. */
+/** The answer when the check after an update (compileUpdateGuard) found a row outside the where. */
 export const updatedRowViolation = (table: TableInfo) =>
   policyViolation(
     `The updated row would not satisfy this role's policy for update on '${table.name}'; nothing was changed`,
   );
 
-/**
- * Column kinds whose stored value `column <=> <the value just written>` finds again for sure
- * (compile-write.ts compileUpdateRecheck, compileInsertRechecks). FLOAT rounds, YEAR turns 24 into 2024, SET reorders
- * its members, BINARY pads, JSON compares as documents: for those the written row could slip
- * past the check, so such a write that needs the check is refused instead.
- */
-const RECHECKABLE_KINDS: ReadonlySet<string> = new Set([
-  'integer',
-  'decimal',
-  'string',
-  'date',
-  'datetime',
-]);
+/** Why a write that needs a check after it is refused (plan/written-rows.ts). */
+const CANNOT_FIND =
+  'and the rows it writes cannot be found again by their primary key here (a view, a table without a primary key or with triggers, a change to the primary key, or a batch that gives some AUTO_INCREMENT ids and not others)';
 
-function recheckable(table: TableInfo, written: readonly ColumnInfo[]): boolean {
-  // A trigger could change what is written; only a table known to have none is checked.
-  if (table.hasTriggers !== false) return false;
-  return written.every((column) => RECHECKABLE_KINDS.has(column.kind) && column.dataType !== 'set');
-}
-
-const CANNOT_CHECK =
-  'and the values cannot be checked here (a FLOAT, YEAR, SET, BIT, binary or JSON column, or a table with triggers)';
-
-/** The answer when the check after a create (compileInsertRechecks) found a row outside the where. */
+/** The answer when the check after a create (compileInsertGuard) found a row outside the where. */
 export const createdRowViolation = (table: TableInfo) =>
   policyViolation(
     `A new row would not satisfy this role's policy for create on '${table.name}'; nothing was inserted`,
@@ -216,7 +198,8 @@ export const createdRowViolation = (table: TableInfo) =>
  * about to be written, before any SQL (a row that leaves such a column to its default does not
  * satisfy it: the default is not known here). When that is the whole where, nothing else is
  * needed; otherwise (`amount lt 100`, an `or`) the rows are checked after the INSERT in the same
- * transaction (`recheck`, compileInsertRechecks), and everything is rolled back when one fails.
+ * transaction, found by their primary key (`recheck`, plan/written-rows.ts, compiled by
+ * compileInsertGuard), and everything is rolled back when one fails.
  */
 export function guardInsert(access: Access | null, plan: InsertPlan): InsertPlan {
   if (access === null) return plan;
@@ -237,12 +220,13 @@ export function guardInsert(access: Access | null, plan: InsertPlan): InsertPlan
     });
   }
   if (complete) return plan;
-  if (!recheckable(plan.table, plan.columns)) {
+  const recheck = insertedRows(plan);
+  if (recheck === null) {
     throw policyViolation(
-      `This role's policy for create on '${plan.table.name}' is more than 'column eq value' conditions, ${CANNOT_CHECK}`,
+      `This role's policy for create on '${plan.table.name}' is more than 'column eq value' conditions, ${CANNOT_FIND}`,
     );
   }
-  return { ...plan, condition: grant.where.plan(plan.table, access.user), recheck: true };
+  return { ...plan, condition: grant.where.plan(plan.table, access.user), recheck };
 }
 
 /**
@@ -252,10 +236,10 @@ export function guardInsert(access: Access | null, plan: InsertPlan): InsertPlan
  * - a set column that is one of the where's top-level `col eq value` conjuncts is checked here,
  *   before any SQL: a value other than that one is 403 POLICY_VIOLATION at once;
  * - any other part that reads a set column (`amount lt 100`, an `or`, a generated column) is
- *   checked after the UPDATE in the same transaction (`recheck`, compiled by
- *   compileUpdateRecheck): an updated row that no longer satisfies the where rolls everything
- *   back with 403 POLICY_VIOLATION. Where that check could miss a row (see recheckable), the
- *   update is refused instead.
+ *   checked after the UPDATE in the same transaction on the rows it wrote, found by their
+ *   primary key (`recheck`, plan/written-rows.ts, compiled by compileUpdateGuard): one that no
+ *   longer satisfies the where rolls everything back with 403 POLICY_VIOLATION. Where the rows
+ *   cannot be found so, the update is refused instead.
  */
 export function guardUpdate(access: Access | null, plan: UpdatePlan): UpdatePlan {
   if (access === null) return plan;
@@ -270,7 +254,7 @@ export function guardUpdate(access: Access | null, plan: UpdatePlan): UpdatePlan
   // A generated column the where reads may follow any set column.
   const readsGenerated = [...read].some((name) => plan.table.columnsByName.get(name)?.generated);
   const touched = plan.set.filter(({ column }) => read.has(column.name));
-  let recheck = readsGenerated && plan.set.length > 0;
+  let needsCheck = readsGenerated && plan.set.length > 0;
   if (touched.length > 0) {
     const { required, elsewhere } = grant.where.equalities(access.user);
     for (const { column, value } of touched) {
@@ -278,22 +262,18 @@ export function guardUpdate(access: Access | null, plan: UpdatePlan): UpdatePlan
       if (literals !== undefined && !satisfies(column, value, literals)) {
         violation(plan.table, 'update', `column '${column.name}'`);
       }
-      if (literals === undefined || elsewhere.has(column.name)) recheck = true;
+      if (literals === undefined || elsewhere.has(column.name)) needsCheck = true;
     }
   }
-  if (
-    recheck &&
-    !recheckable(
-      plan.table,
-      plan.set.map(({ column }) => column),
-    )
-  ) {
+  const condition = grant.where.plan(plan.table, access.user);
+  if (!needsCheck) return { ...plan, condition };
+  const recheck = updatedRows(plan);
+  if (recheck === null) {
     throw policyViolation(
-      `This role's policy for update on '${plan.table.name}' reads a column this update changes, ${CANNOT_CHECK}`,
+      `This role's policy for update on '${plan.table.name}' reads a column this update changes, ${CANNOT_FIND}`,
     );
   }
-  const condition = grant.where.plan(plan.table, access.user);
-  return recheck ? { ...plan, condition, recheck } : { ...plan, condition };
+  return { ...plan, condition, recheck };
 }
 
 /** A delete: the where is ANDed into the DELETE's WHERE. */

@@ -25,9 +25,9 @@ import { parseReadOptions } from '../../../src/query/options.js';
 import { compileCount, compileRead } from '../../../src/sql/compile-read.js';
 import {
   compileDelete,
-  compileInsertRechecks,
+  compileInsertGuard,
   compileUpdate,
-  compileUpdateRecheck,
+  compileUpdateGuard,
 } from '../../../src/sql/compile-write.js';
 import { column, table } from '../fixtures/schema.js';
 
@@ -269,6 +269,7 @@ describe('the stage between plan and compile', () => {
 describe('an update checked after it runs', () => {
   const checked: TableInfo = { ...orders, name: 'checked', hasTriggers: false };
   const triggered: TableInfo = { ...orders, name: 'triggered', hasTriggers: true };
+  const keyless: TableInfo = { ...orders, name: 'keyless', hasTriggers: false, primaryKey: [] };
   const rules = validatePolicy(
     {
       roles: {
@@ -282,6 +283,7 @@ describe('an update checked after it runs', () => {
     new Map([
       ['checked', checked],
       ['triggered', triggered],
+      ['keyless', keyless],
     ]),
   );
   const access: Access = {
@@ -290,32 +292,73 @@ describe('an update checked after it runs', () => {
     user: { id: '7', email: 'e@x.org', role: 'e' },
   };
   const key = { key: 'id', value: { kind: 'number', text: '3' }, bare: '3' } as const;
+  const outcome = (matched: number, found: unknown[][] = []) => ({
+    found,
+    results: [{ affectedRows: matched, insertId: null }],
+  });
 
-  test('a set column the where reads outside col eq value: a SELECT after the UPDATE', () => {
+  test('by the primary key of update(id,…): the row at that key, when the UPDATE matched it', () => {
     const plan = guardUpdate(access, planUpdate(checked, key, { note: 'x', status: 's' }));
     expect(compileUpdate(plan)).toEqual({
       sql: 'UPDATE `checked` SET `note` = ?, `status` = ? WHERE `id` = ? AND (`customer_id` = ? AND `note` <> ?)',
       params: ['x', 's', 3, '7', 'locked'],
     });
-    expect(compileUpdateRecheck(plan)).toEqual({
-      sql: 'SELECT 1 FROM `checked` WHERE `id` = ? AND `note` <=> ? AND `status` <=> ? AND ((`customer_id` = ? AND `note` <> ?)) IS NOT TRUE LIMIT 1',
-      params: [3, 'x', 's', '7', 'locked'],
+    const guard = compileUpdateGuard(plan);
+    expect(guard?.lookup).toBeNull();
+    // Never the values sent: the row is found by its key, the where read from what is stored.
+    expect(guard?.queries(outcome(1))).toEqual([
+      {
+        sql: 'SELECT COUNT(*) FROM `checked` WHERE `id` = ? HAVING COUNT(*) <> ? OR SUM(((`customer_id` = ? AND `note` <> ?)) IS NOT TRUE) > 0',
+        params: [3, 1, '7', 'locked'],
+      },
+    ]);
+    expect(guard?.queries(outcome(0))).toEqual([]);
+  });
+
+  test('by another key: the primary keys locked just before, confirmed by the matched count', () => {
+    const byNote = { key: 'note', value: { kind: 'string', value: 'draft' }, bare: null } as const;
+    const plan = guardUpdate(access, planUpdate(checked, byNote, { note: 'x' }));
+    const guard = compileUpdateGuard(plan, 6);
+    expect(guard?.lookup).toEqual({
+      sql: 'SELECT `id` FROM `checked` WHERE `note` = ? AND (`customer_id` = ? AND `note` <> ?) FOR UPDATE',
+      params: ['draft', '7', 'locked'],
     });
+    // 6 placeholders: 2 for the where, 1 for the count, so 3 keys per SELECT.
+    expect(guard?.queries(outcome(4, [[10], ['11'], [12], ['9007199254740993']]))).toEqual([
+      {
+        sql: 'SELECT COUNT(*) FROM `checked` WHERE `id` IN (?, ?, ?) HAVING COUNT(*) <> ? OR SUM(((`customer_id` = ? AND `note` <> ?)) IS NOT TRUE) > 0',
+        params: [10, 11, 12, 3, '7', 'locked'],
+      },
+      {
+        sql: 'SELECT COUNT(*) FROM `checked` WHERE `id` IN (CAST(? AS DECIMAL(65,30))) HAVING COUNT(*) <> ? OR SUM(((`customer_id` = ? AND `note` <> ?)) IS NOT TRUE) > 0',
+        params: ['9007199254740993', 1, '7', 'locked'],
+      },
+    ]);
+    // A row matched that was not locked (or one locked that was not matched): refused.
+    expect(guard?.queries(outcome(3, [[10], [11]]))).toBeNull();
+    expect(guard?.queries(outcome(0, []))).toEqual([]);
   });
 
   test('no check when the set columns are proven (or not read by the where)', () => {
     expect(
-      compileUpdateRecheck(guardUpdate(access, planUpdate(checked, key, { status: 's' }))),
+      compileUpdateGuard(guardUpdate(access, planUpdate(checked, key, { status: 's' }))),
     ).toBeNull();
     expect(
-      compileUpdateRecheck(guardUpdate(access, planUpdate(checked, key, { customer_id: 7 }))),
+      compileUpdateGuard(guardUpdate(access, planUpdate(checked, key, { customer_id: 7 }))),
     ).toBeNull();
   });
 
-  test('a table with triggers cannot be checked that way: refused', () => {
-    expect(() => guardUpdate(access, planUpdate(triggered, key, { note: 'x' }))).toThrow(
-      expect.objectContaining({ status: 403, code: 'POLICY_VIOLATION' }),
-    );
+  test('rows that cannot be found by their primary key again: refused before any SQL', () => {
+    const cases: [TableInfo, Record<string, unknown>][] = [
+      [triggered, { note: 'x' }],
+      [keyless, { note: 'x' }],
+      [checked, { note: 'x', id: 4 }],
+    ];
+    for (const [target, body] of cases) {
+      expect(() => guardUpdate(access, planUpdate(target, key, body))).toThrow(
+        expect.objectContaining({ status: 403, code: 'POLICY_VIOLATION' }),
+      );
+    }
   });
 });
 
@@ -342,39 +385,76 @@ describe('a create checked after it runs', () => {
     role: 'e',
     user: { id: '7', email: 'e@x.org', role: 'e' },
   };
+  const CONDITION =
+    'HAVING COUNT(*) <> ? OR SUM(((`customer_id` = ? AND `note` <> ?)) IS NOT TRUE) > 0';
 
-  test('the eq conjuncts before any SQL, the rest by SELECTs after the INSERT', () => {
+  test('the eq conjuncts before any SQL; the rest on the rows found by the ids MySQL made', () => {
     expect(() =>
       guardInsert(access, planInsert(checked, [{ customer_id: 7 }, { customer_id: 8 }])),
     ).toThrow(expect.objectContaining({ code: 'POLICY_VIOLATION' }));
     const plan = guardInsert(
       access,
-      planInsert(checked, [{ customer_id: 7, note: 'a' }, { customer_id: 7 }]),
+      planInsert(checked, [
+        { customer_id: 7, note: 'a' },
+        { customer_id: 7, id: null },
+      ]),
     );
-    expect(compileInsertRechecks(plan)).toEqual([
+    const guard = compileInsertGuard(plan);
+    expect(guard?.lookup).toBeNull();
+    // Two statements (a batch split at the placeholder limit), each with its first id and rows.
+    expect(
+      guard?.queries({
+        found: [],
+        results: [
+          { affectedRows: 1, insertId: 41 },
+          { affectedRows: 1, insertId: '9007199254740993' },
+        ],
+      }),
+    ).toEqual([
       {
-        sql: 'SELECT 1 FROM `checked` WHERE ((`customer_id` <=> ? AND `note` <=> ?) OR (`customer_id` <=> ?)) AND ((`customer_id` = ? AND `note` <> ?)) IS NOT TRUE LIMIT 1',
-        params: [7, 'a', 7, '7', 'locked'],
+        sql: `SELECT COUNT(*) FROM \`checked\` WHERE \`id\` BETWEEN ? AND ? + CAST(? AS UNSIGNED) * @@auto_increment_increment AND MOD(\`id\`, @@auto_increment_increment) = MOD(?, @@auto_increment_increment) ${CONDITION}`,
+        params: [41, 41, '0', 41, 1, '7', 'locked'],
+      },
+      {
+        sql: `SELECT COUNT(*) FROM \`checked\` WHERE \`id\` BETWEEN CAST(? AS DECIMAL(65,30)) AND CAST(? AS DECIMAL(65,30)) + CAST(? AS UNSIGNED) * @@auto_increment_increment AND MOD(\`id\`, @@auto_increment_increment) = MOD(CAST(? AS DECIMAL(65,30)), @@auto_increment_increment) ${CONDITION}`,
+        params: ['9007199254740993', '9007199254740993', '0', '9007199254740993', 1, '7', 'locked'],
       },
     ]);
-    // Split to stay under the placeholder limit: 2 rows × 2 values + 2 condition values each.
+    // Fewer rows inserted than sent, or no id: the rows are not all found, refused.
+    expect(guard?.queries({ found: [], results: [{ affectedRows: 1, insertId: 41 }] })).toBeNull();
     expect(
-      compileInsertRechecks(
-        guardInsert(
-          access,
-          planInsert(
-            checked,
-            [1, 2, 3].map(() => ({ customer_id: 7, note: 'b' })),
-          ),
-        ),
-        6,
-      ),
-    ).toHaveLength(2);
+      guard?.queries({ found: [], results: [{ affectedRows: 2, insertId: null }] }),
+    ).toBeNull();
   });
 
-  test('a table with triggers cannot be checked that way: refused', () => {
+  test('rows that give their primary key: found by it, as few SELECTs as placeholders allow', () => {
+    const plan = guardInsert(
+      access,
+      planInsert(
+        checked,
+        [1, 2, 3].map((id) => ({ id, customer_id: 7, note: 'b' })),
+      ),
+    );
+    const guard = compileInsertGuard(plan, 5);
+    expect(guard?.queries({ found: [], results: [] })).toEqual([
+      {
+        sql: `SELECT COUNT(*) FROM \`checked\` WHERE \`id\` IN (?, ?) ${CONDITION}`,
+        params: [1, 2, 2, '7', 'locked'],
+      },
+      {
+        sql: `SELECT COUNT(*) FROM \`checked\` WHERE \`id\` IN (?) ${CONDITION}`,
+        params: [3, 1, '7', 'locked'],
+      },
+    ]);
+  });
+
+  test('rows that cannot be found by their primary key again: refused before any SQL', () => {
     expect(() => guardInsert(access, planInsert(triggered, { customer_id: 7 }))).toThrow(
       expect.objectContaining({ status: 403, code: 'POLICY_VIOLATION' }),
     );
+    // Some rows give their AUTO_INCREMENT id, others do not: MySQL's ids may have gaps.
+    expect(() =>
+      guardInsert(access, planInsert(checked, [{ customer_id: 7, id: 5 }, { customer_id: 7 }])),
+    ).toThrow(expect.objectContaining({ status: 403, code: 'POLICY_VIOLATION' }));
   });
 });
