@@ -5,7 +5,7 @@
  * plan carries ColumnInfo objects for the compiler and the row serializer. Knows no SQL.
  */
 import type { ColumnInfo, TableInfo } from '../db/schema-types.js';
-import { filterSyntax, unknownColumn } from '../errors.js';
+import { filterSyntax, filterType, unknownColumn } from '../errors.js';
 import type {
   ColumnExpr,
   ColumnFn,
@@ -73,6 +73,19 @@ export type PlannedFilter =
       readonly fn: MatchFn;
       readonly column: PlannedColumnExpr;
       readonly value: string;
+      /** The value is a policy's `@user` value: matched byte for byte (see `exact`). */
+      readonly exact?: true;
+    }
+  /**
+   * `column op value`, compared byte for byte: a policy's `@user` value against text, with no
+   * collation (`alicé` is not `alice`, `ALICE` is not `alice`) and no pad space (`'alice '` is
+   * not `'alice'`). See ExactValues.
+   */
+  | {
+      readonly kind: 'exact';
+      readonly op: CompareOp;
+      readonly column: PlannedColumnExpr;
+      readonly value: string;
     };
 
 export interface PlannedOrder {
@@ -113,48 +126,162 @@ export function planRead(request: ReadRequest, table: TableInfo): ReadPlan {
 
 type Resolve = (name: string) => ColumnInfo;
 
+/**
+ * The values a policy's where compares exactly, by the text of the string literal that stands
+ * for each (policy/where.ts puts the caller's `@user` values so); undefined for any other
+ * literal. An exact value matches text byte for byte (`exact` nodes, compiled to a binary
+ * comparison), an integer column only as its canonical digits (`7`, never `07`, `7.0` or `7abc`,
+ * which MySQL would read as 7), and a literal by its text; any other column is refused.
+ */
+export type ExactValues = (text: string) => string | undefined;
+
 /** A filter planned against the whole table: a policy's row condition (src/policy/). */
-export function planTableFilter(expr: FilterExpr, table: TableInfo): PlannedFilter {
-  return planFilter(expr, (name) => {
+export function planTableFilter(
+  expr: FilterExpr,
+  table: TableInfo,
+  exact: ExactValues | null = null,
+): PlannedFilter {
+  const resolve = (name: string) => {
     const column = table.columnsByName.get(name);
     if (column === undefined) throw unknownColumn(table.name, name);
     return column;
-  });
+  };
+  return planFilter(expr, resolve, exact);
 }
 
-function planFilter(expr: FilterExpr, resolve: Resolve): PlannedFilter {
+function planFilter(
+  expr: FilterExpr,
+  resolve: Resolve,
+  exact: ExactValues | null = null,
+): PlannedFilter {
   switch (expr.kind) {
     case 'or':
     case 'and':
-      return { kind: expr.kind, items: expr.items.map((item) => planFilter(item, resolve)) };
+      return { kind: expr.kind, items: expr.items.map((item) => planFilter(item, resolve, exact)) };
     case 'not':
-      return { kind: 'not', expr: planFilter(expr.expr, resolve) };
+      return { kind: 'not', expr: planFilter(expr.expr, resolve, exact) };
     case 'compare':
-      return planCompare(expr, resolve);
+      return planCompare(expr, resolve, exact);
     case 'in': {
       const column = planColumnExpr(expr.column, resolve);
-      const values = expr.values.filter(
-        (value): value is NonNullFilterLiteral => value.kind !== 'null',
-      );
+      const values: NonNullFilterLiteral[] = [];
+      const exactly: PlannedFilter[] = [];
+      for (const value of expr.values) {
+        const given = exact !== null && value.kind === 'string' ? exact(value.value) : undefined;
+        if (given !== undefined) exactly.push(planExact('eq', column, given, expr.column.position));
+        else if (value.kind !== 'null') values.push(value);
+      }
       for (const value of values) checkLiteral(value, column, expr.column.position);
-      return { kind: 'in', column, values, orNull: values.length < expr.values.length };
+      const orNull = values.length + exactly.length < expr.values.length;
+      const membership: PlannedFilter = { kind: 'in', column, values, orNull };
+      if (exactly.length === 0) return membership;
+      const items = values.length > 0 || orNull ? [membership, ...exactly] : exactly;
+      return items.length === 1 ? (items[0] as PlannedFilter) : { kind: 'or', items };
     }
     case 'match': {
       const column = planColumnExpr(expr.column, resolve);
       if (column.kind === 'call') checkMatchCall(expr.fn, describe(column), expr.column.position);
-      return { kind: 'match', fn: expr.fn, column, value: expr.value };
+      const given = exact?.(expr.value);
+      return given === undefined
+        ? { kind: 'match', fn: expr.fn, column, value: expr.value }
+        : { kind: 'match', fn: expr.fn, column, value: given, exact: true };
     }
+  }
+}
+
+/** The filters that are always true and always false (compile-read.ts: `(1 = 1)`, `(1 = 0)`). */
+const TRUE: PlannedFilter = { kind: 'and', items: [] };
+const FALSE: PlannedFilter = { kind: 'or', items: [] };
+
+/** The same comparison with its sides swapped: `5 lt x` is `x gt 5`. */
+const SWAPPED: Readonly<Record<CompareOp, CompareOp>> = {
+  eq: 'eq',
+  ne: 'ne',
+  lt: 'gt',
+  le: 'ge',
+  gt: 'lt',
+  ge: 'le',
+};
+
+/** Canonical integer text: what MySQL shows for an integer, and the only text equal to one here. */
+export const isCanonicalInteger = (text: string): boolean => /^(?:0|-?[1-9]\d*)$/.test(text);
+
+/** `column op value` with an exact value (see ExactValues). */
+function planExact(
+  op: CompareOp,
+  column: PlannedColumnExpr,
+  value: string,
+  position: number,
+): PlannedFilter {
+  const { type, label } = describe(column);
+  if (type === 'text') return { kind: 'exact', op, column, value };
+  const integer =
+    column.kind === 'call'
+      ? type === 'number'
+      : column.column.kind === 'integer' || column.column.kind === 'year';
+  if (!integer) {
+    throw filterType(
+      `Invalid $filter at position ${position}: @user values are compared exactly, with text or integer columns only, and ${label} is neither`,
+    );
+  }
+  if (isCanonicalInteger(value)) {
+    return { kind: 'compare', op, left: column, right: { kind: 'number', text: value } };
+  }
+  // No integer is this text: only `ne` holds, for every row that has a value.
+  return op === 'ne' ? { kind: 'isNull', operand: column, negated: true } : FALSE;
+}
+
+/** A literal's text, as an exact value is compared with it. */
+function literalText(literal: NonNullFilterLiteral): string {
+  switch (literal.kind) {
+    case 'string':
+      return literal.value;
+    case 'boolean':
+      return String(literal.value);
+    default:
+      return literal.text;
+  }
+}
+
+/** `a op b` for two texts in byte order (UTF-8, as MySQL's binary comparison orders them). */
+function compareTexts(op: CompareOp, a: string, b: string): boolean {
+  const order = Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+  switch (op) {
+    case 'eq':
+      return order === 0;
+    case 'ne':
+      return order !== 0;
+    case 'lt':
+      return order < 0;
+    case 'le':
+      return order <= 0;
+    case 'gt':
+      return order > 0;
+    case 'ge':
+      return order >= 0;
   }
 }
 
 function planCompare(
   expr: Extract<FilterExpr, { kind: 'compare' }>,
   resolve: Resolve,
+  exact: ExactValues | null,
 ): PlannedFilter {
   const { op, left, right, position } = expr;
   // Resolve left to right so the first unknown column named is the one reported.
   const l = planOperand(left, resolve);
   const r = planOperand(right, resolve);
+  const leftExact = exact !== null && l.kind === 'string' ? exact(l.value) : undefined;
+  const rightExact = exact !== null && r.kind === 'string' ? exact(r.value) : undefined;
+  if (leftExact !== undefined || rightExact !== undefined) {
+    if (isColumnExpr(l)) return planExact(op, l, rightExact as string, position);
+    if (isColumnExpr(r)) return planExact(SWAPPED[op], r, leftExact as string, position);
+    // Two values, one of them exact: known here, never left to MySQL's collation.
+    if (l.kind === 'null' || r.kind === 'null') return op === 'ne' ? TRUE : FALSE;
+    const a = leftExact ?? literalText(l);
+    const b = rightExact ?? literalText(r);
+    return compareTexts(op, a, b) ? TRUE : FALSE;
+  }
   if (l.kind === 'null' || r.kind === 'null') {
     if (op === 'eq' || op === 'ne') {
       return { kind: 'isNull', operand: l.kind === 'null' ? r : l, negated: op === 'ne' };
@@ -167,6 +294,9 @@ function planCompare(
   checkLiteral(r, l, position);
   return { kind: 'compare', op, left: l, right: r };
 }
+
+const isColumnExpr = (operand: PlannedColumnExpr | FilterLiteral): operand is PlannedColumnExpr =>
+  operand.kind === 'column' || operand.kind === 'call';
 
 function planOperand(operand: Operand, resolve: Resolve): PlannedColumnExpr | FilterLiteral {
   return operand.kind === 'column' || operand.kind === 'call'

@@ -7,7 +7,7 @@
 import type { ColumnInfo, TableInfo } from '../db/schema-types.js';
 import { coerceValue } from '../db/value-codec.js';
 import { forbidden, policyViolation, unknownColumn, unknownTable } from '../errors.js';
-import type { PlannedFilter, ReadPlan } from '../plan/read-plan.js';
+import { isCanonicalInteger, type PlannedFilter, type ReadPlan } from '../plan/read-plan.js';
 import type {
   DeletePlan,
   InsertPlan,
@@ -16,9 +16,8 @@ import type {
   WriteParam,
 } from '../plan/write-plan.js';
 import { insertedRows, updatedRows } from '../plan/written-rows.js';
-import type { NonNullFilterLiteral } from '../query/ast.js';
 import type { Action, Grant, Policy } from './policy.js';
-import type { UserValues } from './where.js';
+import type { RequiredValue, UserValues } from './where.js';
 
 /** Who is asking, under which policy: put on the request by the policy gate (http/policy-gate.ts). */
 export interface Access {
@@ -79,6 +78,7 @@ function visitFilterColumns(filter: PlannedFilter, visit: (column: ColumnInfo) =
       return;
     case 'in':
     case 'match':
+    case 'exact':
       visit(filter.column.column);
       return;
   }
@@ -152,22 +152,27 @@ function sameParam(a: WriteParam, b: WriteParam): boolean {
  * Whether a value about to be written equals what a `col eq value` conjunct requires. Both go
  * through the same codec as the body, so equal parameters store equal values and the SQL `=`
  * holds; anything else (a value the codec refuses, a float) counts as not equal — the check can
- * refuse a row MySQL would accept, never accept one it would not.
+ * refuse a row MySQL would accept, never accept one it would not. An `@user` value is exact, as
+ * in SQL (plan/read-plan.ts ExactValues): text only when it is the very same text (the codec
+ * passes text through as it is), an integer only from its canonical digits.
  */
-function satisfies(
-  column: ColumnInfo,
-  value: WriteParam,
-  required: readonly NonNullFilterLiteral[],
-) {
+function satisfies(column: ColumnInfo, value: WriteParam, required: readonly RequiredValue[]) {
   if (value === null || column.kind === 'float') return false;
-  return required.every((literal) => {
+  return required.every(({ literal, exact }) => {
     const given = literal.kind === 'number' ? literal.text : literal.value;
+    if (exact && !exactlyWritable(column, String(given))) return false;
     try {
       return sameParam(coerceValue(column, given), value);
     } catch {
       return false;
     }
   });
+}
+
+/** Whether an `@user` value can equal a value of the column at all (text, or canonical digits). */
+function exactlyWritable(column: ColumnInfo, text: string): boolean {
+  if (column.kind === 'integer' || column.kind === 'year') return isCanonicalInteger(text);
+  return column.kind === 'string';
 }
 
 function violation(table: TableInfo, action: 'create' | 'update', detail: string): never {

@@ -1,13 +1,14 @@
 /**
  * A policy's `where`: `$filter` text that may name `@user.id`, `@user.email` and `@user.role`.
- * Parsed once at start by the $filter parser; at request time the caller's values are put in as
- * string literals (bound as `?` parameters by the compiler, never pasted into SQL), and the
- * result is planned against the table like a user's $filter. Also: the `col eq value`
- * conjuncts that create and update are checked against.
+ * Parsed once at start by the $filter parser; at request time it is planned against the table
+ * like a user's $filter, with the caller's values in place of `@user.…` as exact values (bound
+ * as `?` parameters by the compiler, never pasted into SQL, and compared byte for byte: no
+ * collation, no pad space; plan/read-plan.ts ExactValues). Also: the `col eq value` conjuncts
+ * that create and update are checked against.
  */
 import type { ColumnInfo, TableInfo } from '../db/schema-types.js';
 import { unknownColumn } from '../errors.js';
-import { type PlannedFilter, planTableFilter } from '../plan/read-plan.js';
+import { type ExactValues, type PlannedFilter, planTableFilter } from '../plan/read-plan.js';
 import type {
   ColumnExpr,
   FilterExpr,
@@ -112,13 +113,25 @@ function columnName(expr: ColumnExpr): string {
   return expr.kind === 'column' ? expr.name : expr.column.name;
 }
 
-function bindLiteral(literal: FilterLiteral, user: UserValues | null): FilterLiteral {
-  if (literal.kind !== 'string') return literal;
-  const field = FIELD_BY_MARKER.get(literal.value);
-  if (field === undefined) return literal;
+/** The caller's value a marker stands for; undefined for any other text. */
+function userValue(text: string, user: UserValues | null): string | undefined {
+  const field = FIELD_BY_MARKER.get(text);
+  if (field === undefined) return undefined;
   // Anonymous has no user: validation refuses @user in its wheres, so this is a programming error.
   if (user === null) throw new Error(`@user.${field} used without a signed-in user`);
-  return { kind: 'string', value: user[field] };
+  return user[field];
+}
+
+function bindLiteral(literal: FilterLiteral, user: UserValues | null): FilterLiteral {
+  if (literal.kind !== 'string') return literal;
+  const value = userValue(literal.value, user);
+  return value === undefined ? literal : { kind: 'string', value };
+}
+
+/** A value a `col eq value` conjunct requires, and whether it is an `@user` value (exact). */
+export interface RequiredValue {
+  readonly literal: NonNullFilterLiteral;
+  readonly exact: boolean;
 }
 
 /** The where with the caller's values in place of `@user.…`. */
@@ -157,7 +170,8 @@ export class WhereCondition {
 
   plan(table: TableInfo, user: UserValues | null): PlannedFilter {
     if (this.template.usesUser) {
-      return planTableFilter(bindWhere(this.template.expr, user), table);
+      const exact: ExactValues = (text) => userValue(text, user);
+      return planTableFilter(this.template.expr, table, exact);
     }
     let planned = this.shared.get(table);
     if (planned === undefined) {
@@ -173,13 +187,14 @@ export class WhereCondition {
    * a column (`tolower(x) eq 'a'`) does not.
    */
   equalities(user: UserValues | null): {
-    readonly required: ReadonlyMap<string, readonly NonNullFilterLiteral[]>;
+    /** `@user` values among them are exact: satisfied only byte for byte (policy/stage.ts). */
+    readonly required: ReadonlyMap<string, readonly RequiredValue[]>;
     /** Whether the where is nothing but those conjuncts. */
     readonly complete: boolean;
     /** Columns read by the rest of the where. */
     readonly elsewhere: ReadonlySet<string>;
   } {
-    const required = new Map<string, NonNullFilterLiteral[]>();
+    const required = new Map<string, RequiredValue[]>();
     const elsewhere = new Set<string>();
     let complete = true;
     const walk = (expr: FilterExpr): void => {
@@ -198,7 +213,12 @@ export class WhereCondition {
         const value = pair?.[1];
         if (pair !== null && value !== undefined && value.kind !== 'null') {
           const list = required.get(pair[0]) ?? [];
-          list.push(value);
+          const exact = value.kind === 'string' ? userValue(value.value, user) : undefined;
+          list.push(
+            exact === undefined
+              ? { literal: value, exact: false }
+              : { literal: { kind: 'string', value: exact }, exact: true },
+          );
           required.set(pair[0], list);
           return;
         }
@@ -206,7 +226,7 @@ export class WhereCondition {
       complete = false;
       visitColumns(expr, (name) => elsewhere.add(name));
     };
-    walk(bindWhere(this.template.expr, user));
+    walk(this.template.expr);
     return { required, complete, elsewhere };
   }
 }

@@ -158,10 +158,32 @@ export function compileFilter(filter: PlannedFilter, params: unknown[]): string 
             ? `${escaped}%`
             : `%${escaped}`;
       params.push(pattern);
-      return `${compileColumnExpr(filter.column)} LIKE ? ESCAPE '!'`;
+      // An exact value matches byte for byte: LIKE with a binary string is a binary match.
+      const placeholder = filter.exact ? EXACT_PLACEHOLDER : '?';
+      return `${compileColumnExpr(filter.column)} LIKE ${placeholder} ESCAPE '!'`;
+    }
+    case 'exact': {
+      const column = compileColumnExpr(filter.column);
+      if (filter.op !== 'eq') {
+        params.push(filter.value);
+        return `${column} ${COMPARE_SQL[filter.op]} ${EXACT_PLACEHOLDER}`;
+      }
+      // The first comparison, under the column's collation, keeps its index usable (the rows it
+      // finds include every byte-for-byte equal one); the second keeps only those.
+      params.push(filter.value, filter.value);
+      return `(${column} = ? AND ${column} = ${EXACT_PLACEHOLDER})`;
     }
   }
 }
+
+/**
+ * A value compared byte for byte (a policy's `@user` value, plan/read-plan.ts ExactValues).
+ * Text meeting a binary string is compared as binary strings, byte by byte, on MySQL 8 and
+ * MariaDB alike, and the binary collation has no pad space: `'alice '` is not `'alice'`, nor
+ * `'alicé'` or `'ALICE'`. A CHAR column compares as it reads, without its padding. CAST(… AS
+ * BINARY) rather than the BINARY operator, which MySQL 8.0.27 deprecated.
+ */
+const EXACT_PLACEHOLDER = 'CAST(? AS BINARY)';
 
 function compileOperand(operand: PlannedOperand | FilterLiteral, params: unknown[]): string {
   return operand.kind === 'column' || operand.kind === 'call'

@@ -324,3 +324,98 @@ describe('the check after a write finds the written rows by key, not by the valu
     expect(await rows('SELECT * FROM orders ORDER BY id')).toEqual(before);
   });
 });
+describe('@user values match exactly: no collation, no pad space', () => {
+  const subjects = (answer: Answer) => (answer.body as { subject: string }[]).map((r) => r.subject);
+
+  test('reads: each registered user sees only the rows holding exactly their email', async () => {
+    const read = (name: string) =>
+      call('GET', '/table/tickets/read?$orderby=id', { token: tokens[name] });
+    expect(subjects(await read('alice'))).toEqual(['alice 1']);
+    expect(subjects(await read('alicé'))).toEqual(['accent']);
+    // Their own filter cannot widen it either.
+    const widened = await call(
+      'GET',
+      `/table/tickets/read?$filter=${encodeURIComponent("owner_email eq 'alice@shop.test' or id gt 0")}`,
+      { token: tokens.alicé },
+    );
+    expect(subjects(widened)).toEqual(['accent']);
+  });
+
+  test("updates and deletes by alicé or on the trailing-space row never reach alice's rows", async () => {
+    const before = await rows('SELECT * FROM tickets ORDER BY id');
+    for (const [name, id] of [
+      ['alicé', 1],
+      ['alicé', 3],
+      ['alice', 2],
+      ['alice', 3],
+      ['alice', 4],
+    ] as const) {
+      const update = await call('PUT', `/table/tickets/update(id,${id})`, {
+        token: tokens[name],
+        json: { subject: 'taken' },
+      });
+      expect([name, id, update.body]).toEqual([
+        name,
+        id,
+        { success: true, message: 'Data updated successfully', affectedRows: 0 },
+      ]);
+      const deleted = await call('DELETE', `/table/tickets/delete(id,${id})`, {
+        token: tokens[name],
+      });
+      expect([name, id, deleted.body]).toEqual([
+        name,
+        id,
+        { success: true, message: 'Data deleted successfully', affectedRows: 0 },
+      ]);
+    }
+    expect(await rows('SELECT * FROM tickets ORDER BY id')).toEqual(before);
+    const own = await call('PUT', '/table/tickets/update(id,4)', {
+      token: tokens.alicé,
+      json: { subject: 'accent, edited' },
+    });
+    expect((own.body as { affectedRows: number }).affectedRows).toBe(1);
+  });
+
+  test('creates: only a row with exactly the caller’s email', async () => {
+    const before = await rows('SELECT * FROM tickets ORDER BY id');
+    for (const owner of ['alice@shop.test', 'ALICE@shop.test', 'alicé@shop.test ']) {
+      const answer = await call('POST', '/table/tickets/create', {
+        token: tokens.alicé,
+        json: { owner_email: owner, subject: 'mine?' },
+      });
+      expect([owner, answer.status]).toEqual([owner, 403]);
+    }
+    expect(await rows('SELECT * FROM tickets ORDER BY id')).toEqual(before);
+    const mine = await call('POST', '/table/tickets/create', {
+      token: tokens.alicé,
+      json: { owner_email: 'alicé@shop.test', subject: 'new' },
+    });
+    expect(mine.status).toBe(200);
+    await db.admin.query("DELETE FROM tickets WHERE subject = 'new'");
+  });
+
+  test('in, ne and startswith with @user are exact too', async () => {
+    for (const [role, name] of [
+      ['listed', 'listed-alicé'],
+      ['others', 'others-alice'],
+      ['prefix', 'prefix-alicé'],
+    ] as const) {
+      const email = role === 'others' ? 'alice@shop.test' : 'alicé@shop.test';
+      await db.admin.query(`UPDATE ${USERS_TABLE} SET role = ? WHERE email = ?`, [role, email]);
+      const login = await call('POST', '/auth/login', { json: { email, password: PASSWORD } });
+      tokens[name] = (login.body as { token: string }).token;
+      await db.admin.query(`UPDATE ${USERS_TABLE} SET role = 'user' WHERE email = ?`, [email]);
+    }
+    const read = async (name: string) =>
+      subjects(await call('GET', '/table/tickets/read?$orderby=id', { token: tokens[name] }));
+    expect(await read('listed-alicé')).toEqual(['accent, edited', 'bob 1']);
+    // Not alice's own row; every other one, the trailing space and upper case ones included.
+    expect(await read('others-alice')).toEqual([
+      'trailing space',
+      'upper case',
+      'accent, edited',
+      'bob 1',
+    ]);
+    expect(await read('prefix-alicé')).toEqual(['accent, edited']);
+  });
+});

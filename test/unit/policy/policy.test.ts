@@ -171,11 +171,11 @@ describe('the stage between plan and compile', () => {
     );
     expect(compileRead(plan)).toEqual({
       sql: 'SELECT `id`, `customer_id`, `status`, `note` FROM `orders` WHERE ((`customer_id` = ? OR ? = ?) AND `customer_id` = ?) LIMIT ?',
-      params: [8, 1, 1, '7', '5'],
+      params: [8, 1, 1, 7, '5'],
     });
     expect(compileCount(plan)).toEqual({
       sql: 'SELECT COUNT(*) FROM `orders` WHERE ((`customer_id` = ? OR ? = ?) AND `customer_id` = ?)',
-      params: [8, 1, 1, '7'],
+      params: [8, 1, 1, 7],
     });
   });
 
@@ -211,7 +211,7 @@ describe('the stage between plan and compile', () => {
     );
     expect(compileUpdate(update)).toEqual({
       sql: 'UPDATE `orders` SET `note` = ? WHERE `id` = ? AND (`customer_id` = ? AND `status` = ?)',
-      params: ['x', 3, '7', 'open'],
+      params: ['x', 3, 7, 'open'],
     });
     const policyWithDelete = validatePolicy(
       {
@@ -232,7 +232,7 @@ describe('the stage between plan and compile', () => {
     );
     expect(compileDelete(deleted)).toEqual({
       sql: 'DELETE FROM `orders` WHERE `id` = ? AND `customer_id` = ?',
-      params: [3, '7'],
+      params: [3, 7],
     });
   });
 
@@ -301,7 +301,7 @@ describe('an update checked after it runs', () => {
     const plan = guardUpdate(access, planUpdate(checked, key, { note: 'x', status: 's' }));
     expect(compileUpdate(plan)).toEqual({
       sql: 'UPDATE `checked` SET `note` = ?, `status` = ? WHERE `id` = ? AND (`customer_id` = ? AND `note` <> ?)',
-      params: ['x', 's', 3, '7', 'locked'],
+      params: ['x', 's', 3, 7, 'locked'],
     });
     const guard = compileUpdateGuard(plan);
     expect(guard?.lookup).toBeNull();
@@ -309,7 +309,7 @@ describe('an update checked after it runs', () => {
     expect(guard?.queries(outcome(1))).toEqual([
       {
         sql: 'SELECT COUNT(*) FROM `checked` WHERE `id` = ? HAVING COUNT(*) <> ? OR SUM(((`customer_id` = ? AND `note` <> ?)) IS NOT TRUE) > 0',
-        params: [3, 1, '7', 'locked'],
+        params: [3, 1, 7, 'locked'],
       },
     ]);
     expect(guard?.queries(outcome(0))).toEqual([]);
@@ -321,17 +321,17 @@ describe('an update checked after it runs', () => {
     const guard = compileUpdateGuard(plan, 6);
     expect(guard?.lookup).toEqual({
       sql: 'SELECT `id` FROM `checked` WHERE `note` = ? AND (`customer_id` = ? AND `note` <> ?) FOR UPDATE',
-      params: ['draft', '7', 'locked'],
+      params: ['draft', 7, 'locked'],
     });
     // 6 placeholders: 2 for the where, 1 for the count, so 3 keys per SELECT.
     expect(guard?.queries(outcome(4, [[10], ['11'], [12], ['9007199254740993']]))).toEqual([
       {
         sql: 'SELECT COUNT(*) FROM `checked` WHERE `id` IN (?, ?, ?) HAVING COUNT(*) <> ? OR SUM(((`customer_id` = ? AND `note` <> ?)) IS NOT TRUE) > 0',
-        params: [10, 11, 12, 3, '7', 'locked'],
+        params: [10, 11, 12, 3, 7, 'locked'],
       },
       {
         sql: 'SELECT COUNT(*) FROM `checked` WHERE `id` IN (CAST(? AS DECIMAL(65,30))) HAVING COUNT(*) <> ? OR SUM(((`customer_id` = ? AND `note` <> ?)) IS NOT TRUE) > 0',
-        params: ['9007199254740993', 1, '7', 'locked'],
+        params: ['9007199254740993', 1, 7, 'locked'],
       },
     ]);
     // A row matched that was not locked (or one locked that was not matched): refused.
@@ -413,11 +413,11 @@ describe('a create checked after it runs', () => {
     ).toEqual([
       {
         sql: `SELECT COUNT(*) FROM \`checked\` WHERE \`id\` BETWEEN ? AND ? + CAST(? AS UNSIGNED) * @@auto_increment_increment AND MOD(\`id\`, @@auto_increment_increment) = MOD(?, @@auto_increment_increment) ${CONDITION}`,
-        params: [41, 41, '0', 41, 1, '7', 'locked'],
+        params: [41, 41, '0', 41, 1, 7, 'locked'],
       },
       {
         sql: `SELECT COUNT(*) FROM \`checked\` WHERE \`id\` BETWEEN CAST(? AS DECIMAL(65,30)) AND CAST(? AS DECIMAL(65,30)) + CAST(? AS UNSIGNED) * @@auto_increment_increment AND MOD(\`id\`, @@auto_increment_increment) = MOD(CAST(? AS DECIMAL(65,30)), @@auto_increment_increment) ${CONDITION}`,
-        params: ['9007199254740993', '9007199254740993', '0', '9007199254740993', 1, '7', 'locked'],
+        params: ['9007199254740993', '9007199254740993', '0', '9007199254740993', 1, 7, 'locked'],
       },
     ]);
     // Fewer rows inserted than sent, or no id: the rows are not all found, refused.
@@ -439,11 +439,11 @@ describe('a create checked after it runs', () => {
     expect(guard?.queries({ found: [], results: [] })).toEqual([
       {
         sql: `SELECT COUNT(*) FROM \`checked\` WHERE \`id\` IN (?, ?) ${CONDITION}`,
-        params: [1, 2, 2, '7', 'locked'],
+        params: [1, 2, 2, 7, 'locked'],
       },
       {
         sql: `SELECT COUNT(*) FROM \`checked\` WHERE \`id\` IN (?) ${CONDITION}`,
-        params: [3, 1, '7', 'locked'],
+        params: [3, 1, 7, 'locked'],
       },
     ]);
   });
@@ -456,5 +456,83 @@ describe('a create checked after it runs', () => {
     expect(() =>
       guardInsert(access, planInsert(checked, [{ customer_id: 7, id: 5 }, { customer_id: 7 }])),
     ).toThrow(expect.objectContaining({ status: 403, code: 'POLICY_VIOLATION' }));
+  });
+});
+
+describe('@user values are exact: byte for byte against text, canonical digits against integers', () => {
+  const rules = validatePolicy(
+    {
+      roles: {
+        u: {
+          tables: {
+            orders: {
+              read: {
+                where:
+                  "status eq @user.email and note ne @user.role and status in (@user.email, 'x', null) and startswith(note, @user.id) and customer_id eq @user.id and @user.role eq 'u'",
+              },
+              create: { where: 'customer_id eq @user.id and status eq @user.email' },
+            },
+          },
+        },
+      },
+    },
+    SCHEMA,
+  );
+  const caller = (id: string, role = 'u'): Access => ({
+    policy: rules,
+    role: 'u',
+    user: { id, email: 'a@x.org', role },
+  });
+
+  test('each use of @user compiles to an exact comparison', () => {
+    expect(compileRead(guardRead(caller('7'), read({ $select: 'id' })))).toEqual({
+      sql:
+        'SELECT `id` FROM `orders` WHERE ((`status` = ? AND `status` = CAST(? AS BINARY)) AND `note` <> CAST(? AS BINARY)' +
+        ' AND ((`status` IN (?) OR `status` IS NULL) OR (`status` = ? AND `status` = CAST(? AS BINARY)))' +
+        " AND `note` LIKE CAST(? AS BINARY) ESCAPE '!' AND `customer_id` = ? AND (1 = 1))",
+      params: ['a@x.org', 'a@x.org', 'u', 'x', 'a@x.org', 'a@x.org', '7%', 7],
+    });
+  });
+
+  test('an id that is no canonical integer matches no integer; two values are compared here', () => {
+    for (const id of ['07', '7.0', '7abc', ' 7', '-0']) {
+      const { sql } = compileRead(guardRead(caller(id, 'U'), read({ $select: 'id' })));
+      expect(sql).toContain('AND (1 = 0) AND (1 = 0))');
+    }
+  });
+
+  test('create: an @user value is satisfied only by exactly that value', () => {
+    const create = (id: string, body: unknown) => () =>
+      guardInsert(caller(id), planInsert(orders, body));
+    expect(create('7', { customer_id: 7, status: 'a@x.org' })).not.toThrow();
+    expect(create('7', { customer_id: '7', status: 'a@x.org' })).not.toThrow();
+    for (const [id, body] of [
+      ['07', { customer_id: 7, status: 'a@x.org' }],
+      ['7', { customer_id: 7, status: 'A@x.org' }],
+      ['7', { customer_id: 7, status: 'a@x.org ' }],
+    ] as const) {
+      expect(create(id, body)).toThrow(expect.objectContaining({ code: 'POLICY_VIOLATION' }));
+    }
+  });
+
+  test('against any other column type the where is refused at start', () => {
+    const withPrice = table(
+      'priced',
+      [
+        column('id'),
+        column('price', { dataType: 'decimal', kind: 'decimal', columnType: 'decimal(10,2)' }),
+      ],
+      ['id'],
+    );
+    expect(() =>
+      validatePolicy(
+        { roles: { u: { tables: { priced: { read: { where: 'price eq @user.id' } } } } } },
+        new Map([['priced', withPrice]]),
+      ),
+    ).toThrow(
+      new PolicyError(
+        "roles.u.tables.priced.read.where: Invalid $filter at position 7: @user values are compared exactly, with text or integer columns only, and column 'price' (decimal) is neither",
+      ),
+    );
   });
 });
