@@ -1,12 +1,13 @@
 /**
- * The policy gate (CONTRACT §6): an `onRequest` hook after the auth guard that works out the
- * caller's role (the token's `role`; `anonymous` without a token and in open mode), answers what
- * the role may not do before any body is read — 404 for a table it cannot read, as if absent;
- * 403 FORBIDDEN for another action or for files — and leaves `request.access` for the policy
- * stage the handlers call between plan and compile. Without a policy it adds nothing.
+ * The policy gate (README, "Who may do what"): an `onRequest` hook after the auth guard that
+ * works out the caller's role (the token's `role`; `anonymous` without a token and in open mode),
+ * answers what the role may not do before any body is read — 404 for a table it cannot read, as
+ * for one that does not exist; 403 FORBIDDEN for another action on a table that exists, or for
+ * files — and leaves `request.access` for the policy stage the handlers call between plan and
+ * compile. Without a policy it adds nothing.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { forbidden, unknownTable } from '../errors.js';
+import { forbidden } from '../errors.js';
 import { type Action, ANONYMOUS, type FileAction, type Policy } from '../policy/policy.js';
 import type { Access } from '../policy/stage.js';
 import type { Services } from '../services.js';
@@ -88,7 +89,7 @@ function accessOf(policy: Policy, request: FastifyRequest): Access {
   };
 }
 
-export function registerPolicyGate(app: FastifyInstance, { policy }: Services): void {
+export function registerPolicyGate(app: FastifyInstance, { policy, schema }: Services): void {
   app.decorateRequest('access', null);
   if (policy === undefined) return;
   // A callback hook, not an async one: it runs on every request (issue 17).
@@ -97,13 +98,21 @@ export function registerPolicyGate(app: FastifyInstance, { policy }: Services): 
     request.access = access;
     const requested = requestedAction(request.method, request.routeOptions.url, request.params);
     if (requested.kind === 'table') {
-      if (policy.grant(access.role, requested.table, 'read') === null) {
-        return done(unknownTable(requested.table));
+      const { table, action } = requested;
+      // A table the role may not read and one that does not exist answer alike, here, before
+      // the body is read (else a body error would tell them apart), after the same schema
+      // re-read (db/schema.ts refuse); only a table that exists is 403 for another action.
+      if (policy.grant(access.role, table, 'read') === null) {
+        schema.refuse(table).catch(done);
+        return;
       }
-      if (policy.grant(access.role, requested.table, requested.action) === null) {
-        return done(forbidden());
-      }
-    } else if (requested.kind === 'files' && !policy.mayFiles(access.role, requested.action)) {
+      const found = schema.require(table);
+      const answer = policy.grant(access.role, table, action) === null ? forbidden : null;
+      if (!(found instanceof Promise)) return done(answer?.());
+      found.then(() => done(answer?.()), done);
+      return;
+    }
+    if (requested.kind === 'files' && !policy.mayFiles(access.role, requested.action)) {
       return done(forbidden());
     }
     done();

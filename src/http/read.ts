@@ -8,6 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TableInfo } from '../db/schema-types.js';
 import { planRead, type ReadPlan } from '../plan/read-plan.js';
 import { guardRead } from '../policy/stage.js';
+import { readView } from '../policy/view.js';
 import { parseReadOptions } from '../query/options.js';
 import type { Services } from '../services.js';
 import type { CompiledQuery } from '../sql/compiled-query.js';
@@ -41,18 +42,20 @@ export function readRoutes(app: FastifyInstance, { db, schema }: Services): void
     known: TableInfo,
   ): Promise<FastifyReply> | undefined {
     const { access } = request;
+    // What the caller's role may name: a hidden column is planned as a missing one.
+    const table = readView(access, known);
     const query = rawQueryString(request.url);
-    const cached = query === null ? undefined : cache.get(known, query);
+    const cached = query === null ? undefined : cache.get(table, query);
     if (cached !== undefined) {
       return answer(reply, compiledRead(cached, guardRead(access, cached.plan), access));
     }
     // A miss may still find its shape: the same query but for $filter's integers.
-    const shape = shapes.find(known, request.query);
+    const shape = shapes.find(table, request.query);
     const templated = shape && shapes.read(shape, access);
     if (templated) return answer(reply, templated);
     const options = parseReadOptions(request.query);
     // A schema miss re-reads the schema and plans against the new table object (db/schema.ts).
-    const resolved = schema.plan(known, (t) => planRead(options, t));
+    const resolved = schema.plan(known, (t) => planRead(options, readView(access, t)));
     const planned = ({ plan: made }: { plan: ReadPlan }) => {
       const entry: CachedRead =
         query === null ? { plan: made, compiled: null, byGrant: null } : cache.add(query, made);

@@ -21,6 +21,7 @@ import {
   guardUpdate,
   updatedRowViolation,
 } from '../policy/stage.js';
+import { readView, writeView } from '../policy/view.js';
 import { parseWriteAction, type WriteAction } from '../query/key-value.js';
 import type { Services } from '../services.js';
 import {
@@ -52,7 +53,9 @@ export function writeRoutes(app: FastifyInstance, { db, schema }: Services): voi
     const found = schema.require(request.params.table);
     const table = found instanceof Promise ? await found : found; // see http/read.ts
     requireJson(request);
-    const resolved = schema.plan(table, (t) => planInsert(t, request.body));
+    const resolved = schema.plan(table, (t) =>
+      planInsert(writeView(request.access, t, 'create'), request.body),
+    );
     const { plan: planned } = resolved instanceof Promise ? await resolved : resolved;
     const plan = guardInsert(request.access, planned);
     // A policy's where beyond `col eq value`: checked after the INSERT, in its transaction.
@@ -71,7 +74,14 @@ export function writeRoutes(app: FastifyInstance, { db, schema }: Services): voi
     const found = schema.require(request.params.table);
     const table = found instanceof Promise ? await found : found; // see http/read.ts
     requireJson(request);
-    const resolved = schema.plan(table, (t) => planUpdate(t, match, request.body));
+    const resolved = schema.plan(table, (t) =>
+      planUpdate(
+        writeView(request.access, t, 'update'),
+        match,
+        request.body,
+        readView(request.access, t),
+      ),
+    );
     const { plan: planned } = resolved instanceof Promise ? await resolved : resolved;
     const plan = guardUpdate(request.access, planned);
     // A policy's where on a column the update changes: checked after it, in its transaction.
@@ -91,7 +101,7 @@ export function writeRoutes(app: FastifyInstance, { db, schema }: Services): voi
       const { match } = actionOf(request, 'delete');
       const found = schema.require(request.params.table);
       const table = found instanceof Promise ? await found : found; // see http/read.ts
-      const resolved = schema.plan(table, (t) => planDelete(t, match));
+      const resolved = schema.plan(table, (t) => planDelete(readView(request.access, t), match));
       const { plan: planned } = resolved instanceof Promise ? await resolved : resolved;
       const plan = guardDelete(request.access, planned);
       const result = await db.write([compileDelete(plan)], { autocommit: deleteIsExact(plan) });

@@ -86,15 +86,24 @@ export function planInsert(table: TableInfo, body: unknown): InsertPlan {
   return { table, columns, rows };
 }
 
-/** `PUT /table/<t>/update(<key>,<value>)`: the body's columns, set on every matching row. */
-export function planUpdate(table: TableInfo, match: KeyValue, body: unknown): UpdatePlan {
+/**
+ * `PUT /table/<t>/update(<key>,<value>)`: the body's columns, set on every matching row. The key
+ * is resolved against `keyTable`: a policy lets a role name fewer columns in a key than in a
+ * body (policy/view.ts); both share the table's ColumnInfo objects.
+ */
+export function planUpdate(
+  table: TableInfo,
+  match: KeyValue,
+  body: unknown,
+  keyTable: TableInfo = table,
+): UpdatePlan {
   const entries = updateEntries(body);
   const columns = entries.map(([name]) => writableColumn(table, name));
   const set = entries.map(([, value], index) => {
     const column = columns[index] as ColumnInfo;
     return { column, value: coerceValue(column, value, null) };
   });
-  return { table, set, where: planKeyMatch(table, match) };
+  return { table, set, where: planKeyMatch(keyTable, match) };
 }
 
 /** `DELETE /table/<t>/delete(<key>,<value>)`. */

@@ -17,6 +17,7 @@ import type {
 } from '../plan/write-plan.js';
 import { insertedRows, updatedRows } from '../plan/written-rows.js';
 import type { Action, Grant, Policy } from './policy.js';
+import { baseTable, readView } from './view.js';
 import type { RequiredValue, UserValues } from './where.js';
 
 /** Who is asking, under which policy: put on the request by the policy gate (http/policy-gate.ts). */
@@ -35,25 +36,6 @@ function grantOf(access: Access, table: TableInfo, action: Action): Grant {
   throw action === 'read' || access.policy.grant(access.role, table.name, 'read') === null
     ? unknownTable(table.name)
     : forbidden();
-}
-
-/** The granted columns of a table in table order, kept per table object and grant. */
-const visibleColumns = new WeakMap<TableInfo, WeakMap<Grant, readonly ColumnInfo[]>>();
-
-function grantedColumns(table: TableInfo, grant: Grant): readonly ColumnInfo[] {
-  if (grant.columns === null) return table.columns;
-  let byGrant = visibleColumns.get(table);
-  if (byGrant === undefined) {
-    byGrant = new WeakMap();
-    visibleColumns.set(table, byGrant);
-  }
-  let columns = byGrant.get(grant);
-  if (columns === undefined) {
-    const names = new Set(grant.columns);
-    columns = table.columns.filter((column) => names.has(column.name));
-    byGrant.set(grant, columns);
-  }
-  return columns;
 }
 
 function visitFilterColumns(filter: PlannedFilter, visit: (column: ColumnInfo) => void): void {
@@ -94,25 +76,31 @@ function withCondition(
 }
 
 /**
- * A read: hidden columns are unknown columns wherever the request names them (so none can be
- * probed by filtering or sorting), `$select=*` is the granted columns, the where is ANDed in.
+ * A read: the where is ANDed in. A plan made against the role's view of the table (policy/view.ts,
+ * as the read handler makes them) names no hidden column. One made against the whole table is
+ * checked here: hidden columns are unknown columns wherever the request names them, and
+ * `$select=*` is the granted columns.
  */
 export function guardRead(access: Access | null, plan: ReadPlan): ReadPlan {
   if (access === null) return plan;
-  const grant = grantOf(access, plan.table, 'read');
+  const table = baseTable(plan.table);
+  const grant = grantOf(access, table, 'read');
   let columns = plan.columns;
   if (grant.columns !== null) {
-    const allowed = new Set(grant.columns);
-    const check = (column: ColumnInfo) => {
-      if (!allowed.has(column.name)) throw unknownColumn(plan.table.name, column.name);
-    };
-    if (plan.filter !== null) visitFilterColumns(plan.filter, check);
-    for (const order of plan.orderBy) check(order.column);
-    // planRead gives `$select=*` the table's own column list (test/unit/policy pins this).
-    if (plan.columns === plan.table.columns) columns = grantedColumns(plan.table, grant);
-    else for (const column of plan.columns) check(column);
+    const view = readView(access, table);
+    if (plan.table !== view) {
+      const allowed = view.columnsByName;
+      const check = (column: ColumnInfo) => {
+        if (!allowed.has(column.name)) throw unknownColumn(table.name, column.name);
+      };
+      if (plan.filter !== null) visitFilterColumns(plan.filter, check);
+      for (const order of plan.orderBy) check(order.column);
+      // planRead gives `$select=*` the table's own column list (test/unit/policy pins this).
+      if (plan.columns === plan.table.columns) columns = view.columns;
+      else for (const column of plan.columns) check(column);
+    }
   }
-  const condition = grant.where?.plan(plan.table, access.user) ?? null;
+  const condition = grant.where?.plan(table, access.user) ?? null;
   if (condition === null && columns === plan.columns) return plan;
   return { ...plan, columns, filter: withCondition(plan.filter, condition) };
 }
@@ -126,6 +114,16 @@ export function guardRead(access: Access | null, plan: ReadPlan): ReadPlan {
 export function userIndependentReadGrant(access: Access, table: TableInfo): Grant | null {
   const grant = access.policy.grant(access.role, table.name, 'read');
   return grant !== null && grant.where?.template.usesUser !== true ? grant : null;
+}
+
+/**
+ * A write planned against the role's view of the table (policy/view.ts), on the whole table: the
+ * policy's where and the checks after the write read every column, and the statement's exactness
+ * (plan/exact-write.ts) depends on the columns the body leaves out.
+ */
+function onBaseTable<T extends { readonly table: TableInfo }>(plan: T): T {
+  const table = baseTable(plan.table);
+  return table === plan.table ? plan : { ...plan, table };
 }
 
 function checkWritable(grant: Grant, columns: Iterable<ColumnInfo>): void {
@@ -206,8 +204,9 @@ export const createdRowViolation = (table: TableInfo) =>
  * transaction, found by their primary key (`recheck`, plan/written-rows.ts, compiled by
  * compileInsertGuard), and everything is rolled back when one fails.
  */
-export function guardInsert(access: Access | null, plan: InsertPlan): InsertPlan {
-  if (access === null) return plan;
+export function guardInsert(access: Access | null, made: InsertPlan): InsertPlan {
+  if (access === null) return made;
+  const plan = onBaseTable(made);
   const grant = grantOf(access, plan.table, 'create');
   checkWritable(grant, plan.columns);
   if (grant.where === null) return plan;
@@ -246,8 +245,9 @@ export function guardInsert(access: Access | null, plan: InsertPlan): InsertPlan
  *   longer satisfies the where rolls everything back with 403 POLICY_VIOLATION. Where the rows
  *   cannot be found so, the update is refused instead.
  */
-export function guardUpdate(access: Access | null, plan: UpdatePlan): UpdatePlan {
-  if (access === null) return plan;
+export function guardUpdate(access: Access | null, made: UpdatePlan): UpdatePlan {
+  if (access === null) return made;
+  const plan = onBaseTable(made);
   const grant = grantOf(access, plan.table, 'update');
   checkWritable(
     grant,
@@ -282,8 +282,9 @@ export function guardUpdate(access: Access | null, plan: UpdatePlan): UpdatePlan
 }
 
 /** A delete: the where is ANDed into the DELETE's WHERE. */
-export function guardDelete(access: Access | null, plan: DeletePlan): DeletePlan {
-  if (access === null) return plan;
+export function guardDelete(access: Access | null, made: DeletePlan): DeletePlan {
+  if (access === null) return made;
+  const plan = onBaseTable(made);
   const grant = grantOf(access, plan.table, 'delete');
   checkKey(access, plan.table, plan.where);
   if (grant.where === null) return plan;

@@ -86,6 +86,18 @@ const POLICY = {
         },
       },
     },
+    // Reads the catalogue without its cost columns, and edits some of what it reads.
+    editor: {
+      tables: {
+        products: {
+          read: { columns: ['id', 'name', 'price', 'released'] },
+          create: { columns: ['id', 'name', 'price'] },
+          update: { columns: ['name', 'price'] },
+          delete: true,
+        },
+      },
+    },
+    viewer: { tables: { '*': { read: true }, secrets: { read: false } } },
     admin: {
       tables: {
         '*': { read: true, create: true, update: true, delete: true },
@@ -108,14 +120,14 @@ interface Answer {
 async function call(
   method: string,
   url: string,
-  options: { json?: unknown; token?: string; base?: string } = {},
+  options: { json?: unknown; raw?: string; token?: string; base?: string } = {},
 ): Promise<Answer> {
   const headers: Record<string, string> = {};
   if (options.token) headers.authorization = `Bearer ${options.token}`;
   let body: string | undefined;
-  if (options.json !== undefined) {
+  if (options.json !== undefined || options.raw !== undefined) {
     headers['content-type'] = 'application/json';
-    body = JSON.stringify(options.json);
+    body = options.raw ?? JSON.stringify(options.json);
   }
   const response = await fetch(`${options.base ?? gw.url}${url}`, { method, headers, body });
   const text = await response.text();
@@ -153,11 +165,18 @@ beforeAll(async () => {
   const file = path.join(dir, 'policy.json');
   await writeFile(file, JSON.stringify(POLICY));
   db = await createTestDatabase(SHOP);
-  gw = await startTestGateway(db.name, { mode: 'auth', jwtSecret: SECRET, policyFile: file });
+  gw = await startTestGateway(db.name, {
+    mode: 'auth',
+    jwtSecret: SECRET,
+    policyFile: file,
+    metricsPort: 0,
+  });
   await signUp('alice', 'alice@shop.test');
   await signUp('alicé', 'alicé@shop.test');
   await signUp('support', 'support@shop.test', 'support');
   await signUp('admin', 'admin@shop.test', 'admin');
+  await signUp('editor', 'editor@shop.test', 'editor');
+  await signUp('viewer', 'viewer@shop.test', 'viewer');
 });
 
 afterAll(async () => {
@@ -417,5 +436,208 @@ describe('@user values match exactly: no collation, no pad space', () => {
       'bob 1',
     ]);
     expect(await read('prefix-alicé')).toEqual(['accent, edited']);
+  });
+});
+
+/**
+ * A probe of a hidden name and the same probe of a name that does not exist (of the same
+ * length): the answers must be the same bytes but for the name — status, the headers a client
+ * could read anything from, and the body.
+ */
+async function expectSameAnswer(
+  probe: (name: string) => Promise<Answer>,
+  hidden: string,
+  missing: string,
+): Promise<void> {
+  expect(missing).toHaveLength(hidden.length);
+  const [a, b] = [await probe(hidden), await probe(missing)];
+  const shown = (answer: Answer, name: string) => ({
+    status: answer.status,
+    type: answer.headers.get('content-type'),
+    length: answer.headers.get('content-length'),
+    allow: answer.headers.get('allow'),
+    authenticate: answer.headers.get('www-authenticate'),
+    text: answer.text.replaceAll(name, '<name>'),
+  });
+  expect(shown(a, hidden)).toEqual(shown(b, missing));
+  expect(a.status).not.toBe(200);
+}
+
+describe('a hidden column answers byte for byte as a missing one', () => {
+  const q = encodeURIComponent;
+  test.each([
+    ['$filter=year(NAME) eq 1'],
+    ['$filter=NAME eq 2024-01-01'],
+    ['$filter=NAME eq 2024-01-01T10:00:00Z'],
+    ['$filter=NAME eq 10:00:00'],
+    ["$filter=tolower(NAME) eq 'a'"],
+    ['$filter=length(NAME) eq 1'],
+    ['$filter=NAME in (2024-01-01)'],
+    ["$filter=contains(NAME, '1')"],
+    ["$filter=contains(year(NAME), '1')"],
+    ['$filter=NAME gt 1&$count=true'],
+    ['$filter=id eq 1 or NAME eq null'],
+    ['$select=id,NAME'],
+    ['$orderby=NAME desc'],
+  ])('anonymous read with %s', async (query) => {
+    for (const [hidden, missing] of [
+      ['cost_price', 'cost_prize'],
+      ['supplier_secret', 'supplier_secreT'],
+    ]) {
+      const probe = (name: string) => {
+        const [key, ...rest] = query.replaceAll('NAME', name).split('&');
+        const options = [key, ...rest].map((part) => {
+          const at = (part as string).indexOf('=');
+          return `${(part as string).slice(0, at)}=${q((part as string).slice(at + 1))}`;
+        });
+        return call('GET', `/table/products/read?${options.join('&')}`);
+      };
+      await expectSameAnswer(probe, hidden as string, missing as string);
+    }
+  });
+
+  test('writes: a hidden column as the key of update/delete or in a body', async () => {
+    const before = await rows('SELECT * FROM products ORDER BY id');
+    const probes: ((name: string) => Promise<Answer>)[] = [
+      (name) =>
+        call('PUT', '/table/products/update(id,1)', {
+          token: tokens.editor,
+          json: { [name]: 'abc' },
+        }),
+      (name) =>
+        call('PUT', `/table/products/update(${name},abc)`, {
+          token: tokens.editor,
+          json: { name: 'x' },
+        }),
+      (name) =>
+        call('PUT', `/table/products/update(${name},1.5)`, {
+          token: tokens.editor,
+          json: { name: 'x' },
+        }),
+      (name) => call('DELETE', `/table/products/delete(${name},abc)`, { token: tokens.editor }),
+      (name) =>
+        call('POST', '/table/products/create', {
+          token: tokens.editor,
+          json: { id: 9, name: 'x', price: 1, [name]: 'abc' },
+        }),
+      (name) =>
+        call('POST', '/table/products/create', {
+          token: tokens.editor,
+          json: [{ id: 9, name: 'x', price: 1 }, { [name]: { not: 'a value' } }],
+        }),
+    ];
+    for (const probe of probes) {
+      await expectSameAnswer(probe, 'cost_price', 'cost_prize');
+      await expectSameAnswer(probe, 'supplier_secret', 'supplier_secreT');
+    }
+    // A column the role reads but may not write stays 403 FORBIDDEN.
+    const readable = await call('PUT', '/table/products/update(id,1)', {
+      token: tokens.editor,
+      json: { released: '2024-05-05' },
+    });
+    expect([readable.status, readable.body]).toEqual([
+      403,
+      { success: false, message: 'Forbidden', code: 'FORBIDDEN' },
+    ]);
+    expect(await rows('SELECT * FROM products ORDER BY id')).toEqual(before);
+    // What the role may write still works.
+    const ok = await call('PUT', '/table/products/update(id,2)', {
+      token: tokens.editor,
+      json: { price: '2.10' },
+    });
+    expect((ok.body as { affectedRows: number }).affectedRows).toBe(1);
+  });
+});
+
+describe('a table the role may not read answers as a missing one, whatever the request', () => {
+  test.each([
+    ['admin', 'GET', '/table/NAME/read?$filter=((', undefined],
+    ['admin', 'PUT', '/table/NAME/update(id,1)', '{'],
+    ['admin', 'POST', '/table/NAME/create', '{"id": 1}'],
+    ['admin', 'DELETE', '/table/NAME/delete(nope,1)', undefined],
+    ['viewer', 'PUT', '/table/NAME/update(id,1)', '{"v": 1}'],
+    ['viewer', 'POST', '/table/NAME/create', 'not json'],
+    ['alice', 'GET', '/table/NAME/read', undefined],
+    ['alice', 'PUT', '/table/NAME/update(id,1)', '{'],
+  ])('%s %s %s', async (who, method, url, raw) => {
+    await expectSameAnswer(
+      (name) => call(method, url.replace('NAME', name), { token: tokens[who], raw }),
+      'secrets',
+      'secretz',
+    );
+  });
+
+  test('a table the role reads but may not write is 403 FORBIDDEN', async () => {
+    const forbidden = await call('PUT', '/table/products/update(id,1)', {
+      token: tokens.viewer,
+      json: { name: 'x' },
+    });
+    expect([forbidden.status, forbidden.body]).toEqual([
+      403,
+      { success: false, message: 'Forbidden', code: 'FORBIDDEN' },
+    ]);
+  });
+});
+
+describe('hidden and missing names take the same time to answer', () => {
+  /** Median milliseconds of each probe, sampled in turns so that load falls on both alike. */
+  async function medians(
+    probes: readonly (() => Promise<Answer>)[],
+    rounds: number,
+  ): Promise<number[]> {
+    const times: number[][] = probes.map(() => []);
+    for (let round = 0; round < rounds; round++) {
+      for (const [i, probe] of probes.entries()) {
+        const start = process.hrtime.bigint();
+        await probe();
+        (times[i] as number[]).push(Number(process.hrtime.bigint() - start) / 1e6);
+      }
+    }
+    return times.map((list) => {
+      const sorted = [...list].sort((a, b) => a - b);
+      return sorted[Math.floor(sorted.length / 2)] as number;
+    });
+  }
+
+  // The test gateway re-reads the schema on every miss (schemaRefreshMs 0) where a production
+  // one does at most once a second: the cost a miss may carry is paid on every probe here.
+  test('a column and a table', async () => {
+    const column = (name: string) => () =>
+      call('GET', `/table/products/read?$filter=${encodeURIComponent(`year(${name}) eq 1`)}`);
+    const table = (name: string) => () =>
+      call('GET', `/table/${name}/read`, { token: tokens.viewer });
+    const [hiddenColumn, missingColumn, hiddenTable, missingTable] = await medians(
+      [column('cost_price'), column('cost_prize'), table('secrets'), table('secretz')],
+      41,
+    );
+    const report = { hiddenColumn, missingColumn, hiddenTable, missingTable };
+    // Generous: a re-read the one path has and the other not costs several times a plain answer.
+    const close = (a: number, b: number) => Math.max(a, b) / Math.min(a, b) < 2;
+    expect({ ...report, columns: close(hiddenColumn as number, missingColumn as number) }).toEqual({
+      ...report,
+      columns: true,
+    });
+    expect({ ...report, tables: close(hiddenTable as number, missingTable as number) }).toEqual({
+      ...report,
+      tables: true,
+    });
+  });
+});
+
+describe('metrics name only the tables the caller may read', () => {
+  test('a 404 for a hidden table is counted without its name', async () => {
+    const scrape = async () => (await fetch(gw.gateway.metricsUrl as string)).text();
+    await call('GET', '/table/secrets/read', { token: tokens.admin });
+    await call('GET', '/table/secrets/read');
+    await call('GET', '/table/products/read', { token: tokens.admin });
+    const text = await scrape();
+    const counted = text
+      .split('\n')
+      .filter((line) => line.startsWith('tablegate_http_requests_total{'));
+    expect(counted.some((line) => line.includes('table="products"'))).toBe(true);
+    expect(counted.filter((line) => line.includes('secrets'))).toEqual([]);
+    expect(counted.some((line) => line.includes('status="404"') && line.includes('table=""'))).toBe(
+      true,
+    );
   });
 });
