@@ -641,3 +641,57 @@ describe('metrics name only the tables the caller may read', () => {
     );
   });
 });
+
+describe('the read caches stay exact per role', () => {
+  const read = (query: string, token?: string) =>
+    call('GET', `/table/products/read?${query}`, { token });
+  const codes = (answers: Answer[]) =>
+    answers.map((answer) => (answer.status === 200 ? 200 : (answer.body as { code: string }).code));
+
+  test('a plan or shape cached for a role that sees a column never serves one that does not', async () => {
+    const queries = [
+      '$filter=cost_price%20gt%200&$orderby=id',
+      '$filter=id%20eq%201%20and%20cost_price%20gt%200',
+      '$filter=id%20eq%202%20and%20cost_price%20gt%200',
+      '$select=*&$top=1',
+      '$top=1',
+    ];
+    for (const query of queries) {
+      // Seen, kept and found by the role that sees every column, then asked by one that does not,
+      // in turns: each answer is what that role gets planned afresh.
+      const turns: Answer[] = [];
+      for (let i = 0; i < 3; i++) {
+        turns.push(await read(query, tokens.admin));
+        turns.push(await read(query));
+      }
+      const [admin, anonymous] = [
+        turns.filter((_, i) => i % 2 === 0),
+        turns.filter((_, i) => i % 2 === 1),
+      ];
+      for (const answer of admin) expect(answer.text).toBe(admin[0]?.text);
+      for (const answer of anonymous) expect(answer.text).toBe(anonymous[0]?.text);
+      if (query.includes('cost_price')) {
+        expect([query, codes(admin), codes(anonymous)]).toEqual([
+          query,
+          [200, 200, 200],
+          ['UNKNOWN_COLUMN', 'UNKNOWN_COLUMN', 'UNKNOWN_COLUMN'],
+        ]);
+      } else {
+        expect(Object.keys((admin[0]?.body as object[])[0] ?? {})).toEqual([
+          'id',
+          'name',
+          'price',
+          'cost_price',
+          'supplier_secret',
+          'released',
+        ]);
+        expect(Object.keys((anonymous[0]?.body as object[])[0] ?? {})).toEqual([
+          'id',
+          'name',
+          'price',
+          'released',
+        ]);
+      }
+    }
+  });
+});

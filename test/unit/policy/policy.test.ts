@@ -20,6 +20,7 @@ import {
   guardRead,
   guardUpdate,
 } from '../../../src/policy/stage.js';
+import { baseTable, readView, writeView } from '../../../src/policy/view.js';
 import { bindWhere, parseWhere } from '../../../src/policy/where.js';
 import { parseReadOptions } from '../../../src/query/options.js';
 import { compileCount, compileRead } from '../../../src/sql/compile-read.js';
@@ -534,5 +535,61 @@ describe('@user values are exact: byte for byte against text, canonical digits a
         "roles.u.tables.priced.read.where: Invalid $filter at position 7: @user values are compared exactly, with text or integer columns only, and column 'price' (decimal) is neither",
       ),
     );
+  });
+});
+
+describe("a role's view of a table", () => {
+  const rules = validatePolicy(
+    {
+      roles: {
+        r: {
+          tables: {
+            orders: {
+              read: { columns: ['id', 'status'] },
+              update: { columns: ['note'] },
+              create: true,
+            },
+          },
+        },
+        all: { tables: { orders: { read: true, update: { columns: ['note'] } } } },
+      },
+    },
+    SCHEMA,
+  );
+  const access = (role: string): Access => ({ policy: rules, role, user: null });
+
+  test('only the columns the role may name, kept per table object and grant', () => {
+    const view = readView(access('r'), orders);
+    expect(view.columns.map((c) => c.name)).toEqual(['id', 'status']);
+    expect(view.columns[0]).toBe(orders.columns[0]);
+    expect(readView(access('r'), orders)).toBe(view);
+    expect(baseTable(view)).toBe(orders);
+    expect(baseTable(orders)).toBe(orders);
+    // Every column, or no policy: the table itself.
+    expect(readView(access('all'), orders)).toBe(orders);
+    expect(readView(null, orders)).toBe(orders);
+    // A body may name what the role reads and what the action writes.
+    expect(writeView(access('r'), orders, 'update').columns.map((c) => c.name)).toEqual([
+      'id',
+      'status',
+      'note',
+    ]);
+    expect(writeView(access('r'), orders, 'create')).toBe(orders);
+  });
+
+  test('planned against the view, a hidden column is unknown before any type rule', () => {
+    const view = readView(access('r'), orders);
+    for (const filter of ['year(note) eq 1', 'note eq 2024-01-01', "tolower(note) eq 'a'"]) {
+      expect(() => planRead(parseReadOptions({ $filter: filter }), view)).toThrow(
+        expect.objectContaining({
+          code: 'UNKNOWN_COLUMN',
+          message: "Column 'note' does not exist in table 'orders'",
+        }),
+      );
+    }
+    // Its plans pass the stage as they are, but for the where; `*` is the view's columns.
+    const plan = planRead(parseReadOptions({}), view);
+    expect(guardRead(access('r'), plan)).toBe(plan);
+    expect(compileRead(plan).sql).toBe('SELECT `id`, `status` FROM `orders`');
   });
 });
