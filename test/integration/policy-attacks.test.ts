@@ -48,6 +48,10 @@ CREATE TABLE tickets (id INT AUTO_INCREMENT PRIMARY KEY,
 INSERT INTO tickets (id, owner_email, subject) VALUES (1, 'alice@shop.test', 'alice 1'),
   (2, 'alice@shop.test ', 'trailing space'), (3, 'ALICE@shop.test', 'upper case'),
   (4, 'alicé@shop.test', 'accent'), (5, 'bob@shop.test', 'bob 1');
+CREATE TABLE notes (id INT AUTO_INCREMENT PRIMARY KEY,
+  owner_email VARCHAR(254) CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci NOT NULL,
+  body VARCHAR(100) NOT NULL);
+INSERT INTO notes (id, owner_email, body) VALUES (1, 'alice@shop.test', 'alice''s note');
 CREATE TABLE secrets (id INT PRIMARY KEY, v TEXT);
 `;
 
@@ -58,6 +62,7 @@ const POLICY = {
     },
     user: {
       tables: {
+        notes: { read: { where: 'owner_email eq @user.email' } },
         tickets: {
           read: { where: 'owner_email eq @user.email' },
           create: { where: 'owner_email eq @user.email' },
@@ -279,6 +284,12 @@ describe('the check after a write finds the written rows by key, not by the valu
       json: [{ code: 'OK1' }, { code: 'OK2 ' }],
     });
     expect((made.body as { affectedRows: number }).affectedRows).toBe(2);
+    // A row the UPDATE matched but left as it was still counts as matched (CLIENT_FOUND_ROWS).
+    const same = await call('PUT', "/table/parcels/update(code,'OK1')", {
+      token: tokens.support,
+      json: { code: 'OK1' },
+    });
+    expect((same.body as { affectedRows: number }).affectedRows).toBe(1);
     const none = await call('PUT', "/table/parcels/update(code,'NOPE')", {
       token: tokens.support,
       json: { code: 'VOID' },
@@ -393,6 +404,24 @@ describe('@user values match exactly: no collation, no pad space', () => {
       json: { subject: 'accent, edited' },
     });
     expect((own.body as { affectedRows: number }).affectedRows).toBe(1);
+  });
+
+  test('an email that differs by an invisible character, registered for real, is another user', async () => {
+    // utf8mb4_unicode_ci ignores U+200B ZERO WIDTH SPACE: the two emails compare equal there.
+    const invisible = 'alice@shop.test\u200b';
+    await signUp('invisible', invisible);
+    const answer = await call('GET', '/table/notes/read', { token: tokens.invisible });
+    expect([answer.status, answer.body]).toEqual([200, []]);
+    const own = await call('GET', '/table/notes/read', { token: tokens.alice });
+    expect(own.body).toEqual([{ id: 1, owner_email: 'alice@shop.test', body: "alice's note" }]);
+    // A trailing space cannot make another user: registration trims it (this is alice again).
+    const spaced = await call('POST', '/auth/register', {
+      json: { email: 'alice@shop.test ', password: PASSWORD },
+    });
+    expect([spaced.status, (spaced.body as { message: string }).message]).toEqual([
+      409,
+      'User already exists',
+    ]);
   });
 
   test('creates: only a row with exactly the caller’s email', async () => {
