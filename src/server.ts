@@ -105,7 +105,7 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
   registerSecurityHeaders(app);
   registerErrorHandling(app, log, () => services.schema.refreshIfStale());
   // --metrics-port: its hooks exist only then (hot path, issue 17).
-  services.metrics?.register(app);
+  services.metrics?.register(app, services.policy);
   registerBodyGuards(app, config.bodyTimeoutMs);
   // Awaited so its hooks run before the auth guard's: a 401 carries CORS headers too.
   await app.register(cors, {

@@ -271,6 +271,16 @@ export class SchemaCache {
     return this.tables.get(name) ?? this.requireAfterRead(name);
   }
 
+  /**
+   * The 404 of a table a caller may not know of (a policy hides it), after the wait a missing
+   * table's 404 has (find: a re-read when the last one is old enough), so neither its bytes nor
+   * its time tell it from a table that does not exist.
+   */
+  async refuse(name: string): Promise<never> {
+    if (name !== USERS_TABLE) await this.refreshIfStale();
+    throw unknownTable(name);
+  }
+
   private async requireAfterRead(name: string): Promise<TableInfo> {
     const table = await this.find(name);
     if (!table) throw unknownTable(name);

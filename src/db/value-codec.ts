@@ -67,9 +67,55 @@ export function coerceValue(
       if (typeof value === 'string') checkFractionalSeconds(column, value, where);
       return textValue(value, where);
     case 'date':
-    case 'string':
       return textValue(value, where);
+    case 'string': {
+      const text = textValue(value, where);
+      if (column.dataType === 'enum' || column.dataType === 'set') checkMember(column, text, where);
+      return text;
+    }
   }
+}
+
+/**
+ * A text MySQL reads as a number when it names no member: an ENUM takes it as the position of a
+ * member (`'4'`, ` 4`, `+4` and `04` all store the fourth one), a SET as a bit mask of members.
+ * Both without a warning, even in strict mode.
+ */
+const NUMERIC_TEXT = /^\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*$/;
+
+/**
+ * ENUM and SET: a text that is not a member name but a number would store some other member
+ * (see NUMERIC_TEXT); refused, naming the members. Other texts MySQL checks itself (strict mode
+ * refuses a name that is no member).
+ */
+function checkMember(column: ColumnInfo, text: string, where: string): void {
+  if (!NUMERIC_TEXT.test(text)) return;
+  const members = membersOf(column);
+  if (members.includes(text)) return;
+  const list = members.map((member) => `'${member}'`).join(', ');
+  throw invalidValue(
+    column.dataType === 'enum'
+      ? `${where} must be one of ${list}; MySQL would read ${shown(text)} as the position of a member`
+      : `${where} takes members of ${list}, separated by commas; MySQL would read ${shown(text)} as a set of positions`,
+  );
+}
+
+/** The members of an ENUM or SET column, read once per column from its type text. */
+const memberLists = new WeakMap<ColumnInfo, readonly string[]>();
+
+/**
+ * `enum('a','it''s','a\\b')` → a, it's, a\b: information_schema writes each member quoted, a
+ * quote doubled and a backslash doubled.
+ */
+function membersOf(column: ColumnInfo): readonly string[] {
+  let members = memberLists.get(column);
+  if (members === undefined) {
+    members = [...column.columnType.matchAll(/'((?:[^'\\]|''|\\.)*)'/g)].map((match) =>
+      (match[1] as string).replace(/''|\\(.)/g, (_pair, escaped?: string) => escaped ?? "'"),
+    );
+    memberLists.set(column, members);
+  }
+  return members;
 }
 
 function textValue(value: unknown, where: string): string {

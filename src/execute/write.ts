@@ -1,19 +1,20 @@
 /**
  * Writes as one transaction on one connection: all statements or none. A statement that left a
  * warning meaning a value was changed on its way in (strict mode lets DECIMAL rounding pass as a
- * Note) rolls everything back and is answered like the error. After the statements, each guard
- * (a SELECT) runs in the same transaction: a row back means the write broke a rule (an
- * authorization policy's row condition), and everything is rolled back with the guard's error.
+ * Note) rolls everything back and is answered like the error. Each guard (an authorization
+ * policy's row condition) may read rows first (its lookup, a SELECT … FOR UPDATE) and then, after
+ * the statements, runs the SELECTs it makes of what they answered, in the same transaction: a row
+ * back means the write broke the rule, and everything is rolled back with the guard's error.
  */
 import type { PoolConnection, ResultSetHeader, RowDataPacket } from 'mysql2';
 import { mapDataWarnings } from '../db/errors.js';
 import type { ApiError } from '../errors.js';
+import type { CompiledGuard, StatementResult } from '../sql/compile-write.js';
 import type { CompiledQuery } from '../sql/compiled-query.js';
 import { bind } from './bind.js';
 
-export interface WriteGuard {
-  /** A SELECT that returns a row exactly when the written rows break the rule. */
-  readonly query: CompiledQuery;
+/** A check of the written rows (sql/compile-write.ts) and the error that refuses the write. */
+export interface WriteGuard extends CompiledGuard {
   readonly error: () => ApiError;
 }
 
@@ -89,7 +90,10 @@ export function aloneStatement(
     : null;
 }
 
-/** The statements in one transaction, then the guards; the write that aloneStatement() refused. */
+/**
+ * The guards' lookups, the statements and then the guards' checks, in one transaction; the write
+ * that aloneStatement() refused.
+ */
 export async function runTransaction(
   connection: PoolConnection,
   statements: readonly CompiledQuery[],
@@ -100,25 +104,45 @@ export async function runTransaction(
   try {
     // BEGIN and the first statement go out together (mysql2 queues both on the connection):
     // one round trip fewer than awaiting BEGIN first.
-    const begun = control(connection, 'beginTransaction');
+    let begun: Promise<void> | null = control(connection, 'beginTransaction');
+    const run = async <T extends ResultSetHeader | RowDataPacket[]>(statement: CompiledQuery) => {
+      const executing = execute<T>(connection, statement);
+      if (begun === null) return executing;
+      const first = begun;
+      begun = null;
+      return (await Promise.all([first, executing]))[1];
+    };
+    // Rows come as arrays: the pool sets rowsAsArray (db/pool.ts).
+    const found: unknown[][][] = [];
+    for (const guard of guards) {
+      found.push(guard.lookup ? ((await run<RowDataPacket[]>(guard.lookup)) as unknown[][]) : []);
+    }
+    const results: StatementResult[] = [];
     let affectedRows = 0;
-    let insertId: number | string | null = null;
-    for (const [index, statement] of statements.entries()) {
-      const executing = execute<ResultSetHeader>(connection, statement);
-      const result = index === 0 ? (await Promise.all([begun, executing]))[1] : await executing;
+    for (const statement of statements) {
+      const result = await run<ResultSetHeader>(statement);
       if (unprepare) connection.unprepare(statement.sql);
       if (result.warningStatus !== 0) await refuseDataWarnings(connection);
       affectedRows += result.affectedRows;
-      if (index === 0) insertId = publicInsertId(result.insertId);
+      results.push({
+        affectedRows: result.affectedRows,
+        insertId: publicInsertId(result.insertId),
+      });
     }
-    for (const guard of guards) {
-      const rows = await execute<RowDataPacket[]>(connection, guard.query);
-      if (rows.length > 0) throw guard.error();
+    for (const [index, guard] of guards.entries()) {
+      const queries = guard.queries({ found: found[index] ?? [], results });
+      if (queries === null) throw guard.error();
+      for (const query of queries) {
+        const rows = await run<RowDataPacket[]>(query);
+        // A check's text varies with the number of rows it looks up.
+        connection.unprepare(query.sql);
+        if (rows.length > 0) throw guard.error();
+      }
     }
     progress.committing = true;
     await control(connection, 'commit');
     committed = true;
-    return { affectedRows, insertId };
+    return { affectedRows, insertId: results[0]?.insertId ?? null };
   } finally {
     // A broken connection cannot roll back; the server rolls back when it goes away.
     if (!committed) await control(connection, 'rollback').catch(() => {});

@@ -1,14 +1,15 @@
 /**
- * The policy gate (CONTRACT §6): an `onRequest` hook after the auth guard that works out the
- * caller's role (the token's `role`; `anonymous` without a token and in open mode), answers what
- * the role may not do before any body is read — 404 for a table it cannot read, as if absent;
- * 403 FORBIDDEN for another action or for files — and leaves `request.access` for the policy
- * stage the handlers call between plan and compile. Without a policy it adds nothing.
+ * The policy gate (docs/policies.md): an `onRequest` hook after the auth guard that works out
+ * the caller's role (the token's `role`; `anonymous` without a token and in open mode), answers
+ * what the role may not do before any body is read — 404 for a table it cannot read, as for one
+ * that does not exist; 403 FORBIDDEN for another action on a table that exists, or for files —
+ * and leaves `request.access` for the pipelines. Policy.decide says what is allowed. Without a
+ * policy it adds nothing.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { forbidden, unknownTable } from '../errors.js';
+import { forbidden } from '../errors.js';
 import { type Action, ANONYMOUS, type Policy, type Requested } from '../policy/policy.js';
-import type { Access } from '../policy/stage.js';
+import type { Access } from '../policy/views.js';
 import type { Services } from '../services.js';
 
 declare module 'fastify' {
@@ -71,7 +72,7 @@ function accessOf(policy: Policy, request: FastifyRequest): Access {
   };
 }
 
-export function registerPolicyGate(app: FastifyInstance, { policy }: Services): void {
+export function registerPolicyGate(app: FastifyInstance, { policy, schema }: Services): void {
   app.decorateRequest('access', null);
   if (policy === undefined) return;
   // A callback hook, not an async one: it runs on every request (issue 17).
@@ -82,10 +83,17 @@ export function registerPolicyGate(app: FastifyInstance, { policy }: Services): 
     // Only tables and files are refused here; other routes answer for themselves.
     if (requested.kind !== 'table' && requested.kind !== 'files') return done();
     const decision = policy.decide(access.role, requested);
-    if (decision.allowed) return done();
-    if (decision.refusal === 'unknown-table' && requested.kind === 'table') {
-      return done(unknownTable(requested.table));
+    if (requested.kind === 'files') return done(decision.allowed ? undefined : forbidden());
+    // A table the role may not read and one that does not exist answer alike, here, before the
+    // body is read (else a body error would tell them apart), after the same schema re-read
+    // (db/schema.ts refuse); only a table that exists is 403 for another action.
+    if (!decision.allowed && decision.refusal === 'unknown-table') {
+      schema.refuse(requested.table).catch(done);
+      return;
     }
-    done(forbidden());
+    const found = schema.require(requested.table);
+    const answer = decision.allowed ? undefined : forbidden();
+    if (!(found instanceof Promise)) return done(answer);
+    found.then(() => done(answer), done);
   });
 }

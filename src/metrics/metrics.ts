@@ -11,6 +11,7 @@ import type { SchemaCache } from '../db/schema.js';
 import { ApiError, MYSQL_ERRORS } from '../errors.js';
 import type { Database } from '../execute/database.js';
 import { toApiError } from '../http/errors.js';
+import { ANONYMOUS, type Policy } from '../policy/policy.js';
 
 /** Seconds; finer than prom-client's default at the low end, where most requests are. */
 const LATENCY_BUCKETS = [
@@ -113,8 +114,12 @@ export class GatewayMetrics {
     });
   }
 
+  /** Under a policy, tables are named only to callers whose role may read them (tableOf). */
+  private policy: Policy | undefined;
+
   /** Hooks the counting into the app (buildServer calls this only when metrics are on). */
-  register(app: FastifyInstance): void {
+  register(app: FastifyInstance, policy?: Policy): void {
+    this.policy = policy;
     app.addHook('onResponse', (request, reply, done) => {
       this.countResponse(request, reply);
       done();
@@ -135,18 +140,25 @@ export class GatewayMetrics {
     const route = request.routeOptions.url ?? UNMATCHED_ROUTE;
     const method = request.method;
     const status = String(reply.statusCode);
-    this.requests.inc({ method, route, status, table: this.tableOf(route, request.params) });
+    this.requests.inc({ method, route, status, table: this.tableOf(route, request) });
     this.latency.observe({ method, route, status }, reply.elapsedTime / 1000);
   }
 
   /**
    * A table route's table, only when the schema knows it: the label's values are bounded by
-   * the schema, never by what clients send (an unknown name is '').
+   * the schema, never by what clients send (an unknown name is ''). Under a policy, only when
+   * the caller's role may read it (`anonymous` for a request the auth guard stopped before the
+   * policy gate): a table the role may not read answers as one that does not exist, and its
+   * name in the metrics must not say otherwise.
    */
-  private tableOf(route: string, params: unknown): string {
+  private tableOf(route: string, request: FastifyRequest): string {
     if (!route.startsWith('/table/:table/')) return '';
-    const table = (params as { table?: unknown } | undefined)?.table;
-    return typeof table === 'string' && this.schema.has(table) ? table : '';
+    const table = (request.params as { table?: unknown } | undefined)?.table;
+    if (typeof table !== 'string' || !this.schema.has(table)) return '';
+    const policy = this.policy;
+    if (policy === undefined) return table;
+    const role = request.access?.role ?? ANONYMOUS;
+    return policy.grant(role, table, 'read') === null ? '' : table;
   }
 
   private countError(request: FastifyRequest, error: FastifyError): void {

@@ -15,14 +15,15 @@ import {
   guardUpdate,
   updatedRowViolation,
 } from '../policy/stage.js';
-import type { Access } from '../policy/views.js';
+import { type Access, readView, writeView } from '../policy/views.js';
 import type { KeyValue } from '../query/key-value.js';
 import {
+  type CompiledGuard,
   compileDelete,
   compileInsertBatches,
-  compileInsertRechecks,
+  compileInsertGuard,
   compileUpdate,
-  compileUpdateRecheck,
+  compileUpdateGuard,
 } from '../sql/compile-write.js';
 import type { CompiledQuery } from '../sql/compiled-query.js';
 import { bindUser } from '../sql/user-values.js';
@@ -32,17 +33,24 @@ export interface WriteJob {
   readonly options: WriteOptions;
 }
 
-/** `POST /table/<t>/create`. */
+/**
+ * `POST /table/<t>/create`. The body is planned against the role's write view (only columns it
+ * may name: a hidden one is unknown, policy/views.ts).
+ */
 export function createJob(table: TableInfo, body: unknown, access: Access | null): WriteJob {
-  const plan = guardInsert(access, planInsert(table, body));
+  const plan = guardInsert(access, planInsert(writeView(access, table, 'create'), body));
   // A policy's where beyond `col eq value`: checked after the INSERT, in its transaction.
-  const guards = compileInsertRechecks(plan).map((query) => ({
-    query: bound(query, access),
-    error: () => createdRowViolation(plan.table),
-  }));
+  const guard = compileInsertGuard(plan);
   return {
     statements: compileInsertBatches(plan).map((query) => bound(query, access)),
-    options: { unprepare: plan.rows.length > 1, autocommit: insertIsExact(plan), guards },
+    options: {
+      unprepare: plan.rows.length > 1,
+      autocommit: insertIsExact(plan),
+      guards:
+        guard === null
+          ? []
+          : [{ ...boundGuard(guard, access), error: () => createdRowViolation(plan.table) }],
+    },
   };
 }
 
@@ -53,24 +61,30 @@ export function updateJob(
   body: unknown,
   access: Access | null,
 ): WriteJob {
-  const plan = guardUpdate(access, planUpdate(table, match, body));
+  const planned = planUpdate(
+    writeView(access, table, 'update'),
+    match,
+    body,
+    readView(access, table),
+  );
+  const plan = guardUpdate(access, planned);
   // A policy's where on a column the update changes: checked after it, in its transaction.
-  const recheck = compileUpdateRecheck(plan);
+  const guard = compileUpdateGuard(plan);
   return {
     statements: [bound(compileUpdate(plan), access)],
     options: {
       autocommit: updateIsExact(plan),
       guards:
-        recheck === null
+        guard === null
           ? []
-          : [{ query: bound(recheck, access), error: () => updatedRowViolation(plan.table) }],
+          : [{ ...boundGuard(guard, access), error: () => updatedRowViolation(plan.table) }],
     },
   };
 }
 
 /** `DELETE /table/<t>/delete(<key>,<value>)`. */
 export function deleteJob(table: TableInfo, match: KeyValue, access: Access | null): WriteJob {
-  const plan = guardDelete(access, planDelete(table, match));
+  const plan = guardDelete(access, planDelete(readView(access, table), match));
   return {
     statements: [bound(compileDelete(plan), access)],
     options: { autocommit: deleteIsExact(plan) },
@@ -79,4 +93,12 @@ export function deleteJob(table: TableInfo, match: KeyValue, access: Access | nu
 
 function bound(query: CompiledQuery, access: Access | null): CompiledQuery {
   return bindUser(query, access?.user ?? null);
+}
+
+/** A guard whose lookup and checks carry the caller's `@user` values. */
+function boundGuard(guard: CompiledGuard, access: Access | null): CompiledGuard {
+  return {
+    lookup: guard.lookup === null ? null : bound(guard.lookup, access),
+    queries: (outcome) => guard.queries(outcome)?.map((query) => bound(query, access)) ?? null,
+  };
 }

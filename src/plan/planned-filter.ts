@@ -10,6 +10,7 @@ import type {
   FilterLiteral,
   MatchFn,
   NonNullFilterLiteral,
+  UserParameter,
 } from '../query/ast.js';
 import type { Join, Source } from './read-plan.js';
 
@@ -69,7 +70,7 @@ export type PlannedFilter =
       readonly kind: 'match';
       readonly fn: MatchFn;
       readonly column: PlannedColumnExpr;
-      readonly value: string;
+      readonly value: string | UserParameter;
     }
   /**
    * `rel/any(x: cond)`: some related row satisfies `condition` (any row at all when null);

@@ -9,6 +9,7 @@ import { generatedColumn, invalidQuery, unknownColumn } from '../errors.js';
 import type { KeyValue } from '../query/key-value.js';
 import type { PlannedFilter } from './read-plan.js';
 import { insertRows, updateEntries } from './write-body.js';
+import type { InsertedRows, UpdatedRows } from './written-rows.js';
 
 export type { KeyOperand, WriteParam } from '../db/value-codec.js';
 
@@ -25,8 +26,8 @@ export interface InsertPlan {
   readonly rows: readonly (readonly PlannedCell[])[];
   /** A policy's row condition every inserted row must satisfy (src/policy/stage.ts)… */
   readonly condition?: PlannedFilter | null;
-  /** …checked after the INSERT, in its transaction. */
-  readonly recheck?: boolean;
+  /** …checked after the INSERT, in its transaction, on the rows found so. */
+  readonly recheck?: InsertedRows;
 }
 
 export interface Assignment {
@@ -44,8 +45,11 @@ export interface UpdatePlan {
   readonly where: KeyMatch;
   /** A policy's row condition, ANDed to the key (src/policy/stage.ts). */
   readonly condition?: PlannedFilter | null;
-  /** Check after the UPDATE, in its transaction, that the rows it wrote still satisfy `condition`. */
-  readonly recheck?: boolean;
+  /**
+   * Check after the UPDATE, in its transaction, that the rows it wrote (found so) still satisfy
+   * `condition`.
+   */
+  readonly recheck?: UpdatedRows;
 }
 
 export interface DeletePlan {
@@ -82,15 +86,24 @@ export function planInsert(table: TableInfo, body: unknown): InsertPlan {
   return { table, columns, rows };
 }
 
-/** `PUT /table/<t>/update(<key>,<value>)`: the body's columns, set on every matching row. */
-export function planUpdate(table: TableInfo, match: KeyValue, body: unknown): UpdatePlan {
+/**
+ * `PUT /table/<t>/update(<key>,<value>)`: the body's columns, set on every matching row. The key
+ * is resolved against `keyTable`: a policy lets a role name fewer columns in a key than in a
+ * body (policy/view.ts); both share the table's ColumnInfo objects.
+ */
+export function planUpdate(
+  table: TableInfo,
+  match: KeyValue,
+  body: unknown,
+  keyTable: TableInfo = table,
+): UpdatePlan {
   const entries = updateEntries(body);
   const columns = entries.map(([name]) => writableColumn(table, name));
   const set = entries.map(([, value], index) => {
     const column = columns[index] as ColumnInfo;
     return { column, value: coerceValue(column, value, null) };
   });
-  return { table, set, where: planKeyMatch(table, match) };
+  return { table, set, where: planKeyMatch(keyTable, match) };
 }
 
 /** `DELETE /table/<t>/delete(<key>,<value>)`. */

@@ -1,8 +1,9 @@
 /**
- * The policy stage, between plan and compile (CONTRACT §6): given the caller's Access and a plan,
- * returns the plan narrowed to what the role may do — the where ANDed into the row condition
- * (compiled into the SQL like any $filter, so $top/$skip/$count and streaming stay exact), the
- * columns restricted — or throws 400/403. Without a policy (access null) plans pass unchanged.
+ * The policy stage of a write, between plan and compile (docs/policies.md): given the caller's
+ * Access and a write plan, returns the plan narrowed to what the role may do — the where ANDed
+ * into the statement, a check after the write where the where reads what it changes — or throws
+ * 403. Reads need no stage: they are planned through the role's views (policy/views.ts).
+ * Without a policy (access null) plans pass unchanged.
  */
 import type { ColumnInfo, TableInfo } from '../db/schema-types.js';
 import { coerceValue } from '../db/value-codec.js';
@@ -14,9 +15,11 @@ import type {
   UpdatePlan,
   WriteParam,
 } from '../plan/write-plan.js';
-import type { NonNullFilterLiteral } from '../query/ast.js';
+import { insertedRows, updatedRows } from '../plan/written-rows.js';
+import { isCanonicalInteger } from '../sql/user-values.js';
 import type { Action, Grant } from './policy.js';
-import type { Access } from './views.js';
+import { type Access, baseTable } from './views.js';
+import type { RequiredValue } from './where.js';
 
 export type { Access } from './views.js';
 
@@ -26,6 +29,16 @@ function grantOf(access: Access, table: TableInfo, action: Action): Grant {
   // The policy gate (http/policy-gate.ts) refuses these before the handler runs; this answers
   // the same for any other caller of the stage.
   throw decision.refusal === 'unknown-table' ? unknownTable(table.name) : forbidden();
+}
+
+/**
+ * A write planned against the role's view of the table (policy/view.ts), on the whole table: the
+ * policy's where and the checks after the write read every column, and the statement's exactness
+ * (plan/exact-write.ts) depends on the columns the body leaves out.
+ */
+function onBaseTable<T extends { readonly table: TableInfo }>(plan: T): T {
+  const table = baseTable(plan.table);
+  return table === plan.table ? plan : { ...plan, table };
 }
 
 function checkWritable(grant: Grant, columns: Iterable<ColumnInfo>): void {
@@ -52,18 +65,17 @@ function sameParam(a: WriteParam, b: WriteParam): boolean {
  * Whether a value about to be written equals what a `col eq value` conjunct requires. Both go
  * through the same codec as the body, so equal parameters store equal values and the SQL `=`
  * holds; anything else (a value the codec refuses, a float) counts as not equal — the check can
- * refuse a row MySQL would accept, never accept one it would not.
+ * refuse a row MySQL would accept, never accept one it would not. An `@user` value is exact, as
+ * in SQL (sql/compile-filter.ts compareUser): text only when it is the very same text (the codec
+ * passes text through as it is), an integer only from its canonical digits.
  */
-function satisfies(
-  column: ColumnInfo,
-  value: WriteParam,
-  required: readonly NonNullFilterLiteral[],
-) {
+function satisfies(column: ColumnInfo, value: WriteParam, required: readonly RequiredValue[]) {
   if (value === null || column.kind === 'float') return false;
-  return required.every((literal) => {
-    // equalities() gave a caller's value as a string.
+  return required.every(({ literal, exact }) => {
+    // equalities() gives a caller's value as a string literal.
     if (literal.kind === 'user') return false;
     const given = literal.kind === 'number' ? literal.text : literal.value;
+    if (exact && !exactlyWritable(column, String(given))) return false;
     try {
       return sameParam(coerceValue(column, given), value);
     } catch {
@@ -72,42 +84,29 @@ function satisfies(
   });
 }
 
+/** Whether an `@user` value can equal a value of the column at all (text, or canonical digits). */
+function exactlyWritable(column: ColumnInfo, text: string): boolean {
+  if (column.kind === 'integer' || column.kind === 'year') return isCanonicalInteger(text);
+  return column.kind === 'string';
+}
+
 function violation(table: TableInfo, action: 'create' | 'update', detail: string): never {
   throw policyViolation(
     `The ${action === 'create' ? 'new row' : 'updated row'} would not satisfy this role's policy for ${action} on '${table.name}': ${detail}`,
   );
 }
 
-/** The answer when the check after an update (compileUpdateRecheck) found a row outside the where. */
+/** The answer when the check after an update (compileUpdateGuard) found a row outside the where. */
 export const updatedRowViolation = (table: TableInfo) =>
   policyViolation(
     `The updated row would not satisfy this role's policy for update on '${table.name}'; nothing was changed`,
   );
 
-/**
- * Column kinds whose stored value `column <=> <the value just written>` finds again for sure
- * (compile-write.ts compileUpdateRecheck, compileInsertRechecks). FLOAT rounds, YEAR turns 24 into 2024, SET reorders
- * its members, BINARY pads, JSON compares as documents: for those the written row could slip
- * past the check, so such a write that needs the check is refused instead.
- */
-const RECHECKABLE_KINDS: ReadonlySet<string> = new Set([
-  'integer',
-  'decimal',
-  'string',
-  'date',
-  'datetime',
-]);
+/** Why a write that needs a check after it is refused (plan/written-rows.ts). */
+const CANNOT_FIND =
+  'and the rows it writes cannot be found again by their primary key here (a view, a table without a primary key or with triggers, a change to the primary key, or a batch that gives some AUTO_INCREMENT ids and not others)';
 
-function recheckable(table: TableInfo, written: readonly ColumnInfo[]): boolean {
-  // A trigger could change what is written; only a table known to have none is checked.
-  if (table.hasTriggers !== false) return false;
-  return written.every((column) => RECHECKABLE_KINDS.has(column.kind) && column.dataType !== 'set');
-}
-
-const CANNOT_CHECK =
-  'and the values cannot be checked here (a FLOAT, YEAR, SET, BIT, binary or JSON column, or a table with triggers)';
-
-/** The answer when the check after a create (compileInsertRechecks) found a row outside the where. */
+/** The answer when the check after a create (compileInsertGuard) found a row outside the where. */
 export const createdRowViolation = (table: TableInfo) =>
   policyViolation(
     `A new row would not satisfy this role's policy for create on '${table.name}'; nothing was inserted`,
@@ -119,10 +118,12 @@ export const createdRowViolation = (table: TableInfo) =>
  * about to be written, before any SQL (a row that leaves such a column to its default does not
  * satisfy it: the default is not known here). When that is the whole where, nothing else is
  * needed; otherwise (`amount lt 100`, an `or`) the rows are checked after the INSERT in the same
- * transaction (`recheck`, compileInsertRechecks), and everything is rolled back when one fails.
+ * transaction, found by their primary key (`recheck`, plan/written-rows.ts, compiled by
+ * compileInsertGuard), and everything is rolled back when one fails.
  */
-export function guardInsert(access: Access | null, plan: InsertPlan): InsertPlan {
-  if (access === null) return plan;
+export function guardInsert(access: Access | null, made: InsertPlan): InsertPlan {
+  if (access === null) return made;
+  const plan = onBaseTable(made);
   const grant = grantOf(access, plan.table, 'create');
   checkWritable(grant, plan.columns);
   if (grant.where === null) return plan;
@@ -140,12 +141,13 @@ export function guardInsert(access: Access | null, plan: InsertPlan): InsertPlan
     });
   }
   if (complete) return plan;
-  if (!recheckable(plan.table, plan.columns)) {
+  const recheck = insertedRows(plan);
+  if (recheck === null) {
     throw policyViolation(
-      `This role's policy for create on '${plan.table.name}' is more than 'column eq value' conditions, ${CANNOT_CHECK}`,
+      `This role's policy for create on '${plan.table.name}' is more than 'column eq value' conditions, ${CANNOT_FIND}`,
     );
   }
-  return { ...plan, condition: grant.where.planOn(plan.table), recheck: true };
+  return { ...plan, condition: grant.where.planOn(plan.table), recheck };
 }
 
 /**
@@ -155,13 +157,14 @@ export function guardInsert(access: Access | null, plan: InsertPlan): InsertPlan
  * - a set column that is one of the where's top-level `col eq value` conjuncts is checked here,
  *   before any SQL: a value other than that one is 403 POLICY_VIOLATION at once;
  * - any other part that reads a set column (`amount lt 100`, an `or`, a generated column) is
- *   checked after the UPDATE in the same transaction (`recheck`, compiled by
- *   compileUpdateRecheck): an updated row that no longer satisfies the where rolls everything
- *   back with 403 POLICY_VIOLATION. Where that check could miss a row (see recheckable), the
- *   update is refused instead.
+ *   checked after the UPDATE in the same transaction on the rows it wrote, found by their
+ *   primary key (`recheck`, plan/written-rows.ts, compiled by compileUpdateGuard): one that no
+ *   longer satisfies the where rolls everything back with 403 POLICY_VIOLATION. Where the rows
+ *   cannot be found so, the update is refused instead.
  */
-export function guardUpdate(access: Access | null, plan: UpdatePlan): UpdatePlan {
-  if (access === null) return plan;
+export function guardUpdate(access: Access | null, made: UpdatePlan): UpdatePlan {
+  if (access === null) return made;
+  const plan = onBaseTable(made);
   const grant = grantOf(access, plan.table, 'update');
   checkWritable(
     grant,
@@ -173,7 +176,7 @@ export function guardUpdate(access: Access | null, plan: UpdatePlan): UpdatePlan
   // A generated column the where reads may follow any set column.
   const readsGenerated = [...read].some((name) => plan.table.columnsByName.get(name)?.generated);
   const touched = plan.set.filter(({ column }) => read.has(column.name));
-  let recheck = readsGenerated && plan.set.length > 0;
+  let needsCheck = readsGenerated && plan.set.length > 0;
   if (touched.length > 0) {
     const { required, elsewhere } = grant.where.equalities(access.user);
     for (const { column, value } of touched) {
@@ -181,27 +184,24 @@ export function guardUpdate(access: Access | null, plan: UpdatePlan): UpdatePlan
       if (literals !== undefined && !satisfies(column, value, literals)) {
         violation(plan.table, 'update', `column '${column.name}'`);
       }
-      if (literals === undefined || elsewhere.has(column.name)) recheck = true;
+      if (literals === undefined || elsewhere.has(column.name)) needsCheck = true;
     }
   }
-  if (
-    recheck &&
-    !recheckable(
-      plan.table,
-      plan.set.map(({ column }) => column),
-    )
-  ) {
+  const condition = grant.where.planOn(plan.table);
+  if (!needsCheck) return { ...plan, condition };
+  const recheck = updatedRows(plan);
+  if (recheck === null) {
     throw policyViolation(
-      `This role's policy for update on '${plan.table.name}' reads a column this update changes, ${CANNOT_CHECK}`,
+      `This role's policy for update on '${plan.table.name}' reads a column this update changes, ${CANNOT_FIND}`,
     );
   }
-  const condition = grant.where.planOn(plan.table);
-  return recheck ? { ...plan, condition, recheck } : { ...plan, condition };
+  return { ...plan, condition, recheck };
 }
 
 /** A delete: the where is ANDed into the DELETE's WHERE. */
-export function guardDelete(access: Access | null, plan: DeletePlan): DeletePlan {
-  if (access === null) return plan;
+export function guardDelete(access: Access | null, made: DeletePlan): DeletePlan {
+  if (access === null) return made;
+  const plan = onBaseTable(made);
   const grant = grantOf(access, plan.table, 'delete');
   checkKey(access, plan.table, plan.where);
   if (grant.where === null) return plan;

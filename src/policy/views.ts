@@ -1,21 +1,24 @@
 /**
- * A role's view of each table (plan/view.ts) under the policy: the table only when the role may
- * read it, only its read grant's columns, relations only to tables the role may read (the
- * planner asks for the target's view), and the read grant's where as the row condition. The
- * same for every caller of the role (a where's `@user` values are bound when the statement
- * runs), so views are made once per table object and role.
+ * A role's views of the tables under the policy. For reads (plan/view.ts): the table only when
+ * the role may read it, only its read grant's columns, relations only to tables the role may
+ * read (the planner asks for the target's view), and the read grant's where as the row
+ * condition; the same for every caller of the role (a where's `@user` values are bound when the
+ * statement runs), so views are made once per table object and role. For writes: the table with
+ * only the columns a body or key may name (writeView, readView), so a hidden column is unknown
+ * there too, before the value codec could describe it.
  */
 import type { ColumnInfo, TableInfo } from '../db/schema-types.js';
 import type { Source } from '../plan/read-plan.js';
 import { fullView, openViewer, type TableView, type Viewer } from '../plan/view.js';
-import type { Grant, Policy } from './policy.js';
+import type { UserValues } from '../sql/user-values.js';
+import type { Action, Grant, Policy } from './policy.js';
 
 /** Who is asking, under which policy: put on the request by the policy gate (http/policy-gate.ts). */
 export interface Access {
   readonly policy: Policy;
   readonly role: string;
   /** null for `anonymous`. */
-  readonly user: import('../sql/user-values.js').UserValues | null;
+  readonly user: UserValues | null;
 }
 
 const views = new WeakMap<TableInfo, Map<string, TableView | null>>();
@@ -71,4 +74,86 @@ function grantedView(table: TableInfo, grant: Grant): TableView {
     // The where may read columns the role cannot: it is planned against the whole table.
     rows: where === null ? whole.rows : (source: Source) => where.plan(source),
   };
+}
+
+// ---- Writes ---------------------------------------------------------------------------------
+
+/** The table a view shows part of. */
+const bases = new WeakMap<TableInfo, TableInfo>();
+const readViews = new WeakMap<TableInfo, WeakMap<Grant, TableInfo>>();
+const writeViews = new WeakMap<TableInfo, WeakMap<Grant, WeakMap<Grant, TableInfo>>>();
+
+/** The whole table a view (or the table itself) stands for. */
+export function baseTable(table: TableInfo): TableInfo {
+  return bases.get(table) ?? table;
+}
+
+/** The columns the role may read: what a read, and the key of update/delete, may name. */
+export function readView(access: Access | null, table: TableInfo): TableInfo {
+  if (access === null) return table;
+  const grant = grantFor(access, table, 'read');
+  if (grant === null || grant.columns === null) return table;
+  let byGrant = readViews.get(table);
+  if (byGrant === undefined) {
+    byGrant = new WeakMap();
+    readViews.set(table, byGrant);
+  }
+  let view = byGrant.get(grant);
+  if (view === undefined) {
+    view = narrowed(table, new Set(grant.columns));
+    byGrant.set(grant, view);
+  }
+  return view;
+}
+
+/**
+ * What a create or update body may name: the columns the role may read, and those the action
+ * may write (a write-only column is the policy author's to grant). A readable column the action
+ * may not write stays nameable: the policy stage answers it 403 FORBIDDEN.
+ */
+export function writeView(
+  access: Access | null,
+  table: TableInfo,
+  action: 'create' | 'update',
+): TableInfo {
+  if (access === null) return table;
+  const read = grantFor(access, table, 'read');
+  const write = grantFor(access, table, action);
+  if (read === null || write === null || read.columns === null || write.columns === null) {
+    return table;
+  }
+  let byRead = writeViews.get(table);
+  if (byRead === undefined) {
+    byRead = new WeakMap();
+    writeViews.set(table, byRead);
+  }
+  let byWrite = byRead.get(read);
+  if (byWrite === undefined) {
+    byWrite = new WeakMap();
+    byRead.set(read, byWrite);
+  }
+  let view = byWrite.get(write);
+  if (view === undefined) {
+    view = narrowed(table, new Set([...read.columns, ...write.columns]));
+    byWrite.set(write, view);
+  }
+  return view;
+}
+
+function narrowed(table: TableInfo, names: ReadonlySet<string>): TableInfo {
+  const columns: ColumnInfo[] = table.columns.filter((column) => names.has(column.name));
+  if (columns.length === table.columns.length) return table;
+  const view: TableInfo = {
+    ...table,
+    columns,
+    columnsByName: new Map(columns.map((column) => [column.name, column])),
+  };
+  bases.set(view, table);
+  return view;
+}
+
+/** The action's grant when the policy allows it (Policy.decide), else null. */
+function grantFor(access: Access, table: TableInfo, action: Action): Grant | null {
+  const decision = access.policy.decide(access.role, { kind: 'table', table: table.name, action });
+  return decision.allowed ? decision.grant : null;
 }

@@ -18,6 +18,12 @@ import type { UserValues } from '../sql/user-values.js';
 
 export type { UserValues } from '../sql/user-values.js';
 
+/** A value a `col eq value` conjunct requires, and whether it is an `@user` value (exact). */
+export interface RequiredValue {
+  readonly literal: NonNullFilterLiteral;
+  readonly exact: boolean;
+}
+
 export interface WhereTemplate {
   readonly text: string;
   readonly expr: FilterExpr;
@@ -80,16 +86,17 @@ export class WhereCondition {
   /**
    * The `column eq value` conjuncts of the where for this caller (column → required values), and
    * whether they are all of it. `and` nests flatten; `value eq column` counts too; a function of
-   * a column (`tolower(x) eq 'a'`) does not. A `@user` value is the caller's, as a string.
+   * a column (`tolower(x) eq 'a'`) does not. A `@user` value is the caller's, as a string, and
+   * exact: satisfied only byte for byte (policy/stage.ts).
    */
   equalities(user: UserValues | null): {
-    readonly required: ReadonlyMap<string, readonly NonNullFilterLiteral[]>;
+    readonly required: ReadonlyMap<string, readonly RequiredValue[]>;
     /** Whether the where is nothing but those conjuncts. */
     readonly complete: boolean;
     /** Columns read by the rest of the where. */
     readonly elsewhere: ReadonlySet<string>;
   } {
-    const required = new Map<string, NonNullFilterLiteral[]>();
+    const required = new Map<string, RequiredValue[]>();
     const elsewhere = new Set<string>();
     let complete = true;
     const walk = (expr: FilterExpr): void => {
@@ -108,7 +115,7 @@ export class WhereCondition {
         const value = pair === null ? undefined : valueFor(pair[1] as FilterLiteral, user);
         if (pair !== null && value !== undefined) {
           const list = required.get(pair[0]) ?? [];
-          list.push(value);
+          list.push({ literal: value, exact: (pair[1] as FilterLiteral).kind === 'user' });
           required.set(pair[0], list);
           return;
         }

@@ -108,7 +108,8 @@ export type FilterExpr =
       readonly kind: 'match';
       readonly fn: MatchFn;
       readonly column: ColumnExpr;
-      readonly value: string;
+      /** The text to find; a caller's value in a policy's where. */
+      readonly value: string | UserParameter;
     }
   | Lambda;
 

@@ -225,6 +225,10 @@ class Parser {
         : this.parseColumn('a column');
     this.expect('comma', "','");
     const value = this.next();
+    if (value.kind === 'parameter') {
+      this.expect('rparen', "')'");
+      return { kind: 'match', fn, column, value: { kind: 'user', field: value.field } };
+    }
     if (value.kind !== 'string') throw syntaxError(value, 'a string in single quotes');
     this.countPattern(value);
     this.expect('rparen', "')'");

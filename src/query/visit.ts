@@ -36,6 +36,7 @@ export function visitFilterColumns(expr: FilterExpr, visitor: FilterVisitor): vo
       return;
     case 'match':
       columnExpr(expr.column);
+      if (typeof expr.value !== 'string') visitor.literal?.(expr.value);
       return;
     case 'lambda':
       if (visitor.lambda !== undefined) visitor.lambda(expr);

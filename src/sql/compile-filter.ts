@@ -17,7 +17,7 @@ import type { Source } from '../plan/read-plan.js';
 import type { ColumnFn, CompareOp, FilterLiteral, Literal, UserParameter } from '../query/ast.js';
 import { isDigitRun } from '../query/lexer.js';
 import { quoteIdent } from './quote.js';
-import { userValue } from './user-values.js';
+import { likePattern, userValue } from './user-values.js';
 
 /** How names are written: bare (one table), or qualified by their source's alias. */
 export interface SqlContext {
@@ -110,16 +110,14 @@ export function compileFilter(
       // An explicit `!` escape instead of LIKE's default `\`: spelling a backslash in SQL text
       // (`ESCAPE '\\'`) depends on sql_mode NO_BACKSLASH_ESCAPES, `'!'` reads the same in every
       // mode. With it a backslash in the value is an ordinary character. LIKE follows the
-      // column's collation, so with the usual *_ci collations the match is case-insensitive.
-      const escaped = filter.value.replace(/[!%_]/g, '!$&');
-      const pattern =
-        filter.fn === 'contains'
-          ? `%${escaped}%`
-          : filter.fn === 'startswith'
-            ? `${escaped}%`
-            : `%${escaped}`;
+      // column's collation, so with the usual *_ci collations the match is case-insensitive;
+      // a caller's `@user` value matches byte for byte (a binary pattern: compareUser says why).
       const column = compileColumnExpr(filter.column, context);
-      params.push(pattern);
+      if (typeof filter.value !== 'string') {
+        params.push(userValue(filter.value.field, filter.fn));
+        return `${column} LIKE CAST(? AS BINARY) ESCAPE '!'`;
+      }
+      params.push(likePattern(filter.fn, filter.value));
       return `${column} LIKE ? ESCAPE '!'`;
     }
     case 'related':

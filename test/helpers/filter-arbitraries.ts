@@ -370,7 +370,7 @@ export function filterText(expr: FilterExpr, s: Spelling): string {
     case 'in':
       return `${columnText(expr.column, s)}${_}${keyword('in', s)}${_}(${expr.values.map((v) => literalText(v, s)).join(`,${_}`)})`;
     case 'match':
-      return `${keyword(expr.fn, s)}(${columnText(expr.column, s)},${_}${literalText({ kind: 'string', value: expr.value }, s)})`;
+      return `${keyword(expr.fn, s)}(${columnText(expr.column, s)},${_}${typeof expr.value === 'string' ? literalText({ kind: 'string', value: expr.value }, s) : literalText(expr.value, s)})`;
     case 'lambda':
       throw new Error('lambdas are not generated here');
   }

@@ -125,3 +125,45 @@ describe('numeric text of digits only', () => {
     expect(coerceValue(wide, '000')).toBe('0');
   });
 });
+
+describe('ENUM and SET: a number that names no member is refused, never read as a position', () => {
+  const status = text('status', {
+    dataType: 'enum',
+    columnType: "enum('open','paid','7','it''s','a\\\\b','cancelled')",
+    maxLength: 9,
+  });
+  const tags = text('tags', { dataType: 'set', columnType: "set('a','b','3')", maxLength: 5 });
+  const members = "'open', 'paid', '7', 'it's', 'a\\b', 'cancelled'";
+
+  test.each<[unknown, string]>([
+    ['4', "'4'"],
+    [4, "'4'"],
+    [true, "'1'"],
+    [' 4', "' 4'"],
+    ['+4', "'+4'"],
+    ['04', "'04'"],
+    ['4.0', "'4.0'"],
+    ['07', "'07'"],
+  ])('ENUM ← %j', (value, shown) => {
+    expect(() => coerceValue(status, value)).toThrow(
+      `Column 'status' must be one of ${members}; MySQL would read ${shown} as the position of a member`,
+    );
+    expect(() => coerceValue(status, value)).toThrow(
+      expect.objectContaining({ status: 400, code: 'INVALID_VALUE' }),
+    );
+  });
+
+  test('member names pass as they are, a numeric one too; other texts are left to MySQL', () => {
+    for (const value of ['open', 'cancelled', '7', "it's", 'a\\b', 'OPEN', 'nope']) {
+      expect(coerceValue(status, value)).toBe(value);
+    }
+    expect(coerceValue(status, 7)).toBe('7');
+  });
+
+  test('SET: a bit mask is refused; member lists, a numeric member among them, pass', () => {
+    expect(() => coerceValue(tags, 5, 2)).toThrow(
+      "Row 2, column 'tags' takes members of 'a', 'b', '3', separated by commas; MySQL would read '5' as a set of positions",
+    );
+    for (const value of ['a', 'a,b', '3', 'a,3', '']) expect(coerceValue(tags, value)).toBe(value);
+  });
+});

@@ -14,15 +14,15 @@ import {
   validatePolicy,
 } from '../../../src/policy/policy.js';
 import { type Access, guardDelete, guardInsert, guardUpdate } from '../../../src/policy/stage.js';
-import { viewerFor } from '../../../src/policy/views.js';
+import { baseTable, readView, viewerFor, writeView } from '../../../src/policy/views.js';
 import { parseWhere } from '../../../src/policy/where.js';
 import { parseReadOptions } from '../../../src/query/options.js';
 import { compileCount, compileRead } from '../../../src/sql/compile-read.js';
 import {
   compileDelete,
-  compileInsertRechecks,
+  compileInsertGuard,
   compileUpdate,
-  compileUpdateRecheck,
+  compileUpdateGuard,
 } from '../../../src/sql/compile-write.js';
 import type { CompiledQuery } from '../../../src/sql/compiled-query.js';
 import { bindUser } from '../../../src/sql/user-values.js';
@@ -79,6 +79,9 @@ const read = (query: Record<string, string>, access: Access | null = null, t: Ta
   planRead(parseReadOptions(query), t, viewerFor(access));
 /** A statement with the caller's @user values in place, as it runs. */
 const bound = (query: CompiledQuery, access: Access) => bindUser(query, access.user);
+/** Each statement of a check, as it runs. */
+const boundAll = (queries: readonly CompiledQuery[] | null | undefined, access: Access) =>
+  queries?.map((query) => bound(query, access));
 /** `customer_id eq @user.id`: an index lookup, and the column's text byte for byte. */
 const OWN = '(`customer_id` = ? AND CAST(`customer_id` AS CHAR) = CAST(? AS BINARY))';
 
@@ -267,6 +270,7 @@ describe('the stage between plan and compile', () => {
 describe('an update checked after it runs', () => {
   const checked: TableInfo = { ...orders, name: 'checked', hasTriggers: false };
   const triggered: TableInfo = { ...orders, name: 'triggered', hasTriggers: true };
+  const keyless: TableInfo = { ...orders, name: 'keyless', hasTriggers: false, primaryKey: [] };
   const rules = validatePolicy(
     {
       roles: {
@@ -280,6 +284,7 @@ describe('an update checked after it runs', () => {
     new Map([
       ['checked', checked],
       ['triggered', triggered],
+      ['keyless', keyless],
     ]),
   );
   const access: Access = {
@@ -288,32 +293,75 @@ describe('an update checked after it runs', () => {
     user: { id: '7', email: 'e@x.org', role: 'e' },
   };
   const key = { key: 'id', value: { kind: 'number', text: '3' }, bare: '3' } as const;
+  const outcome = (matched: number, found: unknown[][] = []) => ({
+    found,
+    results: [{ affectedRows: matched, insertId: null }],
+  });
 
-  test('a set column the where reads outside col eq value: a SELECT after the UPDATE', () => {
+  test('by the primary key of update(id,…): the row at that key, when the UPDATE matched it', () => {
     const plan = guardUpdate(access, planUpdate(checked, key, { note: 'x', status: 's' }));
     expect(bound(compileUpdate(plan), access)).toEqual({
-      sql: `UPDATE \`checked\` SET \`note\` = ?, \`status\` = ? WHERE \`id\` = ? AND (${OWN} AND \`note\` <> ?)`,
+      sql: 'UPDATE `checked` SET `note` = ?, `status` = ? WHERE `id` = ? AND ((`customer_id` = ? AND CAST(`customer_id` AS CHAR) = CAST(? AS BINARY)) AND `note` <> ?)',
       params: ['x', 's', 3, '7', '7', 'locked'],
     });
-    expect(bound(compileUpdateRecheck(plan) as CompiledQuery, access)).toEqual({
-      sql: `SELECT 1 FROM \`checked\` WHERE \`id\` = ? AND \`note\` <=> ? AND \`status\` <=> ? AND ((${OWN} AND \`note\` <> ?)) IS NOT TRUE LIMIT 1`,
-      params: [3, 'x', 's', '7', '7', 'locked'],
+    const guard = compileUpdateGuard(plan);
+    expect(guard?.lookup).toBeNull();
+    // Never the values sent: the row is found by its key, the where read from what is stored.
+    expect(boundAll(guard?.queries(outcome(1)), access)).toEqual([
+      {
+        sql: 'SELECT COUNT(*) FROM `checked` WHERE `id` = ? HAVING COUNT(*) <> ? OR SUM((((`customer_id` = ? AND CAST(`customer_id` AS CHAR) = CAST(? AS BINARY)) AND `note` <> ?)) IS NOT TRUE) > 0',
+        params: [3, 1, '7', '7', 'locked'],
+      },
+    ]);
+    expect(guard?.queries(outcome(0))).toEqual([]);
+  });
+
+  test('by another key: the primary keys locked just before, confirmed by the matched count', () => {
+    const byNote = { key: 'note', value: { kind: 'string', value: 'draft' }, bare: null } as const;
+    const plan = guardUpdate(access, planUpdate(checked, byNote, { note: 'x' }));
+    const guard = compileUpdateGuard(plan, 7);
+    expect(guard?.lookup && bound(guard.lookup, access)).toEqual({
+      sql: 'SELECT `id` FROM `checked` WHERE `note` = ? AND ((`customer_id` = ? AND CAST(`customer_id` AS CHAR) = CAST(? AS BINARY)) AND `note` <> ?) FOR UPDATE',
+      params: ['draft', '7', '7', 'locked'],
     });
+    // 7 placeholders: 3 for the where, 1 for the count, so 3 keys per SELECT.
+    expect(
+      boundAll(guard?.queries(outcome(4, [[10], ['11'], [12], ['9007199254740993']])), access),
+    ).toEqual([
+      {
+        sql: 'SELECT COUNT(*) FROM `checked` WHERE `id` IN (?, ?, ?) HAVING COUNT(*) <> ? OR SUM((((`customer_id` = ? AND CAST(`customer_id` AS CHAR) = CAST(? AS BINARY)) AND `note` <> ?)) IS NOT TRUE) > 0',
+        params: [10, 11, 12, 3, '7', '7', 'locked'],
+      },
+      {
+        sql: 'SELECT COUNT(*) FROM `checked` WHERE `id` IN (CAST(? AS DECIMAL(65,30))) HAVING COUNT(*) <> ? OR SUM((((`customer_id` = ? AND CAST(`customer_id` AS CHAR) = CAST(? AS BINARY)) AND `note` <> ?)) IS NOT TRUE) > 0',
+        params: ['9007199254740993', 1, '7', '7', 'locked'],
+      },
+    ]);
+    // A row matched that was not locked (or one locked that was not matched): refused.
+    expect(guard?.queries(outcome(3, [[10], [11]]))).toBeNull();
+    expect(guard?.queries(outcome(0, []))).toEqual([]);
   });
 
   test('no check when the set columns are proven (or not read by the where)', () => {
     expect(
-      compileUpdateRecheck(guardUpdate(access, planUpdate(checked, key, { status: 's' }))),
+      compileUpdateGuard(guardUpdate(access, planUpdate(checked, key, { status: 's' }))),
     ).toBeNull();
     expect(
-      compileUpdateRecheck(guardUpdate(access, planUpdate(checked, key, { customer_id: 7 }))),
+      compileUpdateGuard(guardUpdate(access, planUpdate(checked, key, { customer_id: 7 }))),
     ).toBeNull();
   });
 
-  test('a table with triggers cannot be checked that way: refused', () => {
-    expect(() => guardUpdate(access, planUpdate(triggered, key, { note: 'x' }))).toThrow(
-      expect.objectContaining({ status: 403, code: 'POLICY_VIOLATION' }),
-    );
+  test('rows that cannot be found by their primary key again: refused before any SQL', () => {
+    const cases: [TableInfo, Record<string, unknown>][] = [
+      [triggered, { note: 'x' }],
+      [keyless, { note: 'x' }],
+      [checked, { note: 'x', id: 4 }],
+    ];
+    for (const [target, body] of cases) {
+      expect(() => guardUpdate(access, planUpdate(target, key, body))).toThrow(
+        expect.objectContaining({ status: 403, code: 'POLICY_VIOLATION' }),
+      );
+    }
   });
 });
 
@@ -340,39 +388,237 @@ describe('a create checked after it runs', () => {
     role: 'e',
     user: { id: '7', email: 'e@x.org', role: 'e' },
   };
+  const CONDITION =
+    'HAVING COUNT(*) <> ? OR SUM((((`customer_id` = ? AND CAST(`customer_id` AS CHAR) = CAST(? AS BINARY)) AND `note` <> ?)) IS NOT TRUE) > 0';
 
-  test('the eq conjuncts before any SQL, the rest by SELECTs after the INSERT', () => {
+  test('the eq conjuncts before any SQL; the rest on the rows found by the ids MySQL made', () => {
     expect(() =>
       guardInsert(access, planInsert(checked, [{ customer_id: 7 }, { customer_id: 8 }])),
     ).toThrow(expect.objectContaining({ code: 'POLICY_VIOLATION' }));
     const plan = guardInsert(
       access,
-      planInsert(checked, [{ customer_id: 7, note: 'a' }, { customer_id: 7 }]),
+      planInsert(checked, [
+        { customer_id: 7, note: 'a' },
+        { customer_id: 7, id: null },
+      ]),
     );
-    expect(compileInsertRechecks(plan).map((check) => bound(check, access))).toEqual([
+    const guard = compileInsertGuard(plan);
+    expect(guard?.lookup).toBeNull();
+    // Two statements (a batch split at the placeholder limit), each with its first id and rows.
+    expect(
+      boundAll(
+        guard?.queries({
+          found: [],
+          results: [
+            { affectedRows: 1, insertId: 41 },
+            { affectedRows: 1, insertId: '9007199254740993' },
+          ],
+        }),
+        access,
+      ),
+    ).toEqual([
       {
-        sql: `SELECT 1 FROM \`checked\` WHERE ((\`customer_id\` <=> ? AND \`note\` <=> ?) OR (\`customer_id\` <=> ?)) AND ((${OWN} AND \`note\` <> ?)) IS NOT TRUE LIMIT 1`,
-        params: [7, 'a', 7, '7', '7', 'locked'],
+        sql: `SELECT COUNT(*) FROM \`checked\` WHERE \`id\` BETWEEN ? AND ? + CAST(? AS UNSIGNED) * @@auto_increment_increment AND MOD(\`id\`, @@auto_increment_increment) = MOD(?, @@auto_increment_increment) ${CONDITION}`,
+        params: [41, 41, '0', 41, 1, '7', '7', 'locked'],
+      },
+      {
+        sql: `SELECT COUNT(*) FROM \`checked\` WHERE \`id\` BETWEEN CAST(? AS DECIMAL(65,30)) AND CAST(? AS DECIMAL(65,30)) + CAST(? AS UNSIGNED) * @@auto_increment_increment AND MOD(\`id\`, @@auto_increment_increment) = MOD(CAST(? AS DECIMAL(65,30)), @@auto_increment_increment) ${CONDITION}`,
+        params: [
+          '9007199254740993',
+          '9007199254740993',
+          '0',
+          '9007199254740993',
+          1,
+          '7',
+          '7',
+          'locked',
+        ],
       },
     ]);
-    // Split to stay under the placeholder limit: 2 rows × 2 values + 3 condition values each.
+    // Fewer rows inserted than sent, or no id: the rows are not all found, refused.
+    expect(guard?.queries({ found: [], results: [{ affectedRows: 1, insertId: 41 }] })).toBeNull();
     expect(
-      compileInsertRechecks(
-        guardInsert(
-          access,
-          planInsert(
-            checked,
-            [1, 2, 3].map(() => ({ customer_id: 7, note: 'b' })),
-          ),
-        ),
-        7,
-      ),
-    ).toHaveLength(2);
+      guard?.queries({ found: [], results: [{ affectedRows: 2, insertId: null }] }),
+    ).toBeNull();
   });
 
-  test('a table with triggers cannot be checked that way: refused', () => {
+  test('rows that give their primary key: found by it, as few SELECTs as placeholders allow', () => {
+    const plan = guardInsert(
+      access,
+      planInsert(
+        checked,
+        [1, 2, 3].map((id) => ({ id, customer_id: 7, note: 'b' })),
+      ),
+    );
+    // 6 placeholders: 3 for the where, 1 for the count, so 2 keys per SELECT.
+    const guard = compileInsertGuard(plan, 6);
+    expect(boundAll(guard?.queries({ found: [], results: [] }), access)).toEqual([
+      {
+        sql: `SELECT COUNT(*) FROM \`checked\` WHERE \`id\` IN (?, ?) ${CONDITION}`,
+        params: [1, 2, 2, '7', '7', 'locked'],
+      },
+      {
+        sql: `SELECT COUNT(*) FROM \`checked\` WHERE \`id\` IN (?) ${CONDITION}`,
+        params: [3, 1, '7', '7', 'locked'],
+      },
+    ]);
+  });
+
+  test('rows that cannot be found by their primary key again: refused before any SQL', () => {
     expect(() => guardInsert(access, planInsert(triggered, { customer_id: 7 }))).toThrow(
       expect.objectContaining({ status: 403, code: 'POLICY_VIOLATION' }),
     );
+    // Some rows give their AUTO_INCREMENT id, others do not: MySQL's ids may have gaps.
+    expect(() =>
+      guardInsert(access, planInsert(checked, [{ customer_id: 7, id: 5 }, { customer_id: 7 }])),
+    ).toThrow(expect.objectContaining({ status: 403, code: 'POLICY_VIOLATION' }));
+  });
+});
+
+describe('@user values are exact: byte for byte against text, canonical digits against integers', () => {
+  const rules = validatePolicy(
+    {
+      roles: {
+        u: {
+          tables: {
+            orders: {
+              read: {
+                where:
+                  "status eq @user.email and note ne @user.role and status in (@user.email, 'x', null) and startswith(note, @user.id) and customer_id eq @user.id and @user.role eq 'u'",
+              },
+              create: { where: 'customer_id eq @user.id and status eq @user.email' },
+            },
+          },
+        },
+      },
+    },
+    SCHEMA,
+  );
+  const caller = (id: string, role = 'u'): Access => ({
+    policy: rules,
+    role: 'u',
+    user: { id, email: 'a@x.org', role },
+  });
+
+  const where = (id: string) =>
+    bindUser(compileRead(read({ $select: 'id' }, caller(id))), caller(id).user);
+
+  test('each use of @user compiles to an exact comparison, the values bound as the statement runs', () => {
+    expect(where('7')).toEqual({
+      sql:
+        'SELECT `id` FROM `orders` WHERE ((`status` = ? AND CAST(`status` AS CHAR) = CAST(? AS BINARY))' +
+        ' AND CAST(`note` AS CHAR) <> CAST(? AS BINARY)' +
+        ' AND (`status` IN (?) OR (`status` = ? AND CAST(`status` AS CHAR) = CAST(? AS BINARY)) OR `status` IS NULL)' +
+        " AND `note` LIKE CAST(? AS BINARY) ESCAPE '!'" +
+        ' AND (`customer_id` = ? AND CAST(`customer_id` AS CHAR) = CAST(? AS BINARY))' +
+        ' AND CAST(? AS BINARY) = CAST(? AS BINARY))',
+      params: ['a@x.org', 'a@x.org', 'u', 'x', 'a@x.org', 'a@x.org', '7%', '7', '7', 'u', 'u'],
+    });
+  });
+
+  test('an id that is no integer meets an integer column as NULL; the text is compared as it is', () => {
+    // '07' and '-0' pass the index lookup (= 7, = 0) and fail the exact text comparison.
+    for (const [id, lookup] of [
+      ['07', '07'],
+      ['-0', '-0'],
+      ['7.0', null],
+      ['7abc', null],
+      [' 7', null],
+    ] as const) {
+      const { params } = where(id);
+      expect(params.slice(7, 9)).toEqual([lookup, id]);
+    }
+  });
+
+  test('create: an @user value is satisfied only by exactly that value', () => {
+    const create = (id: string, body: unknown) => () =>
+      guardInsert(caller(id), planInsert(orders, body));
+    expect(create('7', { customer_id: 7, status: 'a@x.org' })).not.toThrow();
+    expect(create('7', { customer_id: '7', status: 'a@x.org' })).not.toThrow();
+    for (const [id, body] of [
+      ['07', { customer_id: 7, status: 'a@x.org' }],
+      ['7', { customer_id: 7, status: 'A@x.org' }],
+      ['7', { customer_id: 7, status: 'a@x.org ' }],
+    ] as const) {
+      expect(create(id, body)).toThrow(expect.objectContaining({ code: 'POLICY_VIOLATION' }));
+    }
+  });
+
+  test('against any other column type the column is compared as its text', () => {
+    const withPrice = table(
+      'priced',
+      [
+        column('id'),
+        column('price', { dataType: 'decimal', kind: 'decimal', columnType: 'decimal(10,2)' }),
+      ],
+      ['id'],
+    );
+    const priced = validatePolicy(
+      { roles: { u: { tables: { priced: { read: { where: 'price eq @user.id' } } } } } },
+      new Map([['priced', withPrice]]),
+    );
+    const access: Access = {
+      policy: priced,
+      role: 'u',
+      user: { id: '2.50', email: 'a@x.org', role: 'u' },
+    };
+    const plan = read({}, access, withPrice);
+    expect(bindUser(compileRead(plan), access.user)).toEqual({
+      sql: 'SELECT `id`, `price` FROM `priced` WHERE CAST(`price` AS CHAR) = CAST(? AS BINARY)',
+      params: ['2.50'],
+    });
+  });
+});
+
+describe("a role's view of a table", () => {
+  const rules = validatePolicy(
+    {
+      roles: {
+        r: {
+          tables: {
+            orders: {
+              read: { columns: ['id', 'status'] },
+              update: { columns: ['note'] },
+              create: true,
+            },
+          },
+        },
+        all: { tables: { orders: { read: true, update: { columns: ['note'] } } } },
+      },
+    },
+    SCHEMA,
+  );
+  const access = (role: string): Access => ({ policy: rules, role, user: null });
+
+  test('only the columns the role may name, kept per table object and grant', () => {
+    const view = readView(access('r'), orders);
+    expect(view.columns.map((c) => c.name)).toEqual(['id', 'status']);
+    expect(view.columns[0]).toBe(orders.columns[0]);
+    expect(readView(access('r'), orders)).toBe(view);
+    expect(baseTable(view)).toBe(orders);
+    expect(baseTable(orders)).toBe(orders);
+    // Every column, or no policy: the table itself.
+    expect(readView(access('all'), orders)).toBe(orders);
+    expect(readView(null, orders)).toBe(orders);
+    // A body may name what the role reads and what the action writes.
+    expect(writeView(access('r'), orders, 'update').columns.map((c) => c.name)).toEqual([
+      'id',
+      'status',
+      'note',
+    ]);
+    expect(writeView(access('r'), orders, 'create')).toBe(orders);
+  });
+
+  test('planned through the views, a hidden column is unknown before any type rule', () => {
+    for (const filter of ['year(note) eq 1', 'note eq 2024-01-01', "tolower(note) eq 'a'"]) {
+      expect(() => read({ $filter: filter }, access('r'))).toThrow(
+        expect.objectContaining({
+          code: 'UNKNOWN_COLUMN',
+          message: "Column 'note' does not exist in table 'orders'",
+        }),
+      );
+    }
+    // `*` is the view's columns.
+    expect(compileRead(read({}, access('r'))).sql).toBe('SELECT `id`, `status` FROM `orders`');
   });
 });

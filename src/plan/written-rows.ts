@@ -1,0 +1,86 @@
+/**
+ * How the rows a write wrote are found again inside its transaction, for a policy's check after
+ * the write (policy/stage.ts, compiled by sql/compile-write.ts): always by their primary key,
+ * never by the values sent. A sent value need not be what MySQL stored — an ENUM takes `'4'` as
+ * its fourth member, a CHAR drops trailing spaces (which a NO PAD collation then compares), a
+ * collation makes `'É'` equal `'e'`, a TIME takes `'10:00'` as 10:00:00 — and a check that looks
+ * rows up by the values sent can miss the very row it should refuse. Null where the rows cannot
+ * be found exactly by key: the write is then refused before any SQL.
+ */
+import type { ColumnInfo, TableInfo } from '../db/schema-types.js';
+import type { WriteParam } from '../db/value-codec.js';
+import type { InsertPlan, UpdatePlan } from './write-plan.js';
+
+/** The rows of an INSERT. */
+export type InsertedRows =
+  /** Every row gives every primary key column: found by those values. */
+  | { readonly kind: 'given-key'; readonly key: readonly ColumnInfo[] }
+  /**
+   * No row gives the AUTO_INCREMENT primary key: found by the ids MySQL made. Each INSERT …
+   * VALUES is a "simple insert" (its row count is known when it starts), for which InnoDB
+   * reserves all its ids in one step, `insertId`, `insertId + auto_increment_increment`, … in
+   * every innodb_autoinc_lock_mode: 0 and 1 under the AUTO-INC lock, 2 ("interleaved") because
+   * the server asks for as many values as the statement has rows (MySQL manual, "AUTO_INCREMENT
+   * Handling in InnoDB": for simple inserts "there are no gaps in the numbers generated for a
+   * single statement"; only bulk inserts such as INSERT … SELECT and mixed-mode inserts, which
+   * give some ids and not others, may have gaps). `auto_increment_increment` is more than 1 on
+   * a Galera node; the check reads it in the same session.
+   */
+  | { readonly kind: 'auto-increment'; readonly column: ColumnInfo };
+
+/** The rows of an UPDATE. */
+export type UpdatedRows =
+  /** `update(<primary key>,<value>)` and the SET leaves the key alone: the row at that key, if the UPDATE matched it. */
+  | { readonly kind: 'key' }
+  /**
+   * The primary keys of the rows the UPDATE will match, read with SELECT … FOR UPDATE in the
+   * same transaction just before it (so none of them can change or leave before it runs); the
+   * SET leaves them alone.
+   */
+  | { readonly kind: 'locked'; readonly key: readonly ColumnInfo[] };
+
+/**
+ * The primary key's columns of a base table known to have no triggers (a trigger could move a
+ * row to another key), or null.
+ */
+function primaryKeyOf(table: TableInfo): readonly ColumnInfo[] | null {
+  if (table.kind !== 'table' || table.hasTriggers !== false || table.primaryKey.length === 0) {
+    return null;
+  }
+  const key = table.primaryKey.map((name) => table.columnsByName.get(name));
+  return key.every((column) => column !== undefined) ? (key as ColumnInfo[]) : null;
+}
+
+/** NULL or 0 into an AUTO_INCREMENT column makes a new id, as leaving it out does. */
+const makesId = (value: WriteParam) => value === null || value === 0 || value === '0';
+
+export function insertedRows(plan: InsertPlan): InsertedRows | null {
+  const key = primaryKeyOf(plan.table);
+  if (key === null) return null;
+  const at = key.map((column) => plan.columns.findIndex(({ name }) => name === column.name));
+  const given = plan.rows.map((row) =>
+    at.every((index, k) => {
+      const cell = index === -1 ? undefined : row[index];
+      return (
+        cell?.kind === 'value' && !((key[k] as ColumnInfo).autoIncrement && makesId(cell.value))
+      );
+    }),
+  );
+  if (given.every(Boolean)) return { kind: 'given-key', key };
+  const [column] = key;
+  if (key.length !== 1 || column === undefined || !column.autoIncrement || given.some(Boolean)) {
+    return null; // some rows give their id and others not: MySQL's ids for those have gaps
+  }
+  return { kind: 'auto-increment', column };
+}
+
+export function updatedRows(plan: UpdatePlan): UpdatedRows | null {
+  const key = primaryKeyOf(plan.table);
+  if (key === null) return null;
+  const names = new Set(key.map(({ name }) => name));
+  if (plan.set.some(({ column }) => names.has(column.name))) return null;
+  if (key.length === 1 && plan.where.kind === 'equals' && names.has(plan.where.column.name)) {
+    return { kind: 'key' };
+  }
+  return { kind: 'locked', key };
+}
