@@ -34,6 +34,14 @@ export interface DbConfig extends DbHost {
 export const SESSION_SQL_MODE =
   'STRICT_ALL_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION';
 
+/**
+ * The longest GROUP_CONCAT result (bytes): an expanded to-many relation's rows of one parent
+ * row travel as one (sql/compile-read.ts). The default 1,024 would cut them; 1 GiB is the most
+ * MariaDB takes (more is an error in strict mode). The real bound is the server's
+ * max_allowed_packet, and a value cut short is refused (db/rows.ts).
+ */
+export const GROUP_CONCAT_MAX_LEN = 1_073_741_824;
+
 /** This connection's share of PREPARED_STATEMENT_BUDGET (limits.ts). */
 export function preparedStatementsPerConnection(poolSize: number): number {
   const share = Math.floor(PREPARED_STATEMENT_BUDGET / Math.max(1, poolSize));
@@ -139,7 +147,7 @@ export function sessionSetup(
       ? `max_statement_time = ${statementTimeoutMs / 1000}`
       : `max_execution_time = ${Math.round(statementTimeoutMs)}`;
   const consistency = readConsistencySetting(server.cluster, readConsistency);
-  return `SET time_zone = '+00:00', sql_mode = '${SESSION_SQL_MODE}', NAMES utf8mb4, ${limit}${consistency === null ? '' : `, ${consistency}`}`;
+  return `SET time_zone = '+00:00', sql_mode = '${SESSION_SQL_MODE}', NAMES utf8mb4, group_concat_max_len = ${GROUP_CONCAT_MAX_LEN}, ${limit}${consistency === null ? '' : `, ${consistency}`}`;
 }
 
 /**

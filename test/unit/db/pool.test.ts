@@ -30,7 +30,7 @@ test('small pools keep the full cache', () => {
 });
 
 describe('session setup: the time limit, then --read-consistency where there is something to set', () => {
-  const base = `SET time_zone = '+00:00', sql_mode = '${SESSION_SQL_MODE}', NAMES utf8mb4`;
+  const base = `SET time_zone = '+00:00', sql_mode = '${SESSION_SQL_MODE}', NAMES utf8mb4, group_concat_max_len = 1073741824`;
   test.each<[ServerKind['flavour'], ServerKind['cluster'], ReadConsistency, string]>([
     ['mariadb', 'single', 'eventual', `${base}, max_statement_time = 30`],
     ['mariadb', 'single', 'session', `${base}, max_statement_time = 30`],
