@@ -28,7 +28,7 @@ const COMPARE_SQL: Readonly<Record<CompareOp, string>> = {
 
 // Fixed SQL for each filter function (CONTRACT §3.1a); the request only picks an entry. A
 // function on a column hides the column from its index: MySQL evaluates it on every row.
-const FN_SQL: Readonly<Record<ColumnFn, string>> = {
+export const FN_SQL: Readonly<Record<ColumnFn, string>> = {
   tolower: 'LOWER',
   toupper: 'UPPER',
   trim: 'TRIM',
