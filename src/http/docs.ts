@@ -54,10 +54,14 @@ export function docsRoutes(app: FastifyInstance, { config, schema, policy, log }
         'cannot re-read the schema for the API description',
       );
     }
-    // A view is the role's grants (not its users'), and whether the caller has a token.
+    // A view is the role's grants (not its users'), and whether the caller has a token. Roles
+    // the policy does not name are granted nothing: they share one view, so the cache holds
+    // at most two per role of the policy (and two more).
     const role = request.access?.role ?? '';
     const signedIn = !auth || request.auth !== null;
-    const description = await cache.get(`${signedIn}:${role}`, schema.version, format, () => {
+    const named = policy === undefined || policy.roles.has(role);
+    const key = JSON.stringify([signedIn, named ? role : null]);
+    const description = await cache.get(key, schema.version, format, () => {
       const tables = [...schema.all()];
       const view =
         policy && request.access ? { ...documentView(policy, role), signedIn } : undefined;
