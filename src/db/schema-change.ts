@@ -5,6 +5,7 @@
  * readSchema reads (an unchanged schema then costs one statement instead of a full read), and
  * `sameData` compares a re-read with the tables held.
  */
+import { ApiError } from '../errors.js';
 import type { Database } from '../execute/database.js';
 
 /**
@@ -44,8 +45,9 @@ const FINGERPRINT_SQL = `SELECT CONCAT_WS(' ',
 ) AS fingerprint`;
 
 /**
- * One string that changes whenever the schema of `database` does; null when the server cannot
- * say (MySQL 5.7 has no CHECK_CONSTRAINTS), and then every re-read is a full one.
+ * One string that changes whenever the schema of `database` does; null when the server refuses
+ * the statement (MySQL 5.7 has no CHECK_CONSTRAINTS), and then every re-read is a full one.
+ * MySQL unavailable, busy or too slow is thrown, as the full read would throw it.
  */
 export async function schemaFingerprint(db: Database, database: string): Promise<string | null> {
   try {
@@ -54,7 +56,8 @@ export async function schemaFingerprint(db: Database, database: string): Promise
       params: [database, database, database, database],
     });
     return row?.fingerprint ?? null;
-  } catch {
+  } catch (error) {
+    if (error instanceof ApiError && error.status >= 503) throw error;
     return null;
   }
 }

@@ -5,8 +5,10 @@
  * between two reads of the same schema.
  */
 import { describe, expect, test } from '@jest/globals';
-import { sameData } from '../../../src/db/schema-change.js';
+import { sameData, schemaFingerprint } from '../../../src/db/schema-change.js';
 import type { TableInfo } from '../../../src/db/schema-types.js';
+import { ApiError, databaseUnavailable, queryTimeout } from '../../../src/errors.js';
+import type { Database } from '../../../src/execute/database.js';
 import { column, id, note, price, table } from '../fixtures/schema.js';
 
 /** What two reads of one schema give: equal data, different objects. */
@@ -86,5 +88,41 @@ describe('sameData', () => {
     [new Map(), {}, false],
   ])('%j and %j: %s', (a, b, same) => {
     expect(sameData(a, b)).toBe(same);
+  });
+});
+
+describe('schemaFingerprint', () => {
+  const failing = (error: unknown) =>
+    ({ rows: () => Promise.reject(error) }) as unknown as Database;
+
+  test('one string from one statement, naming the database once per source', async () => {
+    const asked: { sql: string; params: readonly unknown[] }[] = [];
+    const db = {
+      rows: (query: { sql: string; params: readonly unknown[] }) => {
+        asked.push(query);
+        return Promise.resolve([{ fingerprint: '2:1 20:3 0:0 1:4' }]);
+      },
+    } as unknown as Database;
+    expect(await schemaFingerprint(db, 'shop')).toBe('2:1 20:3 0:0 1:4');
+    expect(asked).toHaveLength(1);
+    expect(asked[0]?.params).toEqual(['shop', 'shop', 'shop', 'shop']);
+    for (const source of ['TABLES', 'COLUMNS', 'TRIGGERS', 'CHECK_CONSTRAINTS']) {
+      expect(asked[0]?.sql).toContain(`information_schema.${source}`);
+    }
+  });
+
+  test('a statement the server refuses: null (every re-read is then a full one)', async () => {
+    const refused = Object.assign(new Error('Unknown table'), { code: 'ER_UNKNOWN_TABLE' });
+    expect(await schemaFingerprint(failing(refused), 'shop')).toBeNull();
+    expect(
+      await schemaFingerprint(failing(new ApiError(500, 'INTERNAL_ERROR', 'x')), 'shop'),
+    ).toBeNull();
+  });
+
+  test.each([
+    ['unavailable', databaseUnavailable()],
+    ['too slow', queryTimeout()],
+  ])('MySQL %s is thrown: the caller does not go on to a full read', async (_label, error) => {
+    await expect(schemaFingerprint(failing(error), 'shop')).rejects.toBe(error);
   });
 });
