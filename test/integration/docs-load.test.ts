@@ -78,8 +78,9 @@ test('compressed as asked, with Vary, Cache-Control and an ETag that gets a 304'
   const plain = await get('/openapi.json');
   expect(plain.status).toBe(200);
   expect(plain.headers['content-encoding']).toBeUndefined();
-  const doc = JSON.parse(plain.body.toString()) as { paths: object };
-  expect(Object.keys(doc.paths).filter((p) => p.endsWith('/read'))).toHaveLength(TABLES);
+  // Counted in the text: parsed, 8 MB of JSON leaves work for the garbage collector that the
+  // CPU measurements below would pay for.
+  expect(plain.body.toString().match(/"\/table\/t\d{4}\/read":/g)).toHaveLength(TABLES);
   const gzip = await get('/openapi.json', { 'accept-encoding': 'gzip' });
   expect(gzip.headers['content-encoding']).toBe('gzip');
   expect(gunzipSync(gzip.body).equals(plain.body)).toBe(true);
@@ -103,16 +104,23 @@ test('compressed as asked, with Vary, Cache-Control and an ETag that gets a 304'
   );
 });
 
-/** CPU per request (server and client: the test speaks HTTP to a gateway in its own process). */
+/**
+ * CPU per request (server and client: the test speaks HTTP to a gateway in its own process): the
+ * median of five runs of ten requests, so that a garbage collection or a timer of the process
+ * falling into one run does not decide.
+ */
 async function cpuPerRequest(base: string, headers: Record<string, string>): Promise<number> {
   await get('/openapi.json', headers, base);
-  const before = process.cpuUsage();
-  const repeats = 20;
-  for (let i = 0; i < repeats; i++) {
-    expect((await get('/openapi.json', headers, base)).status).toBe(200);
+  const runs: number[] = [];
+  for (let run = 0; run < 5; run++) {
+    const before = process.cpuUsage();
+    for (let i = 0; i < 10; i++) {
+      expect((await get('/openapi.json', headers, base)).status).toBe(200);
+    }
+    const used = process.cpuUsage(before);
+    runs.push((used.user + used.system) / 1000 / 10);
   }
-  const used = process.cpuUsage(before);
-  return (used.user + used.system) / 1000 / repeats;
+  return median(runs);
 }
 
 test('a repeated request for an unchanged schema costs at most 5 ms of CPU', async () => {
@@ -140,6 +148,12 @@ test('a repeated request for an unchanged schema costs at most 5 ms of CPU', asy
 test('20 requests at once while the description is built again hold a one-row read up briefly', async () => {
   const alone: number[] = [];
   for (let i = 0; i < 20; i++) alone.push((await get(ONE_ROW)).ms);
+  // The same reads for half a second with nothing else asked: what the machine adds by itself.
+  const quiet: number[] = [];
+  for (const until = performance.now() + 500; performance.now() < until; ) {
+    quiet.push((await get(ONE_ROW)).ms);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
   // A new table: a new schema version, so the next request builds the description again.
   await db.admin.query('CREATE TABLE t_new (id INT PRIMARY KEY) ENGINE=MyISAM');
   let done = false;
@@ -161,7 +175,7 @@ test('20 requests at once while the description is built again hold a one-row re
   const built = Math.max(...answers.map((a) => a.ms));
   const delay = Math.max(...during) - median(alone);
   console.log(
-    `one-row read alone: median ${median(alone).toFixed(1)} ms; during 20 /openapi.json (built in ${built.toFixed(0)} ms): ${during.length} reads, median ${median(during).toFixed(1)} ms, slowest ${Math.max(...during).toFixed(1)} ms (delay ${delay.toFixed(1)} ms)`,
+    `one-row read alone: median ${median(alone).toFixed(1)} ms, slowest of ${quiet.length} in 0.5 s ${Math.max(...quiet).toFixed(1)} ms; during 20 /openapi.json (built in ${built.toFixed(0)} ms): ${during.length} reads, median ${median(during).toFixed(1)} ms, slowest ${Math.max(...during).toFixed(1)} ms (delay ${delay.toFixed(1)} ms)`,
   );
   expect(during.length).toBeGreaterThanOrEqual(3);
   // The target is 50 ms; the bound leaves room for a loaded 2-core machine. Built on the event

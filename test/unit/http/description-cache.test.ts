@@ -110,7 +110,7 @@ describe('DescriptionCache', () => {
     clearInterval(ticker);
     expect(took).toBeGreaterThanOrEqual(400);
     expect(ticks).toBeGreaterThan(20);
-    // Slices are 5 ms (DESCRIPTION_SLICE_MS) plus one step: a loaded machine may add some.
+    // A slice is DESCRIPTION_SLICE_MS (2 ms) plus one step: a loaded machine may add some.
     expect(longest).toBeLessThan(100);
   });
 });
