@@ -129,3 +129,12 @@ export const HOST_SEARCH_INTERVAL_MS = 1000;
 export const PREPARED_STATEMENT_BUDGET = 4096;
 export const MAX_PREPARED_STATEMENTS = 256;
 export const MIN_PREPARED_STATEMENTS = 4;
+
+// The API description (http/description-cache.ts).
+/**
+ * Event-loop time a description build may take before it lets other requests run: a build for
+ * a thousand tables takes a few hundred milliseconds in all, in slices of at most this.
+ */
+export const DESCRIPTION_SLICE_MS = 2;
+/** Brotli quality of the stored description: about gzip's time for a third of its size. */
+export const DESCRIPTION_BROTLI_QUALITY = 5;

@@ -8,6 +8,7 @@
 import { ApiError, unknownTable } from '../errors.js';
 import type { Database } from '../execute/database.js';
 import { type ForeignKey, nameRelations } from './relations.js';
+import { sameTables, schemaFingerprint } from './schema-change.js';
 import type { ColumnInfo, JsonKind, Relation, TableInfo } from './schema-types.js';
 
 export const USERS_TABLE = 'users_created_by_tablegate';
@@ -210,6 +211,8 @@ export class SchemaCache {
   private lastRead = 0;
   private reading: Promise<void> | null = null;
   private reads = 0;
+  /** schema-change.ts's fingerprint of the schema `tables` was read from; null when unknown. */
+  private fingerprint: string | null = null;
 
   constructor(
     private readonly db: Database,
@@ -230,29 +233,51 @@ export class SchemaCache {
     return this.tables.has(name);
   }
 
-  /** Changes whenever a read replaced the tables, so a description built from them can be cached. */
+  /**
+   * Changes whenever a read found the schema changed, so what is built from the tables can be
+   * cached. A re-read that finds it unchanged keeps the tables (and their objects) as they were.
+   */
   get version(): number {
     return this.reads;
   }
 
   /** Reads the schema now; concurrent callers share one read. */
   refresh(): Promise<void> {
-    this.reading ??= readSchema(this.db, this.database)
-      .then((tables) => {
-        this.tables = tables;
-        this.lastRead = Date.now();
-        this.reads++;
-      })
-      .finally(() => {
-        this.reading = null;
-      });
-    return this.reading;
+    return this.read(false);
   }
 
   /** Re-reads the schema if the last read is old enough (or waits for the read under way). */
   async refreshIfStale(): Promise<void> {
     if (this.reading) await this.reading;
     else if (Date.now() - this.lastRead >= this.refreshIntervalMs) await this.refresh();
+  }
+
+  /**
+   * As refreshIfStale, but a read first asks MySQL for the schema's fingerprint and reads the
+   * tables only when it changed: for callers that ask on every request (the API description).
+   */
+  async refreshIfChanged(): Promise<void> {
+    if (this.reading) await this.reading;
+    else if (Date.now() - this.lastRead >= this.refreshIntervalMs) await this.read(true);
+  }
+
+  private read(onlyIfChanged: boolean): Promise<void> {
+    this.reading ??= (async () => {
+      // Taken first: a change while the tables are read makes the next check read them again.
+      const fingerprint = await schemaFingerprint(this.db, this.database);
+      if (!onlyIfChanged || fingerprint === null || fingerprint !== this.fingerprint) {
+        const tables = await readSchema(this.db, this.database);
+        if (!sameTables(tables, this.tables)) {
+          this.tables = tables;
+          this.reads++;
+        }
+      }
+      this.fingerprint = fingerprint;
+      this.lastRead = Date.now();
+    })().finally(() => {
+      this.reading = null;
+    });
+    return this.reading;
   }
 
   /** The table, re-reading the schema once if it is unknown and the last read is old enough. */

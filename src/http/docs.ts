@@ -1,46 +1,52 @@
 /**
- * `GET /openapi.json`, the OpenAPI 3.1 description of the live schema (openapi/document.ts), built
- * again whenever the schema cache was re-read; and `GET /docs`, Swagger UI over it, served from
- * the files inside @fastify/swagger-ui (nothing is fetched from elsewhere).
+ * `GET /openapi.json`, the OpenAPI 3.1 description of the live schema as the caller's role may
+ * use it (openapi/document.ts, policy/document-view.ts); and `GET /docs`, Swagger UI over it,
+ * served from the files inside @fastify/swagger-ui (nothing is fetched from elsewhere).
  *
- * @fastify/swagger-ui needs @fastify/swagger registered and serves `fastify.swagger()` at
- * /docs/json; a static document there could not follow the schema, so its transformSpecification
- * answers with the live description instead. In auth mode the page and its assets need no token
- * (auth/guard.ts), but /openapi.json and /docs/json do: the page starts from the login description
- * and loads the full one with the user's token (docs-ui.ts).
+ * Every request asks the schema cache whether the schema changed (one cheap statement at most
+ * once per refresh interval); the description itself comes from description-cache.ts, built once
+ * per view and schema version away from other requests' way, compressed as the client accepts
+ * (br, gzip) with an ETag and 304 for an unchanged one.
+ *
+ * @fastify/swagger-ui needs @fastify/swagger registered and serves its document at /docs/json
+ * and /docs/yaml; a preHandler answers those with the same live description instead. In auth
+ * mode the page and its assets need no token (auth/guard.ts), but /openapi.json and /docs/json
+ * do: the page starts from the login description and loads the full one with the user's token
+ * (docs-ui.ts).
  */
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { requestLog } from '../log.js';
-import {
-  buildLoginDocument,
-  buildOpenApiDocument,
-  type OpenApiDocument,
-} from '../openapi/document.js';
+import { buildLoginDocument, documentSteps } from '../openapi/document.js';
 import { documentView } from '../policy/document-view.js';
 import type { Services } from '../services.js';
 import { VERSION } from '../version.js';
+import { DescriptionCache, type Format } from './description-cache.js';
+import { DOCS_PREFIX } from './docs-prefix.js';
 import { tablegateAuthPlugin } from './docs-ui.js';
-import { JSON_TYPE } from './json-rows.js';
+import { chooseCoding, matchesETag } from './negotiate.js';
 
-export const DOCS_PREFIX = '/docs';
-
-interface Described {
-  readonly version: number;
-  readonly document: OpenApiDocument;
-  readonly text: string;
+/** Adds `names` to the reply's Vary header (CORS may have put Origin there). */
+function vary(reply: FastifyReply, names: readonly string[]): void {
+  const present = reply.getHeader('vary');
+  const listed = typeof present === 'string' && present !== '' ? present.split(/\s*,\s*/) : [];
+  const missing = names.filter(
+    (name) => !listed.some((l) => l.toLowerCase() === name.toLowerCase()),
+  );
+  reply.header('Vary', [...listed, ...missing].join(', '));
 }
 
 export function docsRoutes(app: FastifyInstance, { config, schema, policy, log }: Services): void {
-  const version = VERSION;
-  /** Per role under a policy (the key '' without one). */
-  const cache = new Map<string, Described>();
+  const auth = config.mode === 'auth';
+  const cache = new DescriptionCache();
+  // The answer depends on the token's role in auth mode; caches must ask again (ETag) each time.
+  const varies = auth ? ['Accept-Encoding', 'Authorization'] : ['Accept-Encoding'];
+  const cacheControl = auth ? 'private, no-cache' : 'no-cache';
 
-  /** The description of the schema as it is now (re-read at most once a second), as this caller may use it. */
-  async function current(request: FastifyRequest): Promise<Described> {
+  async function send(request: FastifyRequest, reply: FastifyReply, format: Format) {
     try {
-      await schema.refreshIfStale();
+      await schema.refreshIfChanged();
     } catch (error) {
       // MySQL is down: the description of the schema read before is still right.
       requestLog(log, request).warn(
@@ -48,34 +54,37 @@ export function docsRoutes(app: FastifyInstance, { config, schema, policy, log }
         'cannot re-read the schema for the API description',
       );
     }
-    return described(request);
-  }
-
-  /** The cached description for this caller, built again when the schema changed. */
-  function described(request: FastifyRequest): Described {
+    // A view is the role's grants (not its users'), and whether the caller has a token. Roles
+    // the policy does not name are granted nothing: they share one view, so the cache holds
+    // at most two per role of the policy (and two more).
     const role = request.access?.role ?? '';
-    let entry = cache.get(role);
-    if (entry?.version !== schema.version) {
-      const view = policy && request.access ? documentView(policy, role) : undefined;
-      const document = buildOpenApiDocument(schema.all(), config, version, view);
-      entry = { version: schema.version, document, text: JSON.stringify(document) };
-      cache.set(role, entry);
+    const signedIn = !auth || request.auth !== null;
+    const named = policy === undefined || policy.roles.has(role);
+    const key = JSON.stringify([signedIn, named ? role : null]);
+    const description = await cache.get(key, schema.version, format, () => {
+      const tables = [...schema.all()];
+      const view =
+        policy && request.access ? { ...documentView(policy, role), signedIn } : undefined;
+      return () => documentSteps(tables, config, VERSION, view);
+    });
+    vary(reply, varies);
+    reply.header('ETag', description.etag).header('Cache-Control', cacheControl);
+    if (matchesETag(request.headers['if-none-match'], description.etag)) {
+      return reply.code(304).send();
     }
-    return entry;
+    const coding = chooseCoding(request.headers['accept-encoding']);
+    if (coding !== 'identity') reply.header('Content-Encoding', coding);
+    return reply.type(description.type).send(description[coding]);
   }
 
-  app.get('/openapi.json', async (request, reply) => {
-    const { text } = await current(request);
-    return reply.type(JSON_TYPE).send(text);
-  });
+  app.get('/openapi.json', (request, reply) => send(request, reply, 'json'));
 
-  const auth = config.mode === 'auth';
   app.register(async (scope) => {
-    // Never served: swagger-ui's /docs/json answers with the live description (below).
+    // Never served: the preHandler below answers /docs/json and /docs/yaml.
     await scope.register(swagger, {
       mode: 'static',
       specification: {
-        document: { openapi: '3.1.0', info: { title: 'tablegate', version }, paths: {} },
+        document: { openapi: '3.1.0', info: { title: 'tablegate', version: VERSION }, paths: {} },
       },
     });
     await scope.register(swaggerUi, {
@@ -88,19 +97,17 @@ export function docsRoutes(app: FastifyInstance, { config, schema, policy, log }
         displayRequestDuration: true,
         // Auth mode: start from what needs no token; the plugin loads the rest with one.
         ...(auth
-          ? { spec: buildLoginDocument(config, version), plugins: [tablegateAuthPlugin] }
+          ? { spec: buildLoginDocument(config, VERSION), plugins: [tablegateAuthPlugin] }
           : {}),
       },
       uiHooks: {
-        preHandler: async (request: FastifyRequest) => {
+        preHandler: async (request: FastifyRequest, reply: FastifyReply) => {
           const route = request.routeOptions.url ?? '';
-          if (route.endsWith('/json') || route.endsWith('/yaml')) await current(request);
+          const format = route.endsWith('/json') ? 'json' : route.endsWith('/yaml') ? 'yaml' : null;
+          // Answered here, so the plugin's handler never runs (the hook must return the reply).
+          if (format !== null) return send(request, reply, format);
         },
       },
-      transformSpecificationClone: false,
-      // The preHandler above has brought the cache up to date.
-      transformSpecification: (_document: unknown, request: FastifyRequest) =>
-        described(request).document,
     });
   });
 }

@@ -5,7 +5,7 @@
  * so no other site can frame the page whose "Authorize" box takes tokens (clickjacking).
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { DOCS_PREFIX } from './docs.js';
+import { DOCS_PREFIX } from './docs-prefix.js';
 
 export const DOCS_CSP = "frame-ancestors 'none'; object-src 'none'; base-uri 'self'";
 

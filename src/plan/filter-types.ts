@@ -35,7 +35,7 @@ export function columnType(column: ColumnInfo): ValueType {
   }
 }
 
-interface FnRule {
+export interface FnRule {
   readonly takes: readonly ValueType[];
   readonly gives: ValueType;
   /** For the error message: "`year` takes …". */
@@ -54,7 +54,7 @@ const TIME_PART: FnRule = {
   takesText: 'a DATETIME, TIMESTAMP or TIME column',
 };
 
-const FN_RULES: Readonly<Record<ColumnFn, FnRule>> = {
+export const FN_RULES: Readonly<Record<ColumnFn, FnRule>> = {
   tolower: TEXT,
   toupper: TEXT,
   trim: TEXT,

@@ -1,10 +1,11 @@
 /**
- * A role's view of the API description (CONTRACT §6: `/openapi.json` shows a caller only the
- * tables and operations its role may use): per table the granted actions and their columns.
+ * A role's view of the API description (`/openapi.json` shows a caller only the tables and
+ * operations its role may use, docs/policies.md): per table the actions Policy.decide allows
+ * and their columns.
  */
 import type { ColumnInfo, TableInfo } from '../db/schema-types.js';
 import type { DocumentView, TableView } from '../openapi/document.js';
-import type { Grant, Policy } from './policy.js';
+import type { Action, Grant, Policy } from './policy.js';
 
 function columnsOf(table: TableInfo, grant: Grant): readonly ColumnInfo[] {
   const names = grant.columns;
@@ -12,17 +13,21 @@ function columnsOf(table: TableInfo, grant: Grant): readonly ColumnInfo[] {
 }
 
 export function documentView(policy: Policy, role: string): DocumentView {
+  const granted = (table: TableInfo, action: Action): Grant | null => {
+    const decision = policy.decide(role, { kind: 'table', table: table.name, action });
+    return decision.allowed ? decision.grant : null;
+  };
   return {
     table: (table): TableView | null => {
-      const read = policy.grant(role, table.name, 'read');
+      const read = granted(table, 'read');
       if (read === null) return null;
-      const create = policy.grant(role, table.name, 'create');
-      const update = policy.grant(role, table.name, 'update');
+      const create = granted(table, 'create');
+      const update = granted(table, 'update');
       return {
         read: columnsOf(table, read),
         ...(create ? { create: columnsOf(table, create) } : {}),
         ...(update ? { update: columnsOf(table, update) } : {}),
-        ...(policy.grant(role, table.name, 'delete') ? { delete: true as const } : {}),
+        ...(granted(table, 'delete') ? { delete: true as const } : {}),
       };
     },
     upload: policy.mayFiles(role, 'upload'),

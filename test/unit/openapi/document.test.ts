@@ -17,7 +17,9 @@ import {
 } from '../../../src/openapi/document.js';
 import { documentView } from '../../../src/policy/document-view.js';
 import { validatePolicy } from '../../../src/policy/policy.js';
-import { column, order, table } from '../fixtures/schema.js';
+import { COLUMN_FNS } from '../../../src/query/ast.js';
+import { FN_SQL } from '../../../src/sql/compile-filter.js';
+import { column, order, table, text } from '../fixtures/schema.js';
 
 const config = (mode: 'auth' | 'open'): DocumentConfig => ({
   mode,
@@ -25,7 +27,6 @@ const config = (mode: 'auth' | 'open'): DocumentConfig => ({
   maxFileSize: 100 * 1024 * 1024,
   maxFiles: 20,
   bodyLimit: 1024 * 1024,
-  db: { database: 'shop' },
 });
 
 const c = (name: string, dataType: string, columnType: string, more: Partial<ColumnInfo>) =>
@@ -84,8 +85,28 @@ const TABLES = [everyType, view, order, nonAscii];
 type Doc = ReturnType<typeof buildOpenApiDocument>;
 const schemasOf = (doc: Doc) =>
   (doc.components as { schemas: Record<string, Record<string, unknown>> }).schemas;
+/**
+ * `value` with the shared parameters and responses it refers to put in place (schemas stay
+ * references), as a reader of the description sees them.
+ */
+function resolved(doc: Doc, value: unknown): unknown {
+  if (Array.isArray(value)) return value.map((item) => resolved(doc, item));
+  if (typeof value !== 'object' || value === null) return value;
+  const ref = (value as { $ref?: unknown }).$ref;
+  const shared = typeof ref === 'string' && /^#\/components\/(parameters|responses)\//.test(ref);
+  if (shared) {
+    const [, , section, name] = (ref as string).split('/') as [string, string, string, string];
+    const components = doc.components as Record<string, Record<string, unknown>>;
+    return resolved(doc, components[section]?.[name]);
+  }
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, resolved(doc, v)]));
+}
+
 const operation = (doc: Doc, path: string, method: string) =>
-  (doc.paths[path] as Record<string, Record<string, unknown>>)[method] as Record<string, unknown>;
+  resolved(doc, (doc.paths[path] as Record<string, Record<string, unknown>>)[method]) as Record<
+    string,
+    unknown
+  >;
 
 describe('the row schema of a table with every type', () => {
   const doc = buildOpenApiDocument([everyType], config('open'));
@@ -403,7 +424,9 @@ describe('operations', () => {
     }
     const full = buildOpenApiDocument([everyType, order], config('auth'));
     for (const item of Object.values(full.paths)) {
-      for (const op of Object.values(item as Record<string, { responses: object }>)) {
+      for (const op of Object.values(
+        resolved(full, item) as Record<string, { responses: object }>,
+      )) {
         for (const [status, response] of Object.entries(op.responses)) {
           const codes = JSON.stringify(response).match(/\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b/g) ?? [];
           for (const code of codes.filter((c) => c in ERRORS)) {
@@ -433,6 +456,182 @@ describe('operations', () => {
       },
     });
   });
+});
+
+describe("a caller's view", () => {
+  const products = table(
+    'products',
+    [column('id'), text('name'), column('price'), column('cost_price'), text('supplier_secret')],
+    ['id'],
+  );
+  const labels = table('labels', [column('id'), text('label')], ['id']);
+  const tables = new Map([products, labels].map((t) => [t.name, t]));
+  const policy = validatePolicy(
+    {
+      roles: {
+        anonymous: { tables: { products: { read: { columns: ['id', 'name', 'price'] } } } },
+        support: {
+          tables: {
+            products: {
+              read: { columns: ['id', 'name', 'price'] },
+              // May write a column it cannot read: the body names it, keys never do.
+              create: { columns: ['name', 'price', 'cost_price'] },
+              update: { columns: ['price'] },
+              delete: true,
+            },
+            labels: { read: { columns: ['label'] } },
+          },
+        },
+      },
+    },
+    tables,
+  );
+  const docOf = (role: string) =>
+    buildOpenApiDocument([products, labels], config('auth'), '1', documentView(policy, role));
+  const parameterNames = (doc: Doc, path: string, method: string) =>
+    ((operation(doc, path, method).parameters ?? []) as { name: string }[]).map((p) => p.name);
+  const keyEnum = (doc: Doc, path: string, method: string) =>
+    (
+      operation(doc, path, method).parameters as { name: string; schema: { enum?: string[] } }[]
+    ).find((p) => p.name === 'key')?.schema.enum;
+  const propertiesOf = (doc: Doc, name: string) =>
+    Object.keys((schemasOf(doc)[name]?.properties as object | undefined) ?? {});
+
+  test('anonymous: products read with its three columns, nothing of the hidden ones', () => {
+    const doc = docOf('anonymous');
+    expect(Object.keys(doc.paths).filter((p) => p.startsWith('/table'))).toEqual([
+      '/table/products/read',
+    ]);
+    const select = (
+      operation(doc, '/table/products/read', 'get').parameters as {
+        name: string;
+        description: string;
+      }[]
+    )[0];
+    expect(select?.description).toBe(
+      'Columns to return, comma-separated (default `*`): id, name, price',
+    );
+    expect(propertiesOf(doc, 'products')).toEqual(['id', 'name', 'price']);
+    expect(Object.keys(schemasOf(doc)).sort()).toEqual([
+      'Credentials',
+      'Error',
+      'Health',
+      'Index',
+      'LoginResult',
+      'RegisterResult',
+      'products',
+    ]);
+    expect(JSON.stringify(doc)).not.toMatch(/cost_price|supplier_secret|labels/);
+  });
+
+  test('without a token, routes that need one whatever the policy says are left out', () => {
+    const view = { ...documentView(policy, 'anonymous'), signedIn: false };
+    const doc = buildOpenApiDocument([products, labels], config('auth'), '1', view);
+    expect(Object.keys(doc.paths)).toEqual([
+      '/auth/register',
+      '/auth/login',
+      '/table/products/read',
+      '/live',
+      '/health',
+      '/openapi.json',
+    ]);
+    expect(schemasOf(doc)).not.toHaveProperty('Index');
+    // In open mode there are no tokens: the index is everyone's.
+    const open = buildOpenApiDocument([products], config('open'), '1', view);
+    expect(open.paths).toHaveProperty(['/']);
+  });
+
+  test('support: bodies of the columns it may write, keys among those it may read', () => {
+    const doc = docOf('support');
+    expect(Object.keys(doc.paths).filter((p) => p.startsWith('/table'))).toEqual([
+      '/table/labels/read',
+      '/table/products/read',
+      '/table/products/create',
+      '/table/products/update({key},{value})',
+      '/table/products/delete({key},{value})',
+    ]);
+    expect(keyEnum(doc, '/table/products/update({key},{value})', 'put')).toEqual([
+      'id',
+      'name',
+      'price',
+    ]);
+    expect(keyEnum(doc, '/table/products/delete({key},{value})', 'delete')).toEqual([
+      'id',
+      'name',
+      'price',
+    ]);
+    expect(parameterNames(doc, '/table/products/update({key},{value})', 'put')).toEqual([
+      'key',
+      'value',
+    ]);
+    expect(propertiesOf(doc, 'products')).toEqual(['id', 'name', 'price']);
+    expect(propertiesOf(doc, 'products.insert')).toEqual(['name', 'price', 'cost_price']);
+    expect(propertiesOf(doc, 'products.update')).toEqual(['price']);
+    expect(JSON.stringify(doc)).not.toContain('supplier_secret');
+    // The one hidden column it may write appears in the create body only.
+    const text = JSON.stringify({
+      ...doc,
+      components: { ...(doc.components as object), schemas: {} },
+    });
+    expect(text).not.toContain('cost_price');
+  });
+
+  test('a primary key the caller cannot read is not named', () => {
+    const doc = docOf('support');
+    expect(schemasOf(doc).labels?.description).toBe('A row of table labels');
+    expect(schemasOf(doc).products?.description).toBe('A row of table products (primary key: id)');
+  });
+
+  test('no description names the database', () => {
+    for (const doc of [
+      docOf('anonymous'),
+      buildOpenApiDocument(TABLES, config('open')),
+      buildLoginDocument(config('auth')),
+    ]) {
+      expect((doc.info as { title: string }).title).toBe('tablegate');
+    }
+  });
+});
+
+describe('size: what every table shares is written once', () => {
+  const tablesOf = (n: number) =>
+    Array.from({ length: n }, (_, i) => ({ ...order, name: `t${i}` }) as TableInfo);
+  const size = (n: number) =>
+    JSON.stringify(buildOpenApiDocument(tablesOf(n), config('auth'))).length;
+
+  test('the read options, key value and error responses are shared components', () => {
+    const doc = buildOpenApiDocument(tablesOf(20), config('auth'));
+    const text = JSON.stringify(doc);
+    expect(text.split('A condition on the columns').length - 1).toBe(1);
+    const components = doc.components as Record<string, Record<string, unknown>>;
+    expect(Object.keys(components.parameters ?? {})).toEqual([
+      'filter',
+      'orderby',
+      'top',
+      'skip',
+      'count',
+      'key-value',
+    ]);
+    expect(Object.keys(components.responses ?? {})).toContain('read.400');
+    expect(text.split('"FILTER_SYNTAX"').length - 1).toBe(1);
+  });
+
+  // Each operation repeating its parameters and error responses, a table added 20 KB.
+  test('a table adds about 7 KB for seven columns, all four operations and three schemas', () => {
+    const perTable = (size(40) - size(20)) / 20;
+    expect(perTable).toBeGreaterThan(5000);
+    expect(perTable).toBeLessThan(8000);
+  });
+});
+
+test('the filter help names every filter function with the MySQL function it runs', () => {
+  const doc = buildOpenApiDocument([order], config('open'));
+  const filter = (doc.components as { parameters: Record<string, { description: string }> })
+    .parameters.filter;
+  for (const fn of COLUMN_FNS) expect(filter?.description).toContain(`\`${fn}\` (${FN_SQL[fn]})`);
+  expect(filter?.description).toContain(
+    '`year` (YEAR), `month` (MONTH), `day` (DAYOFMONTH), `date` (DATE) take a DATE, DATETIME or TIMESTAMP column',
+  );
 });
 
 describe('auth mode and open mode', () => {

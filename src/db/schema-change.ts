@@ -1,0 +1,127 @@
+/**
+ * How the schema cache (schema.ts) tells that the schema did not change, so that what was built
+ * from it — plans, compiled reads, API descriptions — stays valid across a re-read:
+ * `schemaFingerprint` asks MySQL for one row of checksums over the information_schema rows
+ * readSchema reads (an unchanged schema then costs one statement instead of a full read), and
+ * `sameData` compares a re-read with the tables held.
+ */
+import { ApiError } from '../errors.js';
+import type { Database } from '../execute/database.js';
+import type { TableInfo } from './schema-types.js';
+
+/**
+ * `COUNT:SUM` over `rows` of the first 60 bits of each row's MD5: exact (a DECIMAL sum of
+ * BIGINTs) and changed by any change to any listed value. QUOTE keeps NULL apart from 'NULL'.
+ */
+function checksum(table: string, values: readonly string[], where: string): string {
+  const row = `CONCAT_WS('|', ${values.map((value) => `QUOTE(${value})`).join(', ')})`;
+  return `(SELECT CONCAT(COUNT(*), ':', COALESCE(SUM(CAST(CONV(LEFT(MD5(${row}), 15), 16, 10) AS UNSIGNED)), 0))
+     FROM information_schema.${table} WHERE ${where} = ?)`;
+}
+
+// Every information_schema table and column readSchema reads: reading more there means adding
+// it here, or a change to it would go unseen until a full re-read.
+const FINGERPRINT_SQL = `SELECT CONCAT_WS(' ',
+  ${checksum('TABLES', ['TABLE_NAME', 'TABLE_TYPE'], 'TABLE_SCHEMA')},
+  ${checksum(
+    'COLUMNS',
+    [
+      'TABLE_NAME',
+      'COLUMN_NAME',
+      'ORDINAL_POSITION',
+      'COLUMN_DEFAULT',
+      'IS_NULLABLE',
+      'DATA_TYPE',
+      'COLUMN_TYPE',
+      'CHARACTER_MAXIMUM_LENGTH',
+      'NUMERIC_PRECISION',
+      'NUMERIC_SCALE',
+      'COLUMN_KEY',
+      'EXTRA',
+    ],
+    'TABLE_SCHEMA',
+  )},
+  ${checksum('TRIGGERS', ['TRIGGER_NAME', 'EVENT_OBJECT_TABLE'], 'TRIGGER_SCHEMA')},
+  ${checksum('CHECK_CONSTRAINTS', ['CONSTRAINT_NAME', 'CHECK_CLAUSE'], 'CONSTRAINT_SCHEMA')},
+  ${checksum(
+    'KEY_COLUMN_USAGE',
+    [
+      'CONSTRAINT_NAME',
+      'TABLE_NAME',
+      'COLUMN_NAME',
+      'ORDINAL_POSITION',
+      'REFERENCED_TABLE_SCHEMA',
+      'REFERENCED_TABLE_NAME',
+      'REFERENCED_COLUMN_NAME',
+    ],
+    'TABLE_SCHEMA',
+  )}
+) AS fingerprint`;
+
+/**
+ * One string that changes whenever the schema of `database` does; null when the server refuses
+ * the statement (MySQL 5.7 has no CHECK_CONSTRAINTS), and then every re-read is a full one.
+ * MySQL unavailable, busy or too slow is thrown, as the full read would throw it.
+ */
+export async function schemaFingerprint(db: Database, database: string): Promise<string | null> {
+  try {
+    const [row] = await db.rows<{ fingerprint: string | null }>({
+      sql: FINGERPRINT_SQL,
+      params: [database, database, database, database, database],
+    });
+    return row?.fingerprint ?? null;
+  } catch (error) {
+    if (error instanceof ApiError && error.status >= 503) throw error;
+    return null;
+  }
+}
+
+/**
+ * Whether two reads of the schema found the same tables. A relation points at its target table
+ * object (so tables refer to each other, in cycles): it is compared by the names it links.
+ */
+export function sameTables(
+  a: ReadonlyMap<string, TableInfo>,
+  b: ReadonlyMap<string, TableInfo>,
+): boolean {
+  return sameData(plainTables(a), plainTables(b));
+}
+
+function plainTables(tables: ReadonlyMap<string, TableInfo>): Map<string, unknown> {
+  const plain = new Map<string, unknown>();
+  for (const [name, table] of tables) {
+    const relations = [...table.relations.values()].map((relation) => ({
+      name: relation.name,
+      kind: relation.kind,
+      key: relation.key,
+      target: relation.target.name,
+      on: relation.on.map(({ local, remote }) => [local.name, remote.name]),
+    }));
+    plain.set(name, { ...table, relations });
+  }
+  return plain;
+}
+
+/** Deep equality of plain data: primitives, arrays, Maps and plain objects. */
+export function sameData(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    return Array.isArray(b) && a.length === b.length && a.every((item, i) => sameData(item, b[i]));
+  }
+  if (a instanceof Map) {
+    if (!(b instanceof Map) || a.size !== b.size) return false;
+    for (const [key, value] of a) {
+      if (!b.has(key) || !sameData(value, b.get(key))) return false;
+    }
+    return true;
+  }
+  if (Array.isArray(b) || b instanceof Map) return false;
+  const keys = Object.keys(a);
+  if (keys.length !== Object.keys(b).length) return false;
+  return keys.every(
+    (key) =>
+      Object.hasOwn(b, key) &&
+      sameData((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key]),
+  );
+}

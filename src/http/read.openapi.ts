@@ -1,0 +1,109 @@
+/**
+ * The description of `GET /table/<table>/read` (read.ts): the stages it runs, whose errors are
+ * its error responses, and its operation — the `$…` options, `$select` naming only the columns
+ * the caller may read, and rows of the row schema of those columns.
+ */
+import type { Stage } from '../errors.js';
+import { MAX_FILTER_BYTES } from '../limits.js';
+import { rowSchema } from '../openapi/column-schema.js';
+import { filterHelp } from '../openapi/filter-help.js';
+import {
+  type DescribedTable,
+  type DescriptionContext,
+  type JsonSchema,
+  json,
+  type TableOperation,
+} from '../openapi/operation.js';
+
+/** A table the role may not read answers 404 (UNKNOWN_TABLE): reads are never FORBIDDEN. */
+export const READ_STAGES: readonly Stage[] = ['read-options', 'request', 'table', 'execute'];
+/** MySQL's refusals of a read, under their own error names. */
+export const READ_MYSQL_STATUSES: readonly number[] = [400, 403, 404];
+
+const query = (name: string, schema: JsonSchema, description: string): JsonSchema => ({
+  name,
+  in: 'query',
+  required: false,
+  schema,
+  description,
+});
+
+/** The options every read shares (one component each), in the order the UI lists them. */
+const SHARED_OPTIONS: readonly [string, JsonSchema][] = [
+  ['filter', query('$filter', { type: 'string', maxLength: MAX_FILTER_BYTES }, filterHelp())],
+  [
+    'orderby',
+    query(
+      '$orderby',
+      { type: 'string' },
+      '`col`, `col asc` or `col desc`, comma-separated; give one for stable pages',
+    ),
+  ],
+  ['top', query('$top', { type: 'integer', minimum: 0 }, 'At most this many rows')],
+  [
+    'skip',
+    query(
+      '$skip',
+      { type: 'integer', minimum: 0 },
+      'Skip this many rows first (page N of size S: `$top=S&$skip=(N-1)*S`)',
+    ),
+  ],
+  [
+    'count',
+    query(
+      '$count',
+      { type: 'boolean' },
+      '`true` adds the header `X-Total-Count`: the rows the filter matches, ignoring $top and $skip',
+    ),
+  ],
+];
+
+function readParameters({ view }: DescribedTable, context: DescriptionContext): JsonSchema[] {
+  const names = view.read.map((c) => c.name).join(', ');
+  return [
+    query(
+      '$select',
+      { type: 'string' },
+      `Columns to return, comma-separated (default \`*\`): ${names}`,
+    ),
+    ...SHARED_OPTIONS.map(([name, parameter]) => context.parameter(name, parameter)),
+  ];
+}
+
+export const readOperation: TableOperation = {
+  action: 'read',
+  method: 'get',
+  path: '/read',
+  describe: (described, context) => {
+    const { table, view, names } = described;
+    const primaryKey = table.primaryKey;
+    // The primary key is named only when the caller may read all of it.
+    const keyNote =
+      primaryKey.length > 0 && primaryKey.every((name) => view.read.some((c) => c.name === name))
+        ? ` (primary key: ${primaryKey.join(', ')})`
+        : '';
+    const row = context.schema(names.row, () => ({
+      ...rowSchema(view.read),
+      description: `A row of ${table.kind} ${table.name}${keyNote}`,
+    }));
+    return {
+      tags: [names.tag],
+      operationId: `read_${names.id}`,
+      summary: `Read rows of ${table.kind} ${table.name}`,
+      parameters: readParameters(described, context),
+      responses: {
+        200: {
+          description: 'The rows, keys in select order',
+          headers: {
+            'X-Total-Count': {
+              description: 'With `$count=true`: the rows the filter matches',
+              schema: { type: 'integer' },
+            },
+          },
+          content: json({ type: 'array', items: row }),
+        },
+        ...context.errors('read', READ_STAGES, READ_MYSQL_STATUSES),
+      },
+    };
+  },
+};

@@ -1,0 +1,115 @@
+/**
+ * What a route module's description is made of (the `*.openapi.ts` file beside each route in
+ * src/http/) and what the assembler (document.ts) hands it: the caller's view of a table, and a
+ * context through which an operation names the component schemas, parameters and error responses
+ * it uses, so that the document carries each of those once however many tables share it.
+ */
+import type { Config } from '../config.js';
+import type { ColumnInfo, TableInfo } from '../db/schema-types.js';
+import type { Stage } from '../errors.js';
+import type { JsonSchema } from './column-schema.js';
+
+export type { JsonSchema } from './column-schema.js';
+
+/** The settings the description shows. The database's name is not among them: see document.ts. */
+export type DocumentConfig = Pick<
+  Config,
+  'mode' | 'baseUrl' | 'maxFileSize' | 'maxFiles' | 'bodyLimit'
+>;
+
+/** What one caller may use of a table under a policy (policy/document-view.ts builds it). */
+export interface TableView {
+  /** The columns it may read: read parameters, the row schema, and update and delete keys. */
+  readonly read: readonly ColumnInfo[];
+  /** The columns it may write; absent when the action is not granted. */
+  readonly create?: readonly ColumnInfo[];
+  readonly update?: readonly ColumnInfo[];
+  readonly delete?: true;
+}
+
+/** A policy's view for one caller: per table its view (null hides it), and the file routes. */
+export interface DocumentView {
+  table(table: TableInfo): TableView | null;
+  readonly upload: boolean;
+  readonly download: boolean;
+  /**
+   * False for a request without a token in auth mode (`anonymous` under a policy): routes that
+   * need a signed-in caller whatever the policy grants are left out. True when absent.
+   */
+  readonly signedIn?: boolean;
+}
+
+/** The component names the assembler gave one table (unique in the document, valid as keys). */
+export interface TableNames {
+  readonly tag: string;
+  readonly id: string;
+  readonly row: string;
+  readonly insert: string;
+  readonly update: string;
+}
+
+/** One table as an operation describes it: the table, what the caller may use, its names. */
+export interface DescribedTable {
+  readonly table: TableInfo;
+  readonly view: TableView;
+  readonly names: TableNames;
+}
+
+export type Method = 'get' | 'post' | 'put' | 'delete';
+
+export interface DescriptionContext {
+  readonly config: DocumentConfig;
+  /** Auth mode: every operation not marked public needs a token. */
+  readonly auth: boolean;
+  /**
+   * A `$ref` to a schema of the table (its name from TableNames); `schema` joins the document
+   * on first use.
+   */
+  schema(name: string, schema: JsonSchema | (() => JsonSchema)): JsonSchema;
+  /** A `$ref` to one of the shared schemas the operation declares (`schemas`). */
+  shared(name: string): JsonSchema;
+  /** A `$ref` to the shared parameter `name`; `parameter` joins the document on first use. */
+  parameter(name: string, parameter: JsonSchema): JsonSchema;
+  /**
+   * The error responses of the operation `name` running `stages`, one `$ref` per status to a
+   * shared response (error-codes.ts builds it from the catalogue). The auth guard's stage is
+   * added in auth mode, and the policy stages are dropped without a policy. `mysql`: statuses
+   * at which MySQL's own error names may be the code.
+   */
+  errors(name: string, stages: readonly Stage[], mysql?: readonly number[]): JsonSchema;
+}
+
+interface Operation {
+  readonly method: Method;
+  /**
+   * Component schemas the operation shares with others, by name (a result body, a file record):
+   * the assembler keeps these names from tables, and writes those an operation uses once.
+   */
+  readonly schemas?: Readonly<Record<string, JsonSchema>>;
+}
+
+/** An operation every table has, under `/table/<name>`. */
+export interface TableOperation extends Operation {
+  /** The policy action it needs (a view without it leaves the operation out). */
+  readonly action: 'read' | 'create' | 'update' | 'delete';
+  /** Appended to `/table/<name>`. */
+  readonly path: string;
+  describe(described: DescribedTable, context: DescriptionContext): JsonSchema;
+}
+
+/** An operation of its own path (auth, files, health…). */
+export interface RouteOperation extends Operation {
+  readonly path: string;
+  /** Exists only in auth mode. */
+  readonly authOnly?: true;
+  /** Needs no token in auth mode (the docs page shows these before it has one). */
+  readonly public?: true;
+  /** Needs a token in auth mode even where a policy grants `anonymous` something. */
+  readonly signedIn?: true;
+  /** The file action a policy must grant the caller for the operation to be shown. */
+  readonly files?: 'upload' | 'download';
+  describe(context: DescriptionContext): JsonSchema;
+}
+
+/** The body of a JSON answer or request. */
+export const json = (schema: JsonSchema): JsonSchema => ({ 'application/json': { schema } });

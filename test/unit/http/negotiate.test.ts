@@ -1,0 +1,49 @@
+/**
+ * Accept-Encoding and If-None-Match as http/negotiate.ts reads them: qualities, `q=0` refusing a
+ * coding, `*`, the x-gzip alias, and weak ETag comparison.
+ */
+import { describe, expect, test } from '@jest/globals';
+import { chooseCoding, matchesETag } from '../../../src/http/negotiate.js';
+
+describe('chooseCoding', () => {
+  test.each<[string | undefined, string]>([
+    [undefined, 'identity'],
+    ['', 'identity'],
+    ['identity', 'identity'],
+    ['gzip', 'gzip'],
+    ['br', 'br'],
+    ['gzip, deflate, br', 'br'],
+    ['gzip, deflate, br, zstd', 'br'],
+    ['deflate', 'identity'],
+    ['BR;Q=1, GZIP', 'br'],
+    ['br;q=0, gzip', 'gzip'],
+    ['br;q=0.5, gzip;q=0.8', 'gzip'],
+    ['br;q=0.8, gzip;q=0.8', 'br'],
+    ['gzip;q=0', 'identity'],
+    ['*', 'br'],
+    ['*;q=0', 'identity'],
+    ['br;q=0, *', 'gzip'],
+    ['x-gzip', 'gzip'],
+    ['gzip;q=nonsense', 'identity'],
+    [' , ;q=1, gzip ;  q=0.3 ', 'gzip'],
+  ])('%j → %s', (header, coding) => {
+    expect(chooseCoding(header)).toBe(coding);
+  });
+});
+
+describe('matchesETag', () => {
+  const etag = 'W/"abc"';
+  test.each<[string | undefined, boolean]>([
+    [undefined, false],
+    ['', false],
+    ['W/"abc"', true],
+    ['"abc"', true],
+    ['"abd"', false],
+    ['"x", W/"abc"', true],
+    ['"x" , "y"', false],
+    ['*', true],
+    ['abc', false],
+  ])('%j → %s', (header, matches) => {
+    expect(matchesETag(header, etag)).toBe(matches);
+  });
+});
