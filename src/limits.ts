@@ -118,6 +118,12 @@ export const ALIVE_CHECK_MS = 1000;
 /** How often the waits for a pool connection are checked against their bounds (execute/acquire.ts). */
 export const WAIT_SWEEP_MS = 100;
 /**
+ * The pool is shared fairly between client addresses (execute/acquire.ts), each with a small
+ * record: those of addresses with nothing in progress are dropped together once there are this
+ * many records (never one per request).
+ */
+export const IDLE_CLIENTS_KEPT = 1024;
+/**
  * `-h db1,db2,…` with no host answering: the least time between two searches for one that does
  * (each search connects to every host; failing requests must not turn into a connect storm).
  */

@@ -60,11 +60,11 @@ export function writeRoutes(app: FastifyInstance, { db, schema }: Services): voi
       query,
       error: () => createdRowViolation(plan.table),
     }));
-    const result = await db.write(compileInsertBatches(plan), {
-      unprepare: plan.rows.length > 1,
-      autocommit: insertIsExact(plan),
-      guards: rechecks,
-    });
+    const result = await db.write(
+      compileInsertBatches(plan),
+      { unprepare: plan.rows.length > 1, autocommit: insertIsExact(plan), guards: rechecks },
+      request,
+    );
     reply.type(JSON_TYPE);
     return `${INSERTED}${JSON.stringify(result.insertId)},"affectedRows":${result.affectedRows}}`;
   });
@@ -79,10 +79,14 @@ export function writeRoutes(app: FastifyInstance, { db, schema }: Services): voi
     const plan = guardUpdate(request.access, planned);
     // A policy's where on a column the update changes: checked after it, in its transaction.
     const recheck = compileUpdateRecheck(plan);
-    const result = await db.write([compileUpdate(plan)], {
-      autocommit: updateIsExact(plan),
-      guards: recheck ? [{ query: recheck, error: () => updatedRowViolation(plan.table) }] : [],
-    });
+    const result = await db.write(
+      [compileUpdate(plan)],
+      {
+        autocommit: updateIsExact(plan),
+        guards: recheck ? [{ query: recheck, error: () => updatedRowViolation(plan.table) }] : [],
+      },
+      request,
+    );
     reply.type(JSON_TYPE);
     return `${UPDATED}${result.affectedRows}}`;
   });
@@ -97,7 +101,11 @@ export function writeRoutes(app: FastifyInstance, { db, schema }: Services): voi
       const resolved = schema.plan(table, (t) => planDelete(t, match));
       const { plan: planned } = resolved instanceof Promise ? await resolved : resolved;
       const plan = guardDelete(request.access, planned);
-      const result = await db.write([compileDelete(plan)], { autocommit: deleteIsExact(plan) });
+      const result = await db.write(
+        [compileDelete(plan)],
+        { autocommit: deleteIsExact(plan) },
+        request,
+      );
       reply.type(JSON_TYPE);
       return `${DELETED}${result.affectedRows}}`;
     },

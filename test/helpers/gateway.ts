@@ -47,6 +47,8 @@ export async function startTestGateway(
     trustProxy: DEFAULTS.trustProxy,
     // One test process plays many clients from one address; the tests of the cap set it.
     maxClientRequests: 0,
+    anonymousQueryTimeoutMs: null,
+    minReadRate: DEFAULTS.minReadRate,
     bodyTimeoutMs: DEFAULTS.bodyTimeoutMs,
     maxConnections: DEFAULTS.maxConnections,
     metricsPort: null,
