@@ -10,6 +10,7 @@ import { ERRORS, type Stage } from '../errors.js';
 import {
   EMAIL_MAX_LENGTH,
   MAX_FILTER_BYTES,
+  MAX_FILTER_CALLS,
   MAX_IN_VALUES,
   MAX_INSERT_ROWS,
   MAX_NESTING,
@@ -228,7 +229,7 @@ const FILTER_HELP = [
   '(text), `year month day hour minute second date` (dates and times), e.g.',
   "`contains(tolower(name),'tea')`, `year(created_at) eq 2024`; a function on a column cannot",
   'use its index. A date or function on a column of the wrong type is 400 FILTER_TYPE.',
-  `Limits: ${MAX_FILTER_BYTES} bytes, ${MAX_NESTING} levels of nesting, ${MAX_IN_VALUES} \`in\` values, ${MAX_PATTERN_CHARS} characters of contains/startswith/endswith patterns in all.`,
+  `Limits: ${MAX_FILTER_BYTES} bytes, ${MAX_NESTING} levels of nesting, ${MAX_IN_VALUES} \`in\` values, ${MAX_PATTERN_CHARS} characters of contains/startswith/endswith patterns in all, ${MAX_FILTER_CALLS} function calls (each contains/startswith/endswith and column function counts one).`,
 ].join(' ');
 
 function readParameters(table: TableInfo): JsonSchema[] {
