@@ -11,5 +11,8 @@ export interface Caller {
   readonly anonymous: boolean;
 }
 
-/** The gateway's own statements (schema reads, users): one client of their own, full time limit. */
-export const GATEWAY: Caller = { client: '', anonymous: false };
+/**
+ * The gateway's own statements (schema reads, users): one client of their own (a name no address
+ * has), under the query timeout.
+ */
+export const GATEWAY: Caller = { client: '(gateway)', anonymous: false };

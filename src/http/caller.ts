@@ -18,7 +18,8 @@ declare module 'fastify' {
 export function registerCaller(app: FastifyInstance): void {
   app.decorateRequest('client', {
     getter(this: FastifyRequest) {
-      return clientAddress(this.ip);
+      // Node forgets the address of a socket closed before it was first asked for.
+      return clientAddress(this.ip ?? 'unknown');
     },
   });
   app.decorateRequest('anonymous', {
