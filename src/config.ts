@@ -46,8 +46,21 @@ export interface Config {
    * address is the client), true (every hop), a hop count, or proxy addresses and CIDRs.
    */
   readonly trustProxy: TrustProxy;
-  /** Requests one client address may have in progress at once (429 past it); 0: no cap. */
+  /**
+   * Requests one client address may have in progress at once (429 past it); 0: no cap. The pool
+   * is shared fairly between addresses without it (execute/acquire.ts).
+   */
   readonly maxClientRequests: number;
+  /**
+   * Milliseconds a statement of a request without a token may run (open mode: every request);
+   * null: `queryTimeoutMs`.
+   */
+  readonly anonymousQueryTimeoutMs: number | null;
+  /**
+   * Bytes per second a streamed read's client must take while the gateway waits for it,
+   * measured over waits of `stallTimeoutMs`; slower, it is cut. 0: no minimum.
+   */
+  readonly minReadRate: number;
   /** Milliseconds a JSON body may take to arrive after the headers (408 past it). */
   readonly bodyTimeoutMs: number;
   /** Open HTTP connections at once; more are closed at once. */
@@ -89,7 +102,12 @@ export const DEFAULTS = {
   schemaRefreshMs: 1000,
   defaultRole: 'user',
   trustProxy: false,
-  maxClientRequests: 8,
+  // The pool is shared fairly between addresses; a cap would refuse a busy honest client (a
+  // backend, a proxy, a load test) with nobody else waiting (README "Limits and timeouts").
+  maxClientRequests: 0,
+  // Below the slowest network browsers emulate (GPRS, 50 kbit/s ≈ 6 KB/s): no phone still
+  // online is cut (README "Limits and timeouts").
+  minReadRate: 4096,
   bodyTimeoutMs: 30_000,
   // Below the smallest common open-file limit (1,024), with room for the pool, uploads and logs.
   maxConnections: 900,

@@ -239,6 +239,13 @@ export const ERRORS = {
     message: (stallMs: number) =>
       `The client took nothing for ${stallMs} ms: the response was cut and its database connection freed`,
   },
+  // Never an answer of its own either: a client that reads, but below --min-read-rate.
+  STREAM_TOO_SLOW: {
+    status: 408,
+    stages: ['stream'],
+    message: (bytes: number, waitedMs: number, minRate: number) =>
+      `The client took ${bytes} bytes in ${waitedMs} ms of waiting for it, less than ${minRate} bytes a second: the response was cut and its database connection freed`,
+  },
 
   // upload (`POST /upload`).
   NOT_MULTIPART: {
@@ -510,6 +517,8 @@ export const databaseBusy = () => apiError('DATABASE_BUSY');
 export const writeOutcomeUnknown = () => apiError('WRITE_OUTCOME_UNKNOWN');
 export const queryTimeout = () => apiError('QUERY_TIMEOUT');
 export const streamStalled = (stallMs: number) => apiError('STREAM_STALLED', stallMs);
+export const streamTooSlow = (bytes: number, waitedMs: number, minRate: number) =>
+  apiError('STREAM_TOO_SLOW', bytes, waitedMs, minRate);
 export const internalError = () => apiError('INTERNAL_ERROR');
 export const accessDenied = () =>
   withHeaders(apiError('ACCESS_DENIED'), { 'WWW-Authenticate': 'Bearer' });

@@ -12,6 +12,15 @@ export const MAX_NESTING = 64;
 export const MAX_IN_VALUES = 1000;
 /** Characters of all contains/startswith/endswith patterns of one `$filter` together. */
 export const MAX_PATTERN_CHARS = 100;
+/**
+ * Function calls in one `$filter` (and so in one policy `where`): each contains, startswith,
+ * endswith and each column function (tolower, year, …) counts one. MySQL evaluates every one on
+ * every row the rest of the filter leaves, and no index helps: `contains(tolower(x),'q')` costs
+ * about 0.3 s over 300,000 rows of 200 characters here, so the cost of a filter grows with the
+ * number of calls (100 of them ORed held a connection for 17–33 s). 32 is a search for three
+ * words in five columns with tolower, and an eighth of that.
+ */
+export const MAX_FILTER_CALLS = 32;
 
 // Related rows ($expand, paths, lambdas).
 /** Levels of relations one read may follow: `$expand=a/b/c`, or nested `$expand` options. */
@@ -114,6 +123,12 @@ export const HEALTH_TIMEOUT_MS = 2000;
 export const ALIVE_CHECK_MS = 1000;
 /** How often the waits for a pool connection are checked against their bounds (execute/acquire.ts). */
 export const WAIT_SWEEP_MS = 100;
+/**
+ * The pool is shared fairly between client addresses (execute/acquire.ts), each with a small
+ * record: those of addresses with nothing in progress are dropped together once there are this
+ * many records (never one per request).
+ */
+export const IDLE_CLIENTS_KEPT = 1024;
 /**
  * `-h db1,db2,…` with no host answering: the least time between two searches for one that does
  * (each search connects to every host; failing requests must not turn into a connect storm).

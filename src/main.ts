@@ -53,6 +53,8 @@ async function connect(config: Config): Promise<Database> {
     return await openDatabase(config.db, {
       statementTimeoutMs: config.queryTimeoutMs,
       stallTimeoutMs: config.stallTimeoutMs,
+      minReadRate: config.minReadRate,
+      anonymousTimeoutMs: config.anonymousQueryTimeoutMs ?? config.queryTimeoutMs,
       readConsistency: config.readConsistency,
     });
   } catch (error) {

@@ -10,6 +10,7 @@ import type { TrustProxy } from './config.js';
 import { malformedUrl } from './errors.js';
 import { authRoutes } from './http/auth.js';
 import { registerBodyGuards } from './http/body-guards.js';
+import { registerCaller } from './http/caller.js';
 import { registerClientLimits } from './http/client-limits.js';
 import { docsRoutes } from './http/docs.js';
 import { clientErrorHandler, registerErrorHandling, sendError } from './http/errors.js';
@@ -101,6 +102,8 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
       done();
     });
 
+  // request.client and request.anonymous: who runs each statement (the fair pool, time limits).
+  registerCaller(app);
   // First: every answer, whatever a later hook decides, carries these headers.
   registerSecurityHeaders(app);
   registerErrorHandling(app, log, () => services.schema.refreshIfStale());

@@ -60,6 +60,11 @@ Options
   --pool-size <n>            MySQL connections (default 10)
   --query-timeout <time>     longest a query may run (default 30s)
   --stall-timeout <time>     cut a streamed read whose client takes nothing this long (default 30s)
+  --min-read-rate <size>     cut a streamed read whose client takes less a second, measured over
+                             waits for it as long as --stall-timeout (default 4KiB; 0 = none)
+  --anonymous-query-timeout <time>
+                             longest a query of a request without a token may run (default:
+                             --query-timeout)
   --schema-refresh <time>    least time between two re-reads of the schema (default 1s)
   --listen-host <address>    address to bind (default 0.0.0.0)
   --registration <mode>      auth mode: open or closed POST /auth/register (default open)
@@ -67,7 +72,8 @@ Options
   --policy <file>            who may do what: a JSON or YAML file (see README); default none
   --trust-proxy <proxies>    believe X-Forwarded-For from these proxies: a hop count, addresses
                              or CIDRs (10.0.0.0/8,loopback), or true for any (default: none)
-  --max-client-requests <n>  requests one client address may have in progress (default 8, 0 = no cap)
+  --max-client-requests <n>  requests one client address may have in progress, then 429
+                             (default 0 = no cap: the pool is shared fairly between addresses)
   --body-timeout <time>      longest a JSON body may take to arrive (default 30s)
   --max-connections <n>      open HTTP connections at once (default 900)
   --shutdown-delay <time>    on SIGTERM, keep serving but answer /health 503 this long before
@@ -112,6 +118,8 @@ export const ENVIRONMENT: Readonly<Record<string, string>> = {
   policy: 'TABLEGATE_POLICY',
   trustProxy: 'TABLEGATE_TRUST_PROXY',
   maxClientRequests: 'TABLEGATE_MAX_CLIENT_REQUESTS',
+  minReadRate: 'TABLEGATE_MIN_READ_RATE',
+  anonymousQueryTimeout: 'TABLEGATE_ANONYMOUS_QUERY_TIMEOUT',
   bodyTimeout: 'TABLEGATE_BODY_TIMEOUT',
   maxConnections: 'TABLEGATE_MAX_CONNECTIONS',
   metricsPort: 'TABLEGATE_METRICS_PORT',
@@ -338,6 +346,11 @@ export function configFromRun(
     const text = get(name);
     return text === undefined ? fallback : parseDuration(name, text);
   };
+  const optionalDuration = (name: FlagName) => {
+    const text = get(name);
+    return text === undefined ? null : parseDuration(name, text);
+  };
+  const minReadRate = get('minReadRate')?.trim();
   const registration = (get('registration') ?? 'open').toLowerCase();
   if (!REGISTRATIONS.has(registration)) {
     throw new UsageError(`--registration must be open or closed, got '${get('registration')}'`);
@@ -393,6 +406,8 @@ export function configFromRun(
     policyFile: policy === undefined ? null : path.resolve(policy),
     trustProxy: trustProxy === undefined ? DEFAULTS.trustProxy : parseTrustProxy(trustProxy),
     maxClientRequests: number('maxClientRequests', DEFAULTS.maxClientRequests, 0, 100_000),
+    anonymousQueryTimeoutMs: optionalDuration('anonymousQueryTimeout'),
+    minReadRate: minReadRate === '0' ? 0 : size('minReadRate', DEFAULTS.minReadRate),
     bodyTimeoutMs: duration('bodyTimeout', DEFAULTS.bodyTimeoutMs),
     maxConnections: number('maxConnections', DEFAULTS.maxConnections, 1, 1_000_000),
     metricsPort,

@@ -1,28 +1,39 @@
 /**
- * A pool connection within a bound. mysql2's pool waits for a free connection for ever; we
- * answer instead: when the wait passes ALIVE_CHECK_MS the server is pinged on the control
- * connection, and a server that does not answer (frozen, partitioned) is 503 at once; a
- * server that answers is only busy, so the request keeps waiting up to `maxWaitMs` (then 503).
+ * Pool connections handed out fairly between client addresses, within a bound.
  *
- * Under load nearly every request waits (more HTTP connections than pool connections), so the
- * bounds are not a timer pair per wait (four timer operations and three closures per request,
- * issue 17) but one sweep every WAIT_SWEEP_MS over the waits in progress, running only while
- * there are any. A bound therefore fires up to WAIT_SWEEP_MS late, nothing a client can tell
- * from a 1 s check and a multi-second limit.
+ * Fair: mysql2's pool serves waiting requests first come, first served, so one address that
+ * sends many requests (or many slow ones) takes the pool while others wait behind it. Here a
+ * request waits in our queue instead, never in mysql2's: the pool is asked for a connection only
+ * when it has one free (or may open one). Alone, an address may use the whole pool; when a
+ * connection comes back and several addresses wait, it goes to the waiting address that holds
+ * the fewest connections (among equals, the one that has waited for a turn longest), and that
+ * address's oldest request takes it. So an address holding many connections never gets the next
+ * one while another waits, and busy addresses end with equal shares (README "Limits and
+ * timeouts"). Nothing is preempted: a held connection is given back by its statement.
  *
- * The waits in progress are a list linked through the waits themselves, not a Set. A Set that
- * lives long and has an entry added and deleted per request rebuilds its table every few dozen
- * requests, and V8 links each retired table to its successor and leaves the retired one's
- * entries in place; once the Set's table has reached the old generation (one quiet second is
- * enough: a big streamed read), every successor is allocated there too. Every wait, with the
- * request its callback closes over, was then reachable from a dead old table until the next
- * full GC: each request's objects were promoted, ~3 KB each, and every small request after such
- * a read cost 13–30 % more CPU (issue 17, sixth pass). An unlinked wait points nowhere.
+ * Bounded: mysql2's pool would wait for ever; we answer instead. When a wait passes
+ * ALIVE_CHECK_MS the server is pinged on the control connection, and a server that does not
+ * answer (frozen, partitioned) is 503 at once; a server that answers is only busy, so the request
+ * keeps waiting up to `maxWaitMs` (then 503). Under load nearly every request waits, so the bounds
+ * are not a timer pair per wait (four timer operations and three closures per request) but one
+ * sweep every WAIT_SWEEP_MS over the waits in progress, running only while there are any. A bound
+ * therefore fires up to WAIT_SWEEP_MS late, nothing a client can tell.
+ *
+ * No Set or Map gains and loses an entry per request. A long-lived one that does rebuilds its
+ * table every few dozen requests, and V8 links each retired table to its successor and leaves the
+ * retired one's entries in place; once the table has reached the old generation (one quiet second
+ * is enough: a big streamed read), every successor is allocated there too. Every wait, with the
+ * request its callback closes over, was then reachable from a dead old table until the next full
+ * GC: each request's objects were promoted, ~3 KB each, and every small request after such a read
+ * cost 13–30 % more CPU (measured with bench/after-big-read.mjs). So the waits in progress are
+ * lists linked through the waits themselves, and the addresses are records kept while they are in
+ * use and dropped in batches (IDLE_CLIENTS_KEPT), never one per request; an idle record holds no
+ * wait.
  */
 import type { Pool, PoolConnection } from 'mysql2';
 import { mapDbError } from '../db/errors.js';
 import { databaseBusy, databaseUnavailable } from '../errors.js';
-import { ALIVE_CHECK_MS, WAIT_SWEEP_MS } from '../limits.js';
+import { ALIVE_CHECK_MS, IDLE_CLIENTS_KEPT, WAIT_SWEEP_MS } from '../limits.js';
 
 export interface AcquireBound {
   /** Resolves true when the server answers a ping (within about a second). */
@@ -34,20 +45,52 @@ export interface AcquireBound {
 /** Told once: the connection, or why there is none. */
 export type Lent = (error: unknown, connection?: PoolConnection) => void;
 
+/** The pool right now, read-only (for metrics). */
+export interface PoolStats {
+  /** Connections handed out to a statement. */
+  readonly inUse: number;
+  /** Open connections waiting in the pool for work. */
+  readonly idle: number;
+  /** Requests waiting for a connection. */
+  readonly waiting: number;
+}
+
+/** One client address's part of the pool. */
+interface Client {
+  readonly address: string;
+  /** Connections lent to it, or asked of the pool for it, and not given back yet. */
+  held: number;
+  /** Its waits not yet handed to the pool, oldest first. */
+  first: Wait | null;
+  last: Wait | null;
+  /**
+   * The turn it stands in while it has queued waits: the line of clients that hold as many
+   * connections as it did when it joined (`level`, -1 when in none), and its neighbours there.
+   */
+  level: number;
+  before: Client | null;
+  after: Client | null;
+}
+
 interface Wait {
   readonly since: number;
   /** The server was asked whether it is alive for this wait. */
   asked: boolean;
   readonly done: Lent;
+  readonly client: Client;
   /**
    * Its neighbours in the list of waits in progress; both null once it is out of it. Out of the
    * list is ended: `done` was told, or is told now by whoever took it out.
    */
   older: Wait | null;
   newer: Wait | null;
+  /** In its client's queue (no connection asked for yet), with its neighbours there. */
+  queued: boolean;
+  ahead: Wait | null;
+  behind: Wait | null;
 }
 
-/** The waits in progress, oldest first (see the top of this file for why not a Set). */
+/** The waits in progress, oldest first. */
 class WaitList {
   oldest: Wait | null = null;
   private newest: Wait | null = null;
@@ -72,54 +115,257 @@ class WaitList {
   }
 }
 
-/** Hands out the connections of one pool within the bound. */
+/** The client a lent connection is held by, kept on the connection itself (no map per loan). */
+const HOLDER = Symbol('tablegate.holder');
+type Loaned = PoolConnection & { [HOLDER]?: Client | null };
+
+/** A queue of mysql2's pool, as far as we read it. */
+interface Counted {
+  readonly length: number;
+}
+
+/**
+ * mysql2's pool has no public statistics; these are the queues its own code keeps
+ * (lib/base/pool.js, 3.x; each made once, with the pool). Read in this one place so that a driver
+ * change breaks one function.
+ */
+function queuesOf(pool: Pool): { all: Counted; free: Counted; waiting: Counted } {
+  const queues = pool as unknown as Record<
+    '_allConnections' | '_freeConnections' | '_connectionQueue',
+    Counted | undefined
+  >;
+  const none: Counted = { length: 0 };
+  return {
+    all: queues._allConnections ?? none,
+    free: queues._freeConnections ?? none,
+    waiting: queues._connectionQueue ?? none,
+  };
+}
+
+/** Hands out the connections of one pool, fairly and within the bound. */
 export class Acquirer {
   private readonly waits = new WaitList();
   private sweeper: NodeJS.Timeout | undefined;
+  private readonly clients = new Map<string, Client>();
+  /** Past this many records, the idle ones are dropped (see the top of this file). */
+  private forgetAt = IDLE_CLIENTS_KEPT;
+  /**
+   * The turns: `lines[n]` are the clients with queued waits that held n connections when they
+   * joined it (the last line also more), first come first; `ends[n]` its last client.
+   */
+  private readonly lines: (Client | null)[];
+  private readonly ends: (Client | null)[];
+  /** Waits in the clients' queues (not handed to the pool yet). */
+  private queued = 0;
+  private readonly size: number;
+  private closed = false;
+  private readonly queues: ReturnType<typeof queuesOf>;
 
   constructor(
     private readonly pool: Pool,
     private readonly bound: AcquireBound,
-  ) {}
+  ) {
+    this.size = Math.max(1, pool.config.connectionLimit ?? 10);
+    this.lines = new Array<Client | null>(this.size + 1).fill(null);
+    this.ends = new Array<Client | null>(this.size + 1).fill(null);
+    this.queues = queuesOf(pool);
+  }
 
-  /** A connection to `done`, within the bound; by callback, as every statement's path needs no promise. */
-  lend(done: Lent): void {
+  /**
+   * A connection to `done`, within the bound, in `address`'s fair turn; by callback, as every
+   * statement's path needs no promise. Give it back with giveBack().
+   */
+  lend(address: string, done: Lent): void {
+    const client = this.clientOf(address);
     const wait: Wait = {
       since: Date.now(),
       asked: false,
       done,
+      client,
       older: null,
       newer: null,
+      queued: false,
+      ahead: null,
+      behind: null,
     };
     this.waits.add(wait);
     if (this.sweeper === undefined) {
       this.sweeper = setInterval(() => this.sweep(), WAIT_SWEEP_MS);
       this.sweeper.unref();
     }
-    this.pool.getConnection((error, connection) => {
-      if (error) this.settle(wait, mapDbError(error));
-      else this.settle(wait, null, connection);
-    });
-  }
-
-  /** Tells `wait` once; a wait already ended (we gave up on it) hands a late connection back. */
-  private settle(wait: Wait, error: unknown, connection?: PoolConnection): void {
-    if (!this.waits.take(wait)) {
-      connection?.release();
+    if (this.closed || (this.queued === 0 && this.inUse() < this.size)) {
+      this.ask(wait);
       return;
     }
-    wait.done(error, connection);
+    this.enqueue(wait);
+    this.serve();
   }
 
-  /** Stops the sweep (the pool is closing); waits still in progress end with the pool. */
+  /**
+   * Takes back a connection lent by lend(), and hands the pool's next free connection to whoever
+   * is next in turn. `drop`: the connection is broken (or must not serve again): it is destroyed
+   * rather than put back. Harmless on a connection already given back.
+   */
+  giveBack(connection: PoolConnection, drop = false): void {
+    const loaned = connection as Loaned;
+    const client = loaned[HOLDER];
+    if (client !== undefined && client !== null) {
+      loaned[HOLDER] = null;
+      this.unhold(client);
+    }
+    if (drop) connection.destroy();
+    else connection.release();
+    if (this.queued > 0) this.serve();
+  }
+
+  /** The pool right now (for metrics). */
+  stats(): PoolStats {
+    const { free, waiting } = this.queues;
+    return { inUse: this.inUse(), idle: free.length, waiting: this.queued + waiting.length };
+  }
+
+  /**
+   * Stops the sweep (the pool is closing): the queued waits end now as the pool would end them,
+   * those already handed to the pool end with it.
+   */
   close(): void {
     clearInterval(this.sweeper);
     this.sweeper = undefined;
+    this.closed = true;
+    for (let wait = this.waits.oldest, next: Wait | null; wait !== null; wait = next) {
+      next = wait.newer;
+      if (wait.queued) this.end(wait, databaseUnavailable());
+    }
+  }
+
+  /** Connections lent or being opened (mysql2 moves them between its queues synchronously). */
+  private inUse(): number {
+    return this.queues.all.length - this.queues.free.length;
+  }
+
+  private clientOf(address: string): Client {
+    let client = this.clients.get(address);
+    if (client === undefined) {
+      if (this.clients.size >= this.forgetAt) this.forgetIdle();
+      client = { address, held: 0, first: null, last: null, level: -1, before: null, after: null };
+      this.clients.set(address, client);
+    }
+    return client;
+  }
+
+  /** Drops every record that holds and waits for nothing, in one batch. */
+  private forgetIdle(): void {
+    for (const [address, client] of this.clients) {
+      if (client.held === 0 && client.first === null) this.clients.delete(address);
+    }
+    this.forgetAt = Math.max(IDLE_CLIENTS_KEPT, 2 * this.clients.size);
+  }
+
+  /** Asks the pool for a connection for `wait`, which it holds from now on. */
+  private ask(wait: Wait): void {
+    const client = wait.client;
+    client.held++;
+    this.place(client);
+    this.pool.getConnection((error, connection) => {
+      if (error || connection === undefined) {
+        this.unhold(client);
+        this.end(wait, mapDbError(error));
+        if (this.queued > 0) this.serve();
+        return;
+      }
+      (connection as Loaned)[HOLDER] = client;
+      // A wait given up meanwhile (the sweep ended it) hands the late connection on.
+      if (this.waits.take(wait)) wait.done(null, connection);
+      else this.giveBack(connection);
+    });
+  }
+
+  /** While the pool has room and requests wait: the next in turn gets a connection. */
+  private serve(): void {
+    while (this.queued > 0 && (this.closed || this.inUse() < this.size)) {
+      const wait = this.next();
+      if (wait === null) return;
+      this.dequeue(wait);
+      this.ask(wait);
+    }
+  }
+
+  /** The oldest queued wait of the first client of the lowest line. */
+  private next(): Wait | null {
+    for (let level = 0; level <= this.size; level++) {
+      const client = this.lines[level];
+      if (client) return client.first;
+    }
+    return null;
+  }
+
+  private enqueue(wait: Wait): void {
+    const client = wait.client;
+    wait.queued = true;
+    wait.ahead = client.last;
+    if (client.last) client.last.behind = wait;
+    else client.first = wait;
+    client.last = wait;
+    this.queued++;
+    if (client.level === -1) this.place(client);
+  }
+
+  private dequeue(wait: Wait): void {
+    const client = wait.client;
+    if (wait.ahead) wait.ahead.behind = wait.behind;
+    else client.first = wait.behind;
+    if (wait.behind) wait.behind.ahead = wait.ahead;
+    else client.last = wait.ahead;
+    wait.queued = false;
+    wait.ahead = null;
+    wait.behind = null;
+    this.queued--;
+    if (client.first === null) this.leaveLine(client);
+  }
+
+  private unhold(client: Client): void {
+    client.held--;
+    this.place(client);
+  }
+
+  /**
+   * Puts a client with queued waits at the end of the line its holdings say (a client whose
+   * holdings changed waits behind those that already hold as many); one without, in no line.
+   */
+  private place(client: Client): void {
+    this.leaveLine(client);
+    if (client.first === null) return;
+    const level = Math.min(Math.max(client.held, 0), this.size);
+    client.level = level;
+    client.before = this.ends[level] ?? null;
+    if (client.before) client.before.after = client;
+    else this.lines[level] = client;
+    this.ends[level] = client;
+  }
+
+  private leaveLine(client: Client): void {
+    const level = client.level;
+    if (level === -1) return;
+    if (client.before) client.before.after = client.after;
+    else this.lines[level] = client.after;
+    if (client.after) client.after.before = client.before;
+    else this.ends[level] = client.before;
+    client.level = -1;
+    client.before = null;
+    client.after = null;
+  }
+
+  /** Ends a wait that is still in progress: out of every list, `done` told. */
+  private end(wait: Wait, error: unknown): void {
+    if (!this.waits.take(wait)) return;
+    if (wait.queued) this.dequeue(wait);
+    wait.done(error);
   }
 
   private sweep(): void {
     if (this.waits.oldest === null) {
-      this.close();
+      clearInterval(this.sweeper);
+      this.sweeper = undefined;
       return;
     }
     const now = Date.now();
@@ -128,16 +374,18 @@ export class Acquirer {
       next = wait.newer;
       const waited = now - wait.since;
       if (waited >= this.bound.maxWaitMs) {
-        this.settle(wait, databaseBusy());
+        this.end(wait, databaseBusy());
       } else if (waited >= ALIVE_CHECK_MS && !wait.asked) {
         wait.asked = true;
         this.bound.isAlive().then(
           (alive) => {
-            if (!alive) this.settle(wait, databaseUnavailable());
+            if (!alive) this.end(wait, databaseUnavailable());
           },
-          () => this.settle(wait, databaseUnavailable()),
+          () => this.end(wait, databaseUnavailable()),
         );
       }
     }
+    // Room the pool made without a connection given back here (a broken one it dropped).
+    if (this.queued > 0) this.serve();
   }
 }

@@ -28,8 +28,9 @@ import {
 } from '../db/pool.js';
 import { HEALTH_TIMEOUT_MS } from '../limits.js';
 import type { CompiledQuery } from '../sql/compiled-query.js';
-import { Acquirer } from './acquire.js';
+import { Acquirer, type PoolStats } from './acquire.js';
 import { bind } from './bind.js';
+import { type Caller, GATEWAY } from './caller.js';
 import { type HostBackend, type HostEvents, HostSwitch } from './hosts.js';
 import {
   dropsConnection,
@@ -39,6 +40,7 @@ import {
   writeRetryingBy,
 } from './retry.js';
 import { type RowFlow, type RowSink, streamRetrying } from './stream.js';
+import { withTimeLimit } from './time-limit.js';
 import { Watchdog } from './watchdog.js';
 import {
   aloneStatement,
@@ -49,6 +51,7 @@ import {
 } from './write.js';
 
 export type Flavour = ServerKind['flavour'];
+export type { Caller, PoolStats };
 
 export interface Database {
   /** What the server in use is (with `-h db1,db2,…`, the host in use: hosts.ts). */
@@ -59,23 +62,32 @@ export interface Database {
   events: HostEvents;
   /**
    * A SELECT whose rows go to the sink as they arrive (stream.ts). Every method tries again
-   * where that is safe (retry.ts).
+   * where that is safe (retry.ts). `caller`: whose request it is (caller.ts); the gateway's own
+   * when absent.
    */
-  stream(query: CompiledQuery, sink: RowSink): Promise<RowFlow>;
+  stream(query: CompiledQuery, sink: RowSink, caller?: Caller): Promise<RowFlow>;
   /** A `SELECT COUNT(*)`: its one number. */
-  count(query: CompiledQuery): Promise<number>;
+  count(query: CompiledQuery, caller?: Caller): Promise<number>;
   /**
    * A SELECT whose result the plan bounds (plan/small-read.ts): its rows as arrays in select
    * order, all at once, by callback (every small read's path: no promise, issue 17); retried
    * like a stream whose connection broke before its first row.
    */
-  arrays(query: CompiledQuery, done: (error: unknown, rows?: unknown[][]) => void): void;
+  arrays(
+    query: CompiledQuery,
+    done: (error: unknown, rows?: unknown[][]) => void,
+    caller?: Caller,
+  ): void;
   /** A small SELECT (schema, users): its rows as objects. */
   rows<T extends object = Record<string, unknown>>(query: CompiledQuery): Promise<T[]>;
   /** One statement under autocommit (users, DDL), retried as a write (retry.ts). */
   run(query: CompiledQuery): Promise<{ affectedRows: number; insertId: number }>;
   /** Statements in one transaction: all or none (write.ts), retried where safe (retry.ts). */
-  write(statements: readonly CompiledQuery[], options?: WriteOptions): Promise<WriteResult>;
+  write(
+    statements: readonly CompiledQuery[],
+    options?: WriteOptions,
+    caller?: Caller,
+  ): Promise<WriteResult>;
   /**
    * True when the server answers within `HEALTH_TIMEOUT_MS`; never waits behind the pool.
    * `fresh`: the answer comes from a ping sent after the call (not one already in flight).
@@ -86,20 +98,21 @@ export interface Database {
   close(): Promise<void>;
 }
 
-export interface PoolStats {
-  /** Connections handed out to a statement. */
-  readonly inUse: number;
-  /** Open connections waiting in the pool for work. */
-  readonly idle: number;
-  /** Requests waiting for a connection. */
-  readonly waiting: number;
-}
-
 export interface DatabaseOptions {
   /** The server stops any statement running longer (504). */
   readonly statementTimeoutMs: number;
   /** A streamed read whose client takes nothing for this long is cut (stream.ts). */
   readonly stallTimeoutMs: number;
+  /**
+   * Bytes per second a streamed read's client must take, measured over waits for it as long as
+   * the stall timeout (stream.ts); 0 or absent: no minimum.
+   */
+  readonly minReadRate?: number;
+  /**
+   * The time limit of statements run for a request without a token (caller.ts); absent: the
+   * statement time limit, as for everyone.
+   */
+  readonly anonymousTimeoutMs?: number;
   /** `--read-consistency` (db/pool.ts); `eventual` when absent. */
   readonly readConsistency?: ReadConsistency;
 }
@@ -157,20 +170,6 @@ function within<T>(promise: Promise<T>, ms: number): Promise<T> {
     timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-/**
- * mysql2's pool has no public statistics; these are the three queues its own code keeps
- * (lib/base/pool.js, 3.x). Read in this one place so that a driver change breaks one function.
- */
-function poolStats(pool: Pool): PoolStats {
-  const queues = pool as unknown as Record<
-    '_allConnections' | '_freeConnections' | '_connectionQueue',
-    { length: number } | undefined
-  >;
-  const all = queues._allConnections?.length ?? 0;
-  const idle = queues._freeConnections?.length ?? 0;
-  return { inUse: all - idle, idle, waiting: queues._connectionQueue?.length ?? 0 };
 }
 
 /**
@@ -294,18 +293,22 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
   };
   /**
    * A pool connection of the host in use, by callback (no promise: this is every statement's
-   * path, issue 17), with the host that lent it. While a search for another host is under way,
-   * one of the host it settles on. A failure to get one is reported (the host may be gone).
-   * The borrower has the watchdog watch it (stream.ts does so itself).
+   * path, issue 17), with the host that lent it, in the fair turn of the client at `address`
+   * (acquire.ts). While a search for another host is under way, one of the host it settles on.
+   * A failure to get one is reported (the host may be gone). The borrower has the watchdog watch
+   * it (stream.ts does so itself).
    */
-  function borrow(done: (error: unknown, held?: PoolConnection, backend?: Backend) => void): void {
+  function borrow(
+    address: string,
+    done: (error: unknown, held?: PoolConnection, backend?: Backend) => void,
+  ): void {
     const settling = switcher.settling;
     if (settling) {
-      settling.then(() => borrow(done), done);
+      settling.then(() => borrow(address, done), done);
       return;
     }
     const backend = switcher.backend;
-    backend.acquirer.lend((error, held) => {
+    backend.acquirer.lend(address, (error, held) => {
       if (held === undefined) {
         report(backend, error);
         done(error);
@@ -323,21 +326,20 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
   function giveBack(backend: Backend, held: PoolConnection, error: unknown): void {
     backend.watchdog.release(held);
     if (error === null || error === undefined) {
-      held.release();
+      backend.acquirer.giveBack(held);
       return;
     }
     report(backend, error);
-    if (dropsConnection(error)) held.destroy();
-    else held.release();
+    backend.acquirer.giveBack(held, dropsConnection(error));
   }
 
   /**
    * Runs `work` on a borrowed connection and gives it back. Driver errors pass through as they
    * are: the retries (retry.ts) read them, the HTTP error handler maps them.
    */
-  function using<T>(work: (held: PoolConnection) => Promise<T>): Promise<T> {
+  function using<T>(address: string, work: (held: PoolConnection) => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      borrow((error, held, backend) => {
+      borrow(address, (error, held, backend) => {
         if (held === undefined || backend === undefined) {
           reject(error);
           return;
@@ -368,10 +370,11 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
    * `finish` (issue 17: the path of small reads and one-statement writes, without promises).
    */
   function usingBy<T>(
+    address: string,
     work: (held: PoolConnection, finish: (error: unknown, value?: T) => void) => void,
     done: (error: unknown, value?: T) => void,
   ): void {
-    borrow((error, held, backend) => {
+    borrow(address, (error, held, backend) => {
       if (held === undefined || backend === undefined) {
         done(error);
         return;
@@ -390,17 +393,60 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
   }
 
   /** One SELECT's rows as arrays, by callback. */
-  function selectOnce(query: CompiledQuery, done: (error: unknown, rows?: unknown[][]) => void) {
-    usingBy<unknown[][]>((held, finish) => {
-      held.execute<RowDataPacket[][]>(query.sql, bind(query.params), (failure, rows) =>
-        finish(failure, rows),
-      );
-    }, done);
+  function selectOnce(
+    query: CompiledQuery,
+    address: string,
+    done: (error: unknown, rows?: unknown[][]) => void,
+  ) {
+    usingBy<unknown[][]>(
+      address,
+      (held, finish) => {
+        held.execute<RowDataPacket[][]>(query.sql, bind(query.params), (failure, rows) =>
+          finish(failure, rows),
+        );
+      },
+      done,
+    );
   }
 
   /** A SELECT's rows as arrays, all at once; once more when its connection broke (retry.ts). */
-  const arrays = (query: CompiledQuery, done: (error: unknown, rows?: unknown[][]) => void) =>
-    readRetryingBy((attempt) => selectOnce(query, attempt), done);
+  const arrays = (
+    query: CompiledQuery,
+    done: (error: unknown, rows?: unknown[][]) => void,
+    caller: Caller = GATEWAY,
+  ) => {
+    const limited = timed(query, caller);
+    readRetryingBy((attempt) => selectOnce(limited, caller.client, attempt), done);
+  };
+
+  const anonymousMs = options.anonymousTimeoutMs ?? options.statementTimeoutMs;
+  /**
+   * Whether `caller`'s statements run under a limit of their own: a request without a token,
+   * when --anonymous-query-timeout differs from the session's limit (db/pool.ts).
+   */
+  const ownLimit = (caller: Caller) =>
+    caller.anonymous && anonymousMs !== options.statementTimeoutMs;
+  /** The statement as it runs for `caller` (a new query object only under a limit of its own). */
+  const timed = (query: CompiledQuery, caller: Caller): CompiledQuery =>
+    ownLimit(caller) ? withTimeLimit(switcher.backend.server.flavour, query, anonymousMs) : query;
+  /** A transaction's statements and guards as they run for `caller`. */
+  const timedWrite = (
+    statements: readonly CompiledQuery[],
+    writeOptions: WriteOptions,
+    caller: Caller,
+  ): [readonly CompiledQuery[], WriteOptions] => {
+    if (!ownLimit(caller)) return [statements, writeOptions];
+    const guards = writeOptions.guards?.map((guard) => ({
+      ...guard,
+      lookup: guard.lookup === null ? null : timed(guard.lookup, caller),
+      queries: (outcome: Parameters<typeof guard.queries>[0]) =>
+        guard.queries(outcome)?.map((query) => timed(query, caller)) ?? null,
+    }));
+    return [
+      statements.map((statement) => timed(statement, caller)),
+      guards === undefined ? writeOptions : { ...writeOptions, guards },
+    ];
+  };
 
   return {
     get flavour() {
@@ -416,7 +462,7 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
       switcher.events = events;
     },
     // Each attempt on the host in use at its start (a retry may go to the next host of -h).
-    stream: (query, sink) => {
+    stream: (query, sink, caller = GATEWAY) => {
       let used = switcher.backend;
       // With several hosts, a failure tells the switch which host it came from.
       const told: RowSink = several
@@ -432,7 +478,7 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
       return streamRetrying(
         () =>
           new Promise((resolve, reject) => {
-            borrow((error, held, backend) => {
+            borrow(caller.client, (error, held, backend) => {
               if (held === undefined || backend === undefined) {
                 reject(error);
                 return;
@@ -443,25 +489,29 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
                 options: {
                   kill: backend.kill,
                   stallMs: options.stallTimeoutMs,
+                  minRate: options.minReadRate ?? 0,
                   watchdog: backend.watchdog,
+                  lender: backend.acquirer,
                 },
               });
             });
           }),
-        query,
+        timed(query, caller),
         told,
       );
     },
-    count: (query) =>
+    count: (query, caller) =>
       new Promise((resolve, reject) => {
-        arrays(query, (error, rows) =>
-          error ? reject(error) : resolve(Number(rows?.[0]?.[0] ?? 0)),
+        arrays(
+          query,
+          (error, rows) => (error ? reject(error) : resolve(Number(rows?.[0]?.[0] ?? 0))),
+          caller,
         );
       }),
     arrays,
     rows: <T extends object>(query: CompiledQuery) =>
       readRetrying(() =>
-        using(async (held) => {
+        using(GATEWAY.client, async (held) => {
           const c = promiseOf(held);
           const [rows, fields] =
             query.params.length === 0
@@ -472,7 +522,7 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
       ),
     run: (query) =>
       writeRetrying((progress) =>
-        using(async (held) => {
+        using(GATEWAY.client, async (held) => {
           const c = promiseOf(held);
           // The statement commits itself: lost after this, its outcome is unknown (retry.ts).
           progress.committing = true;
@@ -483,21 +533,28 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
           return { affectedRows: result.affectedRows, insertId: result.insertId };
         }),
       ),
-    write: (statements, writeOptions = {}) => {
+    write: (statements, writeOptions = {}, caller = GATEWAY) => {
+      const address = caller.client;
       const only = aloneStatement(statements, writeOptions);
       if (only === null) {
+        const [run, guarded] = timedWrite(statements, writeOptions, caller);
         return writeRetrying((progress) =>
-          using((held) => runTransaction(held, statements, writeOptions, progress)),
+          using(address, (held) => runTransaction(held, run, guarded, progress)),
         );
       }
       // Most writes: one autocommit statement, run by callback (issue 17).
       const unprepare = writeOptions.unprepare ?? false;
+      const statement = timed(only, caller);
       return writeRetryingBy<WriteResult>((progress, done) =>
-        usingBy((held, finish) => runAlone(held, only, unprepare, progress, finish), done),
+        usingBy(
+          address,
+          (held, finish) => runAlone(held, statement, unprepare, progress, finish),
+          done,
+        ),
       );
     },
     ping: (fresh) => switcher.backend.ping(fresh),
-    stats: () => poolStats(switcher.backend.pool),
+    stats: () => switcher.backend.acquirer.stats(),
     close: () => switcher.close(),
   };
 }

@@ -3,14 +3,18 @@
  * the flow when it cannot take more (back-pressure) and resumes it later; a flow paused for
  * longer than `stallMs` is cut — its statement killed, its connection freed, the sink failed
  * with STREAM_STALLED — so a client that stops reading cannot hold a connection for ever. A
- * consumer that leaves cancels: the statement is killed on the server too. The connection goes
- * back to the pool only once the server has stopped the statement. A connection that breaks
- * before the first row reached the consumer is dropped and the statement runs once more on a
- * fresh one (streamRetrying, retry.ts); after that, the consumer hears the failure.
+ * client that reads, but slowly, holds it for as long as its answer takes: so while the flow
+ * waits for the client, the client must take `minRate` bytes a second, measured over waits of
+ * `stallMs` in all (time the flow waits for MySQL never counts against the client); a slower
+ * one is cut the same way with STREAM_TOO_SLOW. A consumer that leaves cancels: the statement
+ * is killed on the server too. The connection goes back to the pool only once the server has
+ * stopped the statement. A connection that breaks before the first row reached the consumer is
+ * dropped and the statement runs once more on a fresh one (streamRetrying, retry.ts); after
+ * that, the consumer hears the failure.
  */
 import type { PoolConnection } from 'mysql2';
 import { mapDbError } from '../db/errors.js';
-import { type ApiError, streamStalled } from '../errors.js';
+import { type ApiError, streamStalled, streamTooSlow } from '../errors.js';
 import type { CompiledQuery } from '../sql/compiled-query.js';
 import { bind } from './bind.js';
 import { dropsConnection, rereadable } from './retry.js';
@@ -29,29 +33,50 @@ export interface RowSink {
 
 export interface RowFlow {
   pause(): void;
-  resume(): void;
+  /**
+   * `taken`: the bytes the consumer has passed on to the client so far, everything it was
+   * given before this call (the client's pace, held against the minimum rate).
+   */
+  resume(taken: number): void;
   /** The consumer left: stop the statement; the sink hears nothing more. */
   cancel(): void;
+}
+
+/** Where a connection goes back when the statement is over (acquire.ts). */
+export interface Lender {
+  giveBack(connection: PoolConnection, drop?: boolean): void;
 }
 
 export interface StreamOptions {
   /** Stops the statement running on a connection (by its thread id), from another connection. */
   readonly kill: (threadId: number) => Promise<void>;
   readonly stallMs: number;
+  /** Bytes per second the client must take while the flow waits for it; 0: no minimum. */
+  readonly minRate: number;
   /** Fails the statement if the server stops answering (watchdog.ts). */
   readonly watchdog: Watchdog;
+  readonly lender: Lender;
 }
 
 export function streamRows(
   connection: PoolConnection,
   query: CompiledQuery,
   sink: RowSink,
-  { kill, stallMs, watchdog }: StreamOptions,
+  { kill, stallMs, minRate, watchdog, lender }: StreamOptions,
 ): RowFlow {
   let finished = false;
   /** Set once the statement is being killed: rows are dropped, the sink hears nothing more. */
   let killing: Promise<void> | null = null;
   let stallTimer: NodeJS.Timeout | undefined;
+  /** When the flow paused for the client; 0 while it flows. */
+  let pausedAt = 0;
+  /**
+   * The client's pace: milliseconds the flow has waited for it, and the bytes it had taken, since
+   * the measure began (-1: not yet, it begins when the flow first resumes, once the socket's
+   * buffers are full).
+   */
+  let waited = 0;
+  let takenBefore = -1;
 
   /**
    * The statement is over (mysql2 emits 'end' after 'error' too: only the first counts). A
@@ -63,10 +88,10 @@ export function streamRows(
     clearTimeout(stallTimer);
     watchdog.release(connection);
     connection.removeListener('error', onError);
-    if (broken) connection.destroy();
+    if (broken) lender.giveBack(connection, true);
     // Never hand the connection to someone else while our KILL QUERY may still be on its way.
-    else if (killing) killing.finally(() => connection.release());
-    else connection.release();
+    else if (killing) killing.finally(() => lender.giveBack(connection));
+    else lender.giveBack(connection);
     return true;
   };
 
@@ -75,9 +100,36 @@ export function streamRows(
     clearTimeout(stallTimer);
     killing = kill(connection.threadId).catch(() => {
       // The kill failed (server gone?): the connection cannot be trusted again.
-      connection.destroy();
+      lender.giveBack(connection, true);
     });
     connection.resume();
+  };
+
+  /** The client is too slow to hold a connection: cut as a stalled one is. */
+  const cut = (error: ApiError) => {
+    if (finished || killing) return;
+    stop();
+    sink.fail(error);
+  };
+
+  /**
+   * Whether the client, now that it took more, still keeps the minimum pace: checked each time
+   * the flow has waited `stallMs` for it in all, then measured afresh.
+   */
+  const keepsPace = (taken: number): boolean => {
+    if (takenBefore < 0) {
+      takenBefore = taken;
+      waited = 0;
+      return true;
+    }
+    if (waited < stallMs) return true;
+    if ((taken - takenBefore) * 1000 < minRate * waited) {
+      cut(streamTooSlow(taken - takenBefore, waited, minRate));
+      return false;
+    }
+    takenBefore = taken;
+    waited = 0;
+    return true;
   };
 
   function onError(error: unknown): void {
@@ -101,15 +153,17 @@ export function streamRows(
   return {
     pause: () => {
       connection.pause();
+      if (minRate > 0) pausedAt = Date.now();
       clearTimeout(stallTimer);
-      stallTimer = setTimeout(() => {
-        if (finished || killing) return;
-        stop();
-        sink.fail(streamStalled(stallMs));
-      }, stallMs);
+      stallTimer = setTimeout(() => cut(streamStalled(stallMs)), stallMs);
     },
-    resume: () => {
+    resume: (taken) => {
       clearTimeout(stallTimer);
+      if (pausedAt !== 0) {
+        waited += Date.now() - pausedAt;
+        pausedAt = 0;
+        if (!keepsPace(taken)) return;
+      }
       connection.resume();
     },
     cancel: stop,
@@ -162,7 +216,7 @@ export async function streamRetrying(
   current = attempt(await start(), false);
   return {
     pause: () => current?.pause(),
-    resume: () => current?.resume(),
+    resume: (taken) => current?.resume(taken),
     cancel: () => {
       cancelled = true;
       current?.cancel();

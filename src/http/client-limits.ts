@@ -1,8 +1,9 @@
 /**
  * Requests one client address may have in progress at once (`--max-client-requests`): past it a
- * request answers 429 TOO_MANY_CONCURRENT_REQUESTS at once, before any work, so one client
- * cannot hold every MySQL connection and the event loop with slow or many parallel requests
- * (issue 13, item 3). The probes (`/health`, `/live`) are never counted or refused.
+ * request answers 429 TOO_MANY_CONCURRENT_REQUESTS at once, before any work. Off by default: the
+ * pool is shared fairly between addresses without refusing anyone (execute/acquire.ts), and a cap
+ * refuses a busy honest client with nobody else waiting (README "Limits and timeouts"); an
+ * operator may still set one. The probes (`/health`, `/live`) are never counted or refused.
  */
 import type { FastifyInstance } from 'fastify';
 import { clientAddress } from '../auth/limits.js';

@@ -1,14 +1,15 @@
 /**
  * Frames a row stream as a JSON array, serialized as rows arrive. A result that fits in one
  * chunk (64 KiB) goes out as one string with a Content-Length; a larger one streams, with
- * back-pressure: when the socket is full the row flow pauses. An error before the first chunk is
- * an ordinary JSON error; after it, the response can only be cut short. A client that leaves
- * cancels the flow (the execute stage stops the statement).
+ * back-pressure: when the socket is full the row flow pauses, and it resumes with the bytes the
+ * client has taken (the execute stage holds them against the minimum rate). An error before the
+ * first chunk is an ordinary JSON error; after it, the response can only be cut short. A client
+ * that leaves cancels the flow (the execute stage stops the statement).
  */
 import { Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
 import type { RowSerializer } from '../db/rows.js';
-import type { Database } from '../execute/database.js';
+import type { Caller, Database } from '../execute/database.js';
 import type { RowFlow } from '../execute/stream.js';
 import { RESPONSE_CHUNK_BYTES } from '../limits.js';
 import type { CompiledQuery } from '../sql/compiled-query.js';
@@ -20,51 +21,61 @@ export function sendJsonRows(
   db: Database,
   query: CompiledQuery,
   serialize: RowSerializer,
+  caller: Caller,
 ): Promise<void> {
   return new Promise((resolve, reject) => {
     let text = '[';
     let first = true;
     let body: Readable | null = null;
     let ended = false;
+    /** Bytes pushed into the body: all of them are the client's by the time it asks for more. */
+    let sent = 0;
     // Assigned before the first row can arrive: rows come in a later I/O callback.
     let flow: RowFlow | undefined;
 
-    db.stream(query, {
-      row(values) {
-        text += (first ? '' : ',') + serialize(values);
-        first = false;
-        if (text.length < RESPONSE_CHUNK_BYTES) return;
-        if (!body) {
-          body = new Readable({
-            read: () => flow?.resume(),
-            destroy: (error, callback) => {
-              if (!ended) flow?.cancel();
-              callback(error);
-            },
-          });
-          reply.type(JSON_TYPE).send(body);
-          resolve();
-        }
-        if (!body.push(text)) flow?.pause();
-        text = '';
+    db.stream(
+      query,
+      {
+        row(values) {
+          text += (first ? '' : ',') + serialize(values);
+          first = false;
+          if (text.length < RESPONSE_CHUNK_BYTES) return;
+          if (!body) {
+            body = new Readable({
+              read: () => flow?.resume(sent),
+              destroy: (error, callback) => {
+                if (!ended) flow?.cancel();
+                callback(error);
+              },
+            });
+            reply.type(JSON_TYPE).send(body);
+            resolve();
+          }
+          // As bytes, which is what push() would make of the text anyway, to count them.
+          const chunk = Buffer.from(text);
+          sent += chunk.length;
+          text = '';
+          if (!body.push(chunk)) flow?.pause();
+        },
+        end() {
+          ended = true;
+          text += ']';
+          if (body) {
+            body.push(text);
+            body.push(null);
+          } else {
+            reply.type(JSON_TYPE).send(text);
+            resolve();
+          }
+        },
+        fail(error) {
+          ended = true;
+          if (body) body.destroy(error);
+          else reject(error);
+        },
       },
-      end() {
-        ended = true;
-        text += ']';
-        if (body) {
-          body.push(text);
-          body.push(null);
-        } else {
-          reply.type(JSON_TYPE).send(text);
-          resolve();
-        }
-      },
-      fail(error) {
-        ended = true;
-        if (body) body.destroy(error);
-        else reject(error);
-      },
-    }).then((started) => {
+      caller,
+    ).then((started) => {
       flow = started;
     }, reject);
   });

@@ -45,27 +45,32 @@ export function readRoutes(app: FastifyInstance, { db, schema }: Services): void
     count: CompiledQuery,
     compiled: CompiledRead,
   ): Promise<FastifyReply> {
-    reply.header('X-Total-Count', String(await db.count(count)));
+    reply.header('X-Total-Count', String(await db.count(count, reply.request)));
     return rows(reply, compiled) ?? reply;
   }
 
   /** The rows: a small read fetched whole and answered from the driver's callback, else streamed. */
   function rows(reply: FastifyReply, compiled: CompiledRead): Promise<FastifyReply> | undefined {
     if (!compiled.small) return streamed(reply, compiled);
-    db.arrays(compiled.select, (error, found) => {
-      // Thrown here it would reach the driver, not the error handler.
-      try {
-        if (error !== null && error !== undefined) fail(reply, error);
-        else sendJsonRowsAtOnce(reply, found as unknown[][], compiled.serialize);
-      } catch (thrown) {
-        fail(reply, thrown);
-      }
-    });
+    db.arrays(
+      compiled.select,
+      (error, found) => {
+        // Thrown here it would reach the driver, not the error handler.
+        try {
+          if (error !== null && error !== undefined) fail(reply, error);
+          else sendJsonRowsAtOnce(reply, found as unknown[][], compiled.serialize);
+        } catch (thrown) {
+          fail(reply, thrown);
+        }
+      },
+      // The request is its statements' caller as it is (http/caller.ts).
+      reply.request,
+    );
     return undefined;
   }
 
   async function streamed(reply: FastifyReply, compiled: CompiledRead): Promise<FastifyReply> {
-    await sendJsonRows(reply, db, compiled.select, compiled.serialize);
+    await sendJsonRows(reply, db, compiled.select, compiled.serialize, reply.request);
     return reply;
   }
 

@@ -50,7 +50,7 @@ export function writeRoutes(app: FastifyInstance, { db, schema }: Services): voi
     const job = await jobOf(request.params.table, (t) =>
       createJob(t, request.body, request.access),
     );
-    const result = await db.write(job.statements, job.options);
+    const result = await db.write(job.statements, job.options, request);
     reply.type(JSON_TYPE);
     return `${INSERTED}${JSON.stringify(result.insertId)},"affectedRows":${result.affectedRows}}`;
   });
@@ -63,7 +63,7 @@ export function writeRoutes(app: FastifyInstance, { db, schema }: Services): voi
     const job = await jobOf(request.params.table, (t) =>
       updateJob(t, match, request.body, request.access),
     );
-    const result = await db.write(job.statements, job.options);
+    const result = await db.write(job.statements, job.options, request);
     reply.type(JSON_TYPE);
     return `${UPDATED}${result.affectedRows}}`;
   });
@@ -74,7 +74,7 @@ export function writeRoutes(app: FastifyInstance, { db, schema }: Services): voi
     async (request, reply) => {
       const { match } = actionOf(request, 'delete');
       const job = await jobOf(request.params.table, (t) => deleteJob(t, match, request.access));
-      const result = await db.write(job.statements, job.options);
+      const result = await db.write(job.statements, job.options, request);
       reply.type(JSON_TYPE);
       return `${DELETED}${result.affectedRows}}`;
     },

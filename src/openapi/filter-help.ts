@@ -5,7 +5,13 @@
  * of limits.ts, so a function or limit is described the day it exists.
  */
 
-import { MAX_FILTER_BYTES, MAX_IN_VALUES, MAX_NESTING, MAX_PATTERN_CHARS } from '../limits.js';
+import {
+  MAX_FILTER_BYTES,
+  MAX_FILTER_CALLS,
+  MAX_IN_VALUES,
+  MAX_NESTING,
+  MAX_PATTERN_CHARS,
+} from '../limits.js';
 import { FN_RULES } from '../plan/filter-types.js';
 import { COLUMN_FNS, type ColumnFn } from '../query/ast.js';
 import { FN_SQL } from '../sql/compile-filter.js';
@@ -34,6 +40,6 @@ export function filterHelp(): string {
     `\`opens lt 09:30:00\` (TIME columns). Functions on a column, with the MySQL function each runs: ${functionList()};`,
     "e.g. `contains(tolower(name),'tea')`, `year(created_at) eq 2024`. A function on a column cannot",
     'use its index. A date or function on a column of the wrong type is 400 FILTER_TYPE.',
-    `Limits: ${MAX_FILTER_BYTES} bytes, ${MAX_NESTING} levels of nesting, ${MAX_IN_VALUES} \`in\` values, ${MAX_PATTERN_CHARS} characters of contains/startswith/endswith patterns in all.`,
+    `Limits: ${MAX_FILTER_BYTES} bytes, ${MAX_NESTING} levels of nesting, ${MAX_IN_VALUES} \`in\` values, ${MAX_PATTERN_CHARS} characters of contains/startswith/endswith patterns in all, ${MAX_FILTER_CALLS} function calls (each contains/startswith/endswith and column function counts one).`,
   ].join(' ');
 }

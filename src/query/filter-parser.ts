@@ -1,11 +1,17 @@
 /**
  * `$filter` text → FilterExpr, by recursive descent over the CONTRACT §3.1/§3.1a grammar:
  * `or` < `and` < `not` < primary. Knows no schema. Enforces the limits (bytes, nesting, `in`
- * values) while parsing, so recursion never goes deeper than the nesting limit and every failure
+ * values, pattern characters, function calls) while parsing, so recursion never goes deeper than the nesting limit and every failure
  * is an ApiError naming the 1-based position and what was expected there.
  */
 import { filterSyntax, limitExceeded } from '../errors.js';
-import { MAX_FILTER_BYTES, MAX_IN_VALUES, MAX_NESTING, MAX_PATTERN_CHARS } from '../limits.js';
+import {
+  MAX_FILTER_BYTES,
+  MAX_FILTER_CALLS,
+  MAX_IN_VALUES,
+  MAX_NESTING,
+  MAX_PATTERN_CHARS,
+} from '../limits.js';
 import {
   COLUMN_FNS,
   type ColumnExpr,
@@ -89,6 +95,8 @@ class Parser {
   private index = 0;
   /** Characters of contains/startswith/endswith patterns so far (MAX_PATTERN_CHARS). */
   private patternChars = 0;
+  /** contains/startswith/endswith and column functions so far (MAX_FILTER_CALLS). */
+  private calls = 0;
 
   constructor(private readonly tokens: readonly Token[]) {}
 
@@ -216,7 +224,7 @@ class Parser {
 
   /** `fn ( column , 'string' )`, positioned on the function name; the column may be `fn(column)`. */
   private parseMatch(fn: MatchFn): FilterExpr {
-    this.next();
+    this.countCall(this.next());
     this.next(); // `(`, checked by the caller
     const token = this.peek();
     const column =
@@ -243,7 +251,7 @@ class Parser {
         `Invalid $filter at position ${token.position}: unknown function '${excerpt(token.text)}'; the functions are ${FUNCTION_NAMES}`,
       );
     }
-    this.next();
+    this.countCall(this.next());
     this.next(); // `(`, checked by the caller
     const argument = this.peek();
     if (argument.kind === 'word' && this.peek(1).kind === 'lparen') {
@@ -263,6 +271,16 @@ class Parser {
     if (this.patternChars > MAX_PATTERN_CHARS) {
       throw limitExceeded(
         `Invalid $filter at position ${token.position}: contains, startswith and endswith patterns may have at most ${MAX_PATTERN_CHARS} characters in all`,
+      );
+    }
+  }
+
+  /** Counts a call, at its function name (the cost of a filter: MAX_FILTER_CALLS). */
+  private countCall(name: Token): void {
+    this.calls++;
+    if (this.calls > MAX_FILTER_CALLS) {
+      throw limitExceeded(
+        `Invalid $filter at position ${name.position}: more than ${MAX_FILTER_CALLS} function calls; each contains, startswith, endswith and column function (tolower, year, …) counts one`,
       );
     }
   }

@@ -45,8 +45,11 @@ export async function startTestGateway(
     defaultRole: DEFAULTS.defaultRole,
     policyFile: null,
     trustProxy: DEFAULTS.trustProxy,
-    // One test process plays many clients from one address; the tests of the cap set it.
+    // As by default: no cap (one test process plays many clients from one address); the tests
+    // of the cap set it.
     maxClientRequests: 0,
+    anonymousQueryTimeoutMs: null,
+    minReadRate: DEFAULTS.minReadRate,
     bodyTimeoutMs: DEFAULTS.bodyTimeoutMs,
     maxConnections: DEFAULTS.maxConnections,
     metricsPort: null,

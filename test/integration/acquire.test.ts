@@ -1,9 +1,16 @@
 /**
- * The bound on waiting for a pool connection (src/execute/acquire.ts), on a real pool of one
- * connection to the test server: a live but busy server answers DATABASE_BUSY after the wait
- * limit, one that does not answer its ping DATABASE_UNAVAILABLE after the alive check, and a
- * connection that arrives after the wait was given up goes back to the pool.
+ * Handing out pool connections (src/execute/acquire.ts), on real pools to the test server.
+ *
+ * The bound: a live but busy server answers DATABASE_BUSY after the wait limit, one that does not
+ * answer its ping DATABASE_UNAVAILABLE after the alive check, and a connection that arrives after
+ * its wait was given up goes back to the pool, to the next in turn.
+ *
+ * Fairness between client addresses: one address alone may use the whole pool; when a connection
+ * comes back, it goes to the waiting address that holds the fewest (among equals, the one that
+ * has waited for a turn longest), so busy addresses take turns and an address holding many never
+ * gets the next connection while another waits.
  */
+import net from 'node:net';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import mysql, { type Pool, type PoolConnection } from 'mysql2';
 import { Acquirer } from '../../src/execute/acquire.js';
@@ -11,19 +18,27 @@ import { ALIVE_CHECK_MS, WAIT_SWEEP_MS } from '../../src/limits.js';
 import { testServer } from '../helpers/mysql-url.js';
 
 let pool: Pool;
+/** Three connections, for the shares of several addresses. */
+let pool3: Pool;
 
 beforeAll(() => {
   pool = mysql.createPool({ ...testServer(), connectionLimit: 1, maxIdle: 1 });
+  pool3 = mysql.createPool({ ...testServer(), connectionLimit: 3, maxIdle: 3 });
 });
 
 afterAll(async () => {
   await pool.promise().end();
+  await pool3.promise().end();
 });
 
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
 /** Acquirer.lend as a promise. */
-function acquire(acquirer: Acquirer): Promise<PoolConnection> {
+function acquire(acquirer: Acquirer, address = 'a'): Promise<PoolConnection> {
   return new Promise((resolve, reject) => {
-    acquirer.lend((error, connection) => (connection ? resolve(connection) : reject(error)));
+    acquirer.lend(address, (error, connection) =>
+      connection ? resolve(connection) : reject(error),
+    );
   });
 }
 
@@ -34,18 +49,49 @@ function codeOf(promise: Promise<unknown>): Promise<string> {
   );
 }
 
-test('an idle connection is handed over at once, and handed over again after release', async () => {
+/** Records the order in which lent connections arrive, by label. */
+class Arrivals {
+  readonly order: string[] = [];
+  private readonly held = new Map<string, PoolConnection>();
+
+  constructor(private readonly acquirer: Acquirer) {}
+
+  /** Asks for a connection for `address`, named `label` once it arrives. */
+  ask(address: string, label: string): Promise<void> {
+    return acquire(this.acquirer, address).then((connection) => {
+      this.order.push(label);
+      this.held.set(label, connection);
+    });
+  }
+
+  /** Gives back the connection `label` holds. */
+  giveBack(label: string): void {
+    const connection = this.held.get(label);
+    if (connection === undefined) throw new Error(`${label} holds no connection`);
+    this.held.delete(label);
+    this.acquirer.giveBack(connection);
+  }
+
+  /** Waits until `count` connections have arrived in all. */
+  async arrived(count: number): Promise<string[]> {
+    for (let i = 0; i < 200 && this.order.length < count; i++) await sleep(5);
+    return [...this.order];
+  }
+}
+
+test('an idle connection is handed over at once, and handed over again after it is given back', async () => {
   const acquirer = new Acquirer(pool, { isAlive: async () => true, maxWaitMs: 5000 });
   for (let round = 0; round < 3; round++) {
     const started = Date.now();
     const connection = await acquire(acquirer);
     expect(Date.now() - started).toBeLessThan(WAIT_SWEEP_MS);
-    connection.release();
+    acquirer.giveBack(connection);
   }
+  expect(acquirer.stats()).toEqual({ inUse: 0, idle: 1, waiting: 0 });
   acquirer.close();
 });
 
-test('a live but busy server: DATABASE_BUSY after the wait limit; the late connection goes back', async () => {
+test('a live but busy server: DATABASE_BUSY after the wait limit; the given-up wait leaves the queue', async () => {
   let asked = 0;
   const acquirer = new Acquirer(pool, {
     isAlive: async () => {
@@ -56,14 +102,19 @@ test('a live but busy server: DATABASE_BUSY after the wait limit; the late conne
   });
   const held = await acquire(acquirer); // the pool's only connection
   const started = Date.now();
-  expect(await codeOf(acquire(acquirer))).toBe('DATABASE_BUSY');
+  const waiting = acquire(acquirer);
+  await sleep(50);
+  expect(acquirer.stats()).toEqual({ inUse: 1, idle: 0, waiting: 1 });
+  expect(await codeOf(waiting)).toBe('DATABASE_BUSY');
   const waited = Date.now() - started;
   expect(waited).toBeGreaterThanOrEqual(300);
   expect(waited).toBeLessThan(300 + 2 * WAIT_SWEEP_MS + 200);
   expect(asked).toBe(0); // 300 ms is under the alive check
-  held.release(); // the given-up wait receives it now and must give it back
+  expect(acquirer.stats()).toEqual({ inUse: 1, idle: 0, waiting: 0 });
+  acquirer.giveBack(held); // nobody waits for it any more: it goes back to the pool
+  expect(acquirer.stats()).toEqual({ inUse: 0, idle: 1, waiting: 0 });
   const again = await acquire(acquirer);
-  again.release();
+  acquirer.giveBack(again);
   acquirer.close();
 });
 
@@ -79,7 +130,7 @@ test('a server that does not answer its ping: DATABASE_UNAVAILABLE after the ali
     });
     const held = await acquire(acquirer); // the pool's only connection
     const started = Date.now();
-    const waits = [acquire(acquirer), acquire(acquirer)];
+    const waits = [acquire(acquirer), acquire(acquirer, 'b')];
     expect(await Promise.all(waits.map(codeOf))).toEqual([
       'DATABASE_UNAVAILABLE',
       'DATABASE_UNAVAILABLE',
@@ -88,9 +139,9 @@ test('a server that does not answer its ping: DATABASE_UNAVAILABLE after the ali
     expect(waited).toBeGreaterThanOrEqual(ALIVE_CHECK_MS);
     expect(waited).toBeLessThan(ALIVE_CHECK_MS + 2 * WAIT_SWEEP_MS + 300);
     expect(asked).toBe(2); // once per wait, not once per sweep
-    held.release();
+    acquirer.giveBack(held);
     const again = await acquire(acquirer);
-    again.release();
+    acquirer.giveBack(again);
     acquirer.close();
   }
 });
@@ -102,19 +153,153 @@ test('waits that began at different times each end after their own bound, in the
   const ended: number[] = [];
   const waits: Promise<string>[] = [];
   for (let i = 0; i < 4; i++) {
+    // Two addresses: a wait leaves its own address's queue, wherever that stands.
     waits.push(
-      codeOf(acquire(acquirer)).then((code) => {
+      codeOf(acquire(acquirer, i % 2 === 0 ? 'a' : 'b')).then((code) => {
         ended.push(i);
         return `${code} after ${Date.now() - started >= 300 + i * 100 ? 'its bound' : 'too little'}`;
       }),
     );
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sleep(100);
   }
   expect(await Promise.all(waits)).toEqual(Array(4).fill('DATABASE_BUSY after its bound'));
   expect(ended).toEqual([0, 1, 2, 3]);
-  // Each given-up wait hands its late connection straight back: the next one gets it at once.
-  held.release();
+  expect(acquirer.stats().waiting).toBe(0);
+  acquirer.giveBack(held);
   const again = await acquire(acquirer);
-  again.release();
+  acquirer.giveBack(again);
   acquirer.close();
+});
+
+test('a wait given up while its connection was being opened: the late connection goes to the next in turn', async () => {
+  // The test server behind a proxy that holds every new connection back for 1.5 s.
+  const { host, port } = testServer();
+  const proxy = net.createServer((client) => {
+    client.pause();
+    setTimeout(() => {
+      const server = net.connect(port, host);
+      server.on('error', () => client.destroy());
+      client.on('error', () => server.destroy());
+      client.pipe(server).pipe(client);
+      client.resume();
+    }, 1500);
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  const slow = mysql.createPool({
+    ...testServer(),
+    host: '127.0.0.1',
+    port: (proxy.address() as net.AddressInfo).port,
+    connectionLimit: 1,
+    maxIdle: 1,
+  });
+  try {
+    const acquirer = new Acquirer(slow, { isAlive: async () => true, maxWaitMs: 1000 });
+    const started = Date.now();
+    // The pool has room: the connection is asked for at once, and takes 1.5 s to open.
+    expect(await codeOf(acquire(acquirer, 'a'))).toBe('DATABASE_BUSY');
+    expect(Date.now() - started).toBeLessThan(1500);
+    // Meanwhile another address waits: the late connection is handed on to it, not lost.
+    const next = acquire(acquirer, 'b');
+    const connection = await next;
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1500);
+    expect(acquirer.stats()).toEqual({ inUse: 1, idle: 0, waiting: 0 });
+    acquirer.giveBack(connection);
+    expect(acquirer.stats()).toEqual({ inUse: 0, idle: 1, waiting: 0 });
+    acquirer.close();
+  } finally {
+    await slow.promise().end();
+    await new Promise((resolve) => proxy.close(resolve));
+  }
+});
+
+test('one address alone uses the whole pool; what it asks beyond waits, and is served in order', async () => {
+  const acquirer = new Acquirer(pool3, { isAlive: async () => true, maxWaitMs: 5000 });
+  const arrivals = new Arrivals(acquirer);
+  const asked = ['a1', 'a2', 'a3', 'a4', 'a5'].map((label) => arrivals.ask('a', label));
+  expect(await arrivals.arrived(3)).toEqual(['a1', 'a2', 'a3']);
+  expect(acquirer.stats()).toEqual({ inUse: 3, idle: 0, waiting: 2 });
+  arrivals.giveBack('a2');
+  expect(await arrivals.arrived(4)).toEqual(['a1', 'a2', 'a3', 'a4']);
+  arrivals.giveBack('a1');
+  await Promise.all(asked);
+  expect(arrivals.order).toEqual(['a1', 'a2', 'a3', 'a4', 'a5']);
+  for (const label of ['a3', 'a4', 'a5']) arrivals.giveBack(label);
+  expect(acquirer.stats()).toEqual({ inUse: 0, idle: 3, waiting: 0 });
+  acquirer.close();
+});
+
+test('a connection given back goes to the waiting address that holds the fewest, not to the oldest wait', async () => {
+  const acquirer = new Acquirer(pool3, { isAlive: async () => true, maxWaitMs: 5000 });
+  const arrivals = new Arrivals(acquirer);
+  // A holds two connections, B one: the pool is full.
+  await arrivals.ask('A', 'a0');
+  await arrivals.ask('A', 'a00');
+  await arrivals.ask('B', 'b0');
+  // A asks first, then B.
+  const a1 = arrivals.ask('A', 'a1');
+  await sleep(20);
+  const b1 = arrivals.ask('B', 'b1');
+  await sleep(20);
+  // A's connection comes back: A now holds one, as B does; B has waited for a turn longer.
+  arrivals.giveBack('a0');
+  await b1;
+  expect(arrivals.order).toEqual(['a0', 'a00', 'b0', 'b1']);
+  // B's comes back: B holds one, A one: A's turn.
+  arrivals.giveBack('b0');
+  await a1;
+  expect(arrivals.order).toEqual(['a0', 'a00', 'b0', 'b1', 'a1']);
+  // Now A holds 2, B 1. B asks, then A; B gives its connection back: B, holding none now, is
+  // served again before A, which holds two (taking turns alone would have served A).
+  const b2 = arrivals.ask('B', 'b2');
+  await sleep(20);
+  const a2 = arrivals.ask('A', 'a2');
+  await sleep(20);
+  arrivals.giveBack('b1');
+  await b2;
+  arrivals.giveBack('a00');
+  await a2;
+  expect(arrivals.order.slice(5)).toEqual(['b2', 'a2']);
+  for (const label of ['a1', 'a2', 'b2']) arrivals.giveBack(label);
+  expect(acquirer.stats()).toEqual({ inUse: 0, idle: 3, waiting: 0 });
+  acquirer.close();
+});
+
+test('busy addresses take turns, and a newcomer is served before an address that holds one', async () => {
+  const acquirer = new Acquirer(pool, { isAlive: async () => true, maxWaitMs: 5000 });
+  const arrivals = new Arrivals(acquirer);
+  await arrivals.ask('A', 'a0'); // the pool's only connection
+  const asked: Promise<void>[] = [];
+  for (const label of ['a1', 'a2', 'a3']) asked.push(arrivals.ask('A', label));
+  for (const label of ['b1', 'b2', 'b3']) asked.push(arrivals.ask('B', label));
+  asked.push(arrivals.ask('C', 'c1'));
+  await sleep(20);
+  expect(acquirer.stats().waiting).toBe(7);
+  // Each connection is given back as soon as it arrives.
+  let last = 'a0';
+  for (let served = 2; served <= 8; served++) {
+    arrivals.giveBack(last);
+    last = (await arrivals.arrived(served))[served - 1] as string;
+  }
+  arrivals.giveBack(last);
+  await Promise.all(asked);
+  // A held the connection while B and C waited: B, then C (both held none, B came first), then
+  // A and B in turn.
+  expect(arrivals.order).toEqual(['a0', 'b1', 'c1', 'a1', 'b2', 'a2', 'b3', 'a3']);
+  expect(acquirer.stats()).toEqual({ inUse: 0, idle: 1, waiting: 0 });
+  acquirer.close();
+});
+
+test('close ends the waits still queued as a closed pool would', async () => {
+  const own = mysql.createPool({ ...testServer(), connectionLimit: 1, maxIdle: 1 });
+  const acquirer = new Acquirer(own, { isAlive: async () => true, maxWaitMs: 5000 });
+  const held = await acquire(acquirer);
+  const waiting = [acquire(acquirer, 'a'), acquire(acquirer, 'b')];
+  await sleep(20);
+  acquirer.close();
+  expect(await Promise.all(waiting.map(codeOf))).toEqual([
+    'DATABASE_UNAVAILABLE',
+    'DATABASE_UNAVAILABLE',
+  ]);
+  acquirer.giveBack(held);
+  await own.promise().end();
 });

@@ -43,7 +43,9 @@ describe('configFromRun (CONTRACT §1)', () => {
       defaultRole: 'user',
       policyFile: null,
       trustProxy: false,
-      maxClientRequests: 8,
+      maxClientRequests: 0,
+      anonymousQueryTimeoutMs: null,
+      minReadRate: 4096,
       bodyTimeoutMs: 30_000,
       maxConnections: 900,
       metricsPort: null,
@@ -349,6 +351,33 @@ describe('load bounds', () => {
     expect(config.maxConnections).toBe(100);
     expect(() => configFromRun([], { ...FLAGS, maxConnections: '0' }, {})).toThrow(
       '--max-connections must be a whole number from 1 to 1000000',
+    );
+  });
+});
+
+describe('what one caller may cost', () => {
+  test('--anonymous-query-timeout or its variable: a duration; absent, the query timeout applies', () => {
+    expect(configFromRun([], FLAGS, {}).anonymousQueryTimeoutMs).toBeNull();
+    expect(
+      configFromRun([], { ...FLAGS, anonymousQueryTimeout: '5s' }, {}).anonymousQueryTimeoutMs,
+    ).toBe(5000);
+    expect(
+      configFromRun([], FLAGS, { TABLEGATE_ANONYMOUS_QUERY_TIMEOUT: '1500ms' })
+        .anonymousQueryTimeoutMs,
+    ).toBe(1500);
+    for (const bad of ['0', 'soon', '-1s']) {
+      expect(() => configFromRun([], { ...FLAGS, anonymousQueryTimeout: bad }, {})).toThrow(
+        `--anonymous-query-timeout must be a duration like 30s, 500ms or 2m, got '${bad}'`,
+      );
+    }
+  });
+
+  test('--min-read-rate or its variable: bytes a second as a size; 0 turns it off', () => {
+    expect(configFromRun([], { ...FLAGS, minReadRate: '64KiB' }, {}).minReadRate).toBe(65536);
+    expect(configFromRun([], FLAGS, { TABLEGATE_MIN_READ_RATE: '1000' }).minReadRate).toBe(1000);
+    expect(configFromRun([], { ...FLAGS, minReadRate: '0' }, {}).minReadRate).toBe(0);
+    expect(() => configFromRun([], { ...FLAGS, minReadRate: 'fast' }, {})).toThrow(
+      "--min-read-rate must be a size like 1048576, 512KiB or 100MiB, got 'fast'",
     );
   });
 });

@@ -343,6 +343,36 @@ describe('parseFilter: limits', () => {
     expect(parseFilter(`name eq '${'x'.repeat(500)}'`)).toMatchObject({ kind: 'compare' });
   });
 
+  // The attack: contains(tolower(payload),'q') ORed 100 times held a connection for 17–20 s.
+  test('function calls: 32 in all, pattern matches and column functions alike', () => {
+    const search = (n: number) =>
+      Array.from({ length: n }, () => "contains(tolower(payload),'q')").join(' or ');
+    expect(parseFilter(search(16))).toMatchObject({ kind: 'or' });
+    // The 33rd call is the contains of the 17th term: 16 terms of 30 characters, each followed by ' or '.
+    limit(
+      search(17),
+      'Invalid $filter at position 545: more than 32 function calls; each contains, startswith, endswith and column function (tolower, year, …) counts one',
+    );
+    limit(
+      search(100),
+      'Invalid $filter at position 545: more than 32 function calls; each contains, startswith, endswith and column function (tolower, year, …) counts one',
+    );
+    // Column functions anywhere count: both sides of a comparison, before `in`.
+    const years = (n: number) => Array.from({ length: n }, () => 'year(d) eq month(d)');
+    expect(parseFilter(years(16).join(' and '))).toMatchObject({ kind: 'and' });
+    const over = `${years(16).join(' and ')} or tolower(a) in ('x')`;
+    limit(
+      over,
+      `Invalid $filter at position ${over.lastIndexOf('tolower') + 1}: more than 32 function calls; each contains, startswith, endswith and column function (tolower, year, …) counts one`,
+    );
+    // Pattern matches alone count too; plain comparisons and `in` values do not.
+    const matches = (n: number) => Array.from({ length: n }, () => "startswith(a,'x')");
+    expect(parseFilter(matches(32).join(' or '))).toMatchObject({ kind: 'or' });
+    expect(failure(matches(33).join(' or ')).code).toBe('LIMIT_EXCEEDED');
+    const plain = Array.from({ length: 300 }, (_, i) => `a eq ${i}`).join(' or ');
+    expect(parseFilter(plain)).toMatchObject({ kind: 'or' });
+  });
+
   test('sibling groups do not add up', () => {
     const group = parens(64);
     expect(parseFilter(`${group} and ${group} or ${group}`)).toMatchObject({ kind: 'or' });
