@@ -20,22 +20,10 @@ import { isSmallRead } from '../plan/small-read.js';
 import { type Access, viewerFor } from '../policy/views.js';
 import { parseReadOptions, type QueryObject } from '../query/options.js';
 import { compileCount, compileRead as compileSelect } from '../sql/compile-read.js';
-import type { CompiledQuery } from '../sql/compiled-query.js';
 import { bindUser, namesUser } from '../sql/user-values.js';
+import type { CompiledRead } from './compiled-read.js';
 import { ReadCache, rawQueryString } from './read-cache.js';
 import { ShapeCache } from './read-shape.js';
-
-/** What a read needs besides the database. Shared by requests: nothing in it is ever changed. */
-export interface CompiledRead {
-  readonly select: CompiledQuery;
-  /** The `$count` query, when the plan asks for it (the count itself is never kept). */
-  readonly count: CompiledQuery | null;
-  readonly serialize: RowSerializer;
-  /** Fetched whole rather than streamed (plan/small-read.ts). */
-  readonly small: boolean;
-  /** Whether the queries hold a caller's `@user` value, put in per request (bindRead). */
-  readonly namesUser: boolean;
-}
 
 /**
  * The plan's queries, serializer and path. compileCount and compileSelect compile the same
@@ -150,3 +138,5 @@ export class ReadPipeline {
     return made instanceof Promise ? made.then(keep) : keep(made);
   }
 }
+
+export type { CompiledRead } from './compiled-read.js';

@@ -9,9 +9,40 @@ import { generatedColumn, invalidQuery, unknownColumn } from '../errors.js';
 import type { KeyValue } from '../query/key-value.js';
 import type { PlannedFilter } from './read-plan.js';
 import { insertRows, updateEntries } from './write-body.js';
-import type { InsertedRows, UpdatedRows } from './written-rows.js';
 
 export type { KeyOperand, WriteParam } from '../db/value-codec.js';
+
+/**
+ * How the rows a write wrote are found again in its transaction (written-rows.ts decides which
+ * applies): by their primary key, never by the values sent.
+ */
+/** The rows of an INSERT. */
+export type InsertedRows =
+  /** Every row gives every primary key column: found by those values. */
+  | { readonly kind: 'given-key'; readonly key: readonly ColumnInfo[] }
+  /**
+   * No row gives the AUTO_INCREMENT primary key: found by the ids MySQL made. Each INSERT …
+   * VALUES is a "simple insert" (its row count is known when it starts), for which InnoDB
+   * reserves all its ids in one step, `insertId`, `insertId + auto_increment_increment`, … in
+   * every innodb_autoinc_lock_mode: 0 and 1 under the AUTO-INC lock, 2 ("interleaved") because
+   * the server asks for as many values as the statement has rows (MySQL manual, "AUTO_INCREMENT
+   * Handling in InnoDB": for simple inserts "there are no gaps in the numbers generated for a
+   * single statement"; only bulk inserts such as INSERT … SELECT and mixed-mode inserts, which
+   * give some ids and not others, may have gaps). `auto_increment_increment` is more than 1 on
+   * a Galera node; the check reads it in the same session.
+   */
+  | { readonly kind: 'auto-increment'; readonly column: ColumnInfo };
+
+/** The rows of an UPDATE. */
+export type UpdatedRows =
+  /** `update(<primary key>,<value>)` and the SET leaves the key alone: the row at that key, if the UPDATE matched it. */
+  | { readonly kind: 'key' }
+  /**
+   * The primary keys of the rows the UPDATE will match, read with SELECT … FOR UPDATE in the
+   * same transaction just before it (so none of them can change or leave before it runs); the
+   * SET leaves them alone.
+   */
+  | { readonly kind: 'locked'; readonly key: readonly ColumnInfo[] };
 
 /** One column of one inserted row: a value, or the column's default (the body left it out). */
 export type PlannedCell =

@@ -9,35 +9,7 @@
  */
 import type { ColumnInfo, TableInfo } from '../db/schema-types.js';
 import type { WriteParam } from '../db/value-codec.js';
-import type { InsertPlan, UpdatePlan } from './write-plan.js';
-
-/** The rows of an INSERT. */
-export type InsertedRows =
-  /** Every row gives every primary key column: found by those values. */
-  | { readonly kind: 'given-key'; readonly key: readonly ColumnInfo[] }
-  /**
-   * No row gives the AUTO_INCREMENT primary key: found by the ids MySQL made. Each INSERT …
-   * VALUES is a "simple insert" (its row count is known when it starts), for which InnoDB
-   * reserves all its ids in one step, `insertId`, `insertId + auto_increment_increment`, … in
-   * every innodb_autoinc_lock_mode: 0 and 1 under the AUTO-INC lock, 2 ("interleaved") because
-   * the server asks for as many values as the statement has rows (MySQL manual, "AUTO_INCREMENT
-   * Handling in InnoDB": for simple inserts "there are no gaps in the numbers generated for a
-   * single statement"; only bulk inserts such as INSERT … SELECT and mixed-mode inserts, which
-   * give some ids and not others, may have gaps). `auto_increment_increment` is more than 1 on
-   * a Galera node; the check reads it in the same session.
-   */
-  | { readonly kind: 'auto-increment'; readonly column: ColumnInfo };
-
-/** The rows of an UPDATE. */
-export type UpdatedRows =
-  /** `update(<primary key>,<value>)` and the SET leaves the key alone: the row at that key, if the UPDATE matched it. */
-  | { readonly kind: 'key' }
-  /**
-   * The primary keys of the rows the UPDATE will match, read with SELECT … FOR UPDATE in the
-   * same transaction just before it (so none of them can change or leave before it runs); the
-   * SET leaves them alone.
-   */
-  | { readonly kind: 'locked'; readonly key: readonly ColumnInfo[] };
+import type { InsertedRows, InsertPlan, UpdatedRows, UpdatePlan } from './write-plan.js';
 
 /**
  * The primary key's columns of a base table known to have no triggers (a trigger could move a

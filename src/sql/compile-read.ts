@@ -7,9 +7,9 @@
  * that gives one text value per parent row (docs/relations.md says why). Knows no HTTP.
  */
 import mysql from 'mysql2';
+import type { ServerKind } from '../db/pool.js';
 import type { ColumnInfo } from '../db/schema-types.js';
-import type { Flavour } from '../execute/database.js';
-import { readsRelatedRows } from '../plan/planned-filter.js';
+import { readsRelatedRows } from '../plan/nodes.js';
 import type { Join, PlannedOrder, ReadPlan, Selection, Source } from '../plan/read-plan.js';
 import { compileFilter, type SqlContext, UNQUALIFIED } from './compile-filter.js';
 import type { CompiledQuery } from './compiled-query.js';
@@ -28,7 +28,10 @@ export const NO_LIMIT = '18446744073709551615';
  */
 const plainSelectLists = new WeakMap<readonly Selection[], string>();
 
-export function compileRead(plan: ReadPlan, flavour: Flavour = 'mariadb'): CompiledQuery {
+export function compileRead(
+  plan: ReadPlan,
+  flavour: ServerKind['flavour'] = 'mariadb',
+): CompiledQuery {
   const context = contextOf(plan, flavour);
   const params: unknown[] = [];
   let sql = `SELECT ${selectList(plan.selections, context, params)} FROM ${fromClause(plan, context, params)}`;
@@ -50,7 +53,10 @@ export function compileRead(plan: ReadPlan, flavour: Flavour = 'mariadb'): Compi
 }
 
 /** `SELECT COUNT(*)` of the rows the filter matches, ignoring order, `$top` and `$skip`. */
-export function compileCount(plan: ReadPlan, flavour: Flavour = 'mariadb'): CompiledQuery {
+export function compileCount(
+  plan: ReadPlan,
+  flavour: ServerKind['flavour'] = 'mariadb',
+): CompiledQuery {
   const context = contextOf(plan, flavour);
   const params: unknown[] = [];
   let sql = `SELECT COUNT(*) FROM ${fromClause(plan, context, params)}`;
@@ -59,7 +65,7 @@ export function compileCount(plan: ReadPlan, flavour: Flavour = 'mariadb'): Comp
 }
 
 /** Columns are qualified when the read has more than one source: joins, children, lambdas. */
-function contextOf(plan: ReadPlan, flavour: Flavour): SqlContext {
+function contextOf(plan: ReadPlan, flavour: ServerKind['flavour']): SqlContext {
   const qualify =
     plan.joins.length > 0 ||
     plan.selections.some((s) => s.kind !== 'column') ||

@@ -59,7 +59,14 @@ export async function startTestGateway(
     readConsistency: DEFAULTS.readConsistency,
     ...overrides,
   };
-  const gateway = await openGateway(config);
+  let gateway: Gateway;
+  try {
+    gateway = await openGateway(config);
+  } catch (error) {
+    // A gateway that did not start has no close(): its state directory goes now.
+    await rm(stateDir, { recursive: true, force: true });
+    throw error;
+  }
   return {
     url: gateway.url,
     gateway,
