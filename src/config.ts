@@ -61,6 +61,8 @@ export interface Config {
    * measured over waits of `stallTimeoutMs`; slower, it is cut. 0: no minimum.
    */
   readonly minReadRate: number;
+  /** Rows an MCP `read_rows` call answers at most (`--mcp-max-rows`); it says when more exist. */
+  readonly mcpMaxRows: number;
   /** Milliseconds a JSON body may take to arrive after the headers (408 past it). */
   readonly bodyTimeoutMs: number;
   /** Open HTTP connections at once; more are closed at once. */
@@ -108,6 +110,8 @@ export const DEFAULTS = {
   // Below the slowest network browsers emulate (GPRS, 50 kbit/s ≈ 6 KB/s): no phone still
   // online is cut (README "Limits and timeouts").
   minReadRate: 4096,
+  // An agent's context is small: a page of rows, and a note on how to read the next.
+  mcpMaxRows: 100,
   bodyTimeoutMs: 30_000,
   // Below the smallest common open-file limit (1,024), with room for the pool, uploads and logs.
   maxConnections: 900,

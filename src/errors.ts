@@ -87,6 +87,13 @@ export const ERRORS = {
     stages: ['routing'],
     message: (method: string, url: string) => `No route for ${method} ${url.split('?')[0]}`,
   },
+  /** A route that exists, asked with a method it does not answer. */
+  METHOD_NOT_ALLOWED: {
+    status: 405,
+    stages: ['routing'],
+    message: (allow: string) => `This route answers ${allow} only`,
+    headers: { Allow: 'The methods the route answers' },
+  },
   INTERNAL_ERROR: { status: 500, stages: ['request'], message: 'Internal server error' },
 
   // guard.
@@ -512,6 +519,8 @@ export const unsupportedMediaType = () => apiError('UNSUPPORTED_MEDIA_TYPE');
 export const malformedUrl = () => apiError('MALFORMED_URL');
 export const nonAsciiUrl = () => apiError('NON_ASCII_URL');
 export const routeNotFound = (method: string, url: string) => apiError('NOT_FOUND', method, url);
+export const methodNotAllowed = (allow: string) =>
+  withHeaders(apiError('METHOD_NOT_ALLOWED', allow), { Allow: allow });
 export const databaseUnavailable = () => apiError('DATABASE_UNAVAILABLE');
 export const databaseBusy = () => apiError('DATABASE_BUSY');
 export const writeOutcomeUnknown = () => apiError('WRITE_OUTCOME_UNKNOWN');

@@ -17,6 +17,7 @@ import { clientErrorHandler, registerErrorHandling, sendError } from './http/err
 import { fileRoutes } from './http/files.js';
 import { healthRoutes } from './http/health.js';
 import { redactUrl } from './http/log-redaction.js';
+import { mcpRoutes } from './http/mcp.js';
 import { registerPolicyGate } from './http/policy-gate.js';
 import { readRoutes } from './http/read.js';
 import { rootRoutes } from './http/root.js';
@@ -29,6 +30,7 @@ import {
   MAX_HEADER_BYTES,
   SOCKET_IDLE_TIMEOUT_MS,
 } from './limits.js';
+import { ReadPipeline } from './pipeline/read.js';
 import type { Services } from './services.js';
 
 /** The levels at which each request gets an access line. */
@@ -129,7 +131,10 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
   registerPolicyGate(app, services);
   authRoutes(app, services);
   healthRoutes(app, services);
-  readRoutes(app, services);
+  // One read pipeline (and its caches) for the REST reads and the MCP tools.
+  const reads = new ReadPipeline(services.schema, services.db.flavour);
+  readRoutes(app, services, reads);
+  mcpRoutes(app, services, reads);
   writeRoutes(app, services);
   uploadRoutes(app, services);
   fileRoutes(app, services);

@@ -47,6 +47,7 @@ export function requestedAction(
   if (route === '/upload' && method === 'POST') return { kind: 'files', action: 'upload' };
   if (route === '/@/*' && get) return { kind: 'files', action: 'download' };
   if (route !== undefined && DESCRIPTION_ROUTES.has(route) && get) return { kind: 'description' };
+  if (route === '/mcp' && method === 'POST') return { kind: 'mcp' };
   return { kind: 'other' };
 }
 

@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TableInfo } from '../db/schema-types.js';
-import { bindRead, type CompiledRead, ReadPipeline } from '../pipeline/read.js';
+import { bindRead, type CompiledRead, type ReadPipeline } from '../pipeline/read.js';
 import type { Services } from '../services.js';
 import type { CompiledQuery } from '../sql/compiled-query.js';
 import { sendJsonRows, sendJsonRowsAtOnce } from './json-rows.js';
@@ -13,9 +13,11 @@ import { sendJsonRows, sendJsonRowsAtOnce } from './json-rows.js';
 type QueryObject = Record<string, string | string[] | undefined>;
 type ReadRequest = FastifyRequest<{ Params: { table: string }; Querystring: QueryObject }>;
 
-export function readRoutes(app: FastifyInstance, { db, schema }: Services): void {
-  const pipeline = new ReadPipeline(schema, db.flavour);
-
+export function readRoutes(
+  app: FastifyInstance,
+  { db, schema }: Services,
+  pipeline: ReadPipeline,
+): void {
   /**
    * The read of `table`. Not an async function: a small read, nearly every one, answers from the
    * driver's callback and returns nothing (Fastify then waits for reply.send), without a promise

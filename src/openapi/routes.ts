@@ -7,6 +7,7 @@ import { loginOperation, registerOperation } from '../http/auth.openapi.js';
 import { descriptionOperation } from '../http/docs.openapi.js';
 import { downloadOperation } from '../http/files.openapi.js';
 import { healthOperation, liveOperation } from '../http/health.openapi.js';
+import { mcpOperation } from '../http/mcp.openapi.js';
 import { readOperation } from '../http/read.openapi.js';
 import { indexOperation } from '../http/root.openapi.js';
 import { uploadOperation } from '../http/upload.openapi.js';
@@ -25,6 +26,7 @@ export const tableOperations: readonly TableOperation[] = [
 export const otherRoutes: readonly RouteOperation[] = [
   uploadOperation,
   downloadOperation,
+  mcpOperation,
   indexOperation,
   liveOperation,
   healthOperation,

@@ -47,7 +47,7 @@ import {
   type Source,
 } from './nodes.js';
 
-import type { TableView, Viewer } from './view.js';
+import { followable, type TableView, type Viewer } from './view.js';
 
 /** The joins of one SELECT, by the relation walked and the source it was walked from. */
 class Level {
@@ -179,19 +179,9 @@ export class Scope {
 
   /** A relation the caller may follow from this scope's table, and its target as the caller sees it. */
   private follow(name: string): { relation: Relation; view: TableView } {
-    const relation = this.view.relation(name);
-    const view = relation === undefined ? null : this.viewer(relation.target);
-    // Its key columns tell which rows belong together: a relation whose key is hidden on
-    // either side is hidden too.
-    const visible =
-      relation !== undefined &&
-      view !== null &&
-      relation.on.every(
-        ({ local, remote }) =>
-          this.view.column(local.name) !== undefined && view.column(remote.name) !== undefined,
-      );
-    if (!visible) throw unknownRelation(this.source.table.name, name);
-    return { relation, view: view as TableView };
+    const found = followable(this.view, this.viewer, name);
+    if (found === null) throw unknownRelation(this.source.table.name, name);
+    return found;
   }
 
   /**

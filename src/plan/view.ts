@@ -45,3 +45,23 @@ export function fullView(table: TableInfo): TableView {
 
 /** No policy: every table, column, relation and row. */
 export const openViewer: Viewer = fullView;
+
+/**
+ * A relation the caller may follow from a table it sees, and the target as it sees it; null when
+ * there is none by that name, its target is hidden, or a key column on either side is (the key
+ * tells which rows belong together, so a relation over a hidden key is hidden too).
+ */
+export function followable(
+  view: TableView,
+  viewer: Viewer,
+  name: string,
+): { readonly relation: Relation; readonly view: TableView } | null {
+  const relation = view.relation(name);
+  const target = relation === undefined ? null : viewer(relation.target);
+  if (relation === undefined || target === null) return null;
+  const visible = relation.on.every(
+    ({ local, remote }) =>
+      view.column(local.name) !== undefined && target.column(remote.name) !== undefined,
+  );
+  return visible ? { relation, view: target } : null;
+}

@@ -42,6 +42,8 @@ export type Requested =
   | { readonly kind: 'table'; readonly table: string; readonly action: Action }
   | { readonly kind: 'files'; readonly action: FileAction }
   | { readonly kind: 'description' }
+  /** The MCP endpoint: its tools check each table as REST does (mcp/run-tool.ts). */
+  | { readonly kind: 'mcp' }
   | { readonly kind: 'other' };
 
 /**
@@ -97,6 +99,7 @@ export class Policy {
       case 'files':
         return this.mayFiles(role, requested.action) ? ALLOWED : FORBIDDEN;
       case 'description':
+      case 'mcp':
         return this.grantsAnything(role) ? ALLOWED : FORBIDDEN;
       case 'other':
         return FORBIDDEN;

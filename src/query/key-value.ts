@@ -60,6 +60,11 @@ export function parseKeyValue(inner: string, form = 'update(<key>,<value>)'): Ke
   if (value === null) {
     throw invalidQuery(`Write ${form}: a comma and a value must follow the key`);
   }
+  return keyValue(key, value);
+}
+
+/** A key column and its value's text, read as `update(<key>,<value>)` reads them. */
+export function keyValue(key: string, value: string): KeyValue {
   const trimmed = isDigitRun(value) ? value : value.replace(/^[ \t\r\n]+|[ \t\r\n]+$/g, '');
   return { key, value: parseLiteral(value), bare: trimmed.startsWith("'") ? null : trimmed };
 }

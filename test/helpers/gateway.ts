@@ -50,6 +50,7 @@ export async function startTestGateway(
     maxClientRequests: 0,
     anonymousQueryTimeoutMs: null,
     minReadRate: DEFAULTS.minReadRate,
+    mcpMaxRows: DEFAULTS.mcpMaxRows,
     bodyTimeoutMs: DEFAULTS.bodyTimeoutMs,
     maxConnections: DEFAULTS.maxConnections,
     metricsPort: null,

@@ -33,6 +33,7 @@ describe('configFromRun (CONTRACT §1)', () => {
       uploadsDir: path.join(os.homedir(), '.tablegate', 'uploads'),
       maxFileSize: 100 * 1024 * 1024,
       maxFiles: 20,
+      mcpMaxRows: 100,
       bodyLimit: 1024 * 1024,
       corsOrigin: '*',
       logLevel: 'info',

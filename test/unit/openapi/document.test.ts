@@ -531,6 +531,8 @@ describe("a caller's view", () => {
       '/auth/register',
       '/auth/login',
       '/table/products/read',
+      // anonymous is granted a table: its agents may use MCP without a token too.
+      '/mcp',
       '/live',
       '/health',
       '/openapi.json',

@@ -1,0 +1,45 @@
+/**
+ * `POST /mcp`: the Model Context Protocol over Streamable HTTP (docs/mcp.md), stateless with JSON
+ * answers: the request goes to the MCP server of this request (mcp/server.ts) as a Web request,
+ * its Web response comes back as the reply. Behind the auth guard and the policy gate like every
+ * route: the same token, the same role and policy as REST. GET (a server-sent event stream) and
+ * DELETE (a session's end) have nothing to serve without sessions: 405.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { methodNotAllowed } from '../errors.js';
+import { answerMcp } from '../mcp/server.js';
+import type { ReadPipeline } from '../pipeline/read.js';
+import type { Services } from '../services.js';
+
+/** The request headers the transport reads. */
+const FORWARDED = ['accept', 'content-type', 'mcp-protocol-version', 'mcp-session-id'];
+
+export function mcpRoutes(app: FastifyInstance, services: Services, reads: ReadPipeline): void {
+  app.post('/mcp', async (request: FastifyRequest, reply: FastifyReply) => {
+    const headers = new Headers();
+    for (const name of FORWARDED) {
+      const value = request.headers[name];
+      if (typeof value === 'string') headers.set(name, value);
+    }
+    // The transport reads only the method, these headers and the parsed body.
+    const web = new Request('http://tablegate.invalid/mcp', { method: 'POST', headers });
+    const context = {
+      services,
+      reads,
+      request,
+      maxRows: services.config.mcpMaxRows,
+      log: services.log,
+    };
+    const response = await answerMcp(context, web, request.body);
+    reply.code(response.status);
+    response.headers.forEach((value, name) => {
+      reply.header(name, value);
+    });
+    return reply.send(await response.text());
+  });
+  const refuse = async () => {
+    throw methodNotAllowed('POST');
+  };
+  app.get('/mcp', refuse);
+  app.delete('/mcp', refuse);
+}

@@ -1,0 +1,277 @@
+/**
+ * One MCP tool call, through the same pipelines, policy and execute stage as the REST routes
+ * (docs/mcp.md): a tool's arguments become the REST request's options, the answer is the REST
+ * answer's JSON, and an error is the REST error body (`success`, `message`, `code`) as a tool
+ * result marked isError. Tables and actions a role may not use are refused as REST refuses
+ * them (an unreadable table is unknown).
+ */
+import type { FastifyRequest } from 'fastify';
+import { mapDbError } from '../db/errors.js';
+import type { TableInfo } from '../db/schema-types.js';
+import { ApiError, forbidden, invalidBody } from '../errors.js';
+import type { Log } from '../log.js';
+import { SUCCESS_MESSAGES } from '../messages.js';
+import { bindRead, type CompiledRead, type ReadPipeline } from '../pipeline/read.js';
+import { createJob, deleteJob, updateJob, type WriteJob } from '../pipeline/write.js';
+import { followable } from '../plan/view.js';
+import type { Action } from '../policy/policy.js';
+import { type Access, viewerFor } from '../policy/views.js';
+import { keyValue } from '../query/key-value.js';
+import type { QueryObject } from '../query/options.js';
+import type { Services } from '../services.js';
+import type { ToolName } from './tools.js';
+
+/** What a tool call runs with: the gateway's services, the read pipeline and the HTTP request. */
+export interface ToolContext {
+  readonly services: Services;
+  readonly reads: ReadPipeline;
+  readonly request: FastifyRequest;
+  readonly maxRows: number;
+  readonly log: Log;
+}
+
+/** A tools/call result: the answer's JSON as text, marked isError for an error body. */
+export interface ToolResult {
+  [key: string]: unknown;
+  content: { type: 'text'; text: string }[];
+  isError?: boolean;
+}
+
+type Args = Readonly<Record<string, unknown>>;
+
+const ok = (text: string): ToolResult => ({ content: [{ type: 'text', text }] });
+
+/** Runs a tool; every error becomes a result an agent can read. */
+export async function runTool(
+  context: ToolContext,
+  name: ToolName,
+  args: Args,
+): Promise<ToolResult> {
+  try {
+    switch (name) {
+      case 'list_tables':
+        return ok(JSON.stringify(listTables(context)));
+      case 'read_rows':
+        return ok(await readRows(context, args));
+      case 'create_rows':
+        return ok(await createRows(context, args));
+      case 'update_rows':
+        return ok(await changeRows(context, args, 'update'));
+      case 'delete_rows':
+        return ok(await changeRows(context, args, 'delete'));
+    }
+  } catch (thrown) {
+    const error = thrown instanceof ApiError ? thrown : mapDbError(thrown);
+    if (error.status >= 500) context.log.error({ err: thrown, tool: name }, 'tool failed');
+    const body = { success: false, message: error.message, code: error.code };
+    return { content: [{ type: 'text', text: JSON.stringify(body) }], isError: true };
+  }
+}
+
+function accessOf(context: ToolContext): Access | null {
+  return context.request.access;
+}
+
+/** The tables and views the caller may use, with what it may see of each and do with it. */
+export function listTables(context: ToolContext) {
+  const access = accessOf(context);
+  const viewer = viewerFor(access);
+  const tables = [];
+  for (const table of context.services.schema.all()) {
+    const view = viewer(table);
+    if (view === null) continue;
+    const relations = [...table.relations.keys()]
+      .map((name) => followable(view, viewer, name))
+      .filter((found) => found !== null)
+      .map(({ relation }) => ({
+        name: relation.name,
+        target: relation.target.name,
+        kind: relation.kind === 'one' ? 'to-one' : 'to-many',
+      }));
+    tables.push({
+      name: table.name,
+      kind: table.kind,
+      primaryKey: table.primaryKey.filter((name) => view.column(name) !== undefined),
+      columns: view.columns.map((column) => ({
+        name: column.name,
+        type: column.columnType,
+        nullable: column.nullable,
+        ...(column.generated ? { generated: true } : {}),
+        ...(column.hasDefault ? { hasDefault: true } : {}),
+      })),
+      relations,
+      actions: (['read', 'create', 'update', 'delete'] as const).filter((action) =>
+        allowed(access, table, action),
+      ),
+    });
+  }
+  return { tables };
+}
+
+/** Whether the caller may take the action on the table (Policy.decide; everything without one). */
+export function allowed(access: Access | null, table: TableInfo, action: Action): boolean {
+  if (access === null) return true;
+  return access.policy.decide(access.role, { kind: 'table', table: table.name, action }).allowed;
+}
+
+/**
+ * The table a call names, when the caller may take the action on it: a table it may not read
+ * is unknown (after the same schema re-read as one that does not exist), another action it may
+ * not take is forbidden — as the REST policy gate answers.
+ */
+async function tableFor(context: ToolContext, args: Args, action: Action): Promise<TableInfo> {
+  const name = stringArg(args, 'table', true) as string;
+  const { schema } = context.services;
+  const access = accessOf(context);
+  if (access !== null) {
+    const decision = access.policy.decide(access.role, { kind: 'table', table: name, action });
+    if (!decision.allowed && decision.refusal === 'unknown-table') return schema.refuse(name);
+    const table = await schema.require(name);
+    if (!decision.allowed) throw forbidden();
+    return table;
+  }
+  return schema.require(name);
+}
+
+function stringArg(args: Args, name: string, required = false): string | undefined {
+  const value = args[name];
+  if (value === undefined || value === null) {
+    if (required) throw invalidBody(`The argument '${name}' is required`);
+    return undefined;
+  }
+  if (typeof value !== 'string') throw invalidBody(`The argument '${name}' must be a string`);
+  return value;
+}
+
+function countArg(args: Args, name: string): number | undefined {
+  const value = args[name];
+  if (value === undefined || value === null) return undefined;
+  if (!Number.isSafeInteger(value) || (value as number) < 0) {
+    throw invalidBody(`The argument '${name}' must be a non-negative integer`);
+  }
+  return value as number;
+}
+
+/**
+ * `read_rows`: the REST read of the same options, at most maxRows rows (one more is asked for,
+ * to know whether more exist); with `count`, the number the filter matches.
+ */
+async function readRows(context: ToolContext, args: Args): Promise<string> {
+  const table = await tableFor(context, args, 'read');
+  const top = countArg(args, 'top');
+  const limit = Math.min(top ?? Number.POSITIVE_INFINITY, context.maxRows);
+  const query: Record<string, string> = {};
+  const options: [string, string | undefined][] = [
+    ['$select', stringArg(args, 'select')],
+    ['$filter', stringArg(args, 'filter')],
+    ['$orderby', stringArg(args, 'orderby')],
+    ['$expand', stringArg(args, 'expand')],
+  ];
+  for (const [option, value] of options) if (value !== undefined) query[option] = value;
+  query.$top = String(limit + 1);
+  const skip = countArg(args, 'skip');
+  if (skip !== undefined) query.$skip = String(skip);
+  const count = args.count;
+  if (count !== undefined && typeof count !== 'boolean') {
+    throw invalidBody("The argument 'count' must be true or false");
+  }
+  if (count === true) query.$count = 'true';
+  const access = accessOf(context);
+  const made = context.reads.read(table, urlOf(query), query, access);
+  const read = bindRead(made instanceof Promise ? await made : made, access);
+  const { db } = context.services;
+  const total = read.count === null ? null : await db.count(read.count, context.request);
+  const rows = await arrays(context, read);
+  const more = rows.length > limit;
+  const shown = more ? rows.slice(0, limit) : rows;
+  let text = `{"rows":[${shown.map((row) => read.serialize(row)).join(',')}]`;
+  if (total !== null) text += `,"count":${total}`;
+  text += `,"more":${more}`;
+  if (more) {
+    const next = (skip ?? 0) + limit;
+    text += `,"note":${JSON.stringify(`More rows exist: read the next ones with skip ${next}${top === undefined || top > context.maxRows ? `; at most ${context.maxRows} rows are answered per call` : ''}.`)}`;
+  }
+  return `${text}}`;
+}
+
+/** The URL the read caches key a tool's read by (its options, in a fixed order). */
+function urlOf(query: QueryObject): string {
+  return `/mcp?${new URLSearchParams(query as Record<string, string>).toString()}`;
+}
+
+function arrays(context: ToolContext, read: CompiledRead): Promise<unknown[][]> {
+  return new Promise((resolve, reject) => {
+    context.services.db.arrays(
+      read.select,
+      (error, rows) => (error ? reject(error) : resolve(rows as unknown[][])),
+      context.request,
+    );
+  });
+}
+
+/** `create_rows`: the REST create of the same rows; the REST answer. */
+async function createRows(context: ToolContext, args: Args): Promise<string> {
+  const table = await tableFor(context, args, 'create');
+  const rows = args.rows;
+  if (rows === undefined) throw invalidBody("The argument 'rows' is required");
+  const job = await jobFor(context, table, (t) => createJob(t, rows, accessOf(context)));
+  const result = await context.services.db.write(job.statements, job.options, context.request);
+  return JSON.stringify({
+    success: true,
+    message: SUCCESS_MESSAGES.inserted,
+    insertId: result.insertId,
+    affectedRows: result.affectedRows,
+  });
+}
+
+/** `update_rows` and `delete_rows` by key: the REST update(<key>,<value>) and delete(…). */
+async function changeRows(
+  context: ToolContext,
+  args: Args,
+  action: 'update' | 'delete',
+): Promise<string> {
+  const table = await tableFor(context, args, action);
+  const match = keyValue(
+    stringArg(args, 'key', true) as string,
+    stringArg(args, 'value', true) as string,
+  );
+  const access = accessOf(context);
+  let job: WriteJob;
+  if (action === 'update') {
+    const values = args.values;
+    if (values === undefined) throw invalidBody("The argument 'values' is required");
+    job = await jobFor(context, table, (t) => updateJob(t, match, values, access));
+  } else {
+    job = await jobFor(context, table, (t) => deleteJob(t, match, access));
+  }
+  const result = await context.services.db.write(job.statements, job.options, context.request);
+  return JSON.stringify({
+    success: true,
+    message: action === 'update' ? SUCCESS_MESSAGES.updated : SUCCESS_MESSAGES.deleted,
+    affectedRows: result.affectedRows,
+  });
+}
+
+/** A write job, made again against a fresh schema when the arguments name something unknown. */
+async function jobFor(
+  context: ToolContext,
+  table: TableInfo,
+  make: (table: TableInfo) => WriteJob,
+): Promise<WriteJob> {
+  const made = context.services.schema.plan(table, make);
+  return (made instanceof Promise ? await made : made).plan;
+}
+
+/** The tools the caller's role may use: reading needs a readable table, writing the action. */
+export function offered(context: ToolContext): ReadonlySet<ToolName> {
+  const access = accessOf(context);
+  const names = new Set<ToolName>();
+  for (const table of context.services.schema.all()) {
+    if (!allowed(access, table, 'read')) continue;
+    names.add('list_tables').add('read_rows');
+    if (allowed(access, table, 'create')) names.add('create_rows');
+    if (allowed(access, table, 'update')) names.add('update_rows');
+    if (allowed(access, table, 'delete')) names.add('delete_rows');
+  }
+  return names;
+}

@@ -1,0 +1,67 @@
+/**
+ * The MCP server of one HTTP request (docs/mcp.md): the official SDK's Server over its
+ * Streamable HTTP transport in stateless, JSON-answer mode — nothing is kept between requests,
+ * so any gateway of a cluster answers any call, and the caller is the request's (token, role,
+ * policy). It lists the tools the caller's role may use and runs them (run-tool.ts).
+ */
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+} from '@modelcontextprotocol/sdk/types.js';
+import { VERSION } from '../version.js';
+import { offered, runTool, type ToolContext } from './run-tool.js';
+import { type Tool, type ToolName, tools } from './tools.js';
+
+const INSTRUCTIONS =
+  'tablegate serves the tables of one MySQL database. Call list_tables first: it names the tables you may use, their columns, relations and the actions you may take. Values and filters use the REST syntax of the gateway (OData $filter).';
+
+/** Answers one MCP HTTP request: the Web request in, the Web response out. */
+export async function answerMcp(
+  context: ToolContext,
+  request: Request,
+  body: unknown,
+): Promise<Response> {
+  const server = new Server(
+    { name: 'tablegate', version: VERSION },
+    { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS },
+  );
+  const names = offered(context);
+  const available = tools(context.maxRows).filter((tool) => names.has(tool.name));
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [...available] }));
+  server.setRequestHandler(CallToolRequestSchema, async (call) => {
+    const tool = available.find((t) => t.name === call.params.name);
+    if (tool === undefined) {
+      throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${call.params.name}`);
+    }
+    const args = call.params.arguments ?? {};
+    const unknown = Object.keys(args).filter((key) => !(key in tool.inputSchema.properties));
+    if (unknown.length > 0) {
+      return argumentError(tool, `Unknown argument '${unknown[0]}'`);
+    }
+    return runTool(context, tool.name as ToolName, args);
+  });
+  const transport = new WebStandardStreamableHTTPServerTransport({
+    sessionIdGenerator: undefined,
+    enableJsonResponse: true,
+  });
+  await server.connect(transport);
+  try {
+    return await transport.handleRequest(request, { parsedBody: body });
+  } finally {
+    await server.close();
+  }
+}
+
+/** A call's arguments that its tool does not take: a tool error, as REST's 400 would be. */
+function argumentError(tool: Tool, message: string) {
+  const body = {
+    success: false,
+    message: `${message}; ${tool.name} takes ${Object.keys(tool.inputSchema.properties).join(', ') || 'no arguments'}`,
+    code: 'INVALID_BODY',
+  };
+  return { content: [{ type: 'text' as const, text: JSON.stringify(body) }], isError: true };
+}

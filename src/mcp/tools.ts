@@ -1,0 +1,173 @@
+/**
+ * The MCP tools (docs/mcp.md): their names, the descriptions and input schemas an agent reads,
+ * and which of them a role is offered. Arguments are the REST request's options, as strings in
+ * the REST syntax (`filter: "rating eq 'PG'"`), except rows, values and arguments (JSON) and
+ * numbers; the tools run the same pipelines as REST (run-tool.ts).
+ */
+import { MAX_FILTER_BYTES, MAX_INSERT_ROWS } from '../limits.js';
+
+export type ToolName = 'list_tables' | 'read_rows' | 'create_rows' | 'update_rows' | 'delete_rows';
+
+export interface Tool {
+  readonly name: ToolName;
+  readonly title: string;
+  readonly description: string;
+  readonly inputSchema: {
+    readonly type: 'object';
+    readonly properties: Readonly<Record<string, unknown>>;
+    readonly required?: readonly string[];
+    readonly additionalProperties: false;
+  };
+  readonly annotations: {
+    readonly readOnlyHint: boolean;
+    readonly destructiveHint: boolean;
+    readonly idempotentHint: boolean;
+    readonly openWorldHint: false;
+  };
+}
+
+const TABLE = {
+  type: 'string',
+  description: 'The table or view, exactly as list_tables names it.',
+};
+
+const FILTER_SYNTAX =
+  "OData $filter syntax: comparisons eq ne lt le gt ge; and, or, not, parentheses; strings in single quotes ('O''Brien'), numbers bare, null, true, false, dates 2024-01-31 and datetimes 2024-01-31T10:00:00Z unquoted; col in ('a','b'); contains(col,'x'), startswith(col,'x'), endswith(col,'x'); functions tolower toupper trim length year month day hour minute second date of a column; a column of a related row by its path customer/country; related rows with items/any(i: i/qty gt 5) or items/all(i: …). Column names that are not plain identifiers go in double quotes.";
+
+const KEY = {
+  key: {
+    type: 'string',
+    description:
+      'A column that identifies the rows to change, usually the primary key (list_tables names it).',
+  },
+  value: {
+    type: 'string',
+    description:
+      "That column's value, as in REST: a bare number or word (5, abc), or a single-quoted string ('O''Brien, Jo').",
+  },
+};
+
+const READ_ONLY = {
+  readOnlyHint: true,
+  destructiveHint: false,
+  idempotentHint: true,
+  openWorldHint: false,
+} as const;
+
+/** Every tool, in the order they are listed. */
+export function tools(maxRows: number): readonly Tool[] {
+  return [
+    {
+      name: 'list_tables',
+      title: 'List tables',
+      description:
+        'Lists the tables and views you may use: their columns with types, whether they may be null, the primary key, the relations to other tables (for expand and filter paths) and the actions you may take (read, create, update, delete). Call it first.',
+      inputSchema: { type: 'object', properties: {}, additionalProperties: false },
+      annotations: READ_ONLY,
+    },
+    {
+      name: 'read_rows',
+      title: 'Read rows',
+      description: `Reads rows of one table as JSON objects, at most ${maxRows} per call; the answer says when more exist (then read the next ones with skip). ${FILTER_SYNTAX}`,
+      inputSchema: {
+        type: 'object',
+        properties: {
+          table: TABLE,
+          select: {
+            type: 'string',
+            description: 'Comma-separated column names to return (default: every column).',
+          },
+          filter: {
+            type: 'string',
+            maxLength: MAX_FILTER_BYTES,
+            description: `Which rows, e.g. "price lt 20 and category eq 'tea'".`,
+          },
+          orderby: {
+            type: 'string',
+            description: 'Comma-separated columns, each optionally followed by asc or desc.',
+          },
+          top: { type: 'integer', minimum: 0, description: 'At most this many rows.' },
+          skip: { type: 'integer', minimum: 0, description: 'Skip this many rows first.' },
+          expand: {
+            type: 'string',
+            description:
+              'Related rows to include, by relation name from list_tables: "customer,order_items($top=3;$expand=product)".',
+          },
+          count: {
+            type: 'boolean',
+            description: 'Also return the number of rows the filter matches (ignoring top/skip).',
+          },
+        },
+        required: ['table'],
+        additionalProperties: false,
+      },
+      annotations: READ_ONLY,
+    },
+    {
+      name: 'create_rows',
+      title: 'Create rows',
+      description: `Inserts one row (a JSON object of column values) or up to ${MAX_INSERT_ROWS} rows (an array of objects) into a table, all or none. Columns left out take their defaults. Answers the first generated id and the number of rows inserted.`,
+      inputSchema: {
+        type: 'object',
+        properties: {
+          table: TABLE,
+          rows: {
+            description: 'One object of column values, or an array of such objects.',
+            oneOf: [{ type: 'object' }, { type: 'array', items: { type: 'object' }, minItems: 1 }],
+          },
+        },
+        required: ['table', 'rows'],
+        additionalProperties: false,
+      },
+      annotations: {
+        readOnlyHint: false,
+        destructiveHint: false,
+        idempotentHint: false,
+        openWorldHint: false,
+      },
+    },
+    {
+      name: 'update_rows',
+      title: 'Update rows',
+      description:
+        'Sets the given column values on every row whose key column has the given value. Answers how many rows matched.',
+      inputSchema: {
+        type: 'object',
+        properties: {
+          table: TABLE,
+          ...KEY,
+          values: {
+            type: 'object',
+            description: 'The columns to set and their new values, e.g. {"status": "shipped"}.',
+          },
+        },
+        required: ['table', 'key', 'value', 'values'],
+        additionalProperties: false,
+      },
+      annotations: {
+        readOnlyHint: false,
+        destructiveHint: true,
+        idempotentHint: true,
+        openWorldHint: false,
+      },
+    },
+    {
+      name: 'delete_rows',
+      title: 'Delete rows',
+      description:
+        'Deletes every row whose key column has the given value. Answers how many rows were deleted. This cannot be undone.',
+      inputSchema: {
+        type: 'object',
+        properties: { table: TABLE, ...KEY },
+        required: ['table', 'key', 'value'],
+        additionalProperties: false,
+      },
+      annotations: {
+        readOnlyHint: false,
+        destructiveHint: true,
+        idempotentHint: true,
+        openWorldHint: false,
+      },
+    },
+  ];
+}
