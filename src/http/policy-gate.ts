@@ -103,7 +103,12 @@ export function registerPolicyGate(app: FastifyInstance, { policy }: Services): 
       if (policy.grant(access.role, requested.table, requested.action) === null) {
         return done(forbidden());
       }
-    } else if (requested.kind === 'files' && !policy.mayFiles(access.role, requested.action)) {
+    } else if (
+      requested.kind === 'files' &&
+      // A signed link was made only for an uploader whose role may download (http/upload.ts).
+      !request.fileLink &&
+      !policy.mayFiles(access.role, requested.action)
+    ) {
       return done(forbidden());
     }
     done();

@@ -185,6 +185,36 @@ const AUTH_SCHEMAS: Readonly<Record<string, JsonSchema>> = {
       },
     },
   },
+  Me: {
+    type: 'object',
+    required: ['id', 'email', 'role'],
+    properties: {
+      id: { type: 'string', description: 'What `@user.id` is in a policy' },
+      email: { type: ['string', 'null'], description: 'null when the token carries none' },
+      role: { type: 'string' },
+    },
+  },
+  PasswordChange: {
+    type: 'object',
+    required: ['old_password', 'new_password'],
+    properties: {
+      old_password: { type: 'string' },
+      new_password: {
+        type: 'string',
+        minLength: PASSWORD_MIN_LENGTH,
+        maxLength: PASSWORD_MAX_LENGTH,
+      },
+    },
+  },
+  PasswordChanged: {
+    type: 'object',
+    required: ['success', 'message', 'token'],
+    properties: {
+      success: { const: true },
+      message: { const: SUCCESS_MESSAGES.passwordChanged },
+      token: { type: 'string', description: 'A new token: the ones before stop working' },
+    },
+  },
 };
 
 /** The stages each operation runs (its error responses are theirs, openapi/error-codes.ts). */
@@ -403,7 +433,7 @@ function allTablePaths(
   };
 }
 
-function authPaths(): Record<string, JsonSchema> {
+function authPaths(guarded: (stages: readonly Stage[]) => Stage[]): Record<string, JsonSchema> {
   const credentials = { required: true, content: json(ref('Credentials')) };
   return {
     '/auth/register': {
@@ -431,6 +461,31 @@ function authPaths(): Record<string, JsonSchema> {
         responses: {
           200: { description: 'Logged in', content: json(ref('LoginResult')) },
           ...errorResponses(LOGIN_STAGES),
+        },
+      },
+    },
+    '/auth/me': {
+      get: {
+        tags: ['auth'],
+        operationId: 'me',
+        summary: 'Who the token says the caller is',
+        responses: {
+          200: { description: 'The caller', content: json(ref('Me')) },
+          ...errorResponses(guarded(['request'])),
+        },
+      },
+    },
+    '/auth/password': {
+      post: {
+        tags: ['auth'],
+        operationId: 'changePassword',
+        summary: "Change the caller's password",
+        description:
+          "For the gateway's own users. Every token signed before stops working within 10 s; the answer carries a new one.",
+        requestBody: { required: true, content: json(ref('PasswordChange')) },
+        responses: {
+          200: { description: 'Changed', content: json(ref('PasswordChanged')) },
+          ...errorResponses(guarded(['json-body', 'password', 'login', 'request', 'execute'])),
         },
       },
     },
@@ -603,7 +658,7 @@ export function buildOpenApiDocument(
   const ids = new Set<string>();
   // Tag names must be unique; a table called `auth` keeps a tag of its own.
   const tagNames = new Set(['auth', 'files', 'health']);
-  let paths: Record<string, JsonSchema> = auth ? authPaths() : {};
+  let paths: Record<string, JsonSchema> = auth ? authPaths(guarded) : {};
   const tags: JsonSchema[] = auth ? [{ name: 'auth', description: 'Register and log in' }] : [];
   for (const table of sorted) {
     const tableView = view.table(table);
