@@ -50,7 +50,10 @@ export class RemoteKeys implements ProviderKeys {
       return await keys(header);
     } catch (error) {
       // A kid the set does not hold: the provider may have rotated its keys since.
-      if (!(error instanceof errors.JWKSNoMatchingKey) || !this.mayFetch(Date.now())) throw error;
+      if (!(error instanceof errors.JWKSNoMatchingKey)) throw error;
+      // Fetched meanwhile, or being fetched (for another request): use those keys.
+      if (this.keys !== keys) return (this.keys as LocalSet)(header);
+      if (this.pending === null && !this.mayFetch(Date.now())) throw error;
       await this.refresh(Date.now());
       return (this.keys ?? keys)(header);
     }
@@ -61,8 +64,9 @@ export class RemoteKeys implements ProviderKeys {
   }
 
   /**
-   * Fetches the set when the cooldown allows (one fetch for every request waiting on it). A
-   * failure keeps the keys there were: tokens they verify keep working while the provider is away.
+   * Fetches the set when the cooldown allows, or waits for the fetch under way (one fetch for
+   * every request waiting on it). A failure keeps the keys there were: tokens they verify keep
+   * working while the provider is away.
    */
   async refresh(now = Date.now()): Promise<void> {
     if (this.pending === null && this.mayFetch(now)) {
