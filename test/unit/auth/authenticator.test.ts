@@ -138,7 +138,7 @@ test('a provider token: claims mapped, never a password version, never a read', 
   expect(reads).toBe(before);
 });
 
-test('a provider's known token stops being known 30 s past its exp, as jose would say', async () => {
+test('a known provider token stops being known 30 s past its exp, as jose would say', async () => {
   const authenticator = newAuthenticator();
   const exp = now() + 60;
   const token = await providerToken({ exp });
