@@ -54,8 +54,8 @@ Database and listener (each also from the environment variable shown)
 
 Options
   --base-url <url>           what accessURL starts with (default http://<Host header>)
-  --jwt-secret <secret>      HS256 secret, 32+ bytes    TABLEGATE_JWT_SECRET
-  --token-ttl <ttl>          token lifetime: 1h, 30m, 7d, 3600 (seconds) (default 1h)
+  --jwt-secret <secret>      auth mode: HS256 secret, 32+ bytes  TABLEGATE_JWT_SECRET
+  --token-ttl <ttl>          auth mode: token lifetime: 1h, 30m, 7d, 3600 (seconds) (default 1h)
   --file-url-ttl <ttl>       auth mode: how long a signed upload accessURL opens its file (default 1h)
   --uploads-dir <dir>        default ~/.tablegate/uploads
   --max-file-size <size>     per uploaded file (default 100MiB)
@@ -69,7 +69,8 @@ Options
   --schema-refresh <time>    least time between two re-reads of the schema (default 1s)
   --listen-host <address>    address to bind (default 0.0.0.0)
   --registration <mode>      auth mode: open or closed POST /auth/register (default open)
-  --default-role <role>      role of a user made by POST /auth/register (default user)
+  --default-role <role>      auth mode: role of a user made by POST /auth/register, and of a
+                             provider's token that names no role the policy defines (default user)
   --policy <file>            who may do what: a JSON or YAML file (see README); default none
   --trust-proxy <proxies>    believe X-Forwarded-For from these proxies: a hop count, addresses
                              or CIDRs (10.0.0.0/8,loopback), or true for any (default: none)
@@ -97,7 +98,8 @@ Identity provider (auth mode: its tokens are accepted beside the gateway's own)
   --user-id-claim <path>     what @user.id is (default sub)
   --email-claim <path>       what @user.email is (default email)
 
-Every option also reads TABLEGATE_<OPTION_NAME> (e.g. TABLEGATE_MAX_FILE_SIZE).`;
+Every option also reads TABLEGATE_<OPTION_NAME> (e.g. TABLEGATE_MAX_FILE_SIZE). An auth mode
+option given to an open gateway is a usage error.`;
 
 /** Raw option values as given on the command line; undefined when absent. */
 export type RawFlags = Partial<Record<FlagName, string>>;
