@@ -19,6 +19,7 @@ export type Stage =
   | 'json-body' // a JSON request body (Fastify's parser and our shape checks)
   | 'register'
   | 'login'
+  | 'password' // POST /auth/password: an own user changes their password
   | 'table' // the table named in the path
   | 'read-options' // $select, $filter, $orderby, $top, $skip, $count
   | 'key' // update(<key>,<value>) / delete(<key>,<value>)
@@ -98,6 +99,27 @@ export const ERRORS = {
       'WWW-Authenticate':
         '`Bearer`; for an expired token `Bearer error="invalid_token", error_description="The access token expired"` (RFC 6750)',
     },
+  },
+
+  // guard and password: identity (README "Identity").
+  /** A provider's token names keys the gateway could not fetch (its JWKS did not answer). */
+  IDENTITY_PROVIDER_UNAVAILABLE: {
+    status: 503,
+    stages: ['guard'],
+    message: "The identity provider's keys could not be fetched; retry in a few seconds",
+    headers: { 'Retry-After': 'Always 5 (seconds)' },
+  },
+  WRONG_PASSWORD: {
+    status: 403,
+    stages: ['password'],
+    message: "'old_password' is not the user's password",
+  },
+  /** `POST /auth/password` with a provider's token: that password is the provider's. */
+  NOT_OWN_USER: {
+    status: 403,
+    stages: ['password'],
+    message:
+      'This user signs in through the identity provider: change the password there, not here',
   },
 
   // json-body.
@@ -528,6 +550,10 @@ export const tokenExpired = () =>
     'WWW-Authenticate':
       'Bearer error="invalid_token", error_description="The access token expired"',
   });
+export const identityProviderUnavailable = () =>
+  withHeaders(apiError('IDENTITY_PROVIDER_UNAVAILABLE'), { 'Retry-After': '5' });
+export const wrongPassword = () => apiError('WRONG_PASSWORD');
+export const notOwnUser = () => apiError('NOT_OWN_USER');
 export const invalidCredentials = () => apiError('INVALID_CREDENTIALS');
 export const userExists = () => apiError('USER_EXISTS');
 export const registrationClosed = () => apiError('REGISTRATION_CLOSED');

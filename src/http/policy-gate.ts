@@ -83,7 +83,10 @@ export function registerPolicyGate(app: FastifyInstance, { policy, schema }: Ser
     // Only tables and files are refused here; other routes answer for themselves.
     if (requested.kind !== 'table' && requested.kind !== 'files') return done();
     const decision = policy.decide(access.role, requested);
-    if (requested.kind === 'files') return done(decision.allowed ? undefined : forbidden());
+    if (requested.kind === 'files') {
+      // A signed link was made only for an uploader whose role may download (http/upload.ts).
+      return done(decision.allowed || request.fileLink ? undefined : forbidden());
+    }
     // A table the role may not read and one that does not exist answer alike, here, before the
     // body is read (else a body error would tell them apart), after the same schema re-read
     // (db/schema.ts refuse); only a table that exists is 403 for another action.

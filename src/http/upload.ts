@@ -68,7 +68,26 @@ function discardRestOfBody(raw: IncomingMessage): void {
   if (!raw.readableEnded && !raw.destroyed) raw.resume();
 }
 
-export function uploadRoutes(app: FastifyInstance, { config, metrics, log }: Services): void {
+/**
+ * Auth mode: accessURLs are signed links, so `<img src>` works without a header. A link lets
+ * whoever holds it download that one file until it expires, so it is made only for an uploader
+ * whose role may download files (README "Signed file links"); for any other, the plain URL.
+ */
+function linkSigner(
+  { auth, policy }: Services,
+  request: FastifyRequest,
+): ((filename: string) => string) | null {
+  if (auth === undefined) return null;
+  const role = request.access?.role;
+  if (policy !== undefined && (role === undefined || !policy.mayFiles(role, 'download'))) {
+    return null;
+  }
+  const now = Date.now();
+  return (filename) => auth.fileLinks.query(filename, now);
+}
+
+export function uploadRoutes(app: FastifyInstance, services: Services): void {
+  const { config, metrics, log } = services;
   const directory = path.resolve(config.uploadsDir);
   const { maxFiles, maxFileSize } = config;
 
@@ -94,6 +113,7 @@ export function uploadRoutes(app: FastifyInstance, { config, metrics, log }: Ser
       const base = accessBase(config.baseUrl, request.headers.host);
       if (base === null) throw invalidHost();
       if (!request.isMultipart()) throw notMultipart();
+      const sign = linkSigner(services, request);
 
       const batch = new UploadBatch(directory, maxFileSize);
       // A client that leaves before the answer never learns the names: remove the files.
@@ -123,6 +143,7 @@ export function uploadRoutes(app: FastifyInstance, { config, metrics, log }: Ser
                 size: stored.size,
               },
               base,
+              sign === null ? '' : sign(stored.filename),
             ),
           );
         }

@@ -518,6 +518,9 @@ describe("a caller's view", () => {
       'Health',
       'Index',
       'LoginResult',
+      'Me',
+      'PasswordChange',
+      'PasswordChanged',
       'RegisterResult',
       'products',
     ]);
