@@ -26,6 +26,7 @@ import type { AuthServices, ShutdownState } from './services.js';
 import { prepareDirectories } from './state-dir.js';
 import { RedisCounterStore, redactedUrl } from './throttle/redis-counter-store.js';
 import { FileLinks } from './uploads/file-links.js';
+import { DiskStorage } from './uploads/storage.js';
 
 /** A reason the gateway cannot start, said in one line (exit code 1). */
 export class StartupError extends Error {
@@ -227,7 +228,8 @@ export async function openGateway(config: Config): Promise<Gateway> {
     if (auth !== undefined && policy !== undefined) {
       await warnOfUndefinedRoles(auth.users, policy, log);
     }
-    app = await buildServer({ config, db, schema, log, auth, policy, metrics, shutdown });
+    const uploads = new DiskStorage(config.uploadsDir);
+    app = await buildServer({ config, db, schema, log, uploads, auth, policy, metrics, shutdown });
     await app.ready();
   } catch (error) {
     auth?.states.stop();

@@ -15,6 +15,7 @@ import type { GatewayMetrics } from './metrics/metrics.js';
 import type { Policy } from './policy/policy.js';
 import type { CounterStore } from './throttle/counter-store.js';
 import type { FileLinks } from './uploads/file-links.js';
+import type { UploadStorage } from './uploads/storage.js';
 
 export interface AuthServices {
   readonly users: UserStore;
@@ -34,6 +35,8 @@ export interface Services {
   readonly config: Config;
   readonly db: Database;
   readonly schema: SchemaCache;
+  /** Where uploads are kept and looked up (uploads/storage.ts). */
+  readonly uploads: UploadStorage;
   /** Where the gateway logs (log.ts). */
   readonly log: Log;
   /** Present exactly when `config.mode` is `auth` (buildServer refuses auth mode without it). */

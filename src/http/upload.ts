@@ -5,7 +5,6 @@
  * the answer — removes every file of the request.
  */
 import type { IncomingMessage } from 'node:http';
-import path from 'node:path';
 import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import {
@@ -25,7 +24,7 @@ import {
 import { requestLog } from '../log.js';
 import type { Services } from '../services.js';
 import { accessBase, type FileRecord, fileRecord } from '../uploads/record.js';
-import { StorageError, UploadBatch } from '../uploads/store.js';
+import { StorageError } from '../uploads/store.js';
 
 /** The one accepted file field name (spec: "a part whose key is exactly `files`"). */
 export const FILES_FIELD = 'files';
@@ -87,8 +86,7 @@ function linkSigner(
 }
 
 export function uploadRoutes(app: FastifyInstance, services: Services): void {
-  const { config, metrics, log } = services;
-  const directory = path.resolve(config.uploadsDir);
+  const { config, metrics, log, uploads } = services;
   const { maxFiles, maxFileSize } = config;
 
   app.register(async (scope) => {
@@ -115,7 +113,7 @@ export function uploadRoutes(app: FastifyInstance, services: Services): void {
       if (!request.isMultipart()) throw notMultipart();
       const sign = linkSigner(services, request);
 
-      const batch = new UploadBatch(directory, maxFileSize);
+      const batch = uploads.batch(maxFileSize);
       // A client that leaves before the answer never learns the names: remove the files.
       reply.raw.once('close', () => {
         if (!reply.raw.writableFinished) void batch.discard();
@@ -138,7 +136,7 @@ export function uploadRoutes(app: FastifyInstance, services: Services): void {
                 originalname: part.filename,
                 encoding: part.encoding,
                 mimetype: part.mimetype,
-                destination: directory,
+                destination: uploads.directory,
                 filename: stored.filename,
                 size: stored.size,
               },

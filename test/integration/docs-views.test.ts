@@ -178,6 +178,12 @@ const AUTH = [
   'POST /auth/register body {email, password}',
   'POST /auth/login body {email, password}',
 ];
+/** With a token, also who it says the caller is, and the password change. */
+const SIGNED_IN = [
+  ...AUTH,
+  'GET /auth/me',
+  'POST /auth/password body {old_password, new_password}',
+];
 
 const EXPECTED: Record<string, string[]> = {
   anonymous: [
@@ -186,7 +192,7 @@ const EXPECTED: Record<string, string[]> = {
     ...PUBLIC,
   ],
   user: [
-    ...AUTH,
+    ...SIGNED_IN,
     `GET /table/orders/read ($select, ${READ_OPTIONS}) rows {id, customer_id, status, note}`,
     'POST /table/orders/create body {customer_id, note}',
     'PUT /table/orders/update({key},{value}) (key=id|customer_id|status|note, value) body {note}',
@@ -198,7 +204,7 @@ const EXPECTED: Record<string, string[]> = {
     ...COMMON,
   ],
   support: [
-    ...AUTH,
+    ...SIGNED_IN,
     `GET /table/orders/read ($select, ${READ_OPTIONS}) rows {id, customer_id, status, note}`,
     'PUT /table/orders/update({key},{value}) (key=id|customer_id|status|note, value) body {status, note}',
     `GET /table/products/read ($select, ${READ_OPTIONS}) rows {id, name, price}`,
@@ -208,7 +214,7 @@ const EXPECTED: Record<string, string[]> = {
     'GET /@/{filename} (filename, Range)',
     ...COMMON,
   ],
-  visitor: [...AUTH, ...COMMON],
+  visitor: [...SIGNED_IN, ...COMMON],
 };
 
 describe.each(Object.keys(EXPECTED))('%s', (role) => {
