@@ -377,7 +377,13 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
         return;
       }
       backend.watchdog.watch(held);
+      // mysql2 calls an execute's callback twice when the connection breaks while the statement
+      // is being prepared (once for the prepare, once for the execute queued behind it): the
+      // second call would retry the read again and answer the request twice.
+      let finished = false;
       const finish = (failure: unknown, value?: T) => {
+        if (finished) return;
+        finished = true;
         giveBack(backend, held, failure);
         done(failure, value);
       };
