@@ -150,11 +150,19 @@ function byName(rows: readonly unknown[][], fields: readonly FieldPacket[]): obj
   return rows.map((row) => Object.fromEntries(fields.map((field, at) => [field.name, row[at]])));
 }
 
-/** Resolves with the promise's value, or rejects when it takes longer than `ms`. */
+/**
+ * Resolves with the promise's value, or rejects when it takes longer than `ms`. The verdict
+ * waits one turn of the event loop after the timer (setImmediate runs after the poll for I/O):
+ * an answer that arrived while the gateway was busy (a loaded machine, a long synchronous task)
+ * is read first, so a late timer never calls a live server silent.
+ */
 function within<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+    timer = setTimeout(
+      () => setImmediate(() => reject(new Error(`no answer within ${ms} ms`))),
+      ms,
+    );
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
