@@ -163,11 +163,19 @@ function byName(rows: readonly unknown[][], fields: readonly FieldPacket[]): obj
   return rows.map((row) => Object.fromEntries(fields.map((field, at) => [field.name, row[at]])));
 }
 
-/** Resolves with the promise's value, or rejects when it takes longer than `ms`. */
+/**
+ * Resolves with the promise's value, or rejects when it takes longer than `ms`. The verdict
+ * waits one turn of the event loop after the timer (setImmediate runs after the poll for I/O):
+ * an answer that arrived while the gateway was busy (a loaded machine, a long synchronous task)
+ * is read first, so a late timer never calls a live server silent.
+ */
 function within<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+    timer = setTimeout(
+      () => setImmediate(() => reject(new Error(`no answer within ${ms} ms`))),
+      ms,
+    );
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
@@ -380,7 +388,13 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
         return;
       }
       backend.watchdog.watch(held);
+      // mysql2 calls an execute's callback twice when the connection breaks while the statement
+      // is being prepared (once for the prepare, once for the execute queued behind it): the
+      // second call would retry the read again and answer the request twice.
+      let finished = false;
       const finish = (failure: unknown, value?: T) => {
+        if (finished) return;
+        finished = true;
         giveBack(backend, held, failure);
         done(failure, value);
       };

@@ -8,6 +8,7 @@ import type { TableInfo } from '../db/schema-types.js';
 import { bindRead, type CompiledRead, ReadPipeline } from '../pipeline/read.js';
 import type { Services } from '../services.js';
 import type { CompiledQuery } from '../sql/compiled-query.js';
+import { toApiError } from './errors.js';
 import { sendJsonRows, sendJsonRowsAtOnce } from './json-rows.js';
 
 type QueryObject = Record<string, string | string[] | undefined>;
@@ -87,7 +88,12 @@ export function readRoutes(app: FastifyInstance, { db, schema }: Services): void
   );
 }
 
-/** To the error handler, as a rejected handler promise goes: reply.send answers an Error so. */
+/**
+ * To the error handler, as a rejected handler promise goes: reply.send answers an Error so. It
+ * takes for an error only an Error of its own realm; anything else is mapped here, so that a
+ * socket error Node made in another realm (under a VM context, as in jest) is still the 503 it
+ * is rather than a 500 that lost its code.
+ */
 function fail(reply: FastifyReply, error: unknown): void {
-  reply.send(error instanceof Error ? error : new Error(String(error)));
+  reply.send(error instanceof Error ? error : toApiError(error));
 }
