@@ -25,9 +25,14 @@ function finite(text: string): string {
   return text === 'null' ? '' : text;
 }
 
+/** Bytes as base64; none as `""`, an empty value, not NULL. */
+function base64(value: Buffer): string {
+  return value.length === 0 ? '""' : value.toString('base64');
+}
+
 function text(value: unknown): string {
   if (typeof value === 'string') return csvField(value);
-  if (Buffer.isBuffer(value)) return value.toString('base64');
+  if (Buffer.isBuffer(value)) return base64(value);
   return csvField(typeof value === 'object' ? JSON.stringify(value) : String(value));
 }
 
@@ -55,7 +60,7 @@ function cellWriterFor(column: ColumnInfo): CellWriter {
     case 'bit':
       return bitText;
     case 'binary':
-      return (value) => (Buffer.isBuffer(value) ? value.toString('base64') : text(value));
+      return (value) => (Buffer.isBuffer(value) ? base64(value) : text(value));
     case 'json':
     case 'string':
       return text;
