@@ -546,13 +546,9 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
         );
       }
       // Most writes: one autocommit statement, run by callback (issue 17).
-      const statement = timed(job.statement, caller);
+      const alone = ownLimit(caller) ? { ...job, statement: timed(job.statement, caller) } : job;
       return writeRetryingBy<WriteResult>((progress, done) =>
-        usingBy(
-          address,
-          (held, finish) => runAlone(held, statement, job.unprepare, progress, finish),
-          done,
-        ),
+        usingBy(address, (held, finish) => runAlone(held, alone, progress, finish), done),
       );
     },
     ping: (fresh) => switcher.backend.ping(fresh),

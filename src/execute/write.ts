@@ -38,6 +38,8 @@ export type WriteJob =
       readonly statement: CompiledQuery;
       /** Drop the prepared statement after use (see the transaction's `unprepare`). */
       readonly unprepare: boolean;
+      /** The statement returns the rows it wrote (`INSERT … RETURNING`), shaped so; else null. */
+      readonly returning: ReturnedRows | null;
     }
   | {
       readonly mode: 'transaction';
@@ -56,12 +58,24 @@ export type WriteJob =
 
 export type TransactionJob = Extract<WriteJob, { mode: 'transaction' }>;
 
+/**
+ * What each row of an `INSERT … RETURNING` (sql/compile-write.ts compileInsertReturning) holds:
+ * the caller's read of the row in its first `width` values, then, at `visibleAt`, whether the
+ * caller may read the row at all (its read where), and at `insertIdAt` the AUTO_INCREMENT
+ * column, the statement's insert id.
+ */
+export interface ReturnedRows {
+  readonly width: number;
+  readonly visibleAt: number | null;
+  readonly insertIdAt: number | null;
+}
+
 export interface WriteResult {
   readonly affectedRows: number;
   /** The first auto-increment id of the first statement; null when there is none. */
   readonly insertId: number | string | null;
   /** The rows the job's read-back found, as arrays in select order; null without one. */
-  readonly rows: readonly unknown[][] | null;
+  readonly rows: readonly (readonly unknown[])[] | null;
 }
 
 /**
@@ -182,8 +196,7 @@ export async function runTransaction(
  */
 export function runAlone(
   connection: PoolConnection,
-  statement: CompiledQuery,
-  unprepare: boolean,
+  { statement, unprepare, returning }: Extract<WriteJob, { mode: 'alone' }>,
   progress: WriteProgress,
   done: (error: unknown, result?: WriteResult) => void,
 ): void {
@@ -195,6 +208,10 @@ export function runAlone(
       return;
     }
     if (unprepare) connection.unprepare(statement.sql);
+    if (returning !== null) {
+      done(null, returned(result as unknown as unknown[][], returning));
+      return;
+    }
     const written = {
       affectedRows: result.affectedRows,
       insertId: publicInsertId(result.insertId),
@@ -205,6 +222,23 @@ export function runAlone(
     if (result.warningStatus === 0) done(null, written);
     else refuseDataWarnings(connection).then(() => done(null, written), done);
   });
+}
+
+/**
+ * The result of an `INSERT … RETURNING`: a row per row inserted (a result set has no OK packet
+ * to count them or carry the insert id, so the rows do). Its statement was proven exact like
+ * any alone (no data warning to look for).
+ */
+function returned(rows: readonly unknown[][], shape: ReturnedRows): WriteResult {
+  const { width, visibleAt, insertIdAt } = shape;
+  const first = rows[0];
+  const id = insertIdAt === null || first === undefined ? null : first[insertIdAt];
+  const visible = visibleAt === null ? rows : rows.filter((row) => Number(row[visibleAt]) === 1);
+  return {
+    affectedRows: rows.length,
+    insertId: typeof id === 'number' || typeof id === 'string' ? publicInsertId(id) : null,
+    rows: visible.map((row) => (row.length === width ? row : row.slice(0, width))),
+  };
 }
 
 /** A statement MySQL let through with a data warning is answered like the error. */

@@ -110,13 +110,13 @@ export function writeRoutes(app: FastifyInstance, { db, schema }: Services): voi
 /** `,"rows":[…]`: the rows read back, serialized as a read serializes them; '' when not asked for. */
 function rowsText(
   representation: PlannedWrite['representation'],
-  rows: readonly unknown[][] | null,
+  rows: readonly (readonly unknown[])[] | null,
 ): string {
   if (representation === null) return '';
   if (representation === 'none' || rows === null) return ',"rows":[]';
   let text = ',"rows":[';
   for (let i = 0; i < rows.length; i++) {
-    text += (i === 0 ? '' : ',') + representation(rows[i] as unknown[]);
+    text += (i === 0 ? '' : ',') + representation(rows[i] as readonly unknown[]);
   }
   return `${text}]`;
 }

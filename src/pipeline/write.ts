@@ -39,6 +39,7 @@ import {
   compileInsertBatches,
   compileInsertGuard,
   compileInsertReadBack,
+  compileInsertReturning,
   compileUpdate,
   compileUpdateGuard,
   compileUpdateReadBack,
@@ -69,6 +70,7 @@ const NOTHING_APPLIED: AppliedPreferences = {
   resolution: false,
   maxAffected: false,
 };
+const REPRESENTATION_APPLIED: AppliedPreferences = { ...NOTHING_APPLIED, representation: true };
 
 /**
  * `POST /table/<t>/create`. The body is planned against the role's write view (only columns it
@@ -95,9 +97,21 @@ export function createJob(
   const unprepare = plan.rows.length > 1;
   const guards =
     guard === null ? [] : [writeGuard(guard, access, () => createdRowViolation(plan.table))];
-  const job: WriteJob =
-    statements.length === 1 && guards.length === 0 && readBack === null && insertIsExact(plan)
-      ? { mode: 'alone', statement: statements[0] as CompiledQuery, unprepare }
+  const exact = statements.length === 1 && guards.length === 0 && insertIsExact(plan);
+  // One exact row on MariaDB: the row comes back with the INSERT itself (one statement alone).
+  const returning =
+    exact && read !== null && flavour === 'mariadb'
+      ? compileInsertReturning(plan, read.plan)
+      : null;
+  const job: WriteJob = returning
+    ? {
+        mode: 'alone',
+        statement: bound(returning.statement, access),
+        unprepare,
+        returning: returning.returning,
+      }
+    : exact && readBack === null
+      ? { mode: 'alone', statement: statements[0] as CompiledQuery, unprepare, returning: null }
       : {
           mode: 'transaction',
           statements,
@@ -109,7 +123,7 @@ export function createJob(
   return {
     job,
     representation: rows === null ? null : (read?.serialize ?? 'none'),
-    applied: { ...NOTHING_APPLIED, representation: rows !== null },
+    applied: rows === null ? NOTHING_APPLIED : REPRESENTATION_APPLIED,
   };
 }
 
@@ -136,7 +150,7 @@ function upsertJob(
   const unprepare = plan.rows.length > 1;
   const job: WriteJob =
     statements.length === 1 && guards.length === 0 && readBack === null && insertIsExact(plan)
-      ? { mode: 'alone', statement: statements[0] as CompiledQuery, unprepare }
+      ? { mode: 'alone', statement: statements[0] as CompiledQuery, unprepare, returning: null }
       : {
           mode: 'transaction',
           statements,
@@ -180,7 +194,7 @@ export function updateJob(
     guard === null ? [] : [writeGuard(guard, access, () => updatedRowViolation(plan.table))];
   const job: WriteJob =
     guards.length === 0 && readBack === null && maxAffected === null && updateIsExact(plan)
-      ? { mode: 'alone', statement, unprepare: false }
+      ? { mode: 'alone', statement, unprepare: false, returning: null }
       : {
           mode: 'transaction',
           statements: [statement],
@@ -212,7 +226,7 @@ export function deleteJob(
   const { maxAffected } = preferences;
   const job: WriteJob =
     maxAffected === null && deleteIsExact(plan)
-      ? { mode: 'alone', statement, unprepare: false }
+      ? { mode: 'alone', statement, unprepare: false, returning: null }
       : {
           mode: 'transaction',
           statements: [statement],

@@ -9,6 +9,7 @@
 
 import type { ColumnInfo, TableInfo } from '../db/schema-types.js';
 import type { Flavour } from '../execute/database.js';
+import type { ReturnedRows } from '../execute/write.js';
 import type { PlannedFilter, ReadPlan } from '../plan/read-plan.js';
 import { type GivenKey, givenKeys, makesId, uniqueKeysOf } from '../plan/unique-keys.js';
 import type {
@@ -506,6 +507,38 @@ function givenKeyMatch(given: GivenKey, columnText: ColumnText, params: unknown[
 }
 
 // ---- Read-back -------------------------------------------------------------------------------
+
+/**
+ * One INSERT that answers the caller's read of the rows it wrote (MariaDB 10.5+ `INSERT …
+ * RETURNING`): the read's columns, then whether each row satisfies the read's row condition
+ * (when it has one), then the AUTO_INCREMENT column (when the table has one: the result set has
+ * no OK packet to carry the insert id). The same values a read-back by primary key in the
+ * transaction would find, in one statement instead of BEGIN, INSERT, SELECT and COMMIT: what
+ * the pipeline runs alone for a create of one exact row. Null for a read of anything but the
+ * table's own columns.
+ */
+export function compileInsertReturning(
+  plan: InsertPlan,
+  read: ReadPlan,
+): { readonly statement: CompiledQuery; readonly returning: ReturnedRows } | null {
+  const columns = read.selections.flatMap((s) => (s.kind === 'column' ? [s.expr.column] : []));
+  if (columns.length === 0 || columns.length !== read.selections.length) return null;
+  const insert = insertStatement(plan, plan.rows);
+  const params = [...insert.params];
+  const list = columns.map((column) => quoteIdent(column.name));
+  let visibleAt: number | null = null;
+  if (read.filter !== null) {
+    visibleAt = list.length;
+    list.push(`(${compileFilter(read.filter, params)}) IS TRUE`);
+  }
+  const id = plan.table.columns.find((column) => column.autoIncrement);
+  const insertIdAt = id === undefined ? null : list.length;
+  if (id !== undefined) list.push(quoteIdent(id.name));
+  return {
+    statement: { sql: `${insert.sql} RETURNING ${list.join(', ')}`, params },
+    returning: { width: columns.length, visibleAt, insertIdAt },
+  };
+}
 
 /**
  * The read `read` (the caller's read of the table: its readable columns, its row condition,
