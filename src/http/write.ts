@@ -14,6 +14,7 @@ import type {
 } from 'fastify';
 import type { TableInfo } from '../db/schema-types.js';
 import { routeNotFound, unsupportedMediaType } from '../errors.js';
+import type { WriteResult } from '../execute/write.js';
 import { SUCCESS_MESSAGES } from '../messages.js';
 import { createJob, deleteJob, type PlannedWrite, updateJob } from '../pipeline/write.js';
 import { parseWriteAction, type WriteAction } from '../query/key-value.js';
@@ -50,18 +51,18 @@ export function writeRoutes(app: FastifyInstance, { db, schema }: Services): voi
     return (made instanceof Promise ? await made : made).plan;
   }
 
-  /** The job run, its preferences echoed; the answer's tail: `"rows":[…]` when read back. */
+  /** The job run; on success, the preferences it honoured echoed. */
   async function run(
     request: FastifyRequest<WriteRoute>,
     reply: FastifyReply,
     preferences: Preferences,
     planned: PlannedWrite,
-  ): Promise<{ affectedRows: number; insertId: number | string | null; rows: string }> {
+  ): Promise<WriteResult> {
     const result = await db.write(planned.job, request);
     const applied = appliedPreferences(preferences, planned.applied);
     if (applied !== '') reply.header('Preference-Applied', applied);
     reply.type(JSON_TYPE);
-    return { ...result, rows: rowsText(planned.representation, result.rows) };
+    return result;
   }
 
   app.post<WriteRoute>('/table/:table/:action', async (request, reply) => {
@@ -73,8 +74,9 @@ export function writeRoutes(app: FastifyInstance, { db, schema }: Services): voi
     const planned = await jobOf(request.params.table, (t) =>
       createJob(t, request.body, request.access, preferences, db.flavour),
     );
-    const { insertId, affectedRows, rows } = await run(request, reply, preferences, planned);
-    return `${INSERTED}${JSON.stringify(insertId)},"affectedRows":${affectedRows}${rows}}`;
+    const result = await run(request, reply, preferences, planned);
+    const rows = rowsText(planned.representation, result.rows);
+    return `${INSERTED}${JSON.stringify(result.insertId)},"affectedRows":${result.affectedRows}${rows}}`;
   });
 
   app.put<WriteRoute>('/table/:table/:action', async (request, reply) => {
@@ -87,8 +89,8 @@ export function writeRoutes(app: FastifyInstance, { db, schema }: Services): voi
     const planned = await jobOf(request.params.table, (t) =>
       updateJob(t, target, request.body, request.access, preferences, db.flavour),
     );
-    const { affectedRows, rows } = await run(request, reply, preferences, planned);
-    return `${UPDATED}${affectedRows}${rows}}`;
+    const result = await run(request, reply, preferences, planned);
+    return `${UPDATED}${result.affectedRows}${rowsText(planned.representation, result.rows)}}`;
   });
 
   app.delete<WriteRoute>(

@@ -68,8 +68,9 @@ function maxAffectedOf(value: string | null): number {
   return count;
 }
 
-/** The words of `Prefer: return=x`, in one header's values and its `, `-joined repeats. */
+/** `Preference-Applied`: the honoured preferences as the request gave them; '' for none. */
 export function appliedPreferences(preferences: Preferences, applied: AppliedPreferences): string {
+  if (preferences === NO_PREFERENCES) return '';
   const words: string[] = [];
   if (applied.representation) words.push('return=representation');
   if (applied.resolution && preferences.resolution !== null) {
