@@ -32,6 +32,8 @@ export type Stage =
   | 'files'
   | 'policy-action' // --policy: an action the caller's role may not do (CONTRACT §6)
   | 'policy-rows' // --policy: a created or updated row outside the role's where
+  | 'prefer' // the Prefer header of an update or delete (max-affected)
+  | 'row' // read(<key>,<value>): the one row
   | 'mysql'; // MySQL's refusals, under MySQL's error name
 
 export interface ErrorSpec {
@@ -329,6 +331,20 @@ export const ERRORS = {
     stages: ['files'],
     message: 'A precondition of the request failed',
   },
+
+  // prefer and row: `Prefer: max-affected`, read(<key>,<value>) (docs/writes.md).
+  INVALID_PREFERENCE: { status: 400, stages: ['prefer'], message: detail },
+  TOO_MANY_ROWS: {
+    status: 400,
+    stages: ['prefer'],
+    message: (affected: number, max: number) =>
+      `The request would change ${affected} rows, more than Prefer: max-affected=${max}; nothing was changed`,
+  },
+  ROW_NOT_FOUND: {
+    status: 404,
+    stages: ['row'],
+    message: (table: string) => `No row of '${table}' has that key`,
+  },
 } as const satisfies Readonly<Record<string, ErrorSpec>>;
 
 /**
@@ -584,6 +600,10 @@ export const rangeNotSatisfiable = (headers: Readonly<Record<string, string>>) =
   withHeaders(apiError('RANGE_NOT_SATISFIABLE'), headers);
 export const preconditionFailed = () => apiError('PRECONDITION_FAILED');
 export const forbiddenFieldName = () => apiError('FORBIDDEN_FIELD_NAME');
+export const invalidPreference = (message: string) => apiError('INVALID_PREFERENCE', message);
+export const tooManyRows = (affected: number, max: number) =>
+  apiError('TOO_MANY_ROWS', affected, max);
+export const rowNotFound = (table: string) => apiError('ROW_NOT_FOUND', table);
 export const invalidValue = (message: string) => apiError('INVALID_VALUE', message);
 export const generatedColumn = (table: string, column: string) =>
   apiError('GENERATED_COLUMN', table, column);

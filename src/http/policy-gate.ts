@@ -37,8 +37,9 @@ export function requestedAction(
 ): Requested {
   const get = method === 'GET' || method === 'HEAD';
   const table = (params as { table?: unknown } | undefined)?.table;
-  if (route === '/table/:table/read' && get && typeof table === 'string') {
-    return { kind: 'table', table, action: 'read' };
+  // `read` and `read(<key>,<value>)`; any other GET of a table is a 404 of the route itself.
+  if ((route === '/table/:table/read' || route === '/table/:table/:action') && get) {
+    if (typeof table === 'string') return { kind: 'table', table, action: 'read' };
   }
   const action = TABLE_ACTION_BY_METHOD[method];
   if (route === '/table/:table/:action' && action !== undefined && typeof table === 'string') {

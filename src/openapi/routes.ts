@@ -12,10 +12,16 @@ import {
 import { descriptionOperation } from '../http/docs.openapi.js';
 import { downloadOperation } from '../http/files.openapi.js';
 import { healthOperation, liveOperation } from '../http/health.openapi.js';
-import { readOperation } from '../http/read.openapi.js';
+import { keyReadOperation, readOperation } from '../http/read.openapi.js';
 import { indexOperation } from '../http/root.openapi.js';
 import { uploadOperation } from '../http/upload.openapi.js';
-import { createOperation, deleteOperation, updateOperation } from '../http/write.openapi.js';
+import {
+  createOperation,
+  deleteOperation,
+  filterDeleteOperation,
+  filterUpdateOperation,
+  updateOperation,
+} from '../http/write.openapi.js';
 import type { RouteOperation, TableOperation } from './operation.js';
 
 export const authRoutes: readonly RouteOperation[] = [
@@ -27,9 +33,12 @@ export const authRoutes: readonly RouteOperation[] = [
 
 export const tableOperations: readonly TableOperation[] = [
   readOperation,
+  keyReadOperation,
   createOperation,
   updateOperation,
+  filterUpdateOperation,
   deleteOperation,
+  filterDeleteOperation,
 ];
 
 export const otherRoutes: readonly RouteOperation[] = [

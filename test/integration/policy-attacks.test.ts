@@ -305,6 +305,12 @@ describe('the check after a write finds the written rows by key, not by the valu
   });
 
   test('a plan that carries an ENUM position past the codec is still caught by the check', async () => {
+    const TRANSACTION = {
+      mode: 'transaction',
+      unprepare: false,
+      maxAffected: null,
+      readBack: null,
+    } as const;
     // As if the codec had let '4' through: the plan is made and guarded as the handler does,
     // then run on the gateway's own database handle.
     const table = (await gw.gateway.schema.require('orders')) as TableInfo;
@@ -324,7 +330,9 @@ describe('the check after a write finds the written rows by key, not by the valu
     const updateGuard = compileUpdateGuard(update);
     expect(updateGuard).not.toBeNull();
     await expect(
-      gw.gateway.db.write([compileUpdate(update)], {
+      gw.gateway.db.write({
+        ...TRANSACTION,
+        statements: [compileUpdate(update)],
         guards: [
           {
             ...(updateGuard as NonNullable<typeof updateGuard>),
@@ -342,7 +350,9 @@ describe('the check after a write finds the written rows by key, not by the valu
     });
     const insertGuard = compileInsertGuard(insert);
     await expect(
-      gw.gateway.db.write(compileInsertBatches(insert), {
+      gw.gateway.db.write({
+        ...TRANSACTION,
+        statements: compileInsertBatches(insert),
         guards: [
           {
             ...(insertGuard as NonNullable<typeof insertGuard>),

@@ -488,15 +488,21 @@ describe('admin and the description', () => {
       Object.keys(
         ((await call(gw.url, 'GET', '/openapi.json', { token })).body as { paths: object }).paths,
       ).filter((p) => p.startsWith('/table') || p === '/upload');
-    expect(await pathsOf()).toEqual(['/table/products/read']);
+    expect(await pathsOf()).toEqual([
+      '/table/products/read',
+      '/table/products/read({key},{value})',
+    ]);
     expect(await pathsOf(tokens.ann)).toEqual([
       '/table/orders/read',
+      '/table/orders/read({key},{value})',
       '/table/orders/create',
       '/table/orders/update({key},{value})',
+      '/table/orders/update',
       '/table/products/read',
+      '/table/products/read({key},{value})',
       '/upload',
     ]);
-    expect((await pathsOf(tokens.root)).length).toBe(13);
+    expect((await pathsOf(tokens.root)).length).toBe(22);
     const anonymous = (await call(gw.url, 'GET', '/openapi.json')).body as {
       components: { schemas: Record<string, { properties: object }> };
     };
