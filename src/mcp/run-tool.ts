@@ -12,12 +12,13 @@ import { ApiError, forbidden, invalidBody } from '../errors.js';
 import type { Log } from '../log.js';
 import { SUCCESS_MESSAGES } from '../messages.js';
 import { bindRead, type CompiledRead, type ReadPipeline } from '../pipeline/read.js';
-import { createJob, deleteJob, updateJob, type WriteJob } from '../pipeline/write.js';
+import { createJob, deleteJob, type PlannedWrite, updateJob } from '../pipeline/write.js';
 import { followable } from '../plan/view.js';
 import type { Action } from '../policy/policy.js';
 import { type Access, viewerFor } from '../policy/views.js';
-import { keyValue } from '../query/key-value.js';
+import { keyValue, type WriteTarget } from '../query/key-value.js';
 import type { QueryObject } from '../query/options.js';
+import { parseWriteTarget } from '../query/write-query.js';
 import type { Services } from '../services.js';
 import type { ToolName } from './tools.js';
 
@@ -214,8 +215,8 @@ async function createRows(context: ToolContext, args: Args): Promise<string> {
   const table = await tableFor(context, args, 'create');
   const rows = args.rows;
   if (rows === undefined) throw invalidBody("The argument 'rows' is required");
-  const job = await jobFor(context, table, (t) => createJob(t, rows, accessOf(context)));
-  const result = await context.services.db.write(job.statements, job.options, context.request);
+  const planned = await jobFor(context, table, (t) => createJob(t, rows, accessOf(context)));
+  const result = await context.services.db.write(planned.job, context.request);
   return JSON.stringify({
     success: true,
     message: SUCCESS_MESSAGES.inserted,
@@ -224,27 +225,44 @@ async function createRows(context: ToolContext, args: Args): Promise<string> {
   });
 }
 
-/** `update_rows` and `delete_rows` by key: the REST update(<key>,<value>) and delete(…). */
+/**
+ * The rows an update or delete changes: `key` and `value`, as REST's `update(<key>,<value>)`, or
+ * `filter`, as REST's `update?$filter=…` — one of the two.
+ */
+function targetOf(args: Args, action: 'update' | 'delete'): WriteTarget {
+  const key = stringArg(args, 'key');
+  const value = stringArg(args, 'value');
+  const filter = stringArg(args, 'filter');
+  if (filter !== undefined) {
+    if (key !== undefined || value !== undefined) {
+      throw invalidBody(`${action}_rows takes either key and value, or filter; not both`);
+    }
+    return parseWriteTarget(action, null, { $filter: filter });
+  }
+  if (key === undefined || value === undefined) {
+    throw invalidBody(`${action}_rows needs key and value, or filter`);
+  }
+  return { kind: 'key', match: keyValue(key, value) };
+}
+
+/** `update_rows` and `delete_rows`: the REST update and delete, by key or by filter. */
 async function changeRows(
   context: ToolContext,
   args: Args,
   action: 'update' | 'delete',
 ): Promise<string> {
   const table = await tableFor(context, args, action);
-  const match = keyValue(
-    stringArg(args, 'key', true) as string,
-    stringArg(args, 'value', true) as string,
-  );
+  const target = targetOf(args, action);
   const access = accessOf(context);
-  let job: WriteJob;
+  let planned: PlannedWrite;
   if (action === 'update') {
     const values = args.values;
     if (values === undefined) throw invalidBody("The argument 'values' is required");
-    job = await jobFor(context, table, (t) => updateJob(t, match, values, access));
+    planned = await jobFor(context, table, (t) => updateJob(t, target, values, access));
   } else {
-    job = await jobFor(context, table, (t) => deleteJob(t, match, access));
+    planned = await jobFor(context, table, (t) => deleteJob(t, target, access));
   }
-  const result = await context.services.db.write(job.statements, job.options, context.request);
+  const result = await context.services.db.write(planned.job, context.request);
   return JSON.stringify({
     success: true,
     message: action === 'update' ? SUCCESS_MESSAGES.updated : SUCCESS_MESSAGES.deleted,
@@ -256,8 +274,8 @@ async function changeRows(
 async function jobFor(
   context: ToolContext,
   table: TableInfo,
-  make: (table: TableInfo) => WriteJob,
-): Promise<WriteJob> {
+  make: (table: TableInfo) => PlannedWrite,
+): Promise<PlannedWrite> {
   const made = context.services.schema.plan(table, make);
   return (made instanceof Promise ? await made : made).plan;
 }

@@ -38,12 +38,18 @@ const KEY = {
   key: {
     type: 'string',
     description:
-      'A column that identifies the rows to change, usually the primary key (list_tables names it).',
+      'A column that identifies the rows to change, usually the primary key (list_tables names it). Give key and value, or filter.',
   },
   value: {
     type: 'string',
     description:
       "That column's value, as in REST: a bare number or word (5, abc), or a single-quoted string ('O''Brien, Jo').",
+  },
+  filter: {
+    type: 'string',
+    maxLength: MAX_FILTER_BYTES,
+    description:
+      'Instead of key and value: every row this filter matches, e.g. "order_id eq 3 and line eq 2" (the read_rows filter syntax).',
   },
 };
 
@@ -130,7 +136,7 @@ export function tools(maxRows: number): readonly Tool[] {
       name: 'update_rows',
       title: 'Update rows',
       description:
-        'Sets the given column values on every row whose key column has the given value. Answers how many rows matched.',
+        'Sets the given column values on every row whose key column has the given value (or that the filter matches). Answers how many rows matched.',
       inputSchema: {
         type: 'object',
         properties: {
@@ -141,7 +147,7 @@ export function tools(maxRows: number): readonly Tool[] {
             description: 'The columns to set and their new values, e.g. {"status": "shipped"}.',
           },
         },
-        required: ['table', 'key', 'value', 'values'],
+        required: ['table', 'values'],
         additionalProperties: false,
       },
       annotations: {
@@ -155,11 +161,11 @@ export function tools(maxRows: number): readonly Tool[] {
       name: 'delete_rows',
       title: 'Delete rows',
       description:
-        'Deletes every row whose key column has the given value. Answers how many rows were deleted. This cannot be undone.',
+        'Deletes every row whose key column has the given value (or that the filter matches). Answers how many rows were deleted. This cannot be undone.',
       inputSchema: {
         type: 'object',
         properties: { table: TABLE, ...KEY },
-        required: ['table', 'key', 'value'],
+        required: ['table'],
         additionalProperties: false,
       },
       annotations: {

@@ -28,14 +28,26 @@ export const NO_LIMIT = '18446744073709551615';
  */
 const plainSelectLists = new WeakMap<readonly Selection[], string>();
 
+/**
+ * A condition on the root table's columns compiled elsewhere, ANDed to the plan's filter: the
+ * key of `read(<key>,<value>)`, the rows a write wrote (sql/compile-write.ts). Given how a
+ * column of the root is written, it pushes its parameters and returns its text.
+ */
+export type RootCondition = (column: (info: ColumnInfo) => string, params: unknown[]) => string;
+
 export function compileRead(
   plan: ReadPlan,
   flavour: ServerKind['flavour'] = 'mariadb',
+  where?: RootCondition,
 ): CompiledQuery {
   const context = contextOf(plan, flavour);
   const params: unknown[] = [];
   let sql = `SELECT ${selectList(plan.selections, context, params)} FROM ${fromClause(plan, context, params)}`;
   if (plan.filter !== null) sql += ` WHERE ${compileFilter(plan.filter, params, context)}`;
+  if (where !== undefined) {
+    const root = (column: ColumnInfo) => columnRef(plan.source, column, context);
+    sql += `${plan.filter === null ? ' WHERE' : ' AND'} (${where(root, params)})`;
+  }
   if (plan.orderBy.length > 0) sql += ` ORDER BY ${orderList(plan.orderBy, context)}`;
   // LIMIT values go as strings: mysql2 sends a JS number as DOUBLE, which MySQL 8.0.22+ rejects
   // in LIMIT ("Incorrect arguments to mysqld_stmt_execute"); a string is accepted by MySQL and MariaDB.

@@ -230,6 +230,31 @@ describe('open mode', () => {
       error: false,
       body: { success: true, message: 'Data deleted successfully', affectedRows: 1 },
     });
+    // By filter instead of key, as REST's update?$filter=…
+    expect(
+      await tool(client, 'update_rows', {
+        table: 'orders',
+        filter: `id eq ${first} and note eq 'renamed'`,
+        values: { note: 'again' },
+      }),
+    ).toEqual({
+      error: false,
+      body: { success: true, message: 'Data updated successfully', affectedRows: 1 },
+    });
+    expect(
+      (
+        await tool(client, 'delete_rows', {
+          table: 'orders',
+          key: 'id',
+          value: '1',
+          filter: 'id eq 1',
+        })
+      ).body,
+    ).toEqual({
+      success: false,
+      message: 'delete_rows takes either key and value, or filter; not both',
+      code: 'INVALID_BODY',
+    });
     const bad = await tool(client, 'create_rows', { table: 'orders', rows: { nope: 1 } });
     expect(bad).toEqual({
       error: true,
