@@ -78,6 +78,11 @@ export interface Config {
   readonly shutdownDelayMs: number;
   /** `--read-consistency`: what a read waits for on a Galera or Group Replication node. */
   readonly readConsistency: ReadConsistency;
+  /**
+   * `--skiptoken-secret`: what `$skiptoken`s are sealed with; null: the JWT secret (auth mode's,
+   * or the one kept in the state directory). Gateways behind one load balancer share it.
+   */
+  readonly skiptokenSecret: string | null;
 }
 
 export type TrustProxy = boolean | number | readonly string[];

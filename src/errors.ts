@@ -197,6 +197,13 @@ export const ERRORS = {
     schemaMiss: true,
   },
   INVALID_VALUE: { status: 400, stages: ['key', 'values'], message: detail },
+  /** A `$skiptoken` edited, cut short, or sent with another table or other read options. */
+  BAD_SKIPTOKEN: {
+    status: 400,
+    stages: ['read-options'],
+    message:
+      "The $skiptoken is not one this read's page before gave: send the Link of the page before unchanged, with the same table, $filter, $orderby, $select and $expand",
+  },
   GENERATED_COLUMN: {
     status: 400,
     stages: ['values'],
@@ -559,5 +566,6 @@ export const rangeNotSatisfiable = (headers: Readonly<Record<string, string>>) =
 export const preconditionFailed = () => apiError('PRECONDITION_FAILED');
 export const forbiddenFieldName = () => apiError('FORBIDDEN_FIELD_NAME');
 export const invalidValue = (message: string) => apiError('INVALID_VALUE', message);
+export const badSkiptoken = () => apiError('BAD_SKIPTOKEN');
 export const generatedColumn = (table: string, column: string) =>
   apiError('GENERATED_COLUMN', table, column);

@@ -89,6 +89,13 @@ export const RESPONSE_CHUNK_BYTES = 64 * 1024;
 export const SMALL_READ_MAX_ROWS = 100;
 export const SMALL_READ_MAX_BYTES = 256 * 1024;
 /**
+ * A page that may link to the next (`$top`) is held whole before it is sent, since its Link
+ * header names its last row (http/json-rows.ts), up to this many bytes of JSON; a larger page
+ * starts at that point and its Link skips the rest of it by count (README "Paging through big
+ * tables"). Bounded so that many large pages at once cannot fill the memory.
+ */
+export const PAGE_HOLD_BYTES = 1024 * 1024;
+/**
  * Compiled reads kept by table and query string (http/read-cache.ts), least recently used
  * dropped first: at most this many in all (one bound for every table, so a schema of many
  * tables cannot multiply it), and none for a query string longer than this many characters

@@ -16,6 +16,7 @@ import { SHUTDOWN_GRACE_MS } from './limits.js';
 import { createLog, type Log } from './log.js';
 import { listenMetrics, type MetricsListener } from './metrics/listener.js';
 import { GatewayMetrics } from './metrics/metrics.js';
+import { Skiptokens } from './pipeline/skiptoken.js';
 import { loadPolicy, type Policy, PolicyError } from './policy/policy.js';
 import { buildServer } from './server.js';
 import type { AuthServices, ShutdownState } from './services.js';
@@ -45,6 +46,7 @@ export interface Gateway {
   readonly url: string;
   /** `http://<host>:<port>/metrics` with --metrics-port, else null. */
   readonly metricsUrl: string | null;
+  readonly skiptokens: Skiptokens;
   close(): Promise<void>;
 }
 
@@ -89,6 +91,15 @@ async function openCounters(config: Config): Promise<RedisCounterStore | undefin
     throw new StartupError(
       `cannot connect to Redis at ${redactedUrl(config.redisUrl)}: ${reasonOf(error)}`,
     );
+  }
+}
+
+/** The key of `$skiptoken`s (pipeline/skiptoken.ts): a secret that cannot be read is exit 1. */
+async function openSkiptokens(config: Config): Promise<Skiptokens> {
+  try {
+    return await Skiptokens.open(config);
+  } catch (error) {
+    throw new StartupError(`cannot set up $skiptoken links: ${reasonOf(error)}`);
   }
 }
 
@@ -142,14 +153,26 @@ export async function openGateway(config: Config): Promise<Gateway> {
   let policy: Policy | undefined;
   const metrics = config.metricsPort === null ? undefined : new GatewayMetrics(db, schema);
   let counters: RedisCounterStore | undefined;
+  let skiptokens: Skiptokens;
   const shutdown: ShutdownState | undefined =
     config.shutdownDelayMs > 0 ? { draining: false } : undefined;
   try {
     counters = await openCounters(config);
     const auth = config.mode === 'auth' ? { ...(await openAuth(config, db)), counters } : undefined;
+    skiptokens = await openSkiptokens(config);
     await schema.refresh();
     policy = await openPolicy(config, schema);
-    app = await buildServer({ config, db, schema, log, auth, policy, metrics, shutdown });
+    app = await buildServer({
+      config,
+      db,
+      schema,
+      log,
+      skiptokens,
+      auth,
+      policy,
+      metrics,
+      shutdown,
+    });
     await app.ready();
   } catch (error) {
     await counters?.close();
@@ -210,6 +233,7 @@ export async function openGateway(config: Config): Promise<Gateway> {
     counters,
     url,
     metricsUrl: metricsListener?.url ?? null,
+    skiptokens,
     close: () => {
       closing ??= (async () => {
         if (shutdown) {

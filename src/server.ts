@@ -118,7 +118,7 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
     strictPreflight: false,
     // Browsers hide response headers from scripts unless they are listed. One string: a list
     // is joined again for every request (issue 17).
-    exposedHeaders: 'X-Total-Count, Retry-After, WWW-Authenticate',
+    exposedHeaders: 'X-Total-Count, Link, Retry-After, WWW-Authenticate',
     maxAge: 600,
   });
   // After CORS (a 429 carries its headers too), before the guard (a flood of bad tokens counts).

@@ -5,6 +5,7 @@
  */
 import { isIP } from 'node:net';
 import path from 'node:path';
+import { MIN_SECRET_BYTES } from '../auth/tokens.js';
 import { roleProblem } from '../auth/users.js';
 import {
   type Config,
@@ -84,6 +85,8 @@ Options
                              in this Redis (redis://host:6379/0); default: per process
   --read-consistency <level> eventual, session or strict: whether a read on a Galera or Group
                              Replication node waits for the cluster's earlier writes (default eventual)
+  --skiptoken-secret <secret> what $skiptoken links are sealed with, 32+ bytes, the same on every
+                             gateway of one API (default: the JWT secret, or ~/.tablegate/jwt-secret)
   --help                     this text
 
 Every option also reads TABLEGATE_<OPTION_NAME> (e.g. TABLEGATE_MAX_FILE_SIZE).`;
@@ -127,6 +130,7 @@ export const ENVIRONMENT: Readonly<Record<string, string>> = {
   redisUrl: 'TABLEGATE_REDIS_URL',
   shutdownDelay: 'TABLEGATE_SHUTDOWN_DELAY',
   readConsistency: 'TABLEGATE_READ_CONSISTENCY',
+  skiptokenSecret: 'TABLEGATE_SKIPTOKEN_SECRET',
 };
 
 export type FlagName = keyof typeof ENVIRONMENT;
@@ -380,6 +384,15 @@ export function configFromRun(
   }
   const redisUrl = get('redisUrl');
   const shutdownDelay = get('shutdownDelay');
+  const skiptokenSecret = get('skiptokenSecret');
+  if (
+    skiptokenSecret !== undefined &&
+    Buffer.byteLength(skiptokenSecret, 'utf8') < MIN_SECRET_BYTES
+  ) {
+    throw new UsageError(
+      `--skiptoken-secret must be at least ${MIN_SECRET_BYTES} bytes; it is ${Buffer.byteLength(skiptokenSecret, 'utf8')}`,
+    );
+  }
   if (redisUrl !== undefined && !/^rediss?:\/\/\S+$/i.test(redisUrl)) {
     throw new UsageError(`--redis-url must start with redis:// or rediss://, got '${redisUrl}'`);
   }
@@ -418,5 +431,6 @@ export function configFromRun(
         ? DEFAULTS.shutdownDelayMs
         : parseDuration('shutdownDelay', shutdownDelay, true),
     readConsistency: readConsistency as ReadConsistency,
+    skiptokenSecret: skiptokenSecret ?? null,
   };
 }

@@ -9,12 +9,15 @@ import { bindRead, type CompiledRead, ReadPipeline } from '../pipeline/read.js';
 import type { Services } from '../services.js';
 import type { CompiledQuery } from '../sql/compiled-query.js';
 import { sendJsonRows, sendJsonRowsAtOnce } from './json-rows.js';
+import { NextLinks, type PageLink } from './next-link.js';
 
 type QueryObject = Record<string, string | string[] | undefined>;
 type ReadRequest = FastifyRequest<{ Params: { table: string }; Querystring: QueryObject }>;
 
-export function readRoutes(app: FastifyInstance, { db, schema }: Services): void {
-  const pipeline = new ReadPipeline(schema, db.flavour);
+export function readRoutes(app: FastifyInstance, services: Services): void {
+  const { db, schema, skiptokens, config } = services;
+  const pipeline = new ReadPipeline(schema, db.flavour, skiptokens);
+  const links = new NextLinks(skiptokens, config.baseUrl);
 
   /**
    * The read of `table`. Not an async function: a small read, nearly every one, answers from the
@@ -30,35 +33,46 @@ export function readRoutes(app: FastifyInstance, { db, schema }: Services): void
   ): Promise<FastifyReply> | undefined {
     const { access } = request;
     const compiled = pipeline.read(known, request.url, request.query, access);
+    // The Link to the next page of a paged read (next-link.ts); null for any other.
+    const linked = (made: CompiledRead) => links.of(known, request.query, made);
     return compiled instanceof Promise
-      ? compiled.then((made) => answer(reply, bindRead(made, access)) ?? reply)
-      : answer(reply, bindRead(compiled, access));
+      ? compiled.then((made) => answer(reply, bindRead(made, access), linked(made)) ?? reply)
+      : answer(reply, bindRead(compiled, access), linked(compiled));
   }
 
-  function answer(reply: FastifyReply, compiled: CompiledRead): Promise<FastifyReply> | undefined {
-    if (compiled.count !== null) return counted(reply, compiled.count, compiled);
-    return rows(reply, compiled);
+  function answer(
+    reply: FastifyReply,
+    compiled: CompiledRead,
+    link: PageLink | null,
+  ): Promise<FastifyReply> | undefined {
+    if (compiled.count !== null) return counted(reply, compiled.count, compiled, link);
+    return rows(reply, compiled, link);
   }
 
   async function counted(
     reply: FastifyReply,
     count: CompiledQuery,
     compiled: CompiledRead,
+    link: PageLink | null,
   ): Promise<FastifyReply> {
     reply.header('X-Total-Count', String(await db.count(count, reply.request)));
-    return rows(reply, compiled) ?? reply;
+    return rows(reply, compiled, link) ?? reply;
   }
 
   /** The rows: a small read fetched whole and answered from the driver's callback, else streamed. */
-  function rows(reply: FastifyReply, compiled: CompiledRead): Promise<FastifyReply> | undefined {
-    if (!compiled.small) return streamed(reply, compiled);
+  function rows(
+    reply: FastifyReply,
+    compiled: CompiledRead,
+    link: PageLink | null,
+  ): Promise<FastifyReply> | undefined {
+    if (!compiled.small) return streamed(reply, compiled, link);
     db.arrays(
       compiled.select,
       (error, found) => {
         // Thrown here it would reach the driver, not the error handler.
         try {
           if (error !== null && error !== undefined) fail(reply, error);
-          else sendJsonRowsAtOnce(reply, found as unknown[][], compiled.serialize);
+          else sendJsonRowsAtOnce(reply, found as unknown[][], compiled.serialize, link);
         } catch (thrown) {
           fail(reply, thrown);
         }
@@ -69,8 +83,12 @@ export function readRoutes(app: FastifyInstance, { db, schema }: Services): void
     return undefined;
   }
 
-  async function streamed(reply: FastifyReply, compiled: CompiledRead): Promise<FastifyReply> {
-    await sendJsonRows(reply, db, compiled.select, compiled.serialize, reply.request);
+  async function streamed(
+    reply: FastifyReply,
+    compiled: CompiledRead,
+    link: PageLink | null,
+  ): Promise<FastifyReply> {
+    await sendJsonRows(reply, db, compiled.select, compiled.serialize, reply.request, link);
     return reply;
   }
 

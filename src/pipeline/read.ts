@@ -14,16 +14,24 @@ import {
 } from '../db/rows.js';
 import type { SchemaCache } from '../db/schema.js';
 import type { TableInfo } from '../db/schema-types.js';
+import { badSkiptoken } from '../errors.js';
 import type { Flavour } from '../execute/database.js';
 import { planRead, type ReadPlan, type Selection, selectedColumns } from '../plan/read-plan.js';
 import { isSmallRead } from '../plan/small-read.js';
 import { type Access, viewerFor } from '../policy/views.js';
 import { parseReadOptions, type QueryObject } from '../query/options.js';
-import { compileCount, compileRead as compileSelect } from '../sql/compile-read.js';
+import {
+  compileCount,
+  compileRead as compileSelect,
+  type KeySlot,
+  pageKeySlots,
+} from '../sql/compile-read.js';
+import { bindSeek, keyParameter } from '../sql/compile-seek.js';
 import type { CompiledQuery } from '../sql/compiled-query.js';
 import { bindUser, namesUser } from '../sql/user-values.js';
 import { ReadCache, rawQueryString } from './read-cache.js';
 import { ShapeCache } from './read-shape.js';
+import { bindingOf, type Position, type Skiptokens } from './skiptoken.js';
 
 /** What a read needs besides the database. Shared by requests: nothing in it is ever changed. */
 export interface CompiledRead {
@@ -35,6 +43,20 @@ export interface CompiledRead {
   readonly small: boolean;
   /** Whether the queries hold a caller's `@user` value, put in per request (bindRead). */
   readonly namesUser: boolean;
+  /** A paged read's page: what its Link to the next page is made of (http/next-link.ts). */
+  readonly page: ReadPage | null;
+}
+
+/** How a read's next page is found (plan/page.ts), from its last row. */
+export interface ReadPage {
+  /** `$top`: a page of this many rows may have a next one; null: the read has no limit. */
+  readonly top: number | null;
+  /** Rows before this page when pages follow by count: `$skip`, or the token's count. */
+  readonly skip: number;
+  /** Where the sort keys are in a row; null when pages follow by count. */
+  readonly keys: readonly KeySlot[] | null;
+  /** The sort keys by table, column, type and direction, which a token is bound to. */
+  readonly signature: string;
 }
 
 /**
@@ -52,6 +74,47 @@ export function compileReadPlan(plan: ReadPlan, flavour: Flavour = 'mariadb'): C
     serialize: serializerOf(plan),
     small: isSmallRead(plan),
     namesUser: namesUser(select.params) || (count !== null && namesUser(count.params)),
+    page: pageOf(plan),
+  };
+}
+
+function pageOf(plan: ReadPlan): ReadPage | null {
+  if (plan.page === null) return null;
+  const keys = pageKeySlots(plan);
+  const signature =
+    keys === null
+      ? 'count'
+      : keys
+          .map(({ key: { expr, direction } }) => {
+            const { table } = expr.source;
+            return `${table.name}.${expr.column.name} ${expr.column.columnType} ${direction}`;
+          })
+          .join(',');
+  return { top: plan.top, skip: plan.skip ?? 0, keys, signature };
+}
+
+/**
+ * The read of a continued page (a `$skiptoken`, compiled with its position as markers) with the
+ * position's values in place: each sort key's value as its column's exact parameter, and the rows
+ * to skip after it. A position that does not fit the read's keys is refused like a forged token.
+ */
+export function continueAt(read: CompiledRead, position: Position): CompiledRead {
+  const page = read.page;
+  if (page === null) throw badSkiptoken();
+  const keys = page.keys ?? [];
+  const after = position.after ?? [];
+  if ((page.keys === null) !== (position.after === null) || keys.length !== after.length) {
+    throw badSkiptoken();
+  }
+  const values = keys.map(({ key }, i) => {
+    const value = keyParameter(key.expr.column, after[i] ?? null);
+    if (value === undefined) throw badSkiptoken();
+    return value;
+  });
+  return {
+    ...read,
+    select: bindSeek(read.select, values, position.skip),
+    page: { ...page, skip: position.skip },
   };
 }
 
@@ -122,17 +185,43 @@ export class ReadPipeline {
   constructor(
     private readonly schema: SchemaCache,
     private readonly flavour: Flavour,
+    private readonly tokens: Skiptokens,
   ) {}
 
-  /** The read of `table` for a request: at once when cached, else a promise only on a re-read. */
+  /**
+   * The read of `table` for a request: at once when cached, else a promise only on a re-read.
+   * A `$skiptoken` read is compiled and kept as its query with an empty token, so every token of
+   * one query shares one compiled read, and the token's position is bound in as parameters.
+   */
   read(
     table: TableInfo,
     url: string,
     query: QueryObject,
     access: Access | null,
   ): CompiledRead | Promise<CompiledRead> {
+    const token = query.$skiptoken;
+    // A repeated `$skiptoken` (an array) is refused by the parse, as any repeated option.
+    if (typeof token !== 'string') return this.compiled(table, rawQueryString(url), query, access);
+    const made = this.compiled(
+      table,
+      withoutToken(rawQueryString(url)),
+      { ...query, $skiptoken: '' },
+      access,
+    );
+    const bind = (read: CompiledRead): CompiledRead => {
+      const binding = bindingOf(table.name, query, read.page?.signature ?? '');
+      return continueAt(read, this.tokens.open(binding, token));
+    };
+    return made instanceof Promise ? made.then(bind) : bind(made);
+  }
+
+  private compiled(
+    table: TableInfo,
+    raw: string | null,
+    query: QueryObject,
+    access: Access | null,
+  ): CompiledRead | Promise<CompiledRead> {
     const role = access?.role ?? '';
-    const raw = rawQueryString(url);
     const cached = raw === null ? undefined : this.cache.get(table, role, raw);
     if (cached !== undefined) return cached;
     // A miss may still find its shape: the same query but for $filter's integers.
@@ -149,4 +238,23 @@ export class ReadPipeline {
     };
     return made instanceof Promise ? made.then(keep) : keep(made);
   }
+}
+
+/** How a `$skiptoken` key may be written in a raw query string; other spellings go uncached. */
+const TOKEN_KEYS = ['$skiptoken=', '%24skiptoken='];
+
+/**
+ * The raw query string with the `$skiptoken` value left out (the cache key of every token of the
+ * query), or null when the key is not found as written in TOKEN_KEYS.
+ */
+export function withoutToken(raw: string | null): string | null {
+  if (raw === null) return null;
+  for (const key of TOKEN_KEYS) {
+    let at = raw.startsWith(key) ? 0 : raw.indexOf(`&${key}`);
+    if (at === -1) continue;
+    if (at > 0) at += 1;
+    const end = raw.indexOf('&', at);
+    return raw.slice(0, at + key.length) + (end === -1 ? '' : raw.slice(end));
+  }
+  return null;
 }

@@ -8,6 +8,7 @@
  */
 import type { ColumnInfo, Relation, TableInfo } from '../db/schema-types.js';
 import type { ReadRequest, SortDirection } from '../query/ast.js';
+import { type PlannedPage, planPage } from './page.js';
 import type { PlannedFilter } from './planned-filter.js';
 import { Scope } from './scope.js';
 import { openViewer, type Viewer } from './view.js';
@@ -79,6 +80,11 @@ export interface ReadPlan {
   readonly top: number | null;
   readonly skip: number | null;
   readonly count: boolean;
+  /**
+   * At the top of a read with `$top` or a `$skiptoken`: how its pages follow one another
+   * (plan/page.ts). Null otherwise, and in every child read.
+   */
+  readonly page: PlannedPage | null;
 }
 
 export function planRead(
@@ -87,7 +93,7 @@ export function planRead(
   viewer: Viewer = openViewer,
 ): ReadPlan {
   const scope = Scope.root(table, viewer);
-  return scope.plan(request, request.count);
+  return planPage(scope.plan(request, request.count), request);
 }
 
 /** The columns a plan writes at its top level, in order (expanded relations left out). */

@@ -118,6 +118,7 @@ export class Scope {
       top: options.top,
       skip: options.skip,
       count,
+      page: null,
     };
   }
 

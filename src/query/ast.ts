@@ -161,6 +161,11 @@ export interface ReadRequest {
   readonly top: number | null;
   readonly skip: number | null;
   readonly count: boolean;
+  /**
+   * `$skiptoken` is given: the read continues after the position of the page before (its token
+   * is opened by the read pipeline, which knows the key it is sealed with).
+   */
+  readonly continues: boolean;
   /** `$expand`; absent when none. */
   readonly expand?: readonly ExpandItem[];
 }

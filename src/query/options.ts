@@ -1,6 +1,7 @@
 /**
  * The read query string (as Fastify decoded it) → ReadRequest: `$select`, `$filter`, `$orderby`,
- * `$top`, `$skip`, `$count`, `$expand` (docs/reading.md). Checks shape only; names are resolved
+ * `$top`, `$skip`, `$count`, `$expand`, `$skiptoken` (docs/reading.md; a `$skiptoken` is only
+ * noted here: the read pipeline opens it, pipeline/skiptoken.ts). Checks shape only; names are resolved
  * by the plan stage. A key that names an option without its `$` (`filter`, `TOP`) or has no name
  * at all (a shell ate `$filter` inside double quotes) is refused, since ignoring it would answer
  * every row; any other key without `$` (`_=<cache buster>`, `utm_source`) is not ours and is
@@ -20,6 +21,7 @@ export const READ_OPTIONS = [
   '$skip',
   '$count',
   '$expand',
+  '$skiptoken',
 ] as const;
 export type ReadOption = (typeof READ_OPTIONS)[number];
 
@@ -73,6 +75,12 @@ export function parseReadOptions(query: QueryObject): ReadRequest {
   const count = options.get('$count');
   const orderby = options.get('$orderby');
   const expand = options.get('$expand');
+  const continues = options.has('$skiptoken');
+  if (continues && skip !== undefined) {
+    throw invalidQuery(
+      '$skiptoken continues after the last row of the page before: it takes the place of $skip, so leave $skip out',
+    );
+  }
 
   const request: ReadRequest = {
     select: parseSelect(options.get('$select')),
@@ -81,6 +89,7 @@ export function parseReadOptions(query: QueryObject): ReadRequest {
     top: top === undefined ? null : parseCount('$top', top),
     skip: skip === undefined ? null : parseCount('$skip', skip),
     count: count === undefined ? false : parseBoolean('$count', count),
+    continues,
   };
   if (expand === undefined) return request;
   const items = parseExpand(expand, 0);

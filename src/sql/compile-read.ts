@@ -12,6 +12,7 @@ import type { Flavour } from '../execute/database.js';
 import { readsRelatedRows } from '../plan/planned-filter.js';
 import type { Join, PlannedOrder, ReadPlan, Selection, Source } from '../plan/read-plan.js';
 import { compileFilter, type SqlContext, UNQUALIFIED } from './compile-filter.js';
+import { compileSeek, keyExpression, readsAsSelected, SKIP_SLOT } from './compile-seek.js';
 import type { CompiledQuery } from './compiled-query.js';
 import { quoteIdent } from './quote.js';
 
@@ -31,22 +32,89 @@ const plainSelectLists = new WeakMap<readonly Selection[], string>();
 export function compileRead(plan: ReadPlan, flavour: Flavour = 'mariadb'): CompiledQuery {
   const context = contextOf(plan, flavour);
   const params: unknown[] = [];
-  let sql = `SELECT ${selectList(plan.selections, context, params)} FROM ${fromClause(plan, context, params)}`;
-  if (plan.filter !== null) sql += ` WHERE ${compileFilter(plan.filter, params, context)}`;
+  const select = selectList(plan.selections, context, params) + addedKeys(plan, context);
+  let sql = `SELECT ${select} FROM ${fromClause(plan, context, params)}`;
+  const where: string[] = [];
+  if (plan.filter !== null) where.push(compileFilter(plan.filter, params, context));
+  const continues = plan.page?.continues === true;
+  const keys = plan.page?.keys ?? null;
+  if (continues && keys !== null)
+    where.push(compileSeek(keys, plan.source, params, context, columnRef));
+  if (where.length > 0) sql += ` WHERE ${where.join(' AND ')}`;
   if (plan.orderBy.length > 0) sql += ` ORDER BY ${orderList(plan.orderBy, context)}`;
   // LIMIT values go as strings: mysql2 sends a JS number as DOUBLE, which MySQL 8.0.22+ rejects
   // in LIMIT ("Incorrect arguments to mysqld_stmt_execute"); a string is accepted by MySQL and MariaDB.
   if (plan.top !== null) {
     sql += ' LIMIT ?';
     params.push(String(plan.top));
-  } else if (plan.skip !== null) {
+  } else if (plan.skip !== null || continues) {
     sql += ` LIMIT ${NO_LIMIT}`;
   }
-  if (plan.skip !== null) {
+  if (continues) {
+    // The rows a token says to skip after its position (pipeline/skiptoken.ts), bound per request.
+    sql += ' OFFSET ?';
+    params.push(SKIP_SLOT);
+  } else if (plan.skip !== null) {
     sql += ' OFFSET ?';
     params.push(String(plan.skip));
   }
   return { sql, params };
+}
+
+/** Where a page's sort key is in each row: a slot of the select list (0-based). */
+export interface KeySlot {
+  readonly slot: number;
+  readonly key: PlannedOrder;
+  /** Read by a column added after the selected ones (not written into the answer). */
+  readonly added: boolean;
+}
+
+/**
+ * The slots of a paged read's sort keys, from which its last row's position is taken
+ * (pipeline/read.ts): a key that is a selected column of the table is read from that column's
+ * slot; any other (left out by `$select`, hidden by the caller's view, through a relation, an
+ * ENUM's number) from a column added after the selected ones, which no serializer reads.
+ */
+export function pageKeySlots(plan: ReadPlan): KeySlot[] | null {
+  const keys = plan.page?.keys ?? null;
+  if (keys === null) return null;
+  const selected = new Map<string, number>();
+  let width = 0;
+  for (const selection of plan.selections) {
+    if (selection.kind === 'column' && selection.expr.source === plan.source) {
+      if (!selected.has(selection.expr.column.name))
+        selected.set(selection.expr.column.name, width);
+    }
+    width += slotWidth(selection);
+  }
+  return keys.map((key) => {
+    const { source, column } = key.expr;
+    const own =
+      source === plan.source && readsAsSelected(column) ? selected.get(column.name) : undefined;
+    return own === undefined
+      ? { slot: width++, key, added: true }
+      : { slot: own, key, added: false };
+  });
+}
+
+/** The slots a selection takes in a row (db/rows.ts Field): a related object's marker and its own. */
+function slotWidth(selection: Selection): number {
+  if (selection.kind !== 'one') return 1;
+  let width = 1;
+  for (const inner of selection.selections) width += slotWidth(inner);
+  return width;
+}
+
+/** `, <key>` for each sort key the select list does not give (pageKeySlots). */
+function addedKeys(plan: ReadPlan, context: SqlContext): string {
+  const slots = pageKeySlots(plan);
+  if (slots === null) return '';
+  let text = '';
+  for (const { key, added } of slots) {
+    if (added)
+      text += `, ${keyExpression(columnRef(key.expr.source, key.expr.column, context), key.expr.column)}`;
+  }
+  return text;
 }
 
 /** `SELECT COUNT(*)` of the rows the filter matches, ignoring order, `$top` and `$skip`. */

@@ -57,6 +57,7 @@ export async function startTestGateway(
     redisUrl: null,
     shutdownDelayMs: DEFAULTS.shutdownDelayMs,
     readConsistency: DEFAULTS.readConsistency,
+    skiptokenSecret: null,
     ...overrides,
   };
   const gateway = await openGateway(config);

@@ -38,6 +38,7 @@ beforeAll(async () => {
     db: gw.gateway.db,
     schema: gw.gateway.schema,
     log: gw.gateway.log,
+    skiptokens: gw.gateway.skiptokens,
   });
   // Read by Node when the server starts listening (connectionsCheckingInterval is missing from
   // @types/node 20's Server type; it is Node's http.Server option of that name).

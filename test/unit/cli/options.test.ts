@@ -53,6 +53,7 @@ describe('configFromRun (CONTRACT §1)', () => {
       redisUrl: null,
       shutdownDelayMs: 0,
       readConsistency: 'eventual',
+      skiptokenSecret: null,
     });
   });
 

@@ -377,6 +377,7 @@ describe('operations', () => {
                         'LIMIT_EXCEEDED',
                         'UNKNOWN_COLUMN',
                         'UNKNOWN_RELATION',
+                        'BAD_SKIPTOKEN',
                         'MALFORMED_URL',
                         'NON_ASCII_URL',
                       ],

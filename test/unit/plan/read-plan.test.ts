@@ -35,6 +35,7 @@ const request = (overrides: Partial<ReadRequest>): ReadRequest => ({
   top: null,
   skip: null,
   count: false,
+  continues: false,
   ...overrides,
 });
 
@@ -80,6 +81,7 @@ describe('planRead: columns, order, paging', () => {
       top: null,
       skip: null,
       count: false,
+      page: null,
     };
     expect(plan).toEqual(expected);
     // The same selections every time: the select text and serializer are kept per list.

@@ -171,7 +171,7 @@ describe('the stage between plan and compile', () => {
       as('user'),
     );
     expect(bound(compileRead(plan), as('user'))).toEqual({
-      sql: `SELECT \`id\`, \`customer_id\`, \`status\`, \`note\` FROM \`orders\` WHERE ((\`customer_id\` = ? OR ? = ?) AND ${OWN}) LIMIT ?`,
+      sql: `SELECT \`id\`, \`customer_id\`, \`status\`, \`note\` FROM \`orders\` WHERE ((\`customer_id\` = ? OR ? = ?) AND ${OWN}) ORDER BY \`id\` ASC LIMIT ?`,
       params: [8, 1, 1, '7', '7', '5'],
     });
     expect(bound(compileCount(plan), as('user'))).toEqual({

@@ -37,17 +37,17 @@ describe('compileRead: statement shape', () => {
     [
       'top',
       { $select: 'id', $top: '10' },
-      { sql: 'SELECT `id` FROM `order` LIMIT ?', params: ['10'] },
+      { sql: 'SELECT `id` FROM `order` ORDER BY `id` ASC LIMIT ?', params: ['10'] },
     ],
     [
       'top 0',
       { $select: 'id', $top: '0' },
-      { sql: 'SELECT `id` FROM `order` LIMIT ?', params: ['0'] },
+      { sql: 'SELECT `id` FROM `order` ORDER BY `id` ASC LIMIT ?', params: ['0'] },
     ],
     [
       'top and skip',
       { $select: 'id', $top: '10', $skip: '20' },
-      { sql: 'SELECT `id` FROM `order` LIMIT ? OFFSET ?', params: ['10', '20'] },
+      { sql: 'SELECT `id` FROM `order` ORDER BY `id` ASC LIMIT ? OFFSET ?', params: ['10', '20'] },
     ],
     [
       'skip alone',
@@ -57,7 +57,7 @@ describe('compileRead: statement shape', () => {
     [
       'largest $top',
       { $select: 'id', $top: '9007199254740991' },
-      { sql: 'SELECT `id` FROM `order` LIMIT ?', params: ['9007199254740991'] },
+      { sql: 'SELECT `id` FROM `order` ORDER BY `id` ASC LIMIT ?', params: ['9007199254740991'] },
     ],
     [
       'everything, parameters in text order',
