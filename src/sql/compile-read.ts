@@ -38,8 +38,7 @@ export function compileRead(plan: ReadPlan, flavour: Flavour = 'mariadb'): Compi
   if (plan.filter !== null) where.push(compileFilter(plan.filter, params, context));
   const continues = plan.page?.continues === true;
   const keys = plan.page?.keys ?? null;
-  if (continues && keys !== null)
-    where.push(compileSeek(keys, plan.source, params, context, columnRef));
+  if (continues && keys !== null) where.push(compileSeek(keys, plan.source, params, context));
   if (where.length > 0) sql += ` WHERE ${where.join(' AND ')}`;
   if (plan.orderBy.length > 0) sql += ` ORDER BY ${orderList(plan.orderBy, context)}`;
   // LIMIT values go as strings: mysql2 sends a JS number as DOUBLE, which MySQL 8.0.22+ rejects

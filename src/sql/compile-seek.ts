@@ -18,7 +18,7 @@
 import mysql from 'mysql2';
 import type { ColumnInfo } from '../db/schema-types.js';
 import type { PlannedOrder, Source } from '../plan/read-plan.js';
-import type { SqlContext } from './compile-filter.js';
+import { compileColumnExpr, type SqlContext } from './compile-filter.js';
 import type { CompiledQuery } from './compiled-query.js';
 
 const { TypedParameter } = mysql;
@@ -104,10 +104,9 @@ export function compileSeek(
   root: Source,
   params: unknown[],
   context: SqlContext,
-  columnRef: (source: Source, column: ColumnInfo, context: SqlContext) => string,
 ): string {
   const seek: SeekKey[] = keys.map(({ expr, direction }) => ({
-    ref: keyExpression(columnRef(expr.source, expr.column, context), expr.column),
+    ref: compileColumnExpr(expr, context),
     column: expr.column,
     descending: direction === 'desc',
     nullable: expr.column.nullable || expr.source !== root,
@@ -145,7 +144,10 @@ function equalKey(key: SeekKey, slot: SeekSlot, params: unknown[]): string {
   return `${key.ref} ${key.nullable ? '<=>' : '='} ${numberPlaceholder(key)}`;
 }
 
-/** An ENUM's or SET's number is compared with a plain integer parameter. */
+/**
+ * An ENUM or SET compared with an integer compares its number (MySQL manual, "The ENUM Type"),
+ * as ORDER BY does, and can still use an index on the column.
+ */
 function numberPlaceholder(key: SeekKey): string {
   return sortsByNumber(key.column) ? '?' : seekPlaceholder(key.column);
 }
