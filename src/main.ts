@@ -94,12 +94,24 @@ async function openCounters(config: Config): Promise<RedisCounterStore | undefin
   }
 }
 
-/** The key of `$skiptoken`s (pipeline/skiptoken.ts): a secret that cannot be read is exit 1. */
-async function openSkiptokens(config: Config): Promise<Skiptokens> {
+/**
+ * The key of `$skiptoken`s (pipeline/skiptoken.ts). In open mode without `--skiptoken-secret`, a
+ * state directory that cannot be written (a read-only file system) costs only this: the key is
+ * this process's own, so links do not outlive a restart or work on another gateway, and the
+ * gateway says so once.
+ */
+async function openSkiptokens(config: Config, log: Log): Promise<Skiptokens> {
   try {
     return await Skiptokens.open(config);
   } catch (error) {
-    throw new StartupError(`cannot set up $skiptoken links: ${reasonOf(error)}`);
+    if (config.mode === 'auth' || config.skiptokenSecret !== null) {
+      throw new StartupError(`cannot set up $skiptoken links: ${reasonOf(error)}`);
+    }
+    log.warn(
+      { reason: reasonOf(error) },
+      `cannot keep a secret in ${config.stateDir}: $skiptoken links work on this gateway until it stops; set --skiptoken-secret to share them`,
+    );
+    return Skiptokens.ofThisProcess();
   }
 }
 
@@ -159,7 +171,7 @@ export async function openGateway(config: Config): Promise<Gateway> {
   try {
     counters = await openCounters(config);
     const auth = config.mode === 'auth' ? { ...(await openAuth(config, db)), counters } : undefined;
-    skiptokens = await openSkiptokens(config);
+    skiptokens = await openSkiptokens(config, log);
     await schema.refresh();
     policy = await openPolicy(config, schema);
     app = await buildServer({

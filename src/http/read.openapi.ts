@@ -45,7 +45,15 @@ const SHARED_OPTIONS: readonly [string, JsonSchema][] = [
     query(
       '$skip',
       { type: 'integer', minimum: 0 },
-      'Skip this many rows first (page N of size S: `$top=S&$skip=(N-1)*S`)',
+      'Skip this many rows first (page N of size S: `$top=S&$skip=(N-1)*S`); for big tables follow the `Link` header instead',
+    ),
+  ],
+  [
+    'skiptoken',
+    query(
+      '$skiptoken',
+      { type: 'string', pattern: '^[A-Za-z0-9_-]+$' },
+      'Where the next page starts: take it from the `Link` header of the page before, never write it. Only with the same `$filter`, `$orderby`, `$select` and `$expand` as that page, and without `$skip`',
     ),
   ],
   [
@@ -98,6 +106,11 @@ export const readOperation: TableOperation = {
             'X-Total-Count': {
               description: 'With `$count=true`: the rows the filter matches',
               schema: { type: 'integer' },
+            },
+            Link: {
+              description:
+                'With `$top`, when the page is full: `<URL>; rel="next"` (RFC 8288), the same request with `$skiptoken` in place of `$skip`. The URL is relative to this request unless the gateway runs with `--base-url`. Each row comes once whatever is inserted or deleted between pages',
+              schema: { type: 'string' },
             },
           },
           content: json({ type: 'array', items: row }),

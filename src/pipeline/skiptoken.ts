@@ -22,6 +22,7 @@ import {
   createHmac,
   createSecretKey,
   type KeyObject,
+  randomBytes,
 } from 'node:crypto';
 import { loadJwtSecret, MIN_SECRET_BYTES } from '../auth/tokens.js';
 import { badSkiptoken } from '../errors.js';
@@ -87,6 +88,11 @@ export class Skiptokens {
       config.skiptokenSecret ??
       (await loadJwtSecret(config.mode === 'auth' ? config.jwtSecret : null, config.stateDir));
     return new Skiptokens(secret);
+  }
+
+  /** A key of this process alone: links that work until it stops. */
+  static ofThisProcess(): Skiptokens {
+    return new Skiptokens(randomBytes(MIN_SECRET_BYTES).toString('base64url'));
   }
 
   seal(binding: string, position: Position): string {

@@ -446,6 +446,16 @@ describe('secrets: restarts and several gateways', () => {
   });
 });
 
+test('open mode with a state directory it cannot write: links work until the gateway stops', async () => {
+  const stuck = await startTestGateway(db.name, { stateDir: '/dev/null/tablegate-state' });
+  try {
+    const { rows } = await walk('/table/p/read?$orderby=b&$top=20', { base: stuck.url });
+    expect(ids(rows)).toEqual(ids(await sql('SELECT id FROM p ORDER BY b, id')));
+  } finally {
+    await stuck.close();
+  }
+});
+
 describe('policies: a token carries no right', () => {
   const PASSWORD = 'paging-password-1';
   let policyDir: string;

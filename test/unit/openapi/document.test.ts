@@ -307,7 +307,7 @@ describe('operations', () => {
     );
   });
 
-  test('read takes the six $ options and may answer X-Total-Count', () => {
+  test('read takes the seven $ options and may answer X-Total-Count and Link', () => {
     const read = operation(doc, '/table/order/read', 'get');
     const parameters = read.parameters as { name: string; in: string }[];
     expect(parameters.map((p) => `${p.in} ${p.name}`)).toEqual([
@@ -316,10 +316,12 @@ describe('operations', () => {
       'query $orderby',
       'query $top',
       'query $skip',
+      'query $skiptoken',
       'query $count',
     ]);
     const ok = (read.responses as Record<string, Record<string, unknown>>)['200'];
     expect(ok?.headers).toHaveProperty('X-Total-Count');
+    expect(ok?.headers).toHaveProperty('Link');
     expect(ok?.content).toEqual({
       'application/json': {
         schema: { type: 'array', items: { $ref: '#/components/schemas/order' } },
@@ -610,6 +612,7 @@ describe('size: what every table shares is written once', () => {
       'orderby',
       'top',
       'skip',
+      'skiptoken',
       'count',
       'key-value',
     ]);
