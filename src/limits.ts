@@ -96,6 +96,12 @@ export const SMALL_READ_MAX_BYTES = 256 * 1024;
  */
 export const PAGE_HOLD_BYTES = 1024 * 1024;
 /**
+ * Links of pages read without a `$skiptoken` kept sealed (pipeline/skiptoken.ts), least recently
+ * used dropped first, none whose read and position take more characters than this.
+ */
+export const SEALED_TOKENS = 1024;
+export const SEALED_TOKENS_MAX_KEY_CHARS = 1024;
+/**
  * Compiled reads kept by table and query string (http/read-cache.ts), least recently used
  * dropped first: at most this many in all (one bound for every table, so a schema of many
  * tables cannot multiply it), and none for a query string longer than this many characters

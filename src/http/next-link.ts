@@ -61,6 +61,8 @@ export class NextLinks {
     const page = read.page;
     if (page === null || page.top === null || page.top === 0) return null;
     const { top, keys } = page;
+    // A page read without a token is often read again (pipeline/skiptoken.ts keeps its Link).
+    const first = query.$skiptoken === undefined;
     return (rows, last, ended) => {
       if (last === undefined || rows === 0 || (ended && rows < top)) return null;
       const position: Position =
@@ -70,7 +72,8 @@ export class NextLinks {
               skip: ended ? 0 : Math.max(0, top - rows),
               after: keys.map(({ slot, key }) => keyValue(key.expr.column, last[slot])),
             };
-      const token = this.tokens.seal(bindingOf(table.name, query, page.signature), position);
+      const binding = bindingOf(table.name, query, page.signature);
+      const token = this.tokens.seal(binding, position, first);
       const path = `/table/${encodeURIComponent(table.name)}/read`;
       return `<${this.baseUrl ?? ''}${path}?${nextQuery(query, token)}>; rel="next"`;
     };
