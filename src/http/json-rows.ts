@@ -77,7 +77,10 @@ export function sendJsonRows(
             body.push(null);
           } else {
             if (link !== null) setLink(reply, link(rows, last, true));
-            reply.type(JSON_TYPE).send(text);
+            // A held page past one chunk goes chunked, as it would have streamed.
+            reply
+              .type(JSON_TYPE)
+              .send(text.length < RESPONSE_CHUNK_BYTES ? text : Readable.from([text]));
             resolve();
           }
         },
