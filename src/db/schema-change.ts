@@ -42,6 +42,11 @@ const FINGERPRINT_SQL = `SELECT CONCAT_WS(' ',
     'TABLE_SCHEMA',
   )},
   ${checksum('TRIGGERS', ['TRIGGER_NAME', 'EVENT_OBJECT_TABLE'], 'TRIGGER_SCHEMA')},
+  ${checksum(
+    'STATISTICS',
+    ['TABLE_NAME', 'INDEX_NAME', 'NON_UNIQUE', 'SEQ_IN_INDEX', 'COLUMN_NAME'],
+    'TABLE_SCHEMA',
+  )},
   ${checksum('CHECK_CONSTRAINTS', ['CONSTRAINT_NAME', 'CHECK_CLAUSE'], 'CONSTRAINT_SCHEMA')},
   ${checksum(
     'KEY_COLUMN_USAGE',
@@ -67,7 +72,7 @@ export async function schemaFingerprint(db: Database, database: string): Promise
   try {
     const [row] = await db.rows<{ fingerprint: string | null }>({
       sql: FINGERPRINT_SQL,
-      params: [database, database, database, database, database],
+      params: [database, database, database, database, database, database],
     });
     return row?.fingerprint ?? null;
   } catch (error) {

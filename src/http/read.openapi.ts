@@ -1,7 +1,8 @@
 /**
- * The description of `GET /table/<table>/read` (read.ts): the stages it runs, whose errors are
- * its error responses, and its operation — the `$…` options, `$select` naming only the columns
- * the caller may read, and rows of the row schema of those columns.
+ * The descriptions of `GET /table/<table>/read` and `GET /table/<table>/read(<key>,<value>)`
+ * (read.ts): the stages each runs, whose errors are its error responses, and the operations —
+ * the `$…` options, `$select` naming only the columns the caller may read, rows of the row
+ * schema of those columns, as JSON or CSV (Accept).
  */
 import type { Stage } from '../errors.js';
 import { MAX_FILTER_BYTES } from '../limits.js';
@@ -14,9 +15,11 @@ import {
   json,
   type TableOperation,
 } from '../openapi/operation.js';
+import { isSingleColumnKey } from '../plan/unique-keys.js';
 
 /** A table the role may not read answers 404 (UNKNOWN_TABLE): reads are never FORBIDDEN. */
 export const READ_STAGES: readonly Stage[] = ['read-options', 'request', 'table', 'execute'];
+export const KEY_READ_STAGES: readonly Stage[] = [...READ_STAGES, 'key', 'row'];
 /** MySQL's refusals of a read, under their own error names. */
 export const READ_MYSQL_STATUSES: readonly number[] = [400, 403, 404];
 
@@ -78,27 +81,111 @@ function readParameters({ view }: DescribedTable, context: DescriptionContext): 
   ];
 }
 
+/** The row schema of the columns the caller may read (one component per table). */
+export function rowRef({ table, view, names }: DescribedTable, context: DescriptionContext) {
+  const primaryKey = table.primaryKey;
+  // The primary key is named only when the caller may read all of it.
+  const keyNote =
+    primaryKey.length > 0 && primaryKey.every((name) => view.read.some((c) => c.name === name))
+      ? ` (primary key: ${primaryKey.join(', ')})`
+      : '';
+  return context.schema(names.row, () => ({
+    ...rowSchema(view.read),
+    description: `A row of ${table.kind} ${table.name}${keyNote}`,
+  }));
+}
+
+const CSV_ROWS: JsonSchema = {
+  'text/csv': {
+    schema: {
+      type: 'string',
+      description:
+        'With `Accept: text/csv`: RFC 4180, a header record of the column names, then one record a row; NULL is an empty field, an empty string `""`, an expanded relation its JSON',
+    },
+  },
+};
+
+const ACCEPT: JsonSchema = {
+  name: 'Accept',
+  in: 'header',
+  required: false,
+  schema: { type: 'string', default: 'application/json' },
+  description: '`text/csv` answers CSV (RFC 4180) instead of JSON',
+};
+
+const EXPAND = query(
+  '$expand',
+  { type: 'string' },
+  'Related rows to add, by relation name: `customer`, `items($select=qty;$top=3)`',
+);
+
+/** The single-column keys the caller may read: the primary key first, then unique ones. */
+function readableKeys({ table, view }: DescribedTable): string[] {
+  const readable = new Set(view.read.map((c) => c.name));
+  const names = [table.primaryKey, ...table.uniqueKeys].flatMap((key) =>
+    key.length === 1 && readable.has(key[0] as string) ? [key[0] as string] : [],
+  );
+  return [...new Set(names)].filter((name) => isSingleColumnKey(table, name));
+}
+
+export const keyReadOperation: TableOperation = {
+  action: 'read',
+  method: 'get',
+  path: '/read({key},{value})',
+  applies: (described) => readableKeys(described).length > 0,
+  describe: (described, context) => {
+    const { table, view, names } = described;
+    return {
+      tags: [names.tag],
+      operationId: `read_key_${names.id}`,
+      summary: `Read one row of ${table.kind} ${table.name} by its primary or a unique key`,
+      parameters: [
+        {
+          name: 'key',
+          in: 'path',
+          required: true,
+          schema: { type: 'string', enum: readableKeys(described) },
+          description: 'The primary key or a unique column (alone)',
+        },
+        {
+          name: 'value',
+          in: 'path',
+          required: true,
+          schema: { type: 'string' },
+          description:
+            "Its value: a bare token (`5`) or a single-quoted string (`'ann@example.com'`), as update(…) takes it",
+        },
+        query(
+          '$select',
+          { type: 'string' },
+          `Columns to return, comma-separated (default \`*\`): ${view.read.map((c) => c.name).join(', ')}`,
+        ),
+        context.parameter('expand', EXPAND),
+        context.parameter('accept', ACCEPT),
+      ],
+      responses: {
+        200: {
+          description: 'The row, keys in select order',
+          content: { ...json(rowRef(described, context)), ...CSV_ROWS },
+        },
+        ...context.errors('read-key', KEY_READ_STAGES, READ_MYSQL_STATUSES),
+      },
+    };
+  },
+};
+
 export const readOperation: TableOperation = {
   action: 'read',
   method: 'get',
   path: '/read',
   describe: (described, context) => {
-    const { table, view, names } = described;
-    const primaryKey = table.primaryKey;
-    // The primary key is named only when the caller may read all of it.
-    const keyNote =
-      primaryKey.length > 0 && primaryKey.every((name) => view.read.some((c) => c.name === name))
-        ? ` (primary key: ${primaryKey.join(', ')})`
-        : '';
-    const row = context.schema(names.row, () => ({
-      ...rowSchema(view.read),
-      description: `A row of ${table.kind} ${table.name}${keyNote}`,
-    }));
+    const { table, names } = described;
+    const row = rowRef(described, context);
     return {
       tags: [names.tag],
       operationId: `read_${names.id}`,
       summary: `Read rows of ${table.kind} ${table.name}`,
-      parameters: readParameters(described, context),
+      parameters: [...readParameters(described, context), context.parameter('accept', ACCEPT)],
       responses: {
         200: {
           description: 'The rows, keys in select order',
@@ -113,7 +200,7 @@ export const readOperation: TableOperation = {
               schema: { type: 'string' },
             },
           },
-          content: json({ type: 'array', items: row }),
+          content: { ...json({ type: 'array', items: row }), ...CSV_ROWS },
         },
         ...context.errors('read', READ_STAGES, READ_MYSQL_STATUSES),
       },

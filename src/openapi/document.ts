@@ -184,8 +184,10 @@ function* assemble(
     const base = `/table/${encodeURIComponent(table.name)}`;
     for (const operation of tableOperations) {
       if (operation.action !== 'read' && !tableView[operation.action]) continue;
+      const one = { table, view: tableView, names };
+      if (operation.applies !== undefined && !operation.applies(one)) continue;
       const context = contextFor(assembly, components, operation, errorsByName);
-      const described = operation.describe({ table, view: tableView, names }, context);
+      const described = operation.describe(one, context);
       tablePaths[`${base}${operation.path}`] = { [operation.method]: described };
     }
     tableTags.push({

@@ -94,6 +94,8 @@ export interface TableOperation extends Operation {
   readonly action: 'read' | 'create' | 'update' | 'delete';
   /** Appended to `/table/<name>`. */
   readonly path: string;
+  /** Whether the table has the operation at all for this caller (absent: it has). */
+  applies?(described: DescribedTable): boolean;
   describe(described: DescribedTable, context: DescriptionContext): JsonSchema;
 }
 

@@ -6,6 +6,8 @@
  * read-shape.ts) can keep its results; ReadPipeline puts them together and owns the schema
  * re-read when a request names something the cached schema does not know.
  */
+
+import { csvHeader, csvSerializer } from '../db/csv-rows.js';
 import {
   cachedRowSerializer,
   type Field,
@@ -14,50 +16,23 @@ import {
 } from '../db/rows.js';
 import type { SchemaCache } from '../db/schema.js';
 import type { TableInfo } from '../db/schema-types.js';
-import { badSkiptoken } from '../errors.js';
+import { badSkiptoken, invalidQuery } from '../errors.js';
 import type { Flavour } from '../execute/database.js';
 import { planRead, type ReadPlan, type Selection, selectedColumns } from '../plan/read-plan.js';
 import { isSmallRead } from '../plan/small-read.js';
-import { type Access, viewerFor } from '../policy/views.js';
+import { isSingleColumnKey } from '../plan/unique-keys.js';
+import { planKeyMatch } from '../plan/write-plan.js';
+import { type Access, readView, viewerFor } from '../policy/views.js';
+import type { KeyValue } from '../query/key-value.js';
 import { parseReadOptions, type QueryObject } from '../query/options.js';
-import {
-  compileCount,
-  compileRead as compileSelect,
-  type KeySlot,
-  pageKeySlots,
-} from '../sql/compile-read.js';
+import { compileCount, compileRead as compileSelect, pageKeySlots } from '../sql/compile-read.js';
 import { bindSeek, keyParameter } from '../sql/compile-seek.js';
-import type { CompiledQuery } from '../sql/compiled-query.js';
+import { compileKeyMatch } from '../sql/compile-write.js';
 import { bindUser, namesUser } from '../sql/user-values.js';
+import type { CompiledRead, ReadPage } from './compiled-read.js';
 import { ReadCache, rawQueryString } from './read-cache.js';
 import { ShapeCache } from './read-shape.js';
 import { bindingOf, type Position, type Skiptokens } from './skiptoken.js';
-
-/** What a read needs besides the database. Shared by requests: nothing in it is ever changed. */
-export interface CompiledRead {
-  readonly select: CompiledQuery;
-  /** The `$count` query, when the plan asks for it (the count itself is never kept). */
-  readonly count: CompiledQuery | null;
-  readonly serialize: RowSerializer;
-  /** Fetched whole rather than streamed (plan/small-read.ts). */
-  readonly small: boolean;
-  /** Whether the queries hold a caller's `@user` value, put in per request (bindRead). */
-  readonly namesUser: boolean;
-  /** A paged read's page: what its Link to the next page is made of (http/next-link.ts). */
-  readonly page: ReadPage | null;
-}
-
-/** How a read's next page is found (plan/page.ts), from its last row. */
-export interface ReadPage {
-  /** `$top`: a page of this many rows may have a next one; null: the read has no limit. */
-  readonly top: number | null;
-  /** Rows before this page when pages follow by count: `$skip`, or the token's count. */
-  readonly skip: number;
-  /** Where the sort keys are in a row; null when pages follow by count. */
-  readonly keys: readonly KeySlot[] | null;
-  /** The sort keys by table, column, type and direction, which a token is bound to. */
-  readonly signature: string;
-}
 
 /**
  * The plan's queries, serializer and path. compileCount and compileSelect compile the same
@@ -71,9 +46,10 @@ export function compileReadPlan(plan: ReadPlan, flavour: Flavour = 'mariadb'): C
   return {
     select,
     count,
-    serialize: serializerOf(plan),
+    serialize: readSerializer(plan),
     small: isSmallRead(plan),
     namesUser: namesUser(select.params) || (count !== null && namesUser(count.params)),
+    selections: plan.selections,
     page: pageOf(plan),
   };
 }
@@ -146,7 +122,7 @@ const serializers = new WeakMap<readonly Selection[], RowSerializer>();
  * names (two plans of the same `$select` share it: read-shape.ts compares reads by it); with
  * relations, per list.
  */
-function serializerOf(plan: ReadPlan): RowSerializer {
+export function readSerializer(plan: ReadPlan): RowSerializer {
   const { selections } = plan;
   if (selections.every((s) => s.kind === 'column' && s.expr.source === plan.source)) {
     return cachedRowSerializer(plan.source.table, selectedColumns(plan));
@@ -170,6 +146,89 @@ function fieldsOf(selections: readonly Selection[]): Field[] {
     }
     return { kind: 'array', name: selection.name, fields: fieldsOf(selection.plan.selections) };
   });
+}
+
+/**
+ * A read's rows as CSV: its header record, and one record a row, each record starting with the
+ * CRLF that ends the one before it (http/csv-rows.ts ends the last).
+ */
+export interface CsvRead {
+  readonly header: string;
+  readonly serialize: RowSerializer;
+}
+
+const csvReads = new WeakMap<readonly Selection[], CsvRead>();
+
+/** The CSV shape of a read (db/csv-rows.ts), made once per select list. */
+export function csvOf(read: CompiledRead): CsvRead {
+  let made = csvReads.get(read.selections);
+  if (made === undefined) {
+    const fields = fieldsOf(read.selections);
+    const record = csvSerializer(fields);
+    made = { header: csvHeader(fields), serialize: (row) => `\r\n${record(row)}` };
+    csvReads.set(read.selections, made);
+  }
+  return made;
+}
+
+/**
+ * `read(<key>,<value>)`: the one row whose key column — its primary key or a unique key, alone
+ * (plan/unique-keys.ts) — holds the value, as the read `query` asks for it: `$select` and
+ * `$expand` apply, other options are refused (one row has no order, page or count). The key
+ * is resolved as update's is (plan/write-plan.ts planKeyMatch), among the columns the caller
+ * may read; the row must be one the caller may read.
+ */
+export function compileKeyRead(
+  table: TableInfo,
+  key: KeyValue,
+  query: QueryObject,
+  access: Access | null,
+  flavour: Flavour = 'mariadb',
+): CompiledRead {
+  const request = parseReadOptions(query);
+  const other =
+    request.filter !== null
+      ? '$filter'
+      : request.orderBy.length > 0
+        ? '$orderby'
+        : request.top !== null
+          ? '$top'
+          : request.skip !== null
+            ? '$skip'
+            : request.count
+              ? '$count'
+              : request.continues
+                ? '$skiptoken'
+                : null;
+  if (other !== null) {
+    throw invalidQuery(
+      `read(<key>,<value>) reads one row and takes $select and $expand only, not ${other}`,
+    );
+  }
+  const match = planKeyMatch(readView(access, table), key);
+  if (!isSingleColumnKey(table, match.column.name)) {
+    throw invalidQuery(
+      `Column '${match.column.name}' is not the primary key or a unique key of '${table.name}' on its own, so read(<key>,<value>) could find many rows: read them with $filter=…`,
+    );
+  }
+  if (match.kind === 'isNull') {
+    throw invalidQuery(
+      `read(${match.column.name},null) matches no row by a key (a unique key may hold NULL in many rows): read them with $filter=${match.column.name} eq null`,
+    );
+  }
+  const plan = planRead(request, table, viewerFor(access));
+  const select = compileSelect(plan, flavour, (column, params) =>
+    compileKeyMatch(match, params, column),
+  );
+  return {
+    select,
+    count: null,
+    serialize: readSerializer(plan),
+    small: true,
+    namesUser: namesUser(select.params),
+    selections: plan.selections,
+    page: null,
+  };
 }
 
 /**
@@ -258,3 +317,5 @@ export function withoutToken(raw: string | null): string | null {
   }
   return null;
 }
+
+export type { CompiledRead } from './compiled-read.js';

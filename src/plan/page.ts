@@ -15,15 +15,7 @@ import {
   type TableInfo,
 } from '../db/schema-types.js';
 import type { ReadRequest } from '../query/ast.js';
-import type { PlannedColumn } from './planned-filter.js';
-import type { PlannedOrder, ReadPlan } from './read-plan.js';
-
-export interface PlannedPage {
-  /** The whole order, primary key included; null when pages follow by counting rows. */
-  readonly keys: readonly PlannedOrder[] | null;
-  /** A `$skiptoken` is given: the read starts after its position (bound per request). */
-  readonly continues: boolean;
-}
+import type { PlannedColumn, PlannedOrder, ReadPlan } from './nodes.js';
 
 /** Kinds whose `<`, `=` and `>` agree with ORDER BY for every value (a string kind: see below). */
 const SEEKABLE_KINDS: ReadonlySet<JsonKind> = new Set<JsonKind>([
@@ -57,13 +49,10 @@ export function isSeekable(column: ColumnInfo): boolean {
 
 /** The plan with its page, when `request` pages: `$top`, or `$skiptoken`. */
 export function planPage(plan: ReadPlan, request: ReadRequest): ReadPlan {
-  if (request.top === null && !request.continues) return plan;
+  const continues = request.continues === true;
+  if (request.top === null && !continues) return plan;
   const keys = pageKeys(plan);
-  return {
-    ...plan,
-    orderBy: keys ?? plan.orderBy,
-    page: { keys, continues: request.continues },
-  };
+  return { ...plan, orderBy: keys ?? plan.orderBy, page: { keys, continues } };
 }
 
 /**

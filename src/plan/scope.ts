@@ -36,12 +36,17 @@ import {
 } from './filter-types.js';
 import {
   both,
+  type Join,
   type PlannedColumn,
   type PlannedColumnExpr,
   type PlannedFilter,
   type PlannedOperand,
-} from './planned-filter.js';
-import type { Join, PlannedOrder, ReadPlan, Selection, Source } from './read-plan.js';
+  type PlannedOrder,
+  type ReadPlan,
+  type Selection,
+  type Source,
+} from './nodes.js';
+
 import type { TableView, Viewer } from './view.js';
 
 /** The joins of one SELECT, by the relation walked and the source it was walked from. */

@@ -13,7 +13,7 @@
  */
 import type { ColumnInfo } from '../db/schema-types.js';
 import { SMALL_READ_MAX_BYTES, SMALL_READ_MAX_ROWS } from '../limits.js';
-import type { PlannedFilter, PlannedOperand, ReadPlan, Selection, Source } from './read-plan.js';
+import type { PlannedFilter, PlannedOperand, ReadPlan, Selection, Source } from './nodes.js';
 
 /** Bytes a value of a fixed-size type takes at most as text (a DECIMAL(65,30) is 67). */
 const FIXED_WIDTH_BYTES = 80;

@@ -6,8 +6,7 @@
  * policy makes its own views (policy/views.ts).
  */
 import type { ColumnInfo, Relation, TableInfo } from '../db/schema-types.js';
-import type { PlannedFilter } from './planned-filter.js';
-import type { Source } from './read-plan.js';
+import type { PlannedFilter, Source } from './nodes.js';
 
 export interface TableView {
   readonly table: TableInfo;

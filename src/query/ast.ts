@@ -163,9 +163,9 @@ export interface ReadRequest {
   readonly count: boolean;
   /**
    * `$skiptoken` is given: the read continues after the position of the page before (its token
-   * is opened by the read pipeline, which knows the key it is sealed with).
+   * is opened by the read pipeline, which knows the key it is sealed with). Absent: false.
    */
-  readonly continues: boolean;
+  readonly continues?: boolean;
   /** `$expand`; absent when none. */
   readonly expand?: readonly ExpandItem[];
 }

@@ -4,15 +4,16 @@
  * through quoteIdent. A lambda over a to-many relation becomes EXISTS over its related rows;
  * a policy's `@user` value is compared byte for byte (compareUser says why).
  */
+
+import type { ServerKind } from '../db/pool.js';
 import type { ColumnInfo } from '../db/schema-types.js';
 import { invalidQuery } from '../errors.js';
-import type { Flavour } from '../execute/database.js';
 import type {
   PlannedColumnExpr,
   PlannedFilter,
   PlannedOperand,
   RelatedRows,
-} from '../plan/planned-filter.js';
+} from '../plan/nodes.js';
 import type { Source } from '../plan/read-plan.js';
 import type { ColumnFn, CompareOp, FilterLiteral, Literal, UserParameter } from '../query/ast.js';
 import { isDigitRun } from '../query/lexer.js';
@@ -22,7 +23,7 @@ import { likePattern, userValue } from './user-values.js';
 /** How names are written: bare (one table), or qualified by their source's alias. */
 export interface SqlContext {
   readonly qualify: boolean;
-  readonly flavour: Flavour;
+  readonly flavour: ServerKind['flavour'];
 }
 
 export const UNQUALIFIED: SqlContext = { qualify: false, flavour: 'mariadb' };

@@ -7,9 +7,9 @@
  * that gives one text value per parent row (docs/relations.md says why). Knows no HTTP.
  */
 import mysql from 'mysql2';
+import type { ServerKind } from '../db/pool.js';
 import type { ColumnInfo } from '../db/schema-types.js';
-import type { Flavour } from '../execute/database.js';
-import { readsRelatedRows } from '../plan/planned-filter.js';
+import { readsRelatedRows } from '../plan/nodes.js';
 import type { Join, PlannedOrder, ReadPlan, Selection, Source } from '../plan/read-plan.js';
 import { compileFilter, type SqlContext, UNQUALIFIED } from './compile-filter.js';
 import { compileSeek, keyExpression, readsAsSelected, SKIP_SLOT } from './compile-seek.js';
@@ -29,17 +29,34 @@ export const NO_LIMIT = '18446744073709551615';
  */
 const plainSelectLists = new WeakMap<readonly Selection[], string>();
 
-export function compileRead(plan: ReadPlan, flavour: Flavour = 'mariadb'): CompiledQuery {
+/**
+ * A condition on the root table's columns compiled elsewhere, ANDed to the plan's filter: the
+ * key of `read(<key>,<value>)`, the rows a write wrote (sql/compile-write.ts). Given how a
+ * column of the root is written, it pushes its parameters and returns its text.
+ */
+export type RootCondition = (column: (info: ColumnInfo) => string, params: unknown[]) => string;
+
+export function compileRead(
+  plan: ReadPlan,
+  flavour: ServerKind['flavour'] = 'mariadb',
+  where?: RootCondition,
+): CompiledQuery {
   const context = contextOf(plan, flavour);
   const params: unknown[] = [];
   const select = selectList(plan.selections, context, params) + addedKeys(plan, context);
   let sql = `SELECT ${select} FROM ${fromClause(plan, context, params)}`;
-  const where: string[] = [];
-  if (plan.filter !== null) where.push(compileFilter(plan.filter, params, context));
+  const conditions: string[] = [];
+  if (plan.filter !== null) conditions.push(compileFilter(plan.filter, params, context));
+  if (where !== undefined) {
+    const root = (column: ColumnInfo) => columnRef(plan.source, column, context);
+    conditions.push(`(${where(root, params)})`);
+  }
   const continues = plan.page?.continues === true;
   const keys = plan.page?.keys ?? null;
-  if (continues && keys !== null) where.push(compileSeek(keys, plan.source, params, context));
-  if (where.length > 0) sql += ` WHERE ${where.join(' AND ')}`;
+  if (continues && keys !== null) {
+    conditions.push(compileSeek(keys, plan.source, params, context));
+  }
+  if (conditions.length > 0) sql += ` WHERE ${conditions.join(' AND ')}`;
   if (plan.orderBy.length > 0) sql += ` ORDER BY ${orderList(plan.orderBy, context)}`;
   // LIMIT values go as strings: mysql2 sends a JS number as DOUBLE, which MySQL 8.0.22+ rejects
   // in LIMIT ("Incorrect arguments to mysqld_stmt_execute"); a string is accepted by MySQL and MariaDB.
@@ -117,7 +134,10 @@ function addedKeys(plan: ReadPlan, context: SqlContext): string {
 }
 
 /** `SELECT COUNT(*)` of the rows the filter matches, ignoring order, `$top` and `$skip`. */
-export function compileCount(plan: ReadPlan, flavour: Flavour = 'mariadb'): CompiledQuery {
+export function compileCount(
+  plan: ReadPlan,
+  flavour: ServerKind['flavour'] = 'mariadb',
+): CompiledQuery {
   const context = contextOf(plan, flavour);
   const params: unknown[] = [];
   let sql = `SELECT COUNT(*) FROM ${fromClause(plan, context, params)}`;
@@ -126,7 +146,7 @@ export function compileCount(plan: ReadPlan, flavour: Flavour = 'mariadb'): Comp
 }
 
 /** Columns are qualified when the read has more than one source: joins, children, lambdas. */
-function contextOf(plan: ReadPlan, flavour: Flavour): SqlContext {
+function contextOf(plan: ReadPlan, flavour: ServerKind['flavour']): SqlContext {
   const qualify =
     plan.joins.length > 0 ||
     plan.selections.some((s) => s.kind !== 'column') ||
