@@ -329,6 +329,26 @@ describe('the Link header', () => {
   });
 });
 
+describe('other answers', () => {
+  test('CSV pages carry the same Link; read(<key>,<value>) takes no $skiptoken', async () => {
+    const csv = { Accept: 'text/csv' };
+    const first = await fetch(`${gw.url}/table/p/read?$select=id&$orderby=b&$top=30`, {
+      headers: csv,
+    });
+    const link = first.headers.get('link') as string;
+    expect(first.headers.get('content-type')).toMatch(/^text\/csv/);
+    const next = new URL((/^<([^>]*)>/.exec(link) as RegExpExecArray)[1] as string, first.url);
+    const second = await fetch(next, { headers: csv });
+    expect(second.headers.get('link')).toBeNull();
+    const lines = `${await first.text()}${(await second.text()).replace(/^id\r\n/, '')}`
+      .trim()
+      .split('\r\n');
+    expect(lines).toEqual(['id', ...ids(await sql('SELECT id FROM p ORDER BY b, id'))]);
+    const byKey = await get(`${gw.url}/table/p/read(id,1)?$skiptoken=x`);
+    expect(byKey).toMatchObject({ status: 400, body: { code: 'INVALID_QUERY' } });
+  });
+});
+
 describe('$expand', () => {
   test('to-one and to-many relations, ordered through a nullable relation', async () => {
     const query = `$expand=customer,items&$orderby=${encodeURIComponent('customer/name desc,total')}`;
