@@ -188,6 +188,10 @@ export const ERRORS = {
       `Column '${column}' does not exist in table '${table}'`,
     schemaMiss: true,
   },
+  // $apply (totals): its grammar, and an aggregate or compute() function on a column of a type
+  // it does not take (`sum(name)`).
+  APPLY_SYNTAX: { status: 400, stages: ['read-options'], message: detail },
+  APPLY_TYPE: { status: 400, stages: ['read-options'], message: detail },
   /** `$expand`, a path or a lambda names a relation the table does not have (or the role cannot follow). */
   UNKNOWN_RELATION: {
     status: 400,
@@ -498,6 +502,8 @@ export const optionWithoutDollar = (key: string, meant: string) =>
 export const filterSyntax = (message: string) => apiError('FILTER_SYNTAX', message);
 export const filterType = (message: string) => apiError('FILTER_TYPE', message);
 export const limitExceeded = (message: string) => apiError('LIMIT_EXCEEDED', message);
+export const applySyntax = (message: string) => apiError('APPLY_SYNTAX', message);
+export const applyType = (message: string) => apiError('APPLY_TYPE', message);
 export const unknownColumn = (table: string, column: string) =>
   apiError('UNKNOWN_COLUMN', table, column);
 export const unknownTable = (table: string) => apiError('UNKNOWN_TABLE', table);

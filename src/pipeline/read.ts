@@ -15,6 +15,7 @@ import {
 import type { SchemaCache } from '../db/schema.js';
 import type { TableInfo } from '../db/schema-types.js';
 import type { Flavour } from '../execute/database.js';
+import { planApply } from '../plan/apply.js';
 import { planRead, type ReadPlan, type Selection, selectedColumns } from '../plan/read-plan.js';
 import { isSmallRead } from '../plan/small-read.js';
 import { type Access, viewerFor } from '../policy/views.js';
@@ -22,6 +23,7 @@ import { parseReadOptions, type QueryObject } from '../query/options.js';
 import { compileCount, compileRead as compileSelect } from '../sql/compile-read.js';
 import type { CompiledQuery } from '../sql/compiled-query.js';
 import { bindUser, namesUser } from '../sql/user-values.js';
+import { compileApplyPlan } from './apply-read.js';
 import { ReadCache, rawQueryString } from './read-cache.js';
 import { ShapeCache } from './read-shape.js';
 
@@ -55,14 +57,21 @@ export function compileReadPlan(plan: ReadPlan, flavour: Flavour = 'mariadb'): C
   };
 }
 
-/** parse → plan → compile: the read `query` asks of `table`, as the caller's role sees it. */
+/**
+ * parse → plan → compile: the read `query` asks of `table`, as the caller's role sees it; with
+ * `$apply`, its totals (apply-read.ts).
+ */
 export function compileRead(
   table: TableInfo,
   query: QueryObject,
   access: Access | null,
   flavour: Flavour = 'mariadb',
 ): CompiledRead {
-  return compileReadPlan(planRead(parseReadOptions(query), table, viewerFor(access)), flavour);
+  const request = parseReadOptions(query);
+  const viewer = viewerFor(access);
+  return request.apply === undefined
+    ? compileReadPlan(planRead(request, table, viewer), flavour)
+    : compileApplyPlan(planApply(request, table, viewer), flavour);
 }
 
 /** The read with the caller's `@user` values in place (the same object when it names none). */
