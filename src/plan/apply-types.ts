@@ -76,6 +76,23 @@ export function valueResult(value: RowValue): ColumnInfo {
   return value.kind === 'column' ? value.column : computedResult(value.fn, value.arg.column);
 }
 
+/**
+ * What a group value, a counted value and a value of the rows read through `$apply` may be: the
+ * kinds the driver's own value of the column is written from (db/rows.ts); a kind whose value
+ * must be read another way is refused rather than written wrong.
+ */
+const PLAIN: ReadonlySet<JsonKind> = new Set([
+  'integer',
+  'decimal',
+  'float',
+  'year',
+  'bit',
+  'date',
+  'datetime',
+  'string',
+  'json',
+  'binary',
+]);
 const SUMMABLE: ReadonlySet<JsonKind> = new Set(['integer', 'decimal', 'float']);
 const ORDERED: ReadonlySet<JsonKind> = new Set([
   'integer',
@@ -88,7 +105,8 @@ const ORDERED: ReadonlySet<JsonKind> = new Set([
   'string',
 ]);
 
-const TAKES: Readonly<Record<'sum' | 'average' | 'min' | 'max', string>> = {
+const TAKES: Readonly<Record<AggregateMethod, string>> = {
+  countdistinct: 'a column that is not spatial, or a function of one',
   sum: 'a number column (an integer, DECIMAL, FLOAT or DOUBLE column) or a function giving a number',
   average:
     'a number column (an integer, DECIMAL, FLOAT or DOUBLE column) or a function giving a number',
@@ -100,7 +118,7 @@ const TAKES: Readonly<Record<'sum' | 'average' | 'min' | 'max', string>> = {
 function takes(method: AggregateMethod, value: RowValue): boolean {
   switch (method) {
     case 'countdistinct':
-      return true;
+      return value.kind === 'call' || PLAIN.has(value.column.kind);
     case 'sum':
     case 'average':
       return value.kind === 'column'
@@ -128,7 +146,15 @@ export function checkAggregate(
       ? `column '${label}' (${value.column.dataType}) is not one`
       : `'${label}' (${value.fn}(${value.arg.column.name})) gives ${valueType(value)}`;
   throw applyType(
-    `Invalid $apply at position ${position}: ${method} takes ${TAKES[method as keyof typeof TAKES]}, and ${what}`,
+    `Invalid $apply at position ${position}: ${method} takes ${TAKES[method]}, and ${what}`,
+  );
+}
+
+/** Throws APPLY_TYPE unless `value` can be a group value (or a value of the rows answered). */
+export function checkPlain(value: RowValue, label: string, position: number): void {
+  if (value.kind === 'call' || PLAIN.has(value.column.kind)) return;
+  throw applyType(
+    `Invalid $apply at position ${position}: column '${label}' (${value.column.dataType}) cannot be grouped or read through $apply; read it without $apply`,
   );
 }
 

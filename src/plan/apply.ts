@@ -25,6 +25,7 @@ import type {
 import {
   checkAggregate,
   checkComputed,
+  checkPlain,
   type RowValue,
   type TotalMethod,
   totalResult,
@@ -172,12 +173,11 @@ class ApplyPlanner {
 
   /** Without groupby(…) or aggregate(…): every column the caller may read, then the computed values. */
   private rows(): { groupBy: null; outputs: ApplyOutput[] } {
-    const outputs: ApplyOutput[] = this.scope.view.columns.map((column) => ({
-      kind: 'value',
-      name: column.name,
-      value: this.scope.column(column.name),
-      result: column,
-    }));
+    const outputs: ApplyOutput[] = this.scope.view.columns.map((column) => {
+      const value = this.scope.column(column.name);
+      checkPlain(value, column.name, 1);
+      return { kind: 'value', name: column.name, value, result: column };
+    });
     for (const [name, { planned }] of this.computed) {
       outputs.push({ kind: 'value', name, value: planned, result: valueResult(planned) });
     }
@@ -189,6 +189,7 @@ class ApplyPlanner {
     const outputs: OpenOutput[] = [];
     for (const ref of step.kind === 'groupby' ? step.refs : []) {
       const value = this.resolve(ref);
+      checkPlain(value, written(ref), ref.position);
       if (keys.some((key) => sameValue(key, value))) {
         throw invalidQuery(
           `Invalid $apply at position ${ref.position}: groupby names '${written(ref)}' twice`,
