@@ -188,10 +188,6 @@ export const ERRORS = {
       `Column '${column}' does not exist in table '${table}'`,
     schemaMiss: true,
   },
-  // $apply (totals): its grammar, and an aggregate or compute() function on a column of a type
-  // it does not take (`sum(name)`).
-  APPLY_SYNTAX: { status: 400, stages: ['read-options'], message: detail },
-  APPLY_TYPE: { status: 400, stages: ['read-options'], message: detail },
   /** `$expand`, a path or a lambda names a relation the table does not have (or the role cannot follow). */
   UNKNOWN_RELATION: {
     status: 400,
@@ -200,6 +196,10 @@ export const ERRORS = {
       `Relation '${relation}' does not exist on table '${table}'`,
     schemaMiss: true,
   },
+  // $apply (totals): its grammar, and an aggregate or compute() function on a column of a type
+  // it does not take (`sum(name)`).
+  APPLY_SYNTAX: { status: 400, stages: ['read-options'], message: detail },
+  APPLY_TYPE: { status: 400, stages: ['read-options'], message: detail },
   INVALID_VALUE: { status: 400, stages: ['key', 'values'], message: detail },
   GENERATED_COLUMN: {
     status: 400,

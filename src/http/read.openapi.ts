@@ -1,10 +1,11 @@
 /**
  * The description of `GET /table/<table>/read` (read.ts): the stages it runs, whose errors are
  * its error responses, and its operation — the `$…` options, `$select` naming only the columns
- * the caller may read, and rows of the row schema of those columns.
+ * the caller may read and `$apply` the columns its aggregates may take, and rows of the row
+ * schema of those columns.
  */
 import type { Stage } from '../errors.js';
-import { MAX_FILTER_BYTES } from '../limits.js';
+import { MAX_APPLY_BYTES, MAX_FILTER_BYTES } from '../limits.js';
 import { rowSchema } from '../openapi/column-schema.js';
 import { filterHelp } from '../openapi/filter-help.js';
 import {
@@ -14,6 +15,7 @@ import {
   json,
   type TableOperation,
 } from '../openapi/operation.js';
+import { aggregatable } from '../plan/apply-types.js';
 
 /** A table the role may not read answers 404 (UNKNOWN_TABLE): reads are never FORBIDDEN. */
 export const READ_STAGES: readonly Stage[] = ['read-options', 'request', 'table', 'execute'];
@@ -58,8 +60,30 @@ const SHARED_OPTIONS: readonly [string, JsonSchema][] = [
   ],
 ];
 
-function readParameters({ view }: DescribedTable, context: DescriptionContext): JsonSchema[] {
-  const names = view.read.map((c) => c.name).join(', ');
+/**
+ * `$apply` of one table, for the caller: the grammar in brief and which of the columns it may
+ * read each aggregate takes (plan/apply-types.ts), so an agent or a form can offer just those.
+ */
+function applyParameter({ view }: DescribedTable): JsonSchema {
+  const { summable, ordered } = aggregatable(view.read);
+  const list = (columns: readonly { name: string }[]) =>
+    columns.length === 0 ? 'none' : columns.map((c) => c.name).join(', ');
+  return query(
+    '$apply',
+    { type: 'string', maxLength: MAX_APPLY_BYTES },
+    [
+      'Totals instead of rows: `filter(…)` and `compute(year(col) as name)` steps, then',
+      '`groupby((col, relation/col), aggregate(col with sum as total, $count as n))` or `aggregate(…)`',
+      'alone; one object per group (its groupby values, a path as nested objects, then the aliases).',
+      'Group by and countdistinct: the columns of $select or a path through to-one relations;',
+      `sum and average: ${list(summable)}; min and max: ${list(ordered)}.`,
+      '$orderby, $top, $skip and $count apply to the groups; not with $select or $expand.',
+    ].join(' '),
+  );
+}
+
+function readParameters(described: DescribedTable, context: DescriptionContext): JsonSchema[] {
+  const names = described.view.read.map((c) => c.name).join(', ');
   return [
     query(
       '$select',
@@ -67,6 +91,7 @@ function readParameters({ view }: DescribedTable, context: DescriptionContext): 
       `Columns to return, comma-separated (default \`*\`): ${names}`,
     ),
     ...SHARED_OPTIONS.map(([name, parameter]) => context.parameter(name, parameter)),
+    applyParameter(described),
   ];
 }
 
@@ -93,7 +118,8 @@ export const readOperation: TableOperation = {
       parameters: readParameters(described, context),
       responses: {
         200: {
-          description: 'The rows, keys in select order',
+          description:
+            'The rows, keys in select order; with `$apply`, one object per group: its groupby values, then its aliases',
           headers: {
             'X-Total-Count': {
               description: 'With `$count=true`: the rows the filter matches',
