@@ -76,24 +76,7 @@ export function valueResult(value: RowValue): ColumnInfo {
   return value.kind === 'column' ? value.column : computedResult(value.fn, value.arg.column);
 }
 
-/**
- * What a group value, a counted value and a value of the rows read through `$apply` may be: the
- * kinds the driver's own value of the column is written from (db/rows.ts); a kind whose value
- * must be read another way is refused rather than written wrong.
- */
-const PLAIN: ReadonlySet<JsonKind> = new Set([
-  'integer',
-  'decimal',
-  'float',
-  'year',
-  'bit',
-  'date',
-  'datetime',
-  'string',
-  'json',
-  'binary',
-]);
-const SUMMABLE: ReadonlySet<JsonKind> = new Set(['integer', 'decimal', 'float']);
+/** What min and max take: numbers, text (ENUM and SET by their text), dates and times. */
 const ORDERED: ReadonlySet<JsonKind> = new Set([
   'integer',
   'decimal',
@@ -104,6 +87,13 @@ const ORDERED: ReadonlySet<JsonKind> = new Set([
   'datetime',
   'string',
 ]);
+const SUMMABLE: ReadonlySet<JsonKind> = new Set(['integer', 'decimal', 'float']);
+/**
+ * What a group value, a counted value and a value of the rows read through `$apply` may be: the
+ * kinds the driver's own value of the column is written from (db/rows.ts); a kind whose value
+ * must be read another way (a spatial column) is refused rather than written wrong.
+ */
+const PLAIN: ReadonlySet<JsonKind> = new Set([...ORDERED, 'json', 'binary']);
 
 const TAKES: Readonly<Record<AggregateMethod, string>> = {
   countdistinct: 'a column that is not spatial, or a function of one',

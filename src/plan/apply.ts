@@ -22,6 +22,7 @@ import type {
   ReadRequest,
   SortDirection,
 } from '../query/ast.js';
+import { placed } from '../query/filter-parser.js';
 import {
   checkAggregate,
   checkComputed,
@@ -113,7 +114,8 @@ class ApplyPlanner {
     for (const step of steps) {
       switch (step.kind) {
         case 'filter':
-          filters.push(inApply(() => scope.filter(this.withComputed(step.expr))));
+          // Its positions are in the `$apply` text.
+          filters.push(placed('$apply', () => scope.filter(this.withComputed(step.expr))));
           break;
         case 'compute':
           for (const item of step.items) this.compute(item);
@@ -326,16 +328,4 @@ function sameValue(a: RowValue, b: RowValue): boolean {
 /** A name as the request wrote it: `customer/country`. */
 function written(ref: Pick<ColumnRef, 'name' | 'path'>): string {
   return [...(ref.path ?? []), ref.name].join('/');
-}
-
-/** A filter() step's messages name `$apply`: their positions are in its text. */
-function inApply<T>(plan: () => T): T {
-  try {
-    return plan();
-  } catch (error) {
-    if (error instanceof Error && error.message.startsWith('Invalid $filter ')) {
-      error.message = error.message.replace('Invalid $filter', 'Invalid $apply');
-    }
-    throw error;
-  }
 }

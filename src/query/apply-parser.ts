@@ -19,8 +19,9 @@ import {
   type ColumnRef,
   type Computed,
 } from './ast.js';
-import { countCall, describe, newBudget, parseFilterTokens } from './filter-parser.js';
+import { countCall, describe, newBudget, parseFilterTokens, placed } from './filter-parser.js';
 import { asciiKeyword, lex, type Token } from './lexer.js';
+import { TokenCursor } from './token-cursor.js';
 
 const STEPS = 'a step: filter(…), compute(…), groupby(…) or aggregate(…)';
 const METHODS: ReadonlySet<string> = new Set<AggregateMethod>(AGGREGATE_METHODS);
@@ -36,15 +37,8 @@ export function parseApply(text: string): ApplyStep[] {
       `$apply is ${bytes} bytes long; the limit is ${MAX_APPLY_BYTES} bytes (UTF-8)`,
     );
   }
-  try {
-    return new ApplyParser(lex(text, { steps: true }).tokens).parse();
-  } catch (error) {
-    // The filter parser's messages (a filter() step, the shared limits) name `$filter`.
-    if (error instanceof Error && error.message.startsWith('Invalid $filter ')) {
-      error.message = error.message.replace('Invalid $filter', 'Invalid $apply');
-    }
-    throw error;
-  }
+  // The filter parser's messages (a filter() step, the shared limits) are about `$apply`.
+  return placed('$apply', () => new ApplyParser(lex(text, { steps: true }).tokens).parse());
 }
 
 function syntaxError(token: Token, expected: string) {
@@ -54,13 +48,10 @@ function syntaxError(token: Token, expected: string) {
   );
 }
 
-class ApplyParser {
-  private index = 0;
+class ApplyParser extends TokenCursor {
   private readonly budget = newBudget();
   /** compute() items, groupby values and aggregates so far (MAX_APPLY_ITEMS). */
   private items = 0;
-
-  constructor(private readonly tokens: readonly Token[]) {}
 
   parse(): ApplyStep[] {
     const steps: ApplyStep[] = [];
@@ -78,18 +69,6 @@ class ApplyParser {
       if (next.kind === 'end') return steps;
       if (next.kind !== 'slash') throw syntaxError(next, "'/' and the next step, or end of $apply");
     }
-  }
-
-  // The token list always ends with `end`, and nothing advances past it.
-  private peek(offset = 0): Token {
-    const last = this.tokens.length - 1;
-    return this.tokens[Math.min(this.index + offset, last)] as Token;
-  }
-
-  private next(): Token {
-    const token = this.peek();
-    if (token.kind !== 'end') this.index++;
-    return token;
   }
 
   private expect(kind: 'lparen' | 'rparen', expected: string): void {

@@ -32,6 +32,7 @@ import {
   type Token,
   tokenize,
 } from './lexer.js';
+import { TokenCursor } from './token-cursor.js';
 
 const COMPARE_OPS: ReadonlySet<string> = new Set<CompareOp>(['eq', 'ne', 'lt', 'le', 'gt', 'ge']);
 const MATCH_FNS: ReadonlySet<string> = new Set<MatchFn>(['contains', 'startswith', 'endswith']);
@@ -93,6 +94,22 @@ export function parseFilter(text: string, options: LexOptions = {}): FilterExpr 
 }
 
 /**
+ * Runs `parse`; a filter's messages (`Invalid $filter at position …`) then name `where` instead:
+ * a filter nested in another option, whose positions are counted in that option's text or in
+ * the nested filter's own.
+ */
+export function placed<T>(where: string, parse: () => T): T {
+  try {
+    return parse();
+  } catch (error) {
+    if (error instanceof Error && error.message.startsWith('Invalid $filter ')) {
+      error.message = error.message.replace('Invalid $filter', `Invalid ${where}`);
+    }
+    throw error;
+  }
+}
+
+/**
  * What a filter may still spend: one per `$filter` (and policy where); `$apply` shares one
  * between its filter() steps and compute() functions.
  */
@@ -128,15 +145,13 @@ export function countCall(budget: FilterBudget, name: Token): void {
   }
 }
 
-class Parser {
+class Parser extends TokenCursor {
   constructor(
-    private readonly tokens: readonly Token[],
+    tokens: readonly Token[],
     private readonly budget: FilterBudget,
-    private index: number,
-  ) {}
-
-  get position(): number {
-    return this.index;
+    index: number,
+  ) {
+    super(tokens, index);
   }
 
   parse(): FilterExpr {
@@ -144,18 +159,6 @@ class Parser {
     const next = this.peek();
     if (next.kind !== 'end') throw syntaxError(next, "'and', 'or' or end of filter");
     return expr;
-  }
-
-  // The token list always ends with `end`, and nothing advances past it.
-  private peek(offset = 0): Token {
-    const last = this.tokens.length - 1;
-    return this.tokens[Math.min(this.index + offset, last)] as Token;
-  }
-
-  private next(): Token {
-    const token = this.peek();
-    if (token.kind !== 'end') this.index++;
-    return token;
   }
 
   private isKeyword(token: Token, keyword: string): boolean {

@@ -10,7 +10,7 @@ import { invalidQuery, limitExceeded, optionWithoutDollar } from '../errors.js';
 import { MAX_EXPAND_DEPTH, MAX_EXPANDED_RELATIONS } from '../limits.js';
 import { parseApply } from './apply-parser.js';
 import type { ExpandItem, ExpandOptions, FilterExpr, OrderItem, ReadRequest } from './ast.js';
-import { parseFilter } from './filter-parser.js';
+import { parseFilter, placed } from './filter-parser.js';
 import { asciiKeyword, excerpt, isWhitespace, scanQuoted } from './lexer.js';
 
 export const READ_OPTIONS = [
@@ -306,24 +306,12 @@ function parseExpandOptions(text: string, path: readonly string[], depth: number
   const filter = given.get('$filter');
   const options: ExpandOptions = {
     select: parseSelect(given.get('$select'), where('$select')),
-    filter: withPlace(() => parseFilterOption(filter, where('$filter')), where('$filter')),
+    filter: placed(where('$filter'), () => parseFilterOption(filter, where('$filter'))),
     orderBy: orderby === undefined ? [] : parseOrderBy(orderby, where('$orderby')),
     top: top === undefined ? null : parseCount('$top', trim(top), where('$top')),
     skip: skip === undefined ? null : parseCount('$skip', trim(skip), where('$skip')),
   };
   return expand === undefined ? options : { ...options, expand: parseExpand(expand, depth) };
-}
-
-/** A nested `$filter`'s errors name where it is: `Invalid $filter of $expand 'items' at …`. */
-function withPlace<T>(parse: () => T, where: string): T {
-  try {
-    return parse();
-  } catch (error) {
-    if (error instanceof Error && error.message.startsWith('Invalid $filter ')) {
-      error.message = error.message.replace('Invalid $filter', `Invalid ${where}`);
-    }
-    throw error;
-  }
 }
 
 function parseCount(option: '$top' | '$skip', text: string, where: string = option): number {
