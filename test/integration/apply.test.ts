@@ -777,6 +777,21 @@ describe('under a policy', () => {
     });
   });
 
+  test('/openapi.json describes $apply with the columns its aggregates take for the role', async () => {
+    const response = await fetch(`${auth.url}/openapi.json`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    const doc = (await response.json()) as {
+      paths: Record<string, { get?: { parameters?: { name: string; description?: string }[] } }>;
+    };
+    const apply = doc.paths['/table/order/read']?.get?.parameters?.find((p) => p.name === '$apply');
+    expect(apply?.description).toContain(
+      'sum and average: id, customer_id, total, items, points, discount; min and max: id, customer_id, placed_at, shipped_on, ship_time, status, total, items, points, discount, note.',
+    );
+    // Only what the role may read: not the films.
+    expect(Object.keys(doc.paths).filter((p) => p.startsWith('/table/film'))).toEqual([]);
+  });
+
   test('reading the table is the grant needed: a table the role cannot read is 404', async () => {
     const answer = await read(auth.url, 'film', { $apply: 'aggregate($count as n)' }, token);
     expect({ status: answer.status, body: JSON.parse(answer.text) }).toEqual({
