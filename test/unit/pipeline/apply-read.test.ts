@@ -1,6 +1,7 @@
 import { describe, expect, test } from '@jest/globals';
 import { compileApplyPlan } from '../../../src/pipeline/apply-read.js';
 import { compileRead } from '../../../src/pipeline/read.js';
+import { ShapeCache } from '../../../src/pipeline/read-shape.js';
 import { planApply } from '../../../src/plan/apply.js';
 import { parseReadOptions, type QueryObject } from '../../../src/query/options.js';
 import { sale } from '../fixtures/apply-schema.js';
@@ -82,5 +83,30 @@ describe('the answer objects, from values as mysql2 returns them', () => {
       'SELECT COUNT(*) FROM (SELECT 1 FROM `sale` GROUP BY `name`) AS `g`',
     );
     expect(read.namesUser).toBe(false);
+  });
+
+  test("the shape cache serves $apply reads: a template of the $filter's integers, exact", () => {
+    const shapes = new ShapeCache();
+    const apply = 'groupby((customer/name),aggregate(price with sum as total))';
+    const query = (n: number) => ({ $filter: `qty gt ${n}`, $apply: apply, $count: 'true' });
+    const serve = (n: number) => {
+      const shape = shapes.find(sale, '', query(n));
+      if (shape === null) throw new Error('no shape');
+      const hit = shapes.read(shape);
+      if (hit) return { read: hit, hit: true };
+      const read = compileRead(sale, query(n), null);
+      shapes.learn(shape, query(n), read, (q) => compileRead(sale, q, null));
+      return { read, hit: false };
+    };
+    expect([serve(1).hit, serve(2).hit, serve(3).hit]).toEqual([false, false, true]);
+    const served = serve(42);
+    const made = compileRead(sale, query(42), null);
+    expect(served.hit).toBe(true);
+    expect([served.read.select, served.read.count, served.read.serialize]).toEqual([
+      made.select,
+      made.count,
+      made.serialize,
+    ]);
+    expect(served.read.select.params).toEqual([42]);
   });
 });
