@@ -11,7 +11,7 @@
  * the column functions, on the DATE, DATETIME(3), TIME and text columns (issue 18).
  * The same reads also run under a policy's row condition (issue 14): whatever the filter, every
  * row returned satisfies the policy's where, and the unpaged count still matches.
- * Generated `$apply` expressions (issue 30) run the same way, through a to-one relation too:
+ * Generated `$apply` expressions run the same way, through a to-one relation too:
  * every statement runs or is a 4xx, every answer object is JSON, and unpaged, the groups'
  * `$count` adds up to the rows the filters pass (no row lost or counted twice by the grouping).
  * The seed of a failing run is printed by fast-check; FUZZ_SEED=<n> replays it.
