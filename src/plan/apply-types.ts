@@ -10,6 +10,7 @@
 import type { ColumnInfo, JsonKind } from '../db/schema-types.js';
 import { applyType } from '../errors.js';
 import type { AggregateMethod, ColumnFn } from '../query/ast.js';
+import { excerpt } from '../query/lexer.js';
 import { columnType, FN_RULES, type ValueType } from './filter-types.js';
 import type { PlannedColumnExpr } from './planned-filter.js';
 
@@ -133,8 +134,8 @@ export function checkAggregate(
   if (takes(method, value)) return;
   const what =
     value.kind === 'column'
-      ? `column '${label}' (${value.column.dataType}) is not one`
-      : `'${label}' (${value.fn}(${value.arg.column.name})) gives ${valueType(value)}`;
+      ? `column '${excerpt(label)}' (${value.column.dataType}) is not one`
+      : `'${excerpt(label)}' (${value.fn}(${value.arg.column.name})) gives ${valueType(value)}`;
   throw applyType(
     `Invalid $apply at position ${position}: ${method} takes ${TAKES[method]}, and ${what}`,
   );
@@ -144,7 +145,7 @@ export function checkAggregate(
 export function checkPlain(value: RowValue, label: string, position: number): void {
   if (value.kind === 'call' || PLAIN.has(value.column.kind)) return;
   throw applyType(
-    `Invalid $apply at position ${position}: column '${label}' (${value.column.dataType}) cannot be grouped or read through $apply; read it without $apply`,
+    `Invalid $apply at position ${position}: column '${excerpt(label)}' (${value.column.dataType}) cannot be grouped or read through $apply; read it without $apply`,
   );
 }
 

@@ -23,6 +23,7 @@ import type {
   SortDirection,
 } from '../query/ast.js';
 import { placed } from '../query/filter-parser.js';
+import { excerpt } from '../query/lexer.js';
 import {
   checkAggregate,
   checkComputed,
@@ -145,7 +146,7 @@ class ApplyPlanner {
   private compute({ call, alias, position }: Computed): void {
     if (this.computed.has(alias) || this.scope.view.column(alias) !== undefined) {
       throw invalidQuery(
-        `Invalid $apply at position ${position}: '${alias}' already names ${this.computed.has(alias) ? 'a computed value' : 'a column'}; give the computed value another name`,
+        `Invalid $apply at position ${position}: '${excerpt(alias)}' already names ${this.computed.has(alias) ? 'a computed value' : 'a column'}; give the computed value another name`,
       );
     }
     this.notComputed(call);
@@ -159,7 +160,7 @@ class ApplyPlanner {
     const { column } = call;
     if ((column.path ?? []).length === 0 && this.computed.has(column.name)) {
       throw applyType(
-        `Invalid $apply at position ${call.position}: ${call.fn}() takes a column, and '${column.name}' is a computed value`,
+        `Invalid $apply at position ${call.position}: ${call.fn}() takes a column, and '${excerpt(column.name)}' is a computed value`,
       );
     }
   }
@@ -194,7 +195,7 @@ class ApplyPlanner {
       checkPlain(value, written(ref), ref.position);
       if (keys.some((key) => sameValue(key, value))) {
         throw invalidQuery(
-          `Invalid $apply at position ${ref.position}: groupby names '${written(ref)}' twice`,
+          `Invalid $apply at position ${ref.position}: groupby names '${excerpt(written(ref))}' twice`,
         );
       }
       keys.push(value);
@@ -246,7 +247,7 @@ class ApplyPlanner {
       const value = this.resolve({ name: item.column, path: item.path });
       if (groupBy !== null && !groupBy.some((key) => sameValue(key, value))) {
         throw invalidQuery(
-          `$orderby '${written({ name: item.column, path: item.path })}' is not in the answer of $apply: order by its groupby values and aliases`,
+          `$orderby '${excerpt(written({ name: item.column, path: item.path }))}' is not in the answer of $apply: order by its groupby values and aliases`,
         );
       }
       order.push({ by: value, direction: item.direction });
@@ -314,7 +315,7 @@ function place(
 
 function twice(name: string, position: number) {
   return invalidQuery(
-    `Invalid $apply at position ${position}: the answer would have the key '${name}' twice; give one of them another name`,
+    `Invalid $apply at position ${position}: the answer would have the key '${excerpt(name)}' twice; give one of them another name`,
   );
 }
 
