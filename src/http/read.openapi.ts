@@ -61,24 +61,30 @@ const SHARED_OPTIONS: readonly [string, JsonSchema][] = [
 ];
 
 /**
- * `$apply` of one table, for the caller: the grammar in brief and which of the columns it may
- * read each aggregate takes (plan/apply-types.ts), so an agent or a form can offer just those.
+ * `$apply`'s grammar, once per document (a shared schema); each table's parameter then says only
+ * which of the columns the caller may read each aggregate takes (plan/apply-types.ts), so an
+ * agent or a form can offer just those.
  */
-function applyParameter({ view }: DescribedTable): JsonSchema {
+const APPLY_SCHEMA: JsonSchema = {
+  type: 'string',
+  maxLength: MAX_APPLY_BYTES,
+  description: [
+    'Totals instead of rows: `filter(…)` and `compute(year(col) as name)` steps, then',
+    '`groupby((col, relation/col), aggregate(col with sum as total, $count as n))` or',
+    '`aggregate(…)` alone (methods: sum, average, min, max, countdistinct). The answer: one',
+    'object per group, its groupby values (a path as nested objects), then the aliases;',
+    '$orderby, $top, $skip and $count apply to the groups. Not with $select or $expand.',
+  ].join(' '),
+};
+
+function applyParameter({ view }: DescribedTable, context: DescriptionContext): JsonSchema {
   const { summable, ordered } = aggregatable(view.read);
   const list = (columns: readonly { name: string }[]) =>
     columns.length === 0 ? 'none' : columns.map((c) => c.name).join(', ');
   return query(
     '$apply',
-    { type: 'string', maxLength: MAX_APPLY_BYTES },
-    [
-      'Totals instead of rows: `filter(…)` and `compute(year(col) as name)` steps, then',
-      '`groupby((col, relation/col), aggregate(col with sum as total, $count as n))` or `aggregate(…)`',
-      'alone; one object per group (its groupby values, a path as nested objects, then the aliases).',
-      'Group by and countdistinct: the columns of $select or a path through to-one relations;',
-      `sum and average: ${list(summable)}; min and max: ${list(ordered)}.`,
-      '$orderby, $top, $skip and $count apply to the groups; not with $select or $expand.',
-    ].join(' '),
+    context.shared('Apply'),
+    `Totals (grammar: the Apply schema). Group by and countdistinct: the columns of $select or a path through to-one relations; sum and average: ${list(summable)}; min and max: ${list(ordered)}.`,
   );
 }
 
@@ -91,7 +97,7 @@ function readParameters(described: DescribedTable, context: DescriptionContext):
       `Columns to return, comma-separated (default \`*\`): ${names}`,
     ),
     ...SHARED_OPTIONS.map(([name, parameter]) => context.parameter(name, parameter)),
-    applyParameter(described),
+    applyParameter(described, context),
   ];
 }
 
@@ -99,6 +105,7 @@ export const readOperation: TableOperation = {
   action: 'read',
   method: 'get',
   path: '/read',
+  schemas: { Apply: APPLY_SCHEMA },
   describe: (described, context) => {
     const { table, view, names } = described;
     const primaryKey = table.primaryKey;

@@ -170,7 +170,7 @@ function summary(doc: Json): string[] {
   return lines;
 }
 
-const READ_OPTIONS = '$filter, $orderby, $top, $skip, $count';
+const READ_OPTIONS = '$filter, $orderby, $top, $skip, $count, $apply';
 const COMMON = ['GET /', 'GET /live', 'GET /health', 'GET /openapi.json'];
 // Without a token the index is 401 whatever the policy grants: not described either.
 const PUBLIC = COMMON.filter((line) => line !== 'GET /');

@@ -516,6 +516,7 @@ describe("a caller's view", () => {
     );
     expect(propertiesOf(doc, 'products')).toEqual(['id', 'name', 'price']);
     expect(Object.keys(schemasOf(doc)).sort()).toEqual([
+      'Apply',
       'Credentials',
       'Error',
       'Health',
