@@ -12,6 +12,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import mysql from 'mysql2';
+import { TOTALS_APPLY, TOTALS_SQL } from './lib/scenarios.mjs';
 
 const env = process.env;
 const poolSize = Number(env.FLOOR_POOL_SIZE ?? 10);
@@ -89,6 +90,19 @@ function read(res, query) {
       [q.get('$top'), q.get('$skip')],
       rows,
     );
+  } else if (keys === '$apply' && q.get('$apply') === TOTALS_APPLY) {
+    // Scenario (j): tablegate's own SQL, its rows named as the aliases.
+    pool.execute({ sql: TOTALS_SQL, rowsAsArray: true }, [], (error, result) => {
+      if (error) fail(res, 500, 'Database error');
+      else {
+        const groups = result.map(([category, total, avgQty]) => ({
+          category,
+          total,
+          avg_qty: avgQty,
+        }));
+        send(res, 200, JSON.stringify(groups));
+      }
+    });
   } else if (byCategory) {
     run(
       res,

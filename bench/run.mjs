@@ -120,7 +120,7 @@ async function loadScenario(scenario, running, index) {
     log(`  ${scenario.id}: warm-up ${a.server.key}`);
     await runLoad({
       base: a.server.base,
-      connections: settings.connections,
+      connections: scenario.connections ?? settings.connections,
       seconds: settings.warmupSeconds,
       next: next(a.dialect, 999),
       tally: null,
@@ -137,7 +137,7 @@ async function loadScenario(scenario, running, index) {
       const cpuBefore = cpuSeconds(a.server.pid);
       await runLoad({
         base: a.server.base,
-        connections: settings.connections,
+        connections: scenario.connections ?? settings.connections,
         seconds: settings.seconds,
         next: next(a.dialect, 1000 * (index + 1) + round),
         tally: a.tally,

@@ -220,6 +220,10 @@ export const ERRORS = {
       `Relation '${relation}' does not exist on table '${table}'`,
     schemaMiss: true,
   },
+  // $apply (totals): its grammar, and an aggregate or compute() function on a column of a type
+  // it does not take (`sum(name)`).
+  APPLY_SYNTAX: { status: 400, stages: ['read-options'], message: detail },
+  APPLY_TYPE: { status: 400, stages: ['read-options'], message: detail },
   INVALID_VALUE: { status: 400, stages: ['key', 'values'], message: detail },
   GENERATED_COLUMN: {
     status: 400,
@@ -536,6 +540,8 @@ export const optionWithoutDollar = (key: string, meant: string) =>
 export const filterSyntax = (message: string) => apiError('FILTER_SYNTAX', message);
 export const filterType = (message: string) => apiError('FILTER_TYPE', message);
 export const limitExceeded = (message: string) => apiError('LIMIT_EXCEEDED', message);
+export const applySyntax = (message: string) => apiError('APPLY_SYNTAX', message);
+export const applyType = (message: string) => apiError('APPLY_TYPE', message);
 export const unknownColumn = (table: string, column: string) =>
   apiError('UNKNOWN_COLUMN', table, column);
 export const unknownTable = (table: string) => apiError('UNKNOWN_TABLE', table);

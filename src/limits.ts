@@ -28,6 +28,15 @@ export const MAX_EXPAND_DEPTH = 3;
 /** Relations one read may expand in all (every path segment of every `$expand` item counts). */
 export const MAX_EXPANDED_RELATIONS = 10;
 
+// Totals ($apply).
+/** Bytes of `$apply` text (UTF-8): its filter() steps share the `$filter` limits besides. */
+export const MAX_APPLY_BYTES = 8192;
+/**
+ * compute() items, groupby values and aggregates of one `$apply` together: each is an expression
+ * MySQL evaluates on every row, and COUNT(DISTINCT …) keeps a set of values per group.
+ */
+export const MAX_APPLY_ITEMS = 32;
+
 // Writes.
 /** Rows one `create` request may insert. */
 export const MAX_INSERT_ROWS = 10_000;

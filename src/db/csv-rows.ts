@@ -69,7 +69,15 @@ function cellWriterFor(column: ColumnInfo): CellWriter {
 
 /** How many slots of the row array a field reads (rows.ts Field). */
 function width(field: Field): number {
-  return field.kind === 'object' ? 1 + field.fields.reduce((sum, f) => sum + width(f), 0) : 1;
+  const inner = (fields: readonly Field[]) => fields.reduce((sum, f) => sum + width(f), 0);
+  switch (field.kind) {
+    case 'object':
+      return 1 + inner(field.fields);
+    case 'nested':
+      return inner(field.fields);
+    default:
+      return 1;
+  }
 }
 
 /**

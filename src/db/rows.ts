@@ -119,7 +119,9 @@ export type RowSerializer = (row: readonly unknown[]) => string;
 export type Field =
   | { readonly kind: 'value'; readonly name: string; readonly column: ColumnInfo }
   | { readonly kind: 'object'; readonly name: string; readonly fields: readonly Field[] }
-  | { readonly kind: 'array'; readonly name: string; readonly fields: readonly Field[] };
+  | { readonly kind: 'array'; readonly name: string; readonly fields: readonly Field[] }
+  /** An object that is always there, its fields' slots without a marker (`$apply`'s path groups). */
+  | { readonly kind: 'nested'; readonly name: string; readonly fields: readonly Field[] };
 
 /** Values as mysql2 returns them (`driver`), or as text inside a related array (`text`). */
 type Mode = 'driver' | 'text';
@@ -169,6 +171,12 @@ function fieldsWriter(
             : `${prefix}{${inner.write(row)}}`,
         );
         slot += 1 + inner.width;
+        return;
+      }
+      case 'nested': {
+        const inner = fieldsWriter(field.fields, mode, at);
+        parts.push((row) => `${prefix}{${inner.write(row)}}`);
+        slot += inner.width;
         return;
       }
       case 'array': {

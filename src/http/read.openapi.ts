@@ -1,11 +1,12 @@
 /**
  * The descriptions of `GET /table/<table>/read` and `GET /table/<table>/read(<key>,<value>)`
  * (read.ts): the stages each runs, whose errors are its error responses, and the operations —
- * the `$…` options, `$select` naming only the columns the caller may read, rows of the row
- * schema of those columns, as JSON or CSV (Accept).
+ * the `$…` options, `$select` naming only the columns the caller may read and `$apply` the
+ * columns its aggregates may take, rows of the row schema of those columns, as JSON or CSV
+ * (Accept).
  */
 import type { Stage } from '../errors.js';
-import { MAX_FILTER_BYTES } from '../limits.js';
+import { MAX_APPLY_BYTES, MAX_FILTER_BYTES } from '../limits.js';
 import { rowSchema } from '../openapi/column-schema.js';
 import { filterHelp } from '../openapi/filter-help.js';
 import {
@@ -15,6 +16,7 @@ import {
   json,
   type TableOperation,
 } from '../openapi/operation.js';
+import { aggregatable } from '../plan/apply-types.js';
 import { isSingleColumnKey } from '../plan/unique-keys.js';
 
 /** A table the role may not read answers 404 (UNKNOWN_TABLE): reads are never FORBIDDEN. */
@@ -61,8 +63,36 @@ const SHARED_OPTIONS: readonly [string, JsonSchema][] = [
   ],
 ];
 
-function readParameters({ view }: DescribedTable, context: DescriptionContext): JsonSchema[] {
-  const names = view.read.map((c) => c.name).join(', ');
+/**
+ * `$apply`'s grammar, once per document (a shared schema); each table's parameter then says only
+ * which of the columns the caller may read each aggregate takes (plan/apply-types.ts), so an
+ * agent or a form can offer just those.
+ */
+const APPLY_SCHEMA: JsonSchema = {
+  type: 'string',
+  maxLength: MAX_APPLY_BYTES,
+  description: [
+    'Totals instead of rows: `filter(…)` and `compute(year(col) as name)` steps, then',
+    '`groupby((col, relation/col), aggregate(col with sum as total, $count as n))` or',
+    '`aggregate(…)` alone (methods: sum, average, min, max, countdistinct). The answer: one',
+    'object per group, its groupby values (a path as nested objects), then the aliases;',
+    '$orderby, $top, $skip and $count apply to the groups. Not with $select or $expand.',
+  ].join(' '),
+};
+
+function applyParameter({ view }: DescribedTable, context: DescriptionContext): JsonSchema {
+  const { summable, ordered } = aggregatable(view.read);
+  const list = (columns: readonly { name: string }[]) =>
+    columns.length === 0 ? 'none' : columns.map((c) => c.name).join(', ');
+  return query(
+    '$apply',
+    context.shared('Apply'),
+    `Totals (grammar: the Apply schema). Group by and countdistinct: the columns of $select or a path through to-one relations; sum and average: ${list(summable)}; min and max: ${list(ordered)}.`,
+  );
+}
+
+function readParameters(described: DescribedTable, context: DescriptionContext): JsonSchema[] {
+  const names = described.view.read.map((c) => c.name).join(', ');
   return [
     query(
       '$select',
@@ -70,6 +100,7 @@ function readParameters({ view }: DescribedTable, context: DescriptionContext): 
       `Columns to return, comma-separated (default \`*\`): ${names}`,
     ),
     ...SHARED_OPTIONS.map(([name, parameter]) => context.parameter(name, parameter)),
+    applyParameter(described, context),
   ];
 }
 
@@ -170,6 +201,7 @@ export const readOperation: TableOperation = {
   action: 'read',
   method: 'get',
   path: '/read',
+  schemas: { Apply: APPLY_SCHEMA },
   describe: (described, context) => {
     const { table, names } = described;
     const row = rowRef(described, context);
@@ -180,7 +212,8 @@ export const readOperation: TableOperation = {
       parameters: [...readParameters(described, context), context.parameter('accept', ACCEPT)],
       responses: {
         200: {
-          description: 'The rows, keys in select order',
+          description:
+            'The rows, keys in select order; with `$apply`, one object per group: its groupby values, then its aliases',
           headers: {
             'X-Total-Count': {
               description: 'With `$count=true`: the rows the filter matches',

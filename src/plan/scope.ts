@@ -141,6 +141,11 @@ export class Scope {
     return { kind: 'column', source: this.source, column };
   }
 
+  /** The to-one joins made so far at this scope's level (one SELECT), parents first. */
+  get joins(): readonly Join[] {
+    return this.level.joins;
+  }
+
   /** A column of this scope's own table. */
   column(name: string): PlannedColumn {
     const column = this.view.column(name);

@@ -49,19 +49,28 @@ export function compileRead(
     sql += `${plan.filter === null ? ' WHERE' : ' AND'} (${where(root, params)})`;
   }
   if (plan.orderBy.length > 0) sql += ` ORDER BY ${orderList(plan.orderBy, context)}`;
+  return { sql: sql + limitClause(plan, params), params };
+}
+
+/** ` LIMIT ? OFFSET ?` of `$top` and `$skip` (either may be absent), or nothing. */
+export function limitClause(
+  { top, skip }: Pick<ReadPlan, 'top' | 'skip'>,
+  params: unknown[],
+): string {
+  let sql = '';
   // LIMIT values go as strings: mysql2 sends a JS number as DOUBLE, which MySQL 8.0.22+ rejects
   // in LIMIT ("Incorrect arguments to mysqld_stmt_execute"); a string is accepted by MySQL and MariaDB.
-  if (plan.top !== null) {
+  if (top !== null) {
     sql += ' LIMIT ?';
-    params.push(String(plan.top));
-  } else if (plan.skip !== null) {
+    params.push(String(top));
+  } else if (skip !== null) {
     sql += ` LIMIT ${NO_LIMIT}`;
   }
-  if (plan.skip !== null) {
+  if (skip !== null) {
     sql += ' OFFSET ?';
-    params.push(String(plan.skip));
+    params.push(String(skip));
   }
-  return { sql, params };
+  return sql;
 }
 
 /** `SELECT COUNT(*)` of the rows the filter matches, ignoring order, `$top` and `$skip`. */
@@ -85,7 +94,12 @@ function contextOf(plan: ReadPlan, flavour: ServerKind['flavour']): SqlContext {
   return qualify || flavour !== 'mariadb' ? { qualify, flavour } : UNQUALIFIED;
 }
 
-function fromClause(plan: ReadPlan, context: SqlContext, params: unknown[]): string {
+/** The rows' sources: the table, then its to-one joins. */
+export function fromClause(
+  plan: Pick<ReadPlan, 'source' | 'joins'>,
+  context: SqlContext,
+  params: unknown[],
+): string {
   return `${sourceText(plan.source, context)}${joinClauses(plan.joins, context, params)}`;
 }
 

@@ -7,7 +7,7 @@
  * the unit fuzz (parse → plan → compile) and by the MariaDB round trip.
  */
 import fc from 'fast-check';
-import type { TableInfo } from '../../src/db/schema-types.js';
+import type { ColumnInfo, TableInfo } from '../../src/db/schema-types.js';
 import { columnType, type ValueType } from '../../src/plan/filter-types.js';
 import type {
   ColumnExpr,
@@ -407,4 +407,175 @@ export function optionsArb(table: TableInfo): fc.Arbitrary<Record<string, string
 /** `?` placeholders in SQL text, ignoring backtick-quoted names (a name may hold a `?`). */
 export function placeholderCount(sql: string): number {
   return (sql.replace(/`(?:[^`]|``)*`/g, '').match(/\?/g) ?? []).length;
+}
+
+// ---- $apply (totals) ------------------------------------------------------------------------
+
+/** A value `$apply` may name: a column of the table, or one through a to-one relation. */
+interface ApplyColumn {
+  readonly text: string;
+  readonly column: ColumnInfo;
+}
+
+/** A generated read with `$apply`, and what the round trip needs to check its answer. */
+export interface GeneratedApply {
+  readonly query: Record<string, string>;
+  /** `groups`: groupby(…); `one`: aggregate(…) alone; `rows`: neither (filter/compute only). */
+  readonly shape: 'groups' | 'one' | 'rows';
+  /** The index of `$count as n` in each answer row, when grouped (always there then). */
+  readonly countAt: number | null;
+}
+
+const SUMMABLE_KINDS = new Set(['integer', 'decimal', 'float']);
+const ORDERED_KINDS = new Set([
+  'integer',
+  'decimal',
+  'float',
+  'year',
+  'bit',
+  'date',
+  'datetime',
+  'string',
+]);
+
+/**
+ * Random valid `$apply` expressions over `table` and, through each to-one relation given, its
+ * target's columns (`order/price`): filter() steps from filterArb, a compute() step with
+ * functions on columns of the types they take (and a filter() on what it computed), then
+ * groupby(…) or aggregate(…) (or neither),
+ * with aggregates only on columns of a type their method takes (the README's rules, written
+ * out here again) and always `$count as n`; `$filter`, `$orderby` over what the answer holds,
+ * paging and `$count` around it; keywords in either case, spaces here and there.
+ */
+export function applyArb(
+  table: TableInfo,
+  relations: readonly { readonly name: string; readonly target: TableInfo }[] = [],
+): fc.Arbitrary<GeneratedApply> {
+  const columnsOf = (t: TableInfo, prefix: string): ApplyColumn[] =>
+    filterableColumns(t).map((name) => ({
+      text: `${prefix}${name}`,
+      column: t.columnsByName.get(name) as ColumnInfo,
+    }));
+  const values = [
+    ...columnsOf(table, ''),
+    ...relations.flatMap((r) => columnsOf(r.target, `${r.name}/`)),
+  ];
+  const computable = values.flatMap((value) =>
+    FN_TYPES.filter(([, takes]) => takes.includes(columnType(value.column))).map(
+      ([fn, , gives]) => ({ fn, value, gives }),
+    ),
+  );
+  const spelling = fc.record({ upper: fc.boolean(), space: fc.constantFrom('', ' ', '  ') });
+  const computes = fc.uniqueArray(fc.constantFrom(...computable), { maxLength: 3 });
+  const filterTexts = fc.array(
+    fc.tuple(filterArb(table, 3), spellingArb).map(([expr, s]) => filterText(expr, s)),
+    { maxLength: 2 },
+  );
+  return fc
+    .record({
+      spelling,
+      computed: computes,
+      steps: filterTexts,
+      // A filter() step when the rows themselves are asked for and there would be none.
+      extra: fc.tuple(filterArb(table, 2), spellingArb).map(([expr, s]) => filterText(expr, s)),
+      $filter: fc.option(
+        fc.tuple(filterArb(table, 2), spellingArb).map(([expr, s]) => filterText(expr, s)),
+        { nil: undefined },
+      ),
+      aliasFilter: fc.boolean(),
+      shape: fc.constantFrom('groups', 'groups', 'groups', 'one', 'rows' as const),
+      pick: fc.infiniteStream(fc.nat()),
+      methods: fc.array(fc.constantFrom('sum', 'average', 'min', 'max', 'countdistinct' as const), {
+        maxLength: 4,
+      }),
+      paging: fc.record(
+        {
+          $top: fc.nat(20).map(String),
+          $skip: fc.nat(5).map(String),
+          $count: fc.constantFrom('true', 'false'),
+        },
+        { requiredKeys: [] },
+      ),
+      descending: fc.array(fc.boolean(), { minLength: 3, maxLength: 3 }),
+    })
+    .map((drawn): GeneratedApply => {
+      const k = (word: string) => (drawn.spelling.upper ? word.toUpperCase() : word);
+      const sep = `,${drawn.spelling.space}`;
+      const picks = drawn.pick[Symbol.iterator]();
+      const pick = <T>(items: readonly T[]): T =>
+        items[(picks.next().value as number) % items.length] as T;
+      const computed = drawn.computed.map((c, i) => ({ ...c, alias: `c${i}` }));
+      const stepFilters =
+        drawn.shape === 'rows' && drawn.steps.length === 0 && computed.length === 0
+          ? [drawn.extra]
+          : drawn.steps;
+      const steps = stepFilters.map((text) => `${k('filter')}(${text})`);
+      if (computed.length > 0) {
+        const items = computed.map((c) => `${k(c.fn)}(${c.value.text}) ${k('as')} ${c.alias}`);
+        steps.push(`${k('compute')}(${items.join(sep)})`);
+        // A filter() after compute() may name what it computed.
+        if (drawn.aliasFilter)
+          steps.push(`${k('filter')}(${pick(computed).alias} ${k('ne')} ${k('null')})`);
+      }
+      const query: Record<string, string> = { ...drawn.paging };
+      if (drawn.$filter !== undefined) query.$filter = drawn.$filter;
+      const order: string[] = [];
+      let countAt: number | null = null;
+      if (drawn.shape === 'rows') {
+        order.push(
+          pick([...columnsOf(table, '').map((v) => v.text), ...computed.map((c) => c.alias)]),
+        );
+      } else {
+        // Group keys: columns, paths or computed names, each once (two paths share an object).
+        const named = [...values.map((v) => v.text), ...computed.map((c) => c.alias)];
+        const keys =
+          drawn.shape === 'groups'
+            ? [
+                ...new Set(
+                  [pick(named), pick(named), pick(named)].slice(0, 1 + (pick([0, 1, 2]) as number)),
+                ),
+              ]
+            : [];
+        const aggregates = [`${k('$count')} ${k('as')} n`];
+        const aliases = ['n'];
+        drawn.methods.forEach((method, i) => {
+          const takes = [
+            ...values
+              .filter(({ column }) =>
+                method === 'sum' || method === 'average'
+                  ? SUMMABLE_KINDS.has(column.kind)
+                  : method === 'countdistinct' || ORDERED_KINDS.has(column.kind),
+              )
+              .map((v) => v.text),
+            ...computed
+              .filter((c) =>
+                method === 'sum' || method === 'average' ? c.gives === 'number' : true,
+              )
+              .map((c) => c.alias),
+          ];
+          if (takes.length === 0) return;
+          aggregates.push(`${pick(takes)} ${k('with')} ${k(method)} ${k('as')} a${i}`);
+          aliases.push(`a${i}`);
+        });
+        // Every group value (nested ones too) comes before the aggregates, `n` first of them.
+        countAt = keys.length;
+        const aggregate = `${k('aggregate')}(${aggregates.join(sep)})`;
+        steps.push(
+          drawn.shape === 'groups'
+            ? `${k('groupby')}((${keys.join(sep)})${sep}${aggregate})`
+            : aggregate,
+        );
+        order.push(pick([...keys, ...aliases]), pick(aliases));
+      }
+      const orderby = [...new Set(order)].map(
+        (name, i) => `${name}${drawn.descending[i] === true ? ' desc' : ''}`,
+      );
+      query.$orderby = orderby.join(',');
+      query.$apply = steps.join(pick(['/', ' / ']));
+      return {
+        query,
+        shape: drawn.shape,
+        countAt: drawn.shape === 'rows' ? null : countAt,
+      };
+    });
 }

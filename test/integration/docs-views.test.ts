@@ -170,7 +170,7 @@ function summary(doc: Json): string[] {
   return lines;
 }
 
-const READ_OPTIONS = '$filter, $orderby, $top, $skip, $count, Accept';
+const READ_OPTIONS = '$filter, $orderby, $top, $skip, $count, $apply, Accept';
 const KEY_READ = '(key=id, value, $select, $expand, Accept)';
 const COMMON = ['GET /', 'GET /live', 'GET /health', 'GET /openapi.json'];
 // Without a token the index is 401 whatever the policy grants: not described either.

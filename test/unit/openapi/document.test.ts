@@ -313,7 +313,7 @@ describe('operations', () => {
     );
   });
 
-  test('read takes the six $ options and may answer X-Total-Count', () => {
+  test('read takes the seven $ options and may answer X-Total-Count', () => {
     const read = operation(doc, '/table/order/read', 'get');
     const parameters = read.parameters as { name: string; in: string }[];
     expect(parameters.map((p) => `${p.in} ${p.name}`)).toEqual([
@@ -323,6 +323,7 @@ describe('operations', () => {
       'query $top',
       'query $skip',
       'query $count',
+      'query $apply',
       'header Accept',
     ]);
     const ok = (read.responses as Record<string, Record<string, unknown>>)['200'];
@@ -385,6 +386,8 @@ describe('operations', () => {
                         'LIMIT_EXCEEDED',
                         'UNKNOWN_COLUMN',
                         'UNKNOWN_RELATION',
+                        'APPLY_SYNTAX',
+                        'APPLY_TYPE',
                         'MALFORMED_URL',
                         'NON_ASCII_URL',
                       ],
@@ -522,6 +525,7 @@ describe("a caller's view", () => {
     );
     expect(propertiesOf(doc, 'products')).toEqual(['id', 'name', 'price']);
     expect(Object.keys(schemasOf(doc)).sort()).toEqual([
+      'Apply',
       'Credentials',
       'Error',
       'Health',
@@ -534,6 +538,23 @@ describe("a caller's view", () => {
       'products',
     ]);
     expect(JSON.stringify(doc)).not.toMatch(/cost_price|supplier_secret|labels/);
+  });
+
+  test('$apply names the columns its aggregates may take, of those the role may read', () => {
+    const applyOf = (doc: Doc) =>
+      (
+        operation(doc, '/table/products/read', 'get').parameters as {
+          name: string;
+          description: string;
+        }[]
+      ).find((p) => p.name === '$apply')?.description;
+    expect(applyOf(docOf('anonymous'))).toContain(
+      'sum and average: id, price; min and max: id, name, price.',
+    );
+    const whole = buildOpenApiDocument([products, labels], config('auth'));
+    expect(applyOf(whole)).toContain(
+      'sum and average: id, price, cost_price; min and max: id, name, price, cost_price, supplier_secret.',
+    );
   });
 
   test('without a token, routes that need one whatever the policy says are left out', () => {
