@@ -199,12 +199,12 @@ function fieldsWriter(
 }
 
 /**
- * The rows of a related array from its text: `<n>:` and n JSON arrays, or NULL for none. A
- * value cut short (MySQL's max_allowed_packet) has fewer rows than it says, and is refused
- * rather than answered incomplete.
+ * The rows of a related array from its text: `<n>:` and n JSON arrays (`0:` for none). A value
+ * MySQL cut short has fewer rows than it says, and one it gave up on (longer than
+ * max_allowed_packet) is NULL: both are refused rather than answered incomplete.
  */
 function relatedRows(value: unknown, name: string): unknown[][] {
-  if (value === null || value === undefined) return [];
+  if (value === null || value === undefined) throw relatedRowsTooLarge(name);
   const text = String(value);
   const colon = text.indexOf(':');
   const count = Number(text.slice(0, colon));

@@ -7,13 +7,8 @@
 import type { ColumnInfo } from '../db/schema-types.js';
 import { invalidQuery } from '../errors.js';
 import type { Flavour } from '../execute/database.js';
-import type {
-  PlannedColumnExpr,
-  PlannedFilter,
-  PlannedOperand,
-  RelatedRows,
-} from '../plan/planned-filter.js';
-import type { Source } from '../plan/read-plan.js';
+import type { PlannedColumnExpr, PlannedFilter, PlannedOperand } from '../plan/planned-filter.js';
+import type { Join, Source } from '../plan/read-plan.js';
 import type { ColumnFn, CompareOp, FilterLiteral, Literal, UserParameter } from '../query/ast.js';
 import { isDigitRun } from '../query/lexer.js';
 import { quoteIdent } from './quote.js';
@@ -204,7 +199,7 @@ function compileRelated(
   const { rows, condition } = filter;
   const inner: SqlContext = { qualify: true, flavour: context.flavour };
   let sql = `SELECT 1 FROM ${aliased(rows.source)}`;
-  sql += relatedJoins(rows, params, inner);
+  sql += joinClauses(rows.joins, params, inner);
   const parts = rows.relation.on.map(
     ({ local, remote }) => `${qualified(rows.source, remote)} = ${qualified(rows.parent, local)}`,
   );
@@ -217,14 +212,27 @@ function compileRelated(
   return filter.op === 'any' ? `EXISTS (${sql})` : `NOT EXISTS (${sql})`;
 }
 
-function relatedJoins(rows: RelatedRows, params: unknown[], context: SqlContext): string {
+/**
+ * `LEFT JOIN <target> AS tN ON <key pairs> AND <filter>` per join: a missing related row is all
+ * NULLs. A join whose filter walks paths of its own holds their joins in parentheses, so that
+ * its ON condition may read them.
+ */
+export function joinClauses(
+  joins: readonly Join[],
+  params: unknown[],
+  context: SqlContext,
+): string {
   let sql = '';
-  for (const join of rows.joins) {
+  for (const join of joins) {
     const on = join.relation.on.map(
       ({ local, remote }) => `${qualified(join.source, remote)} = ${qualified(join.parent, local)}`,
     );
+    const target =
+      join.nested.length === 0
+        ? aliased(join.source)
+        : `(${aliased(join.source)}${joinClauses(join.nested, params, context)})`;
     if (join.filter !== null) on.push(compileFilter(join.filter, params, context));
-    sql += ` LEFT JOIN ${aliased(join.source)} ON ${on.join(' AND ')}`;
+    sql += ` LEFT JOIN ${target} ON ${on.join(' AND ')}`;
   }
   return sql;
 }

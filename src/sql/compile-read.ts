@@ -10,8 +10,8 @@ import mysql from 'mysql2';
 import type { ColumnInfo } from '../db/schema-types.js';
 import type { Flavour } from '../execute/database.js';
 import { readsRelatedRows } from '../plan/planned-filter.js';
-import type { Join, PlannedOrder, ReadPlan, Selection, Source } from '../plan/read-plan.js';
-import { compileFilter, type SqlContext, UNQUALIFIED } from './compile-filter.js';
+import type { PlannedOrder, ReadPlan, Selection, Source } from '../plan/read-plan.js';
+import { compileFilter, joinClauses, type SqlContext, UNQUALIFIED } from './compile-filter.js';
 import type { CompiledQuery } from './compiled-query.js';
 import { quoteIdent } from './quote.js';
 
@@ -68,26 +68,12 @@ function contextOf(plan: ReadPlan, flavour: Flavour): SqlContext {
 }
 
 function fromClause(plan: ReadPlan, context: SqlContext, params: unknown[]): string {
-  return `${sourceText(plan.source, context)}${joinClauses(plan.joins, context, params)}`;
+  return `${sourceText(plan.source, context)}${joinClauses(plan.joins, params, context)}`;
 }
 
 function sourceText(source: Source, context: SqlContext): string {
   const table = quoteIdent(source.table.name);
   return context.qualify ? `${table} AS ${quoteIdent(source.alias)}` : table;
-}
-
-/** `LEFT JOIN <target> AS tN ON <key pairs> AND <filter>`: a missing related row is all NULLs. */
-function joinClauses(joins: readonly Join[], context: SqlContext, params: unknown[]): string {
-  let sql = '';
-  for (const join of joins) {
-    const on = join.relation.on.map(
-      ({ local, remote }) =>
-        `${columnRef(join.source, remote, context)} = ${columnRef(join.parent, local, context)}`,
-    );
-    if (join.filter !== null) on.push(compileFilter(join.filter, params, context));
-    sql += ` LEFT JOIN ${sourceText(join.source, context)} ON ${on.join(' AND ')}`;
-  }
-  return sql;
 }
 
 export function columnRef(source: Source, column: ColumnInfo, context: SqlContext): string {
@@ -166,7 +152,8 @@ function slots(
 /**
  * An expanded to-many relation for one parent row, as one text value: `<n>:<row>,<row>,…`, each
  * row a JSON array of its slots as text (textOf), `n` the number of rows (so a value MySQL cut
- * short is noticed), NULL when there are none. Ordered and paged per parent row inside
+ * short is noticed), `0:` when there are none. Never NULL but when MySQL gave up on the value:
+ * a CONCAT longer than max_allowed_packet is NULL (with a warning), which must not read as none. Ordered and paged per parent row inside
  * GROUP_CONCAT: MariaDB pages there (`LIMIT` in GROUP_CONCAT); MySQL has no such LIMIT, so there
  * the rows are paged in a derived table first (MySQL 8.0.14+ lets it name the parent row).
  */
@@ -196,7 +183,7 @@ function relatedRows(
           `${quoteIdent('x')}.${quoteIdent(`o${i}`)} ${direction === 'asc' ? 'ASC' : 'DESC'}`,
       )
       .join(', ');
-    return `(SELECT CONCAT(COUNT(*), ':', GROUP_CONCAT(${quoteIdent('x')}.${quoteIdent('j')}${order === '' ? '' : ` ORDER BY ${order}`} SEPARATOR ',')) FROM (${inner}) AS ${quoteIdent('x')})`;
+    return `(SELECT CONCAT(COUNT(*), ':', COALESCE(GROUP_CONCAT(${quoteIdent('x')}.${quoteIdent('j')}${order === '' ? '' : ` ORDER BY ${order}`} SEPARATOR ','), '')) FROM (${inner}) AS ${quoteIdent('x')})`;
   }
   let count = 'COUNT(*)';
   if (paged) {
@@ -214,7 +201,7 @@ function relatedRows(
     concat += ' LIMIT ?, ?';
     params.push(skip, top);
   }
-  return `(SELECT CONCAT(${count}, ':', GROUP_CONCAT(${concat})) FROM ${from} WHERE ${where})`;
+  return `(SELECT CONCAT(${count}, ':', COALESCE(GROUP_CONCAT(${concat}), '')) FROM ${from} WHERE ${where})`;
 }
 
 /**

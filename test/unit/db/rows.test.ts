@@ -1,11 +1,14 @@
 import {
+  type Field,
   quoteString,
   rowSerializer,
+  shapeSerializer,
   writeBit,
   writeFloat32,
   writeInteger,
 } from '../../../src/db/rows.js';
 import type { ColumnInfo, JsonKind } from '../../../src/db/schema-types.js';
+import { ApiError } from '../../../src/errors.js';
 
 function column(name: string, kind: JsonKind, dataType = 'x'): ColumnInfo {
   return {
@@ -105,6 +108,59 @@ describe('rowSerializer', () => {
 
   test('an empty select list is an empty object', () => {
     expect(rowSerializer([])([])).toBe('{}');
+  });
+});
+
+describe('shapeSerializer: expanded relations (sql/compile-read.ts writes their slots)', () => {
+  const id = column('id', 'integer', 'int');
+  const name = column('name', 'string', 'varchar');
+  const fields: Field[] = [
+    { kind: 'value', name: 'id', column: id },
+    { kind: 'object', name: 'customer', fields: [{ kind: 'value', name: 'name', column: name }] },
+    {
+      kind: 'array',
+      name: 'items',
+      fields: [
+        { kind: 'value', name: 'id', column: id },
+        {
+          kind: 'object',
+          name: 'product',
+          fields: [{ kind: 'value', name: 'name', column: name }],
+        },
+      ],
+    },
+  ];
+  const serialize = shapeSerializer(fields);
+
+  test('an object after its marker slot, null when the marker is; an array from `<n>:` text', () => {
+    expect(serialize([1, 7, 'Ann', '2:["10","3","Tea"],["11",null,null]'])).toBe(
+      '{"id":1,"customer":{"name":"Ann"},"items":[{"id":10,"product":{"name":"Tea"}},{"id":11,"product":null}]}',
+    );
+    expect(serialize([2, null, null, '0:'])).toBe('{"id":2,"customer":null,"items":[]}');
+  });
+
+  function refusal(row: unknown[]): ApiError {
+    try {
+      serialize(row);
+    } catch (error) {
+      if (error instanceof ApiError) return error;
+      throw error;
+    }
+    throw new Error('no error');
+  }
+
+  test.each<[string, unknown]>([
+    // A CONCAT longer than max_allowed_packet is NULL: once answered as an empty array.
+    ['NULL (MySQL gave up on the value)', null],
+    ['fewer rows than it says (cut short)', '3:["10",null,null],["11",null,null]'],
+    ['text cut inside a row', '2:["10",null,null],["1'],
+  ])('a related array that is %s is RELATED_ROWS_TOO_LARGE', (_, value) => {
+    const error = refusal([1, null, null, value]);
+    expect([error.status, error.code, error.message]).toEqual([
+      400,
+      'RELATED_ROWS_TOO_LARGE',
+      "The related rows of 'items' for one row are more than MySQL sends in one value (max_allowed_packet); read them in pages with items($top=…)",
+    ]);
   });
 });
 

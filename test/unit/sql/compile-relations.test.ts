@@ -1,0 +1,243 @@
+/**
+ * The exact SQL of reads across relations (docs/relations.md "How it runs"): to-one relations as
+ * LEFT JOINs (a filtered one holding the joins its filter walks), to-many relations as one
+ * correlated GROUP_CONCAT subquery per relation and level, paths in `$filter` and `$orderby` as
+ * joins, lambdas as EXISTS; and the `$count` of such reads. The integration tests
+ * (test/integration/relations.test.ts) run the same shapes on MariaDB.
+ */
+import { describe, expect, test } from '@jest/globals';
+import type { TableInfo } from '../../../src/db/schema-types.js';
+import { planRead } from '../../../src/plan/read-plan.js';
+import { parseReadOptions, type QueryObject } from '../../../src/query/options.js';
+import { compileCount, compileRead } from '../../../src/sql/compile-read.js';
+import type { CompiledQuery } from '../../../src/sql/compiled-query.js';
+import { customers, employees, orders, shipments } from '../fixtures/shop.js';
+
+/** Integer-typed LIMIT parameters (a GROUP_CONCAT LIMIT refuses others) shown as `int:<n>`. */
+function shown({ sql, params }: CompiledQuery): CompiledQuery {
+  return {
+    sql,
+    params: params.map((p) =>
+      typeof p === 'object' && p !== null && 'value' in p ? `int:${String(p.value)}` : p,
+    ),
+  };
+}
+
+const read = (table: TableInfo, query: QueryObject) =>
+  shown(compileRead(planRead(parseReadOptions(query), table)));
+
+/** The to-many text of one relation: `<n>:` then its rows (docs/relations.md). */
+const many = (row: string, rest: string, order: string) =>
+  `(SELECT CONCAT(COUNT(*), ':', COALESCE(GROUP_CONCAT(JSON_ARRAY(${row}) ORDER BY ${order} SEPARATOR ','), '')) ${rest})`;
+
+describe('to-one relations: LEFT JOIN, a marker slot, then the related columns', () => {
+  test.each<[string, TableInfo, QueryObject, CompiledQuery]>([
+    [
+      'the marker is the related key (NULL exactly when there is no related row)',
+      orders,
+      { $select: 'id', $expand: 'customer($select=name)' },
+      {
+        sql: 'SELECT `t0`.`id`, `t1`.`id`, `t1`.`name` FROM `orders` AS `t0` LEFT JOIN `customers` AS `t1` ON `t1`.`id` = `t0`.`customer_id`',
+        params: [],
+      },
+    ],
+    [
+      'two keys to one table: two joins, each by its own column',
+      customers,
+      { $select: 'id', $expand: 'billing_address($select=city),shipping_address($select=city)' },
+      {
+        sql: 'SELECT `t0`.`id`, `t1`.`id`, `t1`.`city`, `t2`.`id`, `t2`.`city` FROM `customers` AS `t0` LEFT JOIN `addresses` AS `t1` ON `t1`.`id` = `t0`.`billing_address_id` LEFT JOIN `addresses` AS `t2` ON `t2`.`id` = `t0`.`shipping_address_id`',
+        params: [],
+      },
+    ],
+    [
+      'a composite key: every pair in the ON, the first remote column the marker',
+      shipments,
+      { $select: 'id', $expand: 'order_items($select=qty)' },
+      {
+        sql: 'SELECT `t0`.`id`, `t1`.`order_id`, `t1`.`qty` FROM `shipments` AS `t0` LEFT JOIN `order_items` AS `t1` ON `t1`.`order_id` = `t0`.`order_id` AND `t1`.`line` = `t0`.`line`',
+        params: [],
+      },
+    ],
+    [
+      'a $filter goes into the ON (the row is null when it fails, the parent stays)',
+      orders,
+      { $select: 'id', $expand: "customer($select=name;$filter=country eq 'Japan')" },
+      {
+        sql: 'SELECT `t0`.`id`, `t1`.`id`, `t1`.`name` FROM `orders` AS `t0` LEFT JOIN `customers` AS `t1` ON `t1`.`id` = `t0`.`customer_id` AND `t1`.`country` = ?',
+        params: ['Japan'],
+      },
+    ],
+    [
+      // Once a bug: the path's join came after the ON that read it (ER_BAD_FIELD_ERROR).
+      "a $filter through a path joins that path inside the related row's join",
+      orders,
+      {
+        $select: 'id',
+        $expand:
+          "customer($select=name;$filter=billing_address/city eq 'Paris';$expand=billing_address($select=city))",
+      },
+      {
+        sql:
+          'SELECT `t0`.`id`, `t1`.`id`, `t1`.`name`, `t3`.`id`, `t3`.`city` FROM `orders` AS `t0` ' +
+          'LEFT JOIN (`customers` AS `t1` LEFT JOIN `addresses` AS `t2` ON `t2`.`id` = `t1`.`billing_address_id`) ON `t1`.`id` = `t0`.`customer_id` AND `t2`.`city` = ? ' +
+          'LEFT JOIN `addresses` AS `t3` ON `t3`.`id` = `t1`.`billing_address_id`',
+        params: ['Paris'],
+      },
+    ],
+    [
+      'nested joins keep their parameters in text order',
+      orders,
+      {
+        $select: 'id',
+        $expand:
+          "customer($select=name;$filter=billing_address/city eq 'Paris' and shipping_address/\"zip code\" eq '1' and name eq 'x')",
+      },
+      {
+        sql:
+          'SELECT `t0`.`id`, `t1`.`id`, `t1`.`name` FROM `orders` AS `t0` ' +
+          'LEFT JOIN (`customers` AS `t1` LEFT JOIN `addresses` AS `t2` ON `t2`.`id` = `t1`.`billing_address_id` LEFT JOIN `addresses` AS `t3` ON `t3`.`id` = `t1`.`shipping_address_id`) ' +
+          'ON `t1`.`id` = `t0`.`customer_id` AND (`t2`.`city` = ? AND `t3`.`zip code` = ? AND `t1`.`name` = ?)',
+        params: ['Paris', '1', 'x'],
+      },
+    ],
+    [
+      'a self-reference',
+      employees,
+      { $select: 'id', $expand: 'manager($select=name;$expand=manager($select=name))' },
+      {
+        sql: 'SELECT `t0`.`id`, `t1`.`id`, `t1`.`name`, `t2`.`id`, `t2`.`name` FROM `employees` AS `t0` LEFT JOIN `employees` AS `t1` ON `t1`.`id` = `t0`.`manager_id` LEFT JOIN `employees` AS `t2` ON `t2`.`id` = `t1`.`manager_id`',
+        params: [],
+      },
+    ],
+  ])('%s', (_, table, query, expected) => {
+    expect(read(table, query)).toEqual(expected);
+  });
+});
+
+describe('to-many relations: one correlated subquery per relation, `<n>:` rows', () => {
+  test.each<[string, TableInfo, QueryObject, CompiledQuery]>([
+    [
+      'ordered by the primary key; values as text; none is `0:`, never NULL',
+      orders,
+      { $select: 'id', $expand: 'order_items($select=qty,product)' },
+      {
+        sql:
+          'SELECT `t0`.`id`, ' +
+          many(
+            'CAST(`t1`.`qty` AS CHAR), `t1`.`product`',
+            'FROM `order_items` AS `t1` WHERE `t1`.`order_id` = `t0`.`id`',
+            '`t1`.`order_id` ASC, `t1`.`line` ASC',
+          ) +
+          ' AS `t1` FROM `orders` AS `t0`',
+        params: [],
+      },
+    ],
+    [
+      'paged per parent: the count says how many rows the page has, LIMIT inside GROUP_CONCAT',
+      orders,
+      { $select: 'id', $expand: 'order_items($select=qty;$orderby=qty desc;$top=2;$skip=1)' },
+      {
+        sql: "SELECT `t0`.`id`, (SELECT CONCAT(LEAST(GREATEST(COUNT(*) - ?, 0), ?), ':', COALESCE(GROUP_CONCAT(JSON_ARRAY(CAST(`t1`.`qty` AS CHAR)) ORDER BY `t1`.`qty` DESC SEPARATOR ',' LIMIT ?, ?), '')) FROM `order_items` AS `t1` WHERE `t1`.`order_id` = `t0`.`id`) AS `t1` FROM `orders` AS `t0`",
+        params: ['1', '2', 'int:1', 'int:2'],
+      },
+    ],
+    [
+      'an expanded to-one inside: joined in the subquery, its marker and columns in the row',
+      orders,
+      {
+        $select: 'id',
+        $expand: 'order_items($select=qty;$filter=qty gt 1;$expand=products($select=name))',
+      },
+      {
+        sql:
+          'SELECT `t0`.`id`, ' +
+          many(
+            'CAST(`t1`.`qty` AS CHAR), `t2`.`sku`, `t2`.`name`',
+            'FROM `order_items` AS `t1` LEFT JOIN `products` AS `t2` ON `t2`.`sku` = `t1`.`product` WHERE `t1`.`order_id` = `t0`.`id` AND `t1`.`qty` > ?',
+            '`t1`.`order_id` ASC, `t1`.`line` ASC',
+          ) +
+          ' AS `t1` FROM `orders` AS `t0`',
+        params: [1],
+      },
+    ],
+    [
+      'three levels: a to-many inside a to-many is a subquery inside the subquery',
+      customers,
+      {
+        $select: 'id',
+        $expand:
+          'orders($select=id;$expand=order_items($select=line;$expand=shipments($select=id)))',
+      },
+      {
+        sql:
+          'SELECT `t0`.`id`, ' +
+          many(
+            'CAST(`t1`.`id` AS CHAR), ' +
+              many(
+                'CAST(`t2`.`line` AS CHAR), ' +
+                  many(
+                    'CAST(`t3`.`id` AS CHAR)',
+                    'FROM `shipments` AS `t3` WHERE `t3`.`order_id` = `t2`.`order_id` AND `t3`.`line` = `t2`.`line`',
+                    '`t3`.`id` ASC',
+                  ),
+                'FROM `order_items` AS `t2` WHERE `t2`.`order_id` = `t1`.`id`',
+                '`t2`.`order_id` ASC, `t2`.`line` ASC',
+              ),
+            'FROM `orders` AS `t1` WHERE `t1`.`customer_id` = `t0`.`id`',
+            '`t1`.`id` ASC',
+          ) +
+          ' AS `t1` FROM `customers` AS `t0`',
+        params: [],
+      },
+    ],
+  ])('%s', (_, table, query, expected) => {
+    expect(read(table, query)).toEqual(expected);
+  });
+});
+
+describe('paths and lambdas in $filter and $orderby', () => {
+  test.each<[string, QueryObject, CompiledQuery]>([
+    [
+      'a path in $filter and $orderby shares one join',
+      { $select: 'id', $filter: "customer/country eq 'Japan'", $orderby: 'customer/name desc' },
+      {
+        sql: 'SELECT `t0`.`id` FROM `orders` AS `t0` LEFT JOIN `customers` AS `t1` ON `t1`.`id` = `t0`.`customer_id` WHERE `t1`.`country` = ? ORDER BY `t1`.`name` DESC',
+        params: ['Japan'],
+      },
+    ],
+    [
+      'any with a condition, all (NULL counts as not true), any()',
+      {
+        $select: 'id',
+        $filter:
+          'order_items/any(i: i/qty gt 5) and order_items/all(i: i/products/name ne null) and order_items/any()',
+      },
+      {
+        sql:
+          'SELECT `t0`.`id` FROM `orders` AS `t0` WHERE (' +
+          'EXISTS (SELECT 1 FROM `order_items` AS `t1` WHERE `t1`.`order_id` = `t0`.`id` AND `t1`.`qty` > ?) AND ' +
+          'NOT EXISTS (SELECT 1 FROM `order_items` AS `t2` LEFT JOIN `products` AS `t3` ON `t3`.`sku` = `t2`.`product` WHERE `t2`.`order_id` = `t0`.`id` AND (`t3`.`name` IS NOT NULL) IS NOT TRUE) AND ' +
+          'EXISTS (SELECT 1 FROM `order_items` AS `t4` WHERE `t4`.`order_id` = `t0`.`id`))',
+        params: [5],
+      },
+    ],
+  ])('%s', (_, query, expected) => {
+    expect(read(orders, query)).toEqual(expected);
+  });
+
+  test('$count counts the top rows: the paths the filter walks, no subquery of an expansion', () => {
+    const plan = planRead(
+      parseReadOptions({
+        $filter: "customer/country eq 'Japan'",
+        $expand: 'order_items',
+        $count: 'true',
+      }),
+      orders,
+    );
+    expect(shown(compileCount(plan))).toEqual({
+      sql: 'SELECT COUNT(*) FROM `orders` AS `t0` LEFT JOIN `customers` AS `t1` ON `t1`.`id` = `t0`.`customer_id` WHERE `t1`.`country` = ?',
+      params: ['Japan'],
+    });
+  });
+});
