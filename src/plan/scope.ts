@@ -42,7 +42,7 @@ import {
   type PlannedOperand,
 } from './planned-filter.js';
 import type { Join, PlannedOrder, ReadPlan, Selection, Source } from './read-plan.js';
-import type { TableView, Viewer } from './view.js';
+import { followable, type TableView, type Viewer } from './view.js';
 
 /** The joins of one SELECT, by the relation walked and the source it was walked from. */
 class Level {
@@ -175,18 +175,11 @@ export class Scope {
   /** A relation the caller may follow from this scope's table, and its target as the caller sees it. */
   private follow(name: string): { relation: Relation; view: TableView } {
     const relation = this.view.relation(name);
-    const view = relation === undefined ? null : this.viewer(relation.target);
-    // Its key columns tell which rows belong together: a relation whose key is hidden on
-    // either side is hidden too.
-    const visible =
-      relation !== undefined &&
-      view !== null &&
-      relation.on.every(
-        ({ local, remote }) =>
-          this.view.column(local.name) !== undefined && view.column(remote.name) !== undefined,
-      );
-    if (!visible) throw unknownRelation(this.source.table.name, name);
-    return { relation, view: view as TableView };
+    const view = relation === undefined ? null : followable(this.view, relation, this.viewer);
+    if (relation === undefined || view === null) {
+      throw unknownRelation(this.source.table.name, name);
+    }
+    return { relation, view };
   }
 
   /**
