@@ -195,12 +195,13 @@ function relatedRows(
   let concat = row;
   if (plan.orderBy.length > 0) concat += ` ORDER BY ${orderList(plan.orderBy, context)}`;
   concat += " SEPARATOR ','";
-  const from = fromClause(plan, context, params);
-  const where = correlation(plan, relation, parent, context, params);
+  // Parameters in text order: the LIMIT's before those of the joins and the filter after it.
   if (paged) {
     concat += ' LIMIT ?, ?';
     params.push(skip, top);
   }
+  const from = fromClause(plan, context, params);
+  const where = correlation(plan, relation, parent, context, params);
   return `(SELECT CONCAT(${count}, ':', COALESCE(GROUP_CONCAT(${concat}), '')) FROM ${from} WHERE ${where})`;
 }
 

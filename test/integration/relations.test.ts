@@ -385,14 +385,28 @@ describe('to-many relations', () => {
     ['$top=0', 'LIMIT 0'],
     ['$skip=5', 'LIMIT 18446744073709551615 OFFSET 5'],
     ['$top=1;$orderby=qty desc,line', 'ORDER BY qty DESC, line LIMIT 1'],
+    // The LIMIT's parameters before the filter's (once in the wrong order: a 500).
+    ['$filter=qty ge 2;$top=1;$skip=1', 'AND qty >= 2 ORDER BY order_id, line LIMIT 1 OFFSET 1'],
+    [
+      "$filter=products/name ne 'Pot';$top=2;$expand=products($filter=price gt 4)",
+      "AND product <> 'pot' ORDER BY order_id, line LIMIT 2",
+    ],
   ])('paged per parent row: %s', async (options, sql) => {
     const orders = await rows('SELECT * FROM orders ORDER BY id');
+    const withProducts = options.includes('$expand=products');
     await expectRows(
       `/table/orders/read?$orderby=id&$expand=order_items(${options})`,
       await withRelated(orders, async (o) => ({
-        order_items: await itemsOf(
-          o,
-          sql.startsWith('ORDER') ? sql : `ORDER BY order_id, line ${sql}`,
+        order_items: await withRelated(
+          await itemsOf(o, /^(ORDER|AND)/.test(sql) ? sql : `ORDER BY order_id, line ${sql}`),
+          async (i) =>
+            withProducts
+              ? {
+                  products: await row('SELECT * FROM products WHERE sku = ? AND price > 4', [
+                    i.product,
+                  ]),
+                }
+              : {},
         ),
       })),
     );

@@ -143,6 +143,23 @@ describe('to-many relations: one correlated subquery per relation, `<n>:` rows',
       },
     ],
     [
+      // Once a bug: the LIMIT's parameters came after the filter's (a 500 from MariaDB).
+      'paged and filtered, with a filtered to-one inside: parameters in text order',
+      orders,
+      {
+        $select: 'id',
+        $expand:
+          "order_items($select=qty;$filter=qty gt 1;$top=2;$skip=1;$expand=products($select=name;$filter=name ne 'x'))",
+      },
+      {
+        sql:
+          "SELECT `t0`.`id`, (SELECT CONCAT(LEAST(GREATEST(COUNT(*) - ?, 0), ?), ':', COALESCE(GROUP_CONCAT(JSON_ARRAY(CAST(`t1`.`qty` AS CHAR), `t2`.`sku`, `t2`.`name`) ORDER BY `t1`.`order_id` ASC, `t1`.`line` ASC SEPARATOR ',' LIMIT ?, ?), '')) " +
+          'FROM `order_items` AS `t1` LEFT JOIN `products` AS `t2` ON `t2`.`sku` = `t1`.`product` AND `t2`.`name` <> ? ' +
+          'WHERE `t1`.`order_id` = `t0`.`id` AND `t1`.`qty` > ?) AS `t1` FROM `orders` AS `t0`',
+        params: ['1', '2', 'int:1', 'int:2', 'x', 1],
+      },
+    ],
+    [
       'an expanded to-one inside: joined in the subquery, its marker and columns in the row',
       orders,
       {
