@@ -213,9 +213,14 @@ function compileRelated(
 }
 
 /**
- * `LEFT JOIN <target> AS tN ON <key pairs> AND <filter>` per join: a missing related row is all
- * NULLs. A join whose filter walks paths of its own holds their joins in parentheses, so that
- * its ON condition may read them.
+ * `LEFT JOIN <target> AS tN ON <key pairs> AND (<filter>) IS TRUE` per join: a missing related
+ * row is all NULLs. A join whose filter walks paths of its own holds their joins in parentheses,
+ * so that its ON condition may read them. The filter is wrapped in IS TRUE (the same rows: ON
+ * keeps only TRUE) so that MariaDB never reads the related table as a constant from it: a
+ * filter comparing the related key with a value (`id eq 4`) made MariaDB 10.11 do so and, in a
+ * correlated subquery (an expanded to-many relation), answer NULL for the related row's
+ * nullable columns once a parent row before it had no match. The key pairs still find the row
+ * by its index.
  */
 export function joinClauses(
   joins: readonly Join[],
@@ -231,7 +236,13 @@ export function joinClauses(
       join.nested.length === 0
         ? aliased(join.source)
         : `(${aliased(join.source)}${joinClauses(join.nested, params, context)})`;
-    if (join.filter !== null) on.push(compileFilter(join.filter, params, context));
+    if (join.filter !== null) {
+      const test = compileFilter(join.filter, params, context);
+      // and, or and not come parenthesised already.
+      const grouped =
+        join.filter.kind === 'and' || join.filter.kind === 'or' || join.filter.kind === 'not';
+      on.push(`${grouped ? test : `(${test})`} IS TRUE`);
+    }
     sql += ` LEFT JOIN ${target} ON ${on.join(' AND ')}`;
   }
   return sql;

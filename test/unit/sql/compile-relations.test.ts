@@ -64,12 +64,13 @@ describe('to-one relations: LEFT JOIN, a marker slot, then the related columns',
       orders,
       { $select: 'id', $expand: "customer($select=name;$filter=country eq 'Japan')" },
       {
-        sql: 'SELECT `t0`.`id`, `t1`.`id`, `t1`.`name` FROM `orders` AS `t0` LEFT JOIN `customers` AS `t1` ON `t1`.`id` = `t0`.`customer_id` AND `t1`.`country` = ?',
+        sql: 'SELECT `t0`.`id`, `t1`.`id`, `t1`.`name` FROM `orders` AS `t0` LEFT JOIN `customers` AS `t1` ON `t1`.`id` = `t0`.`customer_id` AND (`t1`.`country` = ?) IS TRUE',
         params: ['Japan'],
       },
     ],
     [
-      // Once a bug: the path's join came after the ON that read it (ER_BAD_FIELD_ERROR).
+      // Once a bug: the path's join came after the ON that read it (ER_BAD_FIELD_ERROR). A
+      // join's filter is `(…) IS TRUE`: compile-filter.ts joinClauses says why.
       "a $filter through a path joins that path inside the related row's join",
       orders,
       {
@@ -80,7 +81,7 @@ describe('to-one relations: LEFT JOIN, a marker slot, then the related columns',
       {
         sql:
           'SELECT `t0`.`id`, `t1`.`id`, `t1`.`name`, `t3`.`id`, `t3`.`city` FROM `orders` AS `t0` ' +
-          'LEFT JOIN (`customers` AS `t1` LEFT JOIN `addresses` AS `t2` ON `t2`.`id` = `t1`.`billing_address_id`) ON `t1`.`id` = `t0`.`customer_id` AND `t2`.`city` = ? ' +
+          'LEFT JOIN (`customers` AS `t1` LEFT JOIN `addresses` AS `t2` ON `t2`.`id` = `t1`.`billing_address_id`) ON `t1`.`id` = `t0`.`customer_id` AND (`t2`.`city` = ?) IS TRUE ' +
           'LEFT JOIN `addresses` AS `t3` ON `t3`.`id` = `t1`.`billing_address_id`',
         params: ['Paris'],
       },
@@ -97,7 +98,7 @@ describe('to-one relations: LEFT JOIN, a marker slot, then the related columns',
         sql:
           'SELECT `t0`.`id`, `t1`.`id`, `t1`.`name` FROM `orders` AS `t0` ' +
           'LEFT JOIN (`customers` AS `t1` LEFT JOIN `addresses` AS `t2` ON `t2`.`id` = `t1`.`billing_address_id` LEFT JOIN `addresses` AS `t3` ON `t3`.`id` = `t1`.`shipping_address_id`) ' +
-          'ON `t1`.`id` = `t0`.`customer_id` AND (`t2`.`city` = ? AND `t3`.`zip code` = ? AND `t1`.`name` = ?)',
+          'ON `t1`.`id` = `t0`.`customer_id` AND (`t2`.`city` = ? AND `t3`.`zip code` = ? AND `t1`.`name` = ?) IS TRUE',
         params: ['Paris', '1', 'x'],
       },
     ],
@@ -154,7 +155,7 @@ describe('to-many relations: one correlated subquery per relation, `<n>:` rows',
       {
         sql:
           "SELECT `t0`.`id`, (SELECT CONCAT(LEAST(GREATEST(COUNT(*) - ?, 0), ?), ':', COALESCE(GROUP_CONCAT(JSON_ARRAY(CAST(`t1`.`qty` AS CHAR), `t2`.`sku`, `t2`.`name`) ORDER BY `t1`.`order_id` ASC, `t1`.`line` ASC SEPARATOR ',' LIMIT ?, ?), '')) " +
-          'FROM `order_items` AS `t1` LEFT JOIN `products` AS `t2` ON `t2`.`sku` = `t1`.`product` AND `t2`.`name` <> ? ' +
+          'FROM `order_items` AS `t1` LEFT JOIN `products` AS `t2` ON `t2`.`sku` = `t1`.`product` AND (`t2`.`name` <> ?) IS TRUE ' +
           'WHERE `t1`.`order_id` = `t0`.`id` AND `t1`.`qty` > ?) AS `t1` FROM `orders` AS `t0`',
         params: ['1', '2', 'int:1', 'int:2', 'x', 1],
       },
