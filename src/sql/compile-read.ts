@@ -9,8 +9,15 @@
 import mysql from 'mysql2';
 import type { ColumnInfo } from '../db/schema-types.js';
 import type { Flavour } from '../execute/database.js';
-import { readsRelatedRows } from '../plan/planned-filter.js';
-import type { PlannedOrder, ReadPlan, Selection, Source } from '../plan/read-plan.js';
+import { readsRelatedRows, visitPlannedColumns } from '../plan/planned-filter.js';
+import type {
+  Join,
+  PlannedFilter,
+  PlannedOrder,
+  ReadPlan,
+  Selection,
+  Source,
+} from '../plan/read-plan.js';
 import { compileFilter, joinClauses, type SqlContext, UNQUALIFIED } from './compile-filter.js';
 import type { CompiledQuery } from './compiled-query.js';
 import { quoteIdent } from './quote.js';
@@ -30,12 +37,21 @@ const plainSelectLists = new WeakMap<readonly Selection[], string>();
 
 export function compileRead(plan: ReadPlan, flavour: Flavour = 'mariadb'): CompiledQuery {
   const context = contextOf(plan, flavour);
+  if (pagedBeforeJoins(plan)) return pageThenJoin(plan, context);
   const params: unknown[] = [];
   let sql = `SELECT ${selectList(plan.selections, context, params)} FROM ${fromClause(plan, context, params)}`;
   if (plan.filter !== null) sql += ` WHERE ${compileFilter(plan.filter, params, context)}`;
   if (plan.orderBy.length > 0) sql += ` ORDER BY ${orderList(plan.orderBy, context)}`;
-  // LIMIT values go as strings: mysql2 sends a JS number as DOUBLE, which MySQL 8.0.22+ rejects
-  // in LIMIT ("Incorrect arguments to mysqld_stmt_execute"); a string is accepted by MySQL and MariaDB.
+  return { sql: sql + limitClause(plan, params), params };
+}
+
+/**
+ * ` LIMIT ? OFFSET ?` of `$top` and `$skip`. LIMIT values go as strings: mysql2 sends a JS
+ * number as DOUBLE, which MySQL 8.0.22+ rejects in LIMIT ("Incorrect arguments to
+ * mysqld_stmt_execute"); a string is accepted by MySQL and MariaDB.
+ */
+function limitClause(plan: ReadPlan, params: unknown[]): string {
+  let sql = '';
   if (plan.top !== null) {
     sql += ' LIMIT ?';
     params.push(String(plan.top));
@@ -46,6 +62,82 @@ export function compileRead(plan: ReadPlan, flavour: Flavour = 'mariadb'): Compi
     sql += ' OFFSET ?';
     params.push(String(plan.skip));
   }
+  return sql;
+}
+
+/**
+ * Whether a page of the read is better read first and its related rows joined to it alone: it
+ * skips rows (`$skip`), has joins, and neither its filter nor its order reads them (they only
+ * add expanded to-one relations to each row). In one SELECT, MySQL joins every skipped row too
+ * (`$skip=950&$top=50`: a thousand lookups for fifty rows); without `$skip` the join stops at
+ * the page anyway and the derived table would only cost.
+ */
+function pagedBeforeJoins(plan: ReadPlan): boolean {
+  if (plan.skip === null || plan.skip === 0 || plan.joins.length === 0) return false;
+  const joined = new Set<Source>();
+  const add = (joins: readonly Join[]) => {
+    for (const join of joins) {
+      joined.add(join.source);
+      add(join.nested);
+    }
+  };
+  add(plan.joins);
+  if (plan.orderBy.some(({ expr }) => joined.has(expr.source))) return false;
+  return plan.filter === null || !reads(plan.filter, joined);
+}
+
+/** Whether the filter reads a column of `sources`, or ranges over related rows of one. */
+function reads(filter: PlannedFilter, sources: ReadonlySet<Source>): boolean {
+  let found = false;
+  visitPlannedColumns(filter, (column) => {
+    if (sources.has(column.source)) found = true;
+  });
+  const parents = (f: PlannedFilter): boolean => {
+    switch (f.kind) {
+      case 'and':
+      case 'or':
+        return f.items.some(parents);
+      case 'not':
+        return parents(f.expr);
+      case 'related':
+        return sources.has(f.rows.parent) || (f.condition !== null && parents(f.condition));
+      default:
+        return false;
+    }
+  };
+  return found || parents(filter);
+}
+
+/**
+ * `SELECT … FROM (SELECT <columns> FROM t AS t0 WHERE … ORDER BY … LIMIT ? OFFSET ?) AS t0
+ * LEFT JOIN …  ORDER BY …`: the page first, with the columns of its rows the rest reads (the
+ * selected ones, the keys of relations, the order), then the joins and the expanded to-many
+ * relations for its rows alone, in the same order.
+ */
+function pageThenJoin(plan: ReadPlan, context: SqlContext): CompiledQuery {
+  const params: unknown[] = [];
+  const root = plan.source;
+  // Parameters in text order: the select list's subqueries come first.
+  const select = selectList(plan.selections, context, params);
+  const needed = new Set<ColumnInfo>();
+  for (const selection of plan.selections) {
+    if (selection.kind === 'column' && selection.expr.source === root) {
+      needed.add(selection.expr.column);
+    } else if (selection.kind === 'many' && selection.parent === root) {
+      for (const { local } of selection.relation.on) needed.add(local);
+    }
+  }
+  for (const join of plan.joins) {
+    if (join.parent === root) for (const { local } of join.relation.on) needed.add(local);
+  }
+  for (const { expr } of plan.orderBy) needed.add(expr.column);
+  const columns = root.table.columns.filter((column) => needed.has(column));
+  let page = `SELECT ${columns.map((column) => columnRef(root, column, context)).join(', ')} FROM ${sourceText(root, context)}`;
+  if (plan.filter !== null) page += ` WHERE ${compileFilter(plan.filter, params, context)}`;
+  if (plan.orderBy.length > 0) page += ` ORDER BY ${orderList(plan.orderBy, context)}`;
+  page += limitClause(plan, params);
+  let sql = `SELECT ${select} FROM (${page}) AS ${quoteIdent(root.alias)}${joinClauses(plan.joins, params, context)}`;
+  if (plan.orderBy.length > 0) sql += ` ORDER BY ${orderList(plan.orderBy, context)}`;
   return { sql, params };
 }
 
@@ -168,7 +260,7 @@ function relatedRows(
   const skip = limitValue(plan.skip ?? 0);
   const top = limitValue(plan.top ?? NO_LIMIT);
   if (paged && context.flavour === 'mysql') {
-    const row = `JSON_ARRAY(${slots(plan.selections, context, params, textOf).join(', ')})`;
+    const row = `JSON_ARRAY(${slots(plan.selections, context, params, textOfMysql).join(', ')})`;
     const keys = plan.orderBy.map(
       ({ expr }, i) => `${columnRef(expr.source, expr.column, context)} AS ${quoteIdent(`o${i}`)}`,
     );
@@ -191,7 +283,8 @@ function relatedRows(
     count = 'LEAST(GREATEST(COUNT(*) - ?, 0), ?)';
     params.push(String(plan.skip ?? 0), plan.top === null ? NO_LIMIT : String(plan.top));
   }
-  const row = `JSON_ARRAY(${slots(plan.selections, context, params, textOf).join(', ')})`;
+  const text = context.flavour === 'mariadb' ? textOfMariadb : textOfMysql;
+  const row = `JSON_ARRAY(${slots(plan.selections, context, params, text).join(', ')})`;
   let concat = row;
   if (plan.orderBy.length > 0) concat += ` ORDER BY ${orderList(plan.orderBy, context)}`;
   concat += " SEPARATOR ','";
@@ -240,13 +333,24 @@ function correlation(
 }
 
 /**
- * A value as text inside a JSON array, so that JSON.parse never sees a number it would round:
- * the row codec (db/rows.ts) writes each text as the driver's value would have been written.
+ * A value inside a JSON array, as text where JSON would lose something, so that JSON.parse
+ * never sees a number it would round: the row codec (db/rows.ts) writes each value as the
+ * driver's value would have been written. Integers short of BIGINT are exact as JSON numbers,
+ * and MariaDB writes dates and times in JSON as their text; everything else is cast to text
+ * (MySQL writes a DATETIME in JSON with six fractional digits whatever the column's).
  */
-export function textOf(column: string, info: ColumnInfo): string {
+export function textOf(column: string, info: ColumnInfo, flavour: Flavour = 'mysql'): string {
   switch (info.kind) {
+    case 'integer':
+      return info.dataType === 'bigint' ? `CAST(${column} AS CHAR)` : column;
+    case 'year':
+      return column;
+    case 'date':
+    case 'datetime':
+      return flavour === 'mariadb' ? column : `CAST(${column} AS CHAR)`;
     case 'string':
-      return info.dataType === 'time' ? `CAST(${column} AS CHAR)` : column;
+      if (info.dataType !== 'time') return column;
+      return flavour === 'mariadb' ? column : `CAST(${column} AS CHAR)`;
     case 'binary':
       return `TO_BASE64(${column})`;
     case 'bit':
@@ -260,3 +364,6 @@ export function textOf(column: string, info: ColumnInfo): string {
       return `CAST(${column} AS CHAR)`;
   }
 }
+
+const textOfMariadb = (column: string, info: ColumnInfo) => textOf(column, info, 'mariadb');
+const textOfMysql = (column: string, info: ColumnInfo) => textOf(column, info, 'mysql');

@@ -260,6 +260,6 @@ export class RelationsOracle {
       sql += ` WHERE ${this.filter(filter, { home: { alias, table }, variables: new Map() }, params)}`;
     }
     const [row] = await sqlRows(this.connection, sql, params);
-    return Number((row?.n as { text: string }).text);
+    return Number((row as { n: { text: string } }).n.text);
   }
 }

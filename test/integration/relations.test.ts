@@ -462,6 +462,41 @@ describe('to-many relations', () => {
   });
 });
 
+describe('a page of the top rows with their related rows', () => {
+  test.each([
+    ['$orderby=id&$top=2&$skip=1', 'ORDER BY id LIMIT 2 OFFSET 1'],
+    ['$orderby=note desc,id&$skip=2', 'ORDER BY note DESC, id LIMIT 100 OFFSET 2'],
+    [
+      "$filter=note ne 'x'&$orderby=id desc&$top=3&$skip=1",
+      "WHERE note <> 'x' ORDER BY id DESC LIMIT 3 OFFSET 1",
+    ],
+    // Read in one SELECT (the order needs the join), the same rows.
+    ['$orderby=customer/name,id&$top=3&$skip=1', null],
+  ])('%s', async (query, sql) => {
+    const orders =
+      sql === null
+        ? await rows(
+            'SELECT o.* FROM orders o LEFT JOIN customers c ON c.id = o.customer_id ORDER BY c.name, o.id LIMIT 3 OFFSET 1',
+          )
+        : await rows(`SELECT * FROM orders ${sql}`);
+    await expectRows(
+      `/table/orders/read?${query}&$expand=customer($select=name;$expand=billing_address),order_items($select=line)`,
+      await withRelated(orders, async (o) => {
+        const customer = await customerOf(o);
+        return {
+          customer: customer && {
+            name: customer.name,
+            billing_address: await row('SELECT * FROM addresses WHERE id = ?', [
+              customer.billing_address_id,
+            ]),
+          },
+          order_items: (await itemsOf(o)).map((i) => pick(i, 'line')),
+        };
+      }),
+    );
+  });
+});
+
 describe('$select inside, nesting and paths', () => {
   test('$select inside: only the named columns are written, the keys are read anyway', async () => {
     const orders = await rows('SELECT id, note, customer_id FROM orders ORDER BY id');

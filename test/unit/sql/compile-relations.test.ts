@@ -6,11 +6,12 @@
  * (test/integration/relations.test.ts) run the same shapes on MariaDB.
  */
 import { describe, expect, test } from '@jest/globals';
-import type { TableInfo } from '../../../src/db/schema-types.js';
+import type { ColumnInfo, TableInfo } from '../../../src/db/schema-types.js';
 import { planRead } from '../../../src/plan/read-plan.js';
 import { parseReadOptions, type QueryObject } from '../../../src/query/options.js';
-import { compileCount, compileRead } from '../../../src/sql/compile-read.js';
+import { compileCount, compileRead, textOf } from '../../../src/sql/compile-read.js';
 import type { CompiledQuery } from '../../../src/sql/compiled-query.js';
+import { column } from '../fixtures/schema.js';
 import { customers, employees, orders, shipments } from '../fixtures/shop.js';
 
 /** Integer-typed LIMIT parameters (a GROUP_CONCAT LIMIT refuses others) shown as `int:<n>`. */
@@ -126,7 +127,7 @@ describe('to-many relations: one correlated subquery per relation, `<n>:` rows',
         sql:
           'SELECT `t0`.`id`, ' +
           many(
-            'CAST(`t1`.`qty` AS CHAR), `t1`.`product`',
+            '`t1`.`qty`, `t1`.`product`',
             'FROM `order_items` AS `t1` WHERE `t1`.`order_id` = `t0`.`id`',
             '`t1`.`order_id` ASC, `t1`.`line` ASC',
           ) +
@@ -139,7 +140,7 @@ describe('to-many relations: one correlated subquery per relation, `<n>:` rows',
       orders,
       { $select: 'id', $expand: 'order_items($select=qty;$orderby=qty desc;$top=2;$skip=1)' },
       {
-        sql: "SELECT `t0`.`id`, (SELECT CONCAT(LEAST(GREATEST(COUNT(*) - ?, 0), ?), ':', COALESCE(GROUP_CONCAT(JSON_ARRAY(CAST(`t1`.`qty` AS CHAR)) ORDER BY `t1`.`qty` DESC SEPARATOR ',' LIMIT ?, ?), '')) FROM `order_items` AS `t1` WHERE `t1`.`order_id` = `t0`.`id`) AS `t1` FROM `orders` AS `t0`",
+        sql: "SELECT `t0`.`id`, (SELECT CONCAT(LEAST(GREATEST(COUNT(*) - ?, 0), ?), ':', COALESCE(GROUP_CONCAT(JSON_ARRAY(`t1`.`qty`) ORDER BY `t1`.`qty` DESC SEPARATOR ',' LIMIT ?, ?), '')) FROM `order_items` AS `t1` WHERE `t1`.`order_id` = `t0`.`id`) AS `t1` FROM `orders` AS `t0`",
         params: ['1', '2', 'int:1', 'int:2'],
       },
     ],
@@ -154,7 +155,7 @@ describe('to-many relations: one correlated subquery per relation, `<n>:` rows',
       },
       {
         sql:
-          "SELECT `t0`.`id`, (SELECT CONCAT(LEAST(GREATEST(COUNT(*) - ?, 0), ?), ':', COALESCE(GROUP_CONCAT(JSON_ARRAY(CAST(`t1`.`qty` AS CHAR), `t2`.`sku`, `t2`.`name`) ORDER BY `t1`.`order_id` ASC, `t1`.`line` ASC SEPARATOR ',' LIMIT ?, ?), '')) " +
+          "SELECT `t0`.`id`, (SELECT CONCAT(LEAST(GREATEST(COUNT(*) - ?, 0), ?), ':', COALESCE(GROUP_CONCAT(JSON_ARRAY(`t1`.`qty`, `t2`.`sku`, `t2`.`name`) ORDER BY `t1`.`order_id` ASC, `t1`.`line` ASC SEPARATOR ',' LIMIT ?, ?), '')) " +
           'FROM `order_items` AS `t1` LEFT JOIN `products` AS `t2` ON `t2`.`sku` = `t1`.`product` AND (`t2`.`name` <> ?) IS TRUE ' +
           'WHERE `t1`.`order_id` = `t0`.`id` AND `t1`.`qty` > ?) AS `t1` FROM `orders` AS `t0`',
         params: ['1', '2', 'int:1', 'int:2', 'x', 1],
@@ -171,7 +172,7 @@ describe('to-many relations: one correlated subquery per relation, `<n>:` rows',
         sql:
           'SELECT `t0`.`id`, ' +
           many(
-            'CAST(`t1`.`qty` AS CHAR), `t2`.`sku`, `t2`.`name`',
+            '`t1`.`qty`, `t2`.`sku`, `t2`.`name`',
             'FROM `order_items` AS `t1` LEFT JOIN `products` AS `t2` ON `t2`.`sku` = `t1`.`product` WHERE `t1`.`order_id` = `t0`.`id` AND `t1`.`qty` > ?',
             '`t1`.`order_id` ASC, `t1`.`line` ASC',
           ) +
@@ -191,11 +192,11 @@ describe('to-many relations: one correlated subquery per relation, `<n>:` rows',
         sql:
           'SELECT `t0`.`id`, ' +
           many(
-            'CAST(`t1`.`id` AS CHAR), ' +
+            '`t1`.`id`, ' +
               many(
-                'CAST(`t2`.`line` AS CHAR), ' +
+                '`t2`.`line`, ' +
                   many(
-                    'CAST(`t3`.`id` AS CHAR)',
+                    '`t3`.`id`',
                     'FROM `shipments` AS `t3` WHERE `t3`.`order_id` = `t2`.`order_id` AND `t3`.`line` = `t2`.`line`',
                     '`t3`.`id` ASC',
                   ),
@@ -257,5 +258,92 @@ describe('paths and lambdas in $filter and $orderby', () => {
       sql: 'SELECT COUNT(*) FROM `orders` AS `t0` LEFT JOIN `customers` AS `t1` ON `t1`.`id` = `t0`.`customer_id` WHERE `t1`.`country` = ?',
       params: ['Japan'],
     });
+  });
+});
+
+describe('a page of a read with expanded to-one relations: the page first, then its joins', () => {
+  test('with $skip: a derived table of the columns the rest reads, joined and ordered again', () => {
+    expect(
+      read(orders, {
+        $select: 'note',
+        $filter: "note ne 'x' and order_items/any()",
+        $orderby: 'id desc',
+        $top: '2',
+        $skip: '4',
+        $expand: 'customer($select=name;$filter=id ne 3),order_items($select=qty)',
+      }),
+    ).toEqual({
+      sql:
+        'SELECT `t0`.`note`, `t2`.`id`, `t2`.`name`, ' +
+        many(
+          '`t3`.`qty`',
+          'FROM `order_items` AS `t3` WHERE `t3`.`order_id` = `t0`.`id`',
+          '`t3`.`order_id` ASC, `t3`.`line` ASC',
+        ) +
+        ' AS `t3` FROM (SELECT `t0`.`id`, `t0`.`customer_id`, `t0`.`note` FROM `orders` AS `t0` ' +
+        'WHERE (`t0`.`note` <> ? AND EXISTS (SELECT 1 FROM `order_items` AS `t1` WHERE `t1`.`order_id` = `t0`.`id`)) ' +
+        'ORDER BY `t0`.`id` DESC LIMIT ? OFFSET ?) AS `t0` ' +
+        'LEFT JOIN `customers` AS `t2` ON `t2`.`id` = `t0`.`customer_id` AND (`t2`.`id` <> ?) IS TRUE ' +
+        'ORDER BY `t0`.`id` DESC',
+      params: ['x', '2', '4', 3],
+    });
+  });
+
+  test.each<[string, QueryObject]>([
+    ['no $skip: the join stops at the page', { $top: '2', $expand: 'customer' }],
+    ['$skip=0', { $top: '2', $skip: '0', $expand: 'customer' }],
+    ['no join (to-many only)', { $skip: '2', $expand: 'order_items' }],
+    ['the order reads the join', { $skip: '2', $orderby: 'customer/name', $expand: 'customer' }],
+    [
+      'the filter reads the join',
+      { $skip: '2', $filter: "customer/name eq 'x'", $expand: 'customer' },
+    ],
+    [
+      'a lambda ranges from the join',
+      { $skip: '2', $filter: 'customer/orders/any()', $expand: 'customer' },
+    ],
+    [
+      'a lambda reads the join',
+      { $skip: '2', $filter: "order_items/any(i: customer/name eq 'x')", $expand: 'customer' },
+    ],
+  ])('one SELECT when %s', (_, query) => {
+    expect(read(orders, query).sql).not.toContain('FROM (SELECT');
+  });
+});
+
+describe('values inside a to-many relation’s JSON arrays (textOf)', () => {
+  const col = (dataType: string, kind: ColumnInfo['kind']) =>
+    column('c', { dataType, columnType: dataType, kind });
+  test.each<[string, ColumnInfo, string, string]>([
+    ['INT: an exact JSON number', col('int', 'integer'), 'c', 'c'],
+    [
+      'BIGINT: text (JSON.parse rounds past 2^53)',
+      col('bigint', 'integer'),
+      'CAST(c AS CHAR)',
+      'CAST(c AS CHAR)',
+    ],
+    ['DECIMAL: text (its digits)', col('decimal', 'decimal'), 'CAST(c AS CHAR)', 'CAST(c AS CHAR)'],
+    ['YEAR', col('year', 'year'), 'c', 'c'],
+    [
+      'DATETIME: MariaDB writes its text; MySQL six digits',
+      col('datetime', 'datetime'),
+      'c',
+      'CAST(c AS CHAR)',
+    ],
+    ['DATE', col('date', 'date'), 'c', 'CAST(c AS CHAR)'],
+    ['TIME', col('time', 'string'), 'c', 'CAST(c AS CHAR)'],
+    ['VARCHAR', col('varchar', 'string'), 'c', 'c'],
+    ['BLOB: base64', col('blob', 'binary'), 'TO_BASE64(c)', 'TO_BASE64(c)'],
+    ['BIT', col('bit', 'bit'), 'CAST(c + 0 AS CHAR)', 'CAST(c + 0 AS CHAR)'],
+    [
+      'FLOAT: the double it widens to',
+      col('float', 'float'),
+      'CAST(c + 0e0 AS CHAR)',
+      'CAST(c + 0e0 AS CHAR)',
+    ],
+    ['DOUBLE', col('double', 'float'), 'CAST(c AS CHAR)', 'CAST(c AS CHAR)'],
+    ['JSON: its text', col('longtext', 'json'), 'CAST(c AS CHAR)', 'CAST(c AS CHAR)'],
+  ])('%s', (_, info, mariadb, mysql) => {
+    expect([textOf('c', info, 'mariadb'), textOf('c', info, 'mysql')]).toEqual([mariadb, mysql]);
   });
 });
