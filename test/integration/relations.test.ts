@@ -86,8 +86,14 @@ INSERT INTO kinds VALUES
  (3, 2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
   NULL, NULL, NULL, NULL, NULL),
  (4, NULL, 0.5, '2024-06-30 23:59:59.001', '00:00:00.000', 0, -1, X'FF', X'', -2.5, -1.5e-300, b'101',
-  b'1', '"just a string"', 'a', 'y', 2155, '2024-06-30', '2038-01-19 03:14:07.999999', 'x', 'ÿ', 0, NULL);
-INSERT INTO kind_refs VALUES (1, 1), (2, 2), (3, 3), (4, NULL), (5, 4), (6, 1);
+  b'1', '"just a string"', 'a', 'y', 2155, '2024-06-30', '2038-01-19 03:14:07.999999', 'x', 'ÿ', 0, NULL),
+ (5, 2, 1e-30, '2024-01-01 00:00:00.000', '838:59:59.999', 9007199254740991, -9007199254740991,
+  REPEAT(X'00', 100), X'0A', 1e-45, -0.0, b'0', b'0', '{"q": "\\\\"", "n": -0.0e0, "u": "\\\\u00e9"}',
+  'b c', 'x,y', 1901, '9999-12-31', '1970-01-01 00:00:01.000000',
+  CONCAT('a', CHAR(0 USING utf8mb4), CHAR(1 USING utf8mb4), CHAR(31 USING utf8mb4),
+    CHAR(127 USING utf8mb4), _utf8mb4 0xE280A8, '"', '\\\\', '/', CHAR(13 USING utf8mb4)),
+  CONCAT('\\\\', '"'), -1, TRUE);
+INSERT INTO kind_refs VALUES (1, 1), (2, 2), (3, 3), (4, NULL), (5, 4), (6, 1), (7, 5);
 `;
 
 const KIND_JSON = ['j'];
@@ -891,6 +897,39 @@ describe('every value type, at every depth, as a plain read of its table', () =>
       })),
     );
   });
+
+  test.each([1, 2, 3, 4, 5])(
+    'kind %i: byte for byte the plain read’s text, through a join, a subquery and 3 levels',
+    async (id) => {
+      const plain = await get(`/table/kinds/read?$filter=id eq ${id}`);
+      const rowText = plain.text.slice(1, -1);
+      expect(rowText.startsWith(`{"id":${id},`)).toBe(true);
+      const owner = (await row('SELECT owner_id FROM kinds WHERE id = ?', [id]))?.owner_id;
+      const ownerText = owner === null ? 'null' : (owner as ExactNumber).text;
+      // A to-one relation (the driver's values).
+      const ref = await get(
+        `/table/kind_refs/read?$select=id&$filter=kind_id eq ${id}&$top=1&$expand=kind`,
+      );
+      expect(ref.text).toMatch(/^\[\{"id":\d+,"kind":/);
+      expect(ref.text.replace(/^\[\{"id":\d+,"kind":/, '')).toBe(`${rowText}}]`);
+      if (owner === null) return;
+      // A to-many relation (MariaDB's JSON text).
+      const many = await get(
+        `/table/kind_owners/read?$filter=id eq ${ownerText}&$expand=kinds($filter=id eq ${id})`,
+      );
+      expect(many.text).toBe(`[{"id":${ownerText},"kinds":[${rowText}]}]`);
+      // Three levels: a to-one inside a to-many inside a to-one.
+      const deep = await get(
+        `/table/kind_refs/read?$select=id&$filter=kind_id eq ${id}&$top=1&$expand=kind($select=id;$expand=owner($expand=kinds($filter=id eq ${id})))`,
+      );
+      expect(deep.text).toMatch(
+        new RegExp(
+          `^\\[\\{"id":\\d+,"kind":\\{"id":${id},"owner":\\{"id":${ownerText},"kinds":\\[`,
+        ),
+      );
+      expect(deep.text.endsWith(`${rowText}]}}}]`)).toBe(true);
+    },
+  );
 
   test('the same text whichever way a value travels', async () => {
     const plain = (await get('/table/kinds/read?$orderby=id')).body as Record<string, unknown>[];
