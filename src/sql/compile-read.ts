@@ -212,21 +212,21 @@ function slots(
   selections: readonly Selection[],
   context: SqlContext,
   params: unknown[],
-  value: (column: string, info: ColumnInfo) => string,
+  value: (column: string, info: ColumnInfo, context: SqlContext) => string,
 ): string[] {
   const out: string[] = [];
   for (const selection of selections) {
     switch (selection.kind) {
       case 'column': {
         const { source, column } = selection.expr;
-        out.push(value(columnRef(source, column, context), column));
+        out.push(value(columnRef(source, column, context), column, context));
         break;
       }
       case 'one': {
         const { join } = selection;
         const key = (join.relation.on[0] as { remote: ColumnInfo }).remote;
         const marker = columnRef(join.source, key, context);
-        out.push(value(marker, key));
+        out.push(value(marker, key, context));
         out.push(...slots(selection.selections, context, params, value));
         break;
       }
@@ -260,7 +260,7 @@ function relatedRows(
   const skip = limitValue(plan.skip ?? 0);
   const top = limitValue(plan.top ?? NO_LIMIT);
   if (paged && context.flavour === 'mysql') {
-    const row = `JSON_ARRAY(${slots(plan.selections, context, params, textOfMysql).join(', ')})`;
+    const row = `JSON_ARRAY(${slots(plan.selections, context, params, textOf).join(', ')})`;
     const keys = plan.orderBy.map(
       ({ expr }, i) => `${columnRef(expr.source, expr.column, context)} AS ${quoteIdent(`o${i}`)}`,
     );
@@ -283,8 +283,7 @@ function relatedRows(
     count = 'LEAST(GREATEST(COUNT(*) - ?, 0), ?)';
     params.push(String(plan.skip ?? 0), plan.top === null ? NO_LIMIT : String(plan.top));
   }
-  const text = context.flavour === 'mariadb' ? textOfMariadb : textOfMysql;
-  const row = `JSON_ARRAY(${slots(plan.selections, context, params, text).join(', ')})`;
+  const row = `JSON_ARRAY(${slots(plan.selections, context, params, textOf).join(', ')})`;
   let concat = row;
   if (plan.orderBy.length > 0) concat += ` ORDER BY ${orderList(plan.orderBy, context)}`;
   concat += " SEPARATOR ','";
@@ -339,7 +338,8 @@ function correlation(
  * and MariaDB writes dates and times in JSON as their text; everything else is cast to text
  * (MySQL writes a DATETIME in JSON with six fractional digits whatever the column's).
  */
-export function textOf(column: string, info: ColumnInfo, flavour: Flavour = 'mysql'): string {
+export function textOf(column: string, info: ColumnInfo, context: SqlContext): string {
+  const { flavour } = context;
   switch (info.kind) {
     case 'integer':
       return info.dataType === 'bigint' ? `CAST(${column} AS CHAR)` : column;
@@ -364,6 +364,3 @@ export function textOf(column: string, info: ColumnInfo, flavour: Flavour = 'mys
       return `CAST(${column} AS CHAR)`;
   }
 }
-
-const textOfMariadb = (column: string, info: ColumnInfo) => textOf(column, info, 'mariadb');
-const textOfMysql = (column: string, info: ColumnInfo) => textOf(column, info, 'mysql');

@@ -344,6 +344,7 @@ describe('values inside a to-many relation’s JSON arrays (textOf)', () => {
     ['DOUBLE', col('double', 'float'), 'CAST(c AS CHAR)', 'CAST(c AS CHAR)'],
     ['JSON: its text', col('longtext', 'json'), 'CAST(c AS CHAR)', 'CAST(c AS CHAR)'],
   ])('%s', (_, info, mariadb, mysql) => {
-    expect([textOf('c', info, 'mariadb'), textOf('c', info, 'mysql')]).toEqual([mariadb, mysql]);
+    const on = (flavour: 'mariadb' | 'mysql') => textOf('c', info, { qualify: true, flavour });
+    expect([on('mariadb'), on('mysql')]).toEqual([mariadb, mysql]);
   });
 });
