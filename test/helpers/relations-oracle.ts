@@ -29,10 +29,21 @@ interface Scope {
 export class RelationsOracle {
   private aliases = 0;
 
+  /**
+   * `visible`: per table, the SQL condition on its rows that a policy lets the caller see (a
+   * table without one is seen whole): wherever the table is read, it is read as those rows only.
+   */
   constructor(
     private readonly model: RelationalModel,
     private readonly connection: mysql.Connection,
+    private readonly visible: Readonly<Record<string, string>> = {},
   ) {}
+
+  /** The table as the caller sees it, for FROM and JOIN. */
+  private from(table: string): string {
+    const where = this.visible[table];
+    return where === undefined ? ident(table) : `(SELECT * FROM ${ident(table)} WHERE ${where})`;
+  }
 
   private table(name: string): ModelTable {
     const table = this.model.tables[name];
@@ -89,10 +100,10 @@ export class RelationsOracle {
         .map(([local, remote]) => `${alias}.${ident(remote)} = ${previous}.${ident(local)}`)
         .join(' AND ');
       if (i === 0) {
-        from = `${ident(relation.target)} ${alias}`;
+        from = `${this.from(relation.target)} ${alias}`;
         where = on;
       } else {
-        from += ` JOIN ${ident(relation.target)} ${alias} ON ${on}`;
+        from += ` JOIN ${this.from(relation.target)} ${alias} ON ${on}`;
       }
       previous = alias;
       table = relation.target;
@@ -152,10 +163,10 @@ export class RelationsOracle {
             .map(([local, remote]) => `${alias}.${ident(remote)} = ${previous}.${ident(local)}`)
             .join(' AND ');
           if (i === 0) {
-            joins.push(`${ident(relation.target)} ${alias}`);
+            joins.push(`${this.from(relation.target)} ${alias}`);
             links.push(on);
           } else {
-            joins.push(`JOIN ${ident(relation.target)} ${alias} ON ${on}`);
+            joins.push(`JOIN ${this.from(relation.target)} ${alias} ON ${on}`);
           }
           previous = alias;
           table = relation.target;
@@ -194,7 +205,7 @@ export class RelationsOracle {
     }
     const scope: Scope = { home: { alias, table }, variables: new Map() };
     if (read.filter !== null) conditions.push(this.filter(read.filter, scope, params));
-    let sql = `SELECT ${columns} FROM ${ident(table)} ${alias}`;
+    let sql = `SELECT ${columns} FROM ${this.from(table)} ${alias}`;
     if (conditions.length > 0) sql += ` WHERE ${conditions.join(' AND ')}`;
     const order =
       read.orderBy.length > 0
@@ -255,7 +266,7 @@ export class RelationsOracle {
   async count(table: string, filter: FilterExpr | null): Promise<number> {
     const alias = this.alias();
     const params: unknown[] = [];
-    let sql = `SELECT COUNT(*) AS n FROM ${ident(table)} ${alias}`;
+    let sql = `SELECT COUNT(*) AS n FROM ${this.from(table)} ${alias}`;
     if (filter !== null) {
       sql += ` WHERE ${this.filter(filter, { home: { alias, table }, variables: new Map() }, params)}`;
     }

@@ -19,6 +19,9 @@
  * plain SELECTs per parent row, paths as scalar subqueries).
  * The seed of a failing run is printed by fast-check; FUZZ_SEED=<n> replays it.
  */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import fc from 'fast-check';
 import { mapDbError } from '../../src/db/errors.js';
@@ -393,67 +396,81 @@ test('over HTTP, a value the column cannot hold is a 400, not a 500', async () =
 
 const RELATIONAL_RUNS = Number(process.env.FUZZ_RELATIONAL_RUNS ?? 400);
 
-test('reads across relations answer what plain SQL per row answers ($expand, paths, lambdas, $count)', async () => {
-  const connection = await oracleConnection(db.name);
-  const oracle = new RelationsOracle(MODEL, connection);
+/**
+ * The generated reads of `MODEL` against `base`, each compared with `oracle`'s answer; the
+ * counts of what was compared.
+ */
+async function relationalRoundTrip(base: string, oracle: RelationsOracle, runs: number) {
   const tables = Object.keys(MODEL.tables);
   let compared = 0;
   let expanded = 0;
   let lambdas = 0;
   let tooMany = 0;
+  await fc.assert(
+    fc.asyncProperty(
+      fc
+        .constantFrom(...tables)
+        .chain((table) => fc.tuple(fc.constant(table), relationalReadArb(MODEL, table))),
+      spellingArb,
+      fc.boolean(),
+      async ([table, read], spelling, count) => {
+        const query = readQuery(read, spelling, count);
+        const url = `${base}/table/${table}/read?${new URLSearchParams(query)}`;
+        const response = await fetch(url);
+        const text = await response.text();
+        const described = `${table}?${Object.entries(query)
+          .map(([k, v]) => `${k}=${v}`)
+          .join('&')}`;
+        if (relationCount(read.expand) > 10) {
+          expect({ described, status: response.status, text }).toEqual({
+            described,
+            status: 400,
+            text: expect.stringContaining('"code":"LIMIT_EXCEEDED"'),
+          });
+          tooMany += 1;
+          return;
+        }
+        expect({ described, status: response.status, text: response.ok ? '' : text }).toEqual({
+          described,
+          status: 200,
+          text: '',
+        });
+        const expected = await oracle.rows(table, read);
+        expect({ described, problem: sameAnswer(parseExact(text), expected) }).toEqual({
+          described,
+          problem: null,
+        });
+        if (count) {
+          expect({ described, total: response.headers.get('x-total-count') }).toEqual({
+            described,
+            total: String(await oracle.count(table, read.filter)),
+          });
+        }
+        compared += 1;
+        if (read.expand.length > 0) expanded += 1;
+        if (/\/(any|all)\(/i.test(JSON.stringify(query))) {
+          lambdas += 1;
+        }
+      },
+    ),
+    { numRuns: runs, seed },
+  );
+  return { compared, expanded, lambdas, tooMany };
+}
+
+test('reads across relations answer what plain SQL per row answers ($expand, paths, lambdas, $count)', async () => {
+  const connection = await oracleConnection(db.name);
+  let counts: Awaited<ReturnType<typeof relationalRoundTrip>>;
   try {
-    await fc.assert(
-      fc.asyncProperty(
-        fc
-          .constantFrom(...tables)
-          .chain((table) => fc.tuple(fc.constant(table), relationalReadArb(MODEL, table))),
-        spellingArb,
-        fc.boolean(),
-        async ([table, read], spelling, count) => {
-          const query = readQuery(read, spelling, count);
-          const url = `${gw.url}/table/${table}/read?${new URLSearchParams(query)}`;
-          const response = await fetch(url);
-          const text = await response.text();
-          const described = `${table}?${Object.entries(query)
-            .map(([k, v]) => `${k}=${v}`)
-            .join('&')}`;
-          if (relationCount(read.expand) > 10) {
-            expect({ described, status: response.status, text }).toEqual({
-              described,
-              status: 400,
-              text: expect.stringContaining('"code":"LIMIT_EXCEEDED"'),
-            });
-            tooMany += 1;
-            return;
-          }
-          expect({ described, status: response.status, text: response.ok ? '' : text }).toEqual({
-            described,
-            status: 200,
-            text: '',
-          });
-          const expected = await oracle.rows(table, read);
-          expect({ described, problem: sameAnswer(parseExact(text), expected) }).toEqual({
-            described,
-            problem: null,
-          });
-          if (count) {
-            expect({ described, total: response.headers.get('x-total-count') }).toEqual({
-              described,
-              total: String(await oracle.count(table, read.filter)),
-            });
-          }
-          compared += 1;
-          if (read.expand.length > 0) expanded += 1;
-          if (/\/(any|all)\(/i.test(JSON.stringify(query))) {
-            lambdas += 1;
-          }
-        },
-      ),
-      { numRuns: RELATIONAL_RUNS, seed },
+    counts = await relationalRoundTrip(
+      gw.url,
+      new RelationsOracle(MODEL, connection),
+      RELATIONAL_RUNS,
     );
   } finally {
     await connection.end();
   }
+  const { compared, expanded, lambdas, tooMany } = counts;
   expect(compared + tooMany).toBe(RELATIONAL_RUNS);
   // The generators must really reach what they are for.
   expect(expanded).toBeGreaterThan(RELATIONAL_RUNS * 0.5);
@@ -462,4 +479,44 @@ test('reads across relations answer what plain SQL per row answers ($expand, pat
     `relational round trip: ${compared} of ${RELATIONAL_RUNS} generated reads compared with plain SQL per row ` +
       `(${expanded} with $expand, ${lambdas} with lambdas); ${tooMany} over the relation limit, refused`,
   );
+}, 300_000);
+
+/** What the policy below lets every caller see of the shop: its wheres, in SQL. */
+const VISIBLE = {
+  r_items: '(qty <> 2 OR qty IS NULL)',
+  r_customers: "(country <> 'jp' OR country IS NULL)",
+  r_addresses: '(id <> 3)',
+};
+
+test('under a policy, reads across relations see only the rows the wheres let through, at every level', async () => {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'tablegate-roundtrip-'));
+  const policyFile = path.join(dir, 'policy.json');
+  await writeFile(
+    policyFile,
+    JSON.stringify({
+      roles: {
+        anonymous: {
+          tables: {
+            '*': { read: true },
+            r_items: { read: { where: 'qty ne 2 or qty eq null' } },
+            r_customers: { read: { where: "country ne 'jp' or country eq null" } },
+            r_addresses: { read: { where: 'id ne 3' } },
+          },
+        },
+      },
+    }),
+  );
+  const policed = await startTestGateway(db.name, { policyFile });
+  const connection = await oracleConnection(db.name);
+  const runs = Math.ceil(RELATIONAL_RUNS / 2);
+  try {
+    const oracle = new RelationsOracle(MODEL, connection, VISIBLE);
+    const { compared, tooMany } = await relationalRoundTrip(policed.url, oracle, runs);
+    expect(compared + tooMany).toBe(runs);
+    console.log(`relational round trip under a policy: ${compared} of ${runs} reads compared`);
+  } finally {
+    await connection.end();
+    await policed.close();
+    await rm(dir, { recursive: true, force: true });
+  }
 }, 300_000);

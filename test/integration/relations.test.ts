@@ -951,6 +951,43 @@ describe('every value type, at every depth, as a plain read of its table', () =>
   });
 });
 
+describe('one statement per read', () => {
+  test.each([
+    ['$expand=customer,order_items', 1],
+    [
+      '$expand=customer($expand=billing_address,shipping_address,orders($expand=order_items)),order_items($expand=products,shipments)',
+      1,
+    ],
+    [
+      "$filter=customer/country eq 'France' and order_items/any(i: i/qty gt 1)&$orderby=customer/name&$expand=order_items",
+      1,
+    ],
+    ['$skip=1&$top=2&$orderby=id&$expand=customer,order_items/products', 1],
+    // $count is a statement of its own.
+    ['$count=true&$expand=customer,order_items', 2],
+  ])('%s: %i statement(s), whatever the rows', async (query, statements) => {
+    const db = gw.gateway.db as unknown as Record<string, (...args: unknown[]) => unknown>;
+    const names = ['stream', 'arrays', 'count', 'rows', 'run', 'write'];
+    const originals = Object.fromEntries(names.map((name) => [name, db[name]]));
+    let sent = 0;
+    for (const name of names) {
+      const original = originals[name] as (...args: unknown[]) => unknown;
+      db[name] = (...args: unknown[]) => {
+        sent += 1;
+        return original(...args);
+      };
+    }
+    try {
+      const answer = await get(`/table/orders/read?${query}`);
+      expect(answer.status).toBe(200);
+      expect((answer.body as unknown[]).length).toBeGreaterThan(0);
+    } finally {
+      for (const name of names) db[name] = originals[name] as (...args: unknown[]) => unknown;
+    }
+    expect(sent).toBe(statements);
+  });
+});
+
 describe('errors: exact status, code and message', () => {
   const relation = (table: string, name: string) => ({
     success: false,
