@@ -16,7 +16,8 @@
  * any/all lambdas over to-many ones, on a shop with two keys to one table, a composite key, NULL
  * keys and one that matches nothing. Each answer is compared, values, key order and
  * X-Total-Count, with the same read computed another way (test/helpers/relations-oracle.ts:
- * plain SELECTs per parent row, paths as scalar subqueries).
+ * plain SELECTs per parent row, paths as scalar subqueries); and again under a policy whose
+ * wheres hide rows of related tables, the oracle reading each table as the rows it lets through.
  * The seed of a failing run is printed by fast-check; FUZZ_SEED=<n> replays it.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
