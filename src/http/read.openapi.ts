@@ -1,15 +1,23 @@
 /**
  * The descriptions of `GET /table/<table>/read` and `GET /table/<table>/read(<key>,<value>)`
  * (read.ts): the stages each runs, whose errors are its error responses, and the operations —
- * the `$…` options, `$select` naming only the columns the caller may read and `$apply` the
- * columns its aggregates may take, rows of the row schema of those columns, as JSON or CSV
+ * the `$…` options, `$select` naming only the columns the caller may read, `$expand` only the
+ * relations it may follow (listed again as `x-relations`), `$apply` the columns its aggregates
+ * may take, and rows of the row schema of those columns with a key per relation, as JSON or CSV
  * (Accept).
  */
+import type { Relation } from '../db/schema-types.js';
 import type { Stage } from '../errors.js';
-import { MAX_APPLY_BYTES, MAX_FILTER_BYTES } from '../limits.js';
+import {
+  MAX_APPLY_BYTES,
+  MAX_EXPAND_DEPTH,
+  MAX_EXPANDED_RELATIONS,
+  MAX_FILTER_BYTES,
+} from '../limits.js';
 import { rowSchema } from '../openapi/column-schema.js';
 import { filterHelp } from '../openapi/filter-help.js';
 import {
+  type DescribedRelation,
   type DescribedTable,
   type DescriptionContext,
   type JsonSchema,
@@ -41,7 +49,7 @@ const SHARED_OPTIONS: readonly [string, JsonSchema][] = [
     query(
       '$orderby',
       { type: 'string' },
-      '`col`, `col asc` or `col desc`, comma-separated; give one for stable pages',
+      '`col`, `col asc` or `col desc`, comma-separated; give one for stable pages. A path through to-one relations names a related column: `customer/last_name desc`',
     ),
   ],
   ['top', query('$top', { type: 'integer', minimum: 0 }, 'At most this many rows')],
@@ -91,8 +99,41 @@ function applyParameter({ view }: DescribedTable, context: DescriptionContext): 
   );
 }
 
+/** `to-one` or `to-many`, as the description names the kinds. */
+const kindOf = (relation: Relation) => (relation.kind === 'one' ? 'to-one' : 'to-many');
+
+/** `order_id → id`: which column equals which, for the reader of the description. */
+const keyText = (relation: Relation) =>
+  relation.on.map(({ local, remote }) => `${local.name} → ${remote.name}`).join(', ');
+
+/** The `$expand` option of a table with relations: its syntax, limits and the relations. */
+function expandParameter(relations: readonly DescribedRelation[]): JsonSchema {
+  const list = relations
+    .map(({ relation }) => `\`${relation.name}\` (${kindOf(relation)} → ${relation.target.name})`)
+    .join(', ');
+  const [first] = relations;
+  const example =
+    relations.find(({ relation }) => relation.kind === 'many')?.relation.name ??
+    first?.relation.name;
+  return query(
+    '$expand',
+    { type: 'string' },
+    [
+      `Related rows to add to each row, comma-separated. Relations here: ${list}.`,
+      'A to-one relation adds the related row as an object (or null), a to-many one an array of rows',
+      '(`[]` when none, ordered by the related primary key).',
+      'Options in parentheses after a relation, separated by `;`: `$select`, `$filter`, `$orderby`,',
+      '`$top`, `$skip` (the last three per row, to-many relations only) and `$expand` (nested);',
+      `a path \`a/b\` is \`a($expand=b)\`. E.g. \`${example}($select=…;$top=3)\`.`,
+      `Limits: ${MAX_EXPAND_DEPTH} levels, ${MAX_EXPANDED_RELATIONS} relations per request; each nested $filter has the limits of $filter.`,
+      'An unknown relation is 400 UNKNOWN_RELATION.',
+    ].join(' '),
+  );
+}
+
 function readParameters(described: DescribedTable, context: DescriptionContext): JsonSchema[] {
-  const names = described.view.read.map((c) => c.name).join(', ');
+  const { view, relations } = described;
+  const names = view.read.map((c) => c.name).join(', ');
   return [
     query(
       '$select',
@@ -101,21 +142,28 @@ function readParameters(described: DescribedTable, context: DescriptionContext):
     ),
     ...SHARED_OPTIONS.map(([name, parameter]) => context.parameter(name, parameter)),
     applyParameter(described, context),
+    ...(relations.length > 0 ? [expandParameter(relations)] : []),
   ];
 }
 
 /** The row schema of the columns the caller may read (one component per table). */
-export function rowRef({ table, view, names }: DescribedTable, context: DescriptionContext) {
+export function rowRef(described: DescribedTable, context: DescriptionContext) {
+  const { table, view, names } = described;
   const primaryKey = table.primaryKey;
   // The primary key is named only when the caller may read all of it.
   const keyNote =
     primaryKey.length > 0 && primaryKey.every((name) => view.read.some((c) => c.name === name))
       ? ` (primary key: ${primaryKey.join(', ')})`
       : '';
-  return context.schema(names.row, () => ({
-    ...rowSchema(view.read),
-    description: `A row of ${table.kind} ${table.name}${keyNote}`,
-  }));
+  return context.schema(names.row, () => {
+    const schema = rowSchema(view.read);
+    // No relation is named like a column of its table (db/relations.ts).
+    const properties = { ...(schema.properties as Record<string, JsonSchema>) };
+    for (const related of described.relations) {
+      properties[related.relation.name] = relationProperty(related);
+    }
+    return { ...schema, properties, description: `A row of ${table.kind} ${table.name}${keyNote}` };
+  });
 }
 
 const CSV_ROWS: JsonSchema = {
@@ -135,12 +183,6 @@ const ACCEPT: JsonSchema = {
   schema: { type: 'string', default: 'application/json' },
   description: '`text/csv` answers CSV (RFC 4180) instead of JSON',
 };
-
-const EXPAND = query(
-  '$expand',
-  { type: 'string' },
-  'Related rows to add, by relation name: `customer`, `items($select=qty;$top=3)`',
-);
 
 /** The single-column keys the caller may read: the primary key first, then unique ones. */
 function readableKeys({ table, view }: DescribedTable): string[] {
@@ -183,7 +225,7 @@ export const keyReadOperation: TableOperation = {
           { type: 'string' },
           `Columns to return, comma-separated (default \`*\`): ${view.read.map((c) => c.name).join(', ')}`,
         ),
-        context.parameter('expand', EXPAND),
+        ...(described.relations.length > 0 ? [expandParameter(described.relations)] : []),
         context.parameter('accept', ACCEPT),
       ],
       responses: {
@@ -197,19 +239,51 @@ export const keyReadOperation: TableOperation = {
   },
 };
 
+/** The row's key for an expanded relation: the related row or null, or an array of rows. */
+function relationProperty({ relation, row }: DescribedRelation): JsonSchema {
+  const key = `(${keyText(relation)})`;
+  return relation.kind === 'one'
+    ? {
+        description: `With \`$expand=${relation.name}\`: the row of ${relation.target.name} ${key}, or null`,
+        anyOf: [row, { type: 'null' }],
+      }
+    : {
+        description: `With \`$expand=${relation.name}\`: the rows of ${relation.target.name} ${key}`,
+        type: 'array',
+        items: row,
+      };
+}
+
+/** `x-relations`: each relation the caller may follow, its kind, target and key columns. */
+function relationsExtension(relations: readonly DescribedRelation[]): JsonSchema {
+  return Object.fromEntries(
+    relations.map(({ relation }) => [
+      relation.name,
+      {
+        kind: kindOf(relation),
+        target: relation.target.name,
+        columns: Object.fromEntries(
+          relation.on.map(({ local, remote }) => [local.name, remote.name]),
+        ),
+      },
+    ]),
+  );
+}
+
 export const readOperation: TableOperation = {
   action: 'read',
   method: 'get',
   path: '/read',
   schemas: { Apply: APPLY_SCHEMA },
   describe: (described, context) => {
-    const { table, names } = described;
+    const { table, names, relations } = described;
     const row = rowRef(described, context);
     return {
       tags: [names.tag],
       operationId: `read_${names.id}`,
       summary: `Read rows of ${table.kind} ${table.name}`,
       parameters: [...readParameters(described, context), context.parameter('accept', ACCEPT)],
+      ...(relations.length > 0 ? { 'x-relations': relationsExtension(relations) } : {}),
       responses: {
         200: {
           description:

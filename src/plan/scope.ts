@@ -46,8 +46,7 @@ import {
   type Selection,
   type Source,
 } from './nodes.js';
-
-import type { TableView, Viewer } from './view.js';
+import { followable, type TableView, type Viewer } from './view.js';
 
 /** The joins of one SELECT, by the relation walked and the source it was walked from. */
 class Level {
@@ -185,41 +184,41 @@ export class Scope {
   /** A relation the caller may follow from this scope's table, and its target as the caller sees it. */
   private follow(name: string): { relation: Relation; view: TableView } {
     const relation = this.view.relation(name);
-    const view = relation === undefined ? null : this.viewer(relation.target);
-    // Its key columns tell which rows belong together: a relation whose key is hidden on
-    // either side is hidden too.
-    const visible =
-      relation !== undefined &&
-      view !== null &&
-      relation.on.every(
-        ({ local, remote }) =>
-          this.view.column(local.name) !== undefined && view.column(remote.name) !== undefined,
-      );
-    if (!visible) throw unknownRelation(this.source.table.name, name);
-    return { relation, view: view as TableView };
+    const view = relation === undefined ? null : followable(this.view, relation, this.viewer);
+    if (relation === undefined || view === null) {
+      throw unknownRelation(this.source.table.name, name);
+    }
+    return { relation, view };
   }
 
   /**
    * The scope of a to-one relation's row, joined at this level: one join per relation and
-   * parent, unless `filter` (an expanded relation's `$filter`) makes it a join of its own.
+   * parent, unless `filter` (an expanded relation's `$filter`) makes it a join of its own. The
+   * paths that filter walks are joined inside that join (`LEFT JOIN (t1 LEFT JOIN t2 …) ON …`),
+   * since its condition reads their rows; later paths and expansions from the related row join
+   * at this level as usual.
    */
   private join(relation: Relation, view: TableView, filter: FilterExpr | null): Scope {
     const key = `${this.source.alias}/${relation.name}`;
     const shared = filter === null ? this.level.byKey.get(key) : undefined;
     if (shared !== undefined) return this.at(shared.source, view);
     const source = this.newSource(relation.target);
-    const scope = this.at(source, view);
-    // In the list before its filter is planned: a path in that filter joins from this one.
     const made: { -readonly [K in keyof Join]: Join[K] } = {
       source,
       relation,
       parent: this.source,
-      filter: null,
+      filter: view.rows(source),
+      nested: [],
     };
     this.level.joins.push(made);
-    if (filter === null) this.level.byKey.set(key, made);
-    made.filter = both(filter === null ? null : scope.filter(filter), view.rows(source));
-    return scope;
+    if (filter === null) {
+      this.level.byKey.set(key, made);
+    } else {
+      const inner = new Scope(source, view, this.viewer, new Level(), this.aliases, this.variables);
+      made.filter = both(inner.filter(filter), made.filter);
+      made.nested = inner.level.joins;
+    }
+    return this.at(source, view);
   }
 
   private at(source: Source, view: TableView): Scope {

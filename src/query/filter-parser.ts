@@ -393,8 +393,16 @@ class Parser extends TokenCursor {
       this.next();
       return { ...lambda, variable: null, expr: null };
     }
+    // A name as a column is written without quotes, not starting with a digit, not a word of the
+    // grammar: OData clients name the variable after the relation (odata-query writes
+    // `order_items/any(order_items:order_items/qty gt 5)`).
     const variable = this.next();
-    if (variable.kind !== 'word' || asciiKeyword(variable.text) === null) {
+    if (
+      variable.kind !== 'word' ||
+      keywordLiteral(variable.text) !== null ||
+      RESERVED.has(asciiKeyword(variable.text) ?? '') ||
+      /^[0-9]/.test(variable.text)
+    ) {
       throw syntaxError(variable, `a variable name (${op}(x: …))`);
     }
     this.expect('colon', "':' after the variable");

@@ -12,6 +12,7 @@ import { columnType, type ValueType } from '../../src/plan/filter-types.js';
 import type {
   ColumnExpr,
   ColumnFn,
+  ColumnRef,
   CompareOp,
   FilterExpr,
   FilterLiteral,
@@ -346,8 +347,18 @@ function keyword(word: string, s: Spelling): string {
   return s.upper ? word.toUpperCase() : word;
 }
 
+/** A name as a request writes it: as is when plain, else in double quotes (`"zip code"`). */
+export function nameText(name: string): string {
+  return /^[\p{L}_$][\p{L}\p{M}\p{N}_$]*$/u.test(name) ? name : `"${name.replaceAll('"', '""')}"`;
+}
+
+/** A column, after the relations of its path: `customer/"zip code"`. */
+function refText(ref: ColumnRef): string {
+  return [...(ref.path ?? []), ref.name].map(nameText).join('/');
+}
+
 function columnText(expr: ColumnExpr, s: Spelling): string {
-  return expr.kind === 'column' ? expr.name : `${keyword(expr.fn, s)}(${expr.column.name})`;
+  return expr.kind === 'column' ? refText(expr) : `${keyword(expr.fn, s)}(${refText(expr.column)})`;
 }
 
 function operandText(operand: Operand, s: Spelling): string {
@@ -371,8 +382,11 @@ export function filterText(expr: FilterExpr, s: Spelling): string {
       return `${columnText(expr.column, s)}${_}${keyword('in', s)}${_}(${expr.values.map((v) => literalText(v, s)).join(`,${_}`)})`;
     case 'match':
       return `${keyword(expr.fn, s)}(${columnText(expr.column, s)},${_}${typeof expr.value === 'string' ? literalText({ kind: 'string', value: expr.value }, s) : literalText(expr.value, s)})`;
-    case 'lambda':
-      throw new Error('lambdas are not generated here');
+    case 'lambda': {
+      const head = `${expr.path.map(nameText).join('/')}/${keyword(expr.op, s)}`;
+      if (expr.expr === null || expr.variable === null) return `${head}()`;
+      return `${head}(${expr.variable}:${_}${filterText(expr.expr, s)})`;
+    }
   }
 }
 
@@ -578,4 +592,364 @@ export function applyArb(
         countAt: drawn.shape === 'rows' ? null : countAt,
       };
     });
+}
+// ---- Reads across relations ($expand, paths, lambdas) ---------------------------------------
+
+/**
+ * A schema with foreign keys as a test declares it by hand (independently of how the gateway
+ * names relations): columns in table order with the literals a filter may compare them with,
+ * and each relation with its kind, target and key pairs (local → remote column).
+ */
+export interface RelationalModel {
+  readonly tables: Readonly<Record<string, ModelTable>>;
+}
+
+export interface ModelTable {
+  readonly key: readonly string[];
+  readonly columns: readonly ModelColumn[];
+  readonly relations: readonly ModelRelation[];
+}
+
+export interface ModelColumn {
+  readonly name: string;
+  readonly type: 'int' | 'decimal' | 'text' | 'datetime';
+  /** Values to compare with: some that the data holds, some that it does not. */
+  readonly values: readonly string[];
+}
+
+export interface ModelRelation {
+  readonly name: string;
+  readonly kind: 'one' | 'many';
+  readonly target: string;
+  readonly pairs: readonly (readonly [local: string, remote: string])[];
+}
+
+/** A read across relations: the request's options as an AST (`$expand` items included). */
+export interface RelationalRead {
+  readonly select: '*' | readonly string[];
+  readonly filter: FilterExpr | null;
+  readonly orderBy: readonly { readonly ref: ColumnRef; readonly desc: boolean }[];
+  readonly top: number | null;
+  readonly skip: number | null;
+  readonly expand: readonly RelationalExpand[];
+}
+
+export interface RelationalExpand {
+  /** The relations walked: one, or a path (`a/b`) whose options belong to the last. */
+  readonly path: readonly string[];
+  readonly read: RelationalRead;
+}
+
+const literalOf = (column: ModelColumn, value: string): Literal =>
+  column.type === 'int' || column.type === 'decimal'
+    ? { kind: 'number', text: value }
+    : { kind: 'string', value };
+
+/** Where names in a filter resolve: the filter's own table, and the lambda variables in scope. */
+interface FilterScope {
+  readonly home: string;
+  readonly variables: ReadonlyMap<string, string>;
+}
+
+/** The column references a filter in `scope` may make: own columns, paths, variables' columns. */
+function refsOf(
+  model: RelationalModel,
+  scope: FilterScope,
+): { ref: ColumnRef; column: ModelColumn }[] {
+  const refs: { ref: ColumnRef; column: ModelColumn }[] = [];
+  const from = (table: string, prefix: readonly string[], steps: number) => {
+    const t = model.tables[table] as ModelTable;
+    for (const column of t.columns) {
+      const ref: ColumnRef =
+        prefix.length === 0
+          ? { kind: 'column', name: column.name, position: 0 }
+          : { kind: 'column', name: column.name, position: 0, path: prefix };
+      refs.push({ ref, column });
+    }
+    if (steps === 0) return;
+    for (const relation of t.relations) {
+      if (relation.kind === 'one') from(relation.target, [...prefix, relation.name], steps - 1);
+    }
+  };
+  from(scope.home, [], 2);
+  for (const [variable, table] of scope.variables) from(table, [variable], 1);
+  return refs;
+}
+
+/** The to-many relations a lambda in `scope` may range over, as paths, and their tables. */
+function lambdaTargets(model: RelationalModel, scope: FilterScope) {
+  const targets: { path: string[]; table: string }[] = [];
+  const starts: [string[], string][] = [[[], scope.home]];
+  for (const [variable, table] of scope.variables) starts.push([[variable], table]);
+  for (const [prefix, table] of starts) {
+    for (const relation of (model.tables[table] as ModelTable).relations) {
+      if (relation.kind === 'many')
+        targets.push({ path: [...prefix, relation.name], table: relation.target });
+      else {
+        for (const next of (model.tables[relation.target] as ModelTable).relations) {
+          if (next.kind === 'many') {
+            targets.push({ path: [...prefix, relation.name, next.name], table: next.target });
+          }
+        }
+      }
+    }
+  }
+  return targets;
+}
+
+/**
+ * A valid `$filter` over `scope.home` with paths through to-one relations and any/all lambdas
+ * over to-many ones (nested, bare names inside meaning the home row's columns), every literal
+ * of the compared column's type.
+ */
+export function relationalFilterArb(
+  model: RelationalModel,
+  scope: FilterScope,
+  depth = 3,
+): fc.Arbitrary<FilterExpr> {
+  const refs = refsOf(model, scope);
+  const pick = fc.constantFrom(...refs);
+  const compare = pick.chain(({ ref, column }) =>
+    fc.oneof(
+      {
+        weight: 4,
+        arbitrary: fc.tuple(fc.constantFrom(...OPS), fc.constantFrom(...column.values)).map(
+          ([op, value]): FilterExpr => ({
+            kind: 'compare',
+            op,
+            left: ref,
+            right: literalOf(column, value),
+            position: 0,
+          }),
+        ),
+      },
+      fc.constantFrom<FilterExpr>(
+        { kind: 'compare', op: 'eq', left: ref, right: { kind: 'null' }, position: 0 },
+        { kind: 'compare', op: 'ne', left: ref, right: { kind: 'null' }, position: 0 },
+      ),
+      fc.uniqueArray(fc.constantFrom(...column.values), { minLength: 1, maxLength: 3 }).map(
+        (values): FilterExpr => ({
+          kind: 'in',
+          column: ref,
+          values: values.map((v) => literalOf(column, v)),
+        }),
+      ),
+      ...(column.type === 'text'
+        ? [
+            fc.tuple(fc.constantFrom(...FNS), fc.constantFrom(...column.values)).map(
+              ([fn, value]): FilterExpr => ({
+                kind: 'match',
+                fn,
+                column: ref,
+                value: value.slice(0, 2),
+              }),
+            ),
+          ]
+        : []),
+    ),
+  );
+  const targets = lambdaTargets(model, scope);
+  const lambda: fc.Arbitrary<FilterExpr> | null =
+    depth <= 1 || targets.length === 0
+      ? null
+      : fc.constantFrom(...targets).chain(({ path, table }) => {
+          const last = path[path.length - 1] as string;
+          // odata-query names the variable after the relation; others write x, y.
+          const free = ['x', 'y', 'z', last].filter(
+            (v) =>
+              !scope.variables.has(v) &&
+              !(model.tables[scope.home] as ModelTable).relations.some((r) => r.name === v) &&
+              !(model.tables[scope.home] as ModelTable).columns.some((c) => c.name === v),
+          );
+          const variable = free[0] as string;
+          const inner: FilterScope = {
+            home: scope.home,
+            variables: new Map([...scope.variables, [variable, table]]),
+          };
+          return fc.oneof(
+            fc.constant<FilterExpr>({
+              kind: 'lambda',
+              op: 'any',
+              path,
+              variable: null,
+              expr: null,
+              position: 0,
+            }),
+            fc
+              .tuple(
+                fc.constantFrom('any' as const, 'all' as const),
+                relationalFilterArb(model, inner, depth - 1),
+              )
+              .map(
+                ([op, expr]): FilterExpr => ({
+                  kind: 'lambda',
+                  op,
+                  path,
+                  variable,
+                  expr,
+                  position: 0,
+                }),
+              ),
+          );
+        });
+  const leaf =
+    lambda === null
+      ? compare
+      : fc.oneof({ weight: 3, arbitrary: compare }, { weight: 2, arbitrary: lambda });
+  if (depth <= 1) return leaf;
+  const smaller = relationalFilterArb(model, scope, depth - 1);
+  return fc.oneof(
+    { weight: 3, arbitrary: leaf },
+    smaller.map((expr): FilterExpr => ({ kind: 'not', expr })),
+    fc
+      .tuple(
+        fc.constantFrom('and' as const, 'or' as const),
+        fc.array(smaller, { minLength: 2, maxLength: 3 }),
+      )
+      .map(([kind, items]): FilterExpr => ({ kind, items })),
+  );
+}
+
+/** `$orderby` over columns and to-one paths, ending with the key (so no two rows tie). */
+function orderArb(model: RelationalModel, table: string) {
+  const t = model.tables[table] as ModelTable;
+  const refs = refsOf(model, { home: table, variables: new Map() }).filter(
+    ({ ref }) => (ref.path?.length ?? 0) <= 1,
+  );
+  return fc
+    .array(fc.tuple(fc.constantFrom(...refs), fc.boolean()), { maxLength: 2 })
+    .map((items) => {
+      const order = items.map(([{ ref }, desc]) => ({ ref, desc }));
+      for (const key of t.key)
+        order.push({ ref: { kind: 'column', name: key, position: 0 }, desc: false });
+      return order;
+    });
+}
+
+/**
+ * A read of `table` with `$expand` items (nested, paths, every option, at most `levels` deep and
+ * `budget` relations in all), filters with paths and lambdas, orders ending with the key, and
+ * paging; `many` says whether it is the read of a to-many relation (paging and order apply) or
+ * of a to-one (`$select`, `$filter`, `$expand` only).
+ */
+export function relationalReadArb(
+  model: RelationalModel,
+  table: string,
+  options: { levels?: number; budget?: number; kind?: 'top' | 'one' | 'many' } = {},
+): fc.Arbitrary<RelationalRead> {
+  const { levels = 3, budget = 10, kind = 'top' } = options;
+  const t = model.tables[table] as ModelTable;
+  const names = t.columns.map((c) => c.name);
+  const select = fc.oneof(
+    fc.constant<'*'>('*'),
+    fc.uniqueArray(fc.constantFrom(...names), { minLength: 1, maxLength: names.length }),
+  );
+  const filter = fc.option(relationalFilterArb(model, { home: table, variables: new Map() }, 3), {
+    freq: 2,
+  });
+  const paged = kind !== 'one';
+  const expand: fc.Arbitrary<RelationalExpand[]> =
+    levels === 0 || budget === 0
+      ? fc.constant([])
+      : fc
+          .uniqueArray(fc.constantFrom(...t.relations), {
+            maxLength: Math.min(2, budget),
+            selector: (r) => r.name,
+          })
+          .chain((relations) =>
+            relations.length === 0
+              ? fc.constant([])
+              : fc.tuple(
+                  ...relations.map((relation) => {
+                    const share = Math.max(
+                      1,
+                      Math.floor((budget - relations.length) / relations.length),
+                    );
+                    const target = model.tables[relation.target] as ModelTable;
+                    // Sometimes a path: relation/next, the options for the last.
+                    const nexts = levels >= 2 && share >= 1 ? target.relations : [];
+                    const read = (
+                      name: string,
+                      relKind: 'one' | 'many',
+                      depthLeft: number,
+                      left: number,
+                    ) =>
+                      relationalReadArb(model, name, {
+                        levels: depthLeft,
+                        budget: left,
+                        kind: relKind,
+                      });
+                    const plain = read(relation.target, relation.kind, levels - 1, share - 1).map(
+                      (r): RelationalExpand => ({ path: [relation.name], read: r }),
+                    );
+                    if (nexts.length === 0) return plain;
+                    return fc.oneof(
+                      { weight: 3, arbitrary: plain },
+                      fc.constantFrom(...nexts).chain((next) =>
+                        read(next.target, next.kind, levels - 2, Math.max(0, share - 2)).map(
+                          (r): RelationalExpand => ({
+                            path: [relation.name, next.name],
+                            read: r,
+                          }),
+                        ),
+                      ),
+                    );
+                  }),
+                ),
+          );
+  return fc.record({
+    select,
+    filter,
+    orderBy:
+      kind === 'one'
+        ? fc.constant([])
+        : kind === 'top'
+          ? orderArb(model, table)
+          : fc.option(orderArb(model, table), { freq: 2 }).map((o) => o ?? []),
+    top: paged ? fc.option(fc.nat(4), { freq: 2 }) : fc.constant(null),
+    skip: paged ? fc.option(fc.nat(3), { freq: 3 }) : fc.constant(null),
+    expand,
+  });
+}
+
+function orderText(order: RelationalRead['orderBy']): string {
+  return order.map(({ ref, desc }) => `${refText(ref)}${desc ? ' desc' : ''}`).join(',');
+}
+
+function selectText(select: RelationalRead['select']): string {
+  return select === '*' ? '*' : select.map(nameText).join(',');
+}
+
+/** An `$expand` value as a client writes it. */
+export function expandText(items: readonly RelationalExpand[], s: Spelling): string {
+  return items
+    .map(({ path, read }) => {
+      const options: string[] = [];
+      if (read.select !== '*') options.push(`$select=${selectText(read.select)}`);
+      if (read.filter !== null) options.push(`$filter=${filterText(read.filter, s)}`);
+      if (read.orderBy.length > 0) options.push(`$orderby=${orderText(read.orderBy)}`);
+      if (read.top !== null) options.push(`$top=${read.top}`);
+      if (read.skip !== null) options.push(`$skip=${read.skip}`);
+      if (read.expand.length > 0) options.push(`$expand=${expandText(read.expand, s)}`);
+      const name = path.map(nameText).join('/');
+      return options.length === 0 ? name : `${name}(${options.join(';')})`;
+    })
+    .join(',');
+}
+
+/** The query string's options of a top-level read (values unencoded). */
+export function readQuery(
+  read: RelationalRead,
+  s: Spelling,
+  count = false,
+): Record<string, string> {
+  const query: Record<string, string> = {};
+  if (read.select !== '*') query.$select = selectText(read.select);
+  if (read.filter !== null) query.$filter = filterText(read.filter, s);
+  if (read.orderBy.length > 0) query.$orderby = orderText(read.orderBy);
+  if (read.top !== null) query.$top = String(read.top);
+  if (read.skip !== null) query.$skip = String(read.skip);
+  if (read.expand.length > 0) query.$expand = expandText(read.expand, s);
+  if (count) query.$count = 'true';
+  return query;
 }

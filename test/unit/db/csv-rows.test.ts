@@ -60,7 +60,7 @@ describe('csvSerializer', () => {
     expect(write([1, 5, 'a@b.c', '2:["Rex, dog"],["Tom"]', 'x'])).toBe(
       '1,"{""email"":""a@b.c""}","[{""name"":""Rex, dog""},{""name"":""Tom""}]",x',
     );
-    expect(write([2, null, null, null, 'y'])).toBe('2,null,[],y');
+    expect(write([2, null, null, '0:', 'y'])).toBe('2,null,[],y');
     expect(csvHeader([...shaped, value('a,b')])).toBe('id,owner,pets,after,"a,b"');
   });
 });

@@ -20,6 +20,7 @@ import { validatePolicy } from '../../../src/policy/policy.js';
 import { COLUMN_FNS } from '../../../src/query/ast.js';
 import { FN_SQL } from '../../../src/sql/compile-filter.js';
 import { column, order, table, text } from '../fixtures/schema.js';
+import { SHOP } from '../fixtures/shop.js';
 
 const config = (mode: 'auth' | 'open'): DocumentConfig => ({
   mode,
@@ -649,7 +650,6 @@ describe('size: what every table shares is written once', () => {
       'skip',
       'count',
       'accept',
-      'expand',
       'prefer-create',
       'key-value',
       'prefer-update',
@@ -728,4 +728,161 @@ describe('auth mode and open mode', () => {
 test('enum members: quotes doubled inside', () => {
   expect(enumMembers("enum('a','it''s','')")).toEqual(['a', "it's", '']);
   expect(enumMembers("set('x,y','z')")).toEqual(['x,y', 'z']);
+});
+
+describe('relations (docs/relations.md)', () => {
+  const doc = buildOpenApiDocument(SHOP, config('open'));
+
+  test('each read lists its table’s relations in x-relations: kind, target, key columns', () => {
+    const relationsOf = (name: string) =>
+      operation(doc, `/table/${name}/read`, 'get')['x-relations'];
+    expect(relationsOf('customers')).toEqual({
+      billing_address: {
+        kind: 'to-one',
+        target: 'addresses',
+        columns: { billing_address_id: 'id' },
+      },
+      shipping_address: {
+        kind: 'to-one',
+        target: 'addresses',
+        columns: { shipping_address_id: 'id' },
+      },
+      orders: { kind: 'to-many', target: 'orders', columns: { id: 'customer_id' } },
+    });
+    expect(relationsOf('shipments')).toEqual({
+      order_items: {
+        kind: 'to-one',
+        target: 'order_items',
+        columns: { order_id: 'order_id', line: 'line' },
+      },
+    });
+    expect(relationsOf('employees')).toEqual({
+      manager: { kind: 'to-one', target: 'employees', columns: { manager_id: 'id' } },
+      employees: { kind: 'to-many', target: 'employees', columns: { id: 'manager_id' } },
+    });
+  });
+
+  test('$expand: its syntax, limits and the relations, after the shared options', () => {
+    const read = operation(doc, '/table/orders/read', 'get');
+    const parameters = read.parameters as { name: string; description: string }[];
+    expect(parameters.map((p) => p.name)).toEqual([
+      '$select',
+      '$filter',
+      '$orderby',
+      '$top',
+      '$skip',
+      '$count',
+      '$apply',
+      '$expand',
+      'Accept',
+    ]);
+    const expand = parameters.find((p) => p.name === '$expand')?.description ?? '';
+    expect(expand).toContain(
+      'Relations here: `customer` (to-one → customers), `order_items` (to-many → order_items).',
+    );
+    expect(expand).toContain('`$select`, `$filter`, `$orderby`,');
+    expect(expand).toContain('Limits: 3 levels, 10 relations per request');
+    expect(expand).toContain('E.g. `order_items($select=…;$top=3)`');
+    const filter = (doc.components as { parameters: Record<string, { description: string }> })
+      .parameters.filter;
+    expect(filter?.description).toContain("`customer/country eq 'Japan'`");
+    expect(filter?.description).toContain('`order_items/any(i: i/qty gt 5)`');
+  });
+
+  test('a table without relations has no $expand and no x-relations', () => {
+    const plain = buildOpenApiDocument([order], config('open'));
+    const read = operation(plain, '/table/order/read', 'get');
+    expect((read.parameters as { name: string }[]).map((p) => p.name)).not.toContain('$expand');
+    expect(read).not.toHaveProperty('x-relations');
+  });
+
+  test('the row schema has a key per relation: the related row or null, or an array of rows', () => {
+    const orders = schemasOf(doc).orders as { properties: Record<string, unknown> };
+    expect(Object.keys(orders.properties)).toEqual([
+      'id',
+      'customer_id',
+      'note',
+      'customer',
+      'order_items',
+    ]);
+    expect(orders.properties.customer).toEqual({
+      description: 'With `$expand=customer`: the row of customers (customer_id → id), or null',
+      anyOf: [{ $ref: '#/components/schemas/customers' }, { type: 'null' }],
+    });
+    expect(orders.properties.order_items).toEqual({
+      description: 'With `$expand=order_items`: the rows of order_items (id → order_id)',
+      type: 'array',
+      items: { $ref: '#/components/schemas/order_items' },
+    });
+  });
+
+  test('valid OpenAPI 3.1 and JSON Schema, every $ref resolves (rows refer to each other)', async () => {
+    const validator = new Validator();
+    // resolveRefs puts the referred objects in place: on a copy, as rows refer to each other.
+    const result = await validator.validate(structuredClone(doc));
+    expect(result.errors ?? []).toEqual([]);
+    expect(() => validator.resolveRefs()).not.toThrow();
+    // The components as one schema document, so that `#/components/schemas/…` resolves.
+    const ajv = new Ajv2020({ strict: false, validateFormats: false });
+    ajv.addSchema({ $id: 'https://tablegate.test/openapi', components: doc.components });
+    // An expanded answer is a valid row.
+    const validate = ajv.getSchema('https://tablegate.test/openapi#/components/schemas/orders');
+    expect(
+      validate?.({
+        id: 10,
+        customer_id: 1,
+        note: null,
+        customer: {
+          id: 1,
+          name: 'Ann',
+          country: null,
+          billing_address_id: 2,
+          shipping_address_id: null,
+        },
+        order_items: [{ order_id: 10, line: 1, product: 'tea', qty: 2 }],
+      }),
+    ).toBe(true);
+    expect(validate?.({ id: 10, customer: 'Ann' })).toBe(false);
+  });
+
+  test('a caller sees only the relations it may follow: target readable, key columns readable', async () => {
+    const policy = validatePolicy(
+      {
+        roles: {
+          clerk: {
+            tables: {
+              orders: { read: true },
+              // customer_id hidden: orders.customer cannot pair rows for this role.
+              customers: { read: { columns: ['id', 'name'] } },
+              order_items: { read: true },
+              // products and addresses are not readable.
+            },
+          },
+        },
+      },
+      new Map(SHOP.map((t) => [t.name, t])),
+    );
+    const view = buildOpenApiDocument(SHOP, config('auth'), '1', documentView(policy, 'clerk'));
+    const relationsOf = (name: string) =>
+      Object.keys(
+        (operation(view, `/table/${name}/read`, 'get')['x-relations'] as object | undefined) ?? {},
+      );
+    expect(relationsOf('orders')).toEqual(['customer', 'order_items']);
+    // customers.billing_address: addresses unreadable; customers.orders: the key is readable
+    // on both sides (customers.id, orders.customer_id).
+    expect(relationsOf('customers')).toEqual(['orders']);
+    // order_items.products: products unreadable; shipments unreadable.
+    expect(relationsOf('order_items')).toEqual(['order']);
+    const schemas = (view.components as { schemas: Record<string, { properties: object }> })
+      .schemas;
+    expect(Object.keys(schemas.order_items?.properties ?? {})).toEqual([
+      'order_id',
+      'line',
+      'product',
+      'qty',
+      'order',
+    ]);
+    const result = await new Validator().validate(view);
+    expect(result.errors ?? []).toEqual([]);
+  });
 });

@@ -192,7 +192,7 @@ describe('compileApply: exact SQL', () => {
     ).toEqual({
       sql:
         'SELECT `t1`.`name`, COUNT(*) FROM `sale` AS `t0`' +
-        ' LEFT JOIN `customer` AS `t1` ON `t1`.`id` = `t0`.`customer_id` AND `t1`.`name` <> ?' +
+        ' LEFT JOIN `customer` AS `t1` ON `t1`.`id` = `t0`.`customer_id` AND (`t1`.`name` <> ?) IS TRUE' +
         ' WHERE (`t0`.`price` > ? AND `t0`.`qty` >= ?) GROUP BY `t1`.`name` ORDER BY `t1`.`name` ASC',
       params: ['hidden', 1, 0],
     });
