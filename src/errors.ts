@@ -31,6 +31,9 @@ export type Stage =
   | 'files'
   | 'policy-action' // --policy: an action the caller's role may not do (CONTRACT §6)
   | 'policy-rows' // --policy: a created or updated row outside the role's where
+  | 'routine' // the stored procedure or function named in `/rpc/<name>`
+  | 'arguments' // the parameters of a routine call (a JSON body, or a function's query string)
+  | 'routine-call' // the routine's own refusal (SIGNAL), and what it leaves behind
   | 'mysql'; // MySQL's refusals, under MySQL's error name
 
 export interface ErrorSpec {
@@ -196,7 +199,7 @@ export const ERRORS = {
       `Relation '${relation}' does not exist on table '${table}'`,
     schemaMiss: true,
   },
-  INVALID_VALUE: { status: 400, stages: ['key', 'values'], message: detail },
+  INVALID_VALUE: { status: 400, stages: ['key', 'values', 'arguments'], message: detail },
   GENERATED_COLUMN: {
     status: 400,
     stages: ['values'],
@@ -210,6 +213,52 @@ export const ERRORS = {
     stages: ['stream'],
     message: (relation: string) =>
       `The related rows of '${relation}' for one row are more than MySQL sends in one value (max_allowed_packet); read them in pages with ${relation}($top=…)`,
+  },
+
+  // routines (`/rpc/<name>`, docs/routines.md): the routine, its arguments, its own refusals.
+  UNKNOWN_ROUTINE: {
+    status: 404,
+    stages: ['routine'],
+    message: (name: string) => `Routine '${name}' does not exist`,
+  },
+  /** `GET /rpc/<name>` where only a procedure has the name (functions answer GET). */
+  PROCEDURE_NEEDS_POST: {
+    status: 405,
+    stages: ['routine'],
+    message: (name: string) => `'${name}' is a stored procedure: call it with POST`,
+    headers: { Allow: 'POST' },
+  },
+  UNKNOWN_PARAMETER: {
+    status: 400,
+    stages: ['arguments'],
+    message: (routine: string, parameter: string, note = '') =>
+      `Routine '${routine}' has no parameter '${parameter}' to send${note}`,
+  },
+  MISSING_PARAMETER: {
+    status: 400,
+    stages: ['arguments'],
+    message: (routine: string, parameter: string) =>
+      `Parameter '${parameter}' of routine '${routine}' is missing: every IN and INOUT parameter is required (send null for NULL)`,
+  },
+  INVALID_ARGUMENTS: { status: 400, stages: ['arguments'], message: detail },
+  /** `SIGNAL SQLSTATE '45000'` (or any user SIGNAL) in a routine or trigger: its MESSAGE_TEXT. */
+  ROUTINE_ERROR: { status: 400, stages: ['routine-call'], message: detail },
+  /**
+   * A procedure returned with a transaction of its own still open: the gateway rolled it back
+   * (docs/routines.md). The routine, not the request, is at fault, hence a 5xx that is no bug of
+   * the gateway's: 502, an upstream that answered wrongly.
+   */
+  ROUTINE_TRANSACTION_OPEN: {
+    status: 502,
+    stages: ['routine-call'],
+    message:
+      'The procedure returned with its transaction still open (no COMMIT or ROLLBACK): the gateway rolled it back, so nothing done in that transaction was kept',
+  },
+  ROUTINE_RESULT_TOO_LARGE: {
+    status: 400,
+    stages: ['routine-call'],
+    message: (limitBytes: number) =>
+      `The routine's results are larger than ${limitBytes} bytes, the most one answer carries: it was stopped (what it wrote before may stay)`,
   },
 
   // execute and stream.
@@ -447,6 +496,17 @@ export const MYSQL_ERRORS: Readonly<
   },
   // A table dropped after the schema was read.
   ER_NO_SUCH_TABLE: { status: 404, schemaMiss: true },
+  // Routines (docs/routines.md): dropped or changed after the schema was read.
+  ER_SP_DOES_NOT_EXIST: {
+    status: 404,
+    schemaMiss: true,
+    message: 'A routine no longer exists: the database changed after the gateway read it',
+  },
+  ER_SP_WRONG_NO_OF_ARGS: {
+    status: 400,
+    schemaMiss: true,
+    message: "The routine's parameters changed after the gateway read them; try again",
+  },
 };
 
 export type ErrorCode = keyof typeof ERRORS;
@@ -561,3 +621,15 @@ export const forbiddenFieldName = () => apiError('FORBIDDEN_FIELD_NAME');
 export const invalidValue = (message: string) => apiError('INVALID_VALUE', message);
 export const generatedColumn = (table: string, column: string) =>
   apiError('GENERATED_COLUMN', table, column);
+export const unknownRoutine = (name: string) => apiError('UNKNOWN_ROUTINE', name);
+export const procedureNeedsPost = (name: string) =>
+  withHeaders(apiError('PROCEDURE_NEEDS_POST', name), { Allow: 'POST' });
+export const unknownParameter = (routine: string, parameter: string, note?: string) =>
+  apiError('UNKNOWN_PARAMETER', routine, parameter, note);
+export const missingParameter = (routine: string, parameter: string) =>
+  apiError('MISSING_PARAMETER', routine, parameter);
+export const invalidArguments = (message: string) => apiError('INVALID_ARGUMENTS', message);
+export const routineError = (message: string) => apiError('ROUTINE_ERROR', message);
+export const routineTransactionOpen = () => apiError('ROUTINE_TRANSACTION_OPEN');
+export const routineResultTooLarge = (limitBytes: number) =>
+  apiError('ROUTINE_RESULT_TOO_LARGE', limitBytes);

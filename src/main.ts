@@ -96,7 +96,8 @@ async function openCounters(config: Config): Promise<RedisCounterStore | undefin
 async function openPolicy(config: Config, schema: SchemaCache): Promise<Policy | undefined> {
   if (config.policyFile === null) return undefined;
   try {
-    return await loadPolicy(config.policyFile, new Map([...schema.all()].map((t) => [t.name, t])));
+    const tables = new Map([...schema.all()].map((t) => [t.name, t]));
+    return await loadPolicy(config.policyFile, tables, schema.routines);
   } catch (error) {
     if (!(error instanceof PolicyError)) throw error;
     throw new StartupError(`policy ${config.policyFile}: ${error.message}`, 2);

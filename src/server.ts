@@ -20,6 +20,7 @@ import { redactUrl } from './http/log-redaction.js';
 import { registerPolicyGate } from './http/policy-gate.js';
 import { readRoutes } from './http/read.js';
 import { rootRoutes } from './http/root.js';
+import { rpcRoutes } from './http/rpc.js';
 import { registerSecurityHeaders } from './http/security-headers.js';
 import { uploadRoutes } from './http/upload.js';
 import { writeRoutes } from './http/write.js';
@@ -131,6 +132,7 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
   healthRoutes(app, services);
   readRoutes(app, services);
   writeRoutes(app, services);
+  rpcRoutes(app, services);
   uploadRoutes(app, services);
   fileRoutes(app, services);
   docsRoutes(app, services);

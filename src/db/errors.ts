@@ -9,6 +9,7 @@ import {
   internalError,
   MYSQL_ERRORS,
   queryTimeout,
+  routineError,
 } from '../errors.js';
 
 interface DriverError {
@@ -124,6 +125,19 @@ export function withoutQualifiers(message: string): string {
   return message.replace(QUALIFIER, '');
 }
 
+/** A user SIGNAL's default error number (ER_SIGNAL_EXCEPTION), whatever its SQLSTATE. */
+const ER_SIGNAL_EXCEPTION = 1644;
+
+/**
+ * A stored routine's or trigger's own refusal: `SIGNAL SQLSTATE '45000'` (the SQLSTATE for an
+ * unhandled user-defined exception, which no server error uses), or a SIGNAL of another SQLSTATE
+ * that kept the default error number. Its MESSAGE_TEXT is the routine author's sentence for the
+ * client (docs/routines.md).
+ */
+function isUserSignal(error: DriverError): boolean {
+  return error.sqlState === '45000' || error.errno === ER_SIGNAL_EXCEPTION;
+}
+
 /** The ApiError for a driver error, or a generic 500 (the caller logs the original). */
 export function mapDbError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
@@ -131,6 +145,10 @@ export function mapDbError(error: unknown): ApiError {
   if (error instanceof Error && error.message === 'Pool is closed.') return databaseUnavailable();
   // mysql2's "Can't add new command when connection is in closed state" has no code, only fatal.
   if (isFatal(error)) return databaseUnavailable();
+  // Before the name: a SIGNAL may carry an error number of its own that no server error has.
+  if (isDriverError(error) && isUserSignal(error)) {
+    return routineError(error.sqlMessage ?? 'Unhandled user-defined exception condition');
+  }
   const code = isDriverError(error) ? errorName(error) : undefined;
   if (!isDriverError(error) || !code) return internalError();
   if (UNAVAILABLE.has(code) || code.startsWith('PROTOCOL_') || error.fatal) {

@@ -1,14 +1,23 @@
 /**
- * The schema cache: tables, views and columns of the served database, read from
- * information_schema at start. A name the cache does not know triggers one re-read (shared by
- * concurrent callers, at most once per `refreshIntervalMs`), so a table created after start is
- * served without a restart. The users table of auth mode is never part of it.
+ * The schema cache: tables, views and columns of the served database, and its stored routines
+ * (routines.ts), read from information_schema at start. A name the cache does not know triggers
+ * one re-read (shared by concurrent callers, at most once per `refreshIntervalMs`), so a table
+ * or routine created after start is served without a restart. The users table of auth mode is
+ * never part of it.
  */
 
-import { ApiError, unknownTable } from '../errors.js';
+import { ApiError, unknownRoutine, unknownTable } from '../errors.js';
 import type { Database } from '../execute/database.js';
 import { type ForeignKey, nameRelations } from './relations.js';
-import { sameTables, schemaFingerprint } from './schema-change.js';
+import {
+  type NamedRoutines,
+  NO_ROUTINES,
+  type RoutineInfo,
+  type RoutineKind,
+  type Routines,
+  readRoutines,
+} from './routines.js';
+import { sameData, sameTables, schemaFingerprint } from './schema-change.js';
 import type { ColumnInfo, JsonKind, Relation, TableInfo } from './schema-types.js';
 
 export const USERS_TABLE = 'users_created_by_tablegate';
@@ -208,6 +217,7 @@ async function readForeignKeys(db: Database, database: string): Promise<ForeignK
 
 export class SchemaCache {
   private tables = new Map<string, TableInfo>();
+  private routineSet: Routines = NO_ROUTINES;
   private lastRead = 0;
   private reading: Promise<void> | null = null;
   private reads = 0;
@@ -267,10 +277,13 @@ export class SchemaCache {
       const fingerprint = await schemaFingerprint(this.db, this.database);
       if (!onlyIfChanged || fingerprint === null || fingerprint !== this.fingerprint) {
         const tables = await readSchema(this.db, this.database);
-        if (!sameTables(tables, this.tables)) {
-          this.tables = tables;
-          this.reads++;
-        }
+        const routines = await readRoutines(this.db, this.database, columnFromRow);
+        // Each part is replaced only when it changed: what is cached by table object stays.
+        const tablesChanged = !sameTables(tables, this.tables);
+        const routinesChanged = !sameData(routines, this.routineSet);
+        if (tablesChanged) this.tables = tables;
+        if (routinesChanged) this.routineSet = routines;
+        if (tablesChanged || routinesChanged) this.reads++;
       }
       this.fingerprint = fingerprint;
       this.lastRead = Date.now();
@@ -304,6 +317,49 @@ export class SchemaCache {
   async refuse(name: string): Promise<never> {
     if (name !== USERS_TABLE) await this.refreshIfStale();
     throw unknownTable(name);
+  }
+
+  /** The stored procedures and functions served (never re-reads). */
+  get routines(): Routines {
+    return this.routineSet;
+  }
+
+  /** The routine of that kind and name as last read, or undefined (never re-reads). */
+  routine(kind: RoutineKind, name: string): RoutineInfo | undefined {
+    return (kind === 'procedure' ? this.routineSet.procedures : this.routineSet.functions).get(
+      name,
+    );
+  }
+
+  /**
+   * The procedure and function of that name, re-reading the schema once when there is neither
+   * and the last read is old enough; the 404 of an unknown routine when there is still none.
+   */
+  async requireRoutines(name: string): Promise<NamedRoutines> {
+    let found = this.routinesNamed(name);
+    if (found === null) {
+      await this.refreshIfStale();
+      found = this.routinesNamed(name);
+    }
+    if (found === null) throw unknownRoutine(name);
+    return found;
+  }
+
+  /**
+   * The 404 of a routine a caller may not know of (a policy withholds it), after the wait a
+   * missing routine's 404 has, as refuse() does for tables.
+   */
+  async refuseRoutine(name: string): Promise<never> {
+    await this.refreshIfStale();
+    throw unknownRoutine(name);
+  }
+
+  private routinesNamed(name: string): NamedRoutines | null {
+    const procedure = this.routineSet.procedures.get(name);
+    const fn = this.routineSet.functions.get(name);
+    if (procedure !== undefined)
+      return fn === undefined ? { procedure } : { procedure, function: fn };
+    return fn === undefined ? null : { function: fn };
   }
 
   private async requireAfterRead(name: string): Promise<TableInfo> {

@@ -95,7 +95,7 @@ function actionOf<K extends WriteAction['kind']>(
  * Fastify parses a body as its Content-Type says, so `text/plain` arrives here as a string and a
  * missing type with no body as undefined: both are refused like any other type.
  */
-function requireJson(request: FastifyRequest): void {
+export function requireJson(request: FastifyRequest): void {
   const type = request.headers['content-type'];
   if (type === 'application/json') return; // what nearly every client sends: no parsing
   const essence = type?.split(';')[0]?.trim().toLowerCase();
@@ -108,7 +108,7 @@ function requireJson(request: FastifyRequest): void {
  * the type means nothing, so it is dropped before parsing. Runs after the auth guard (route hooks
  * follow the root's).
  */
-function ignoreEmptyBody(
+export function ignoreEmptyBody(
   request: FastifyRequest,
   _reply: FastifyReply,
   done: HookHandlerDoneFunction,

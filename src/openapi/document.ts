@@ -1,13 +1,15 @@
 /**
  * The OpenAPI 3.1 description of the gateway, assembled from the route modules' descriptions
  * (src/http/*.openapi.ts): per table and view the table operations the caller's view grants,
- * the other routes, shared components, and in auth mode the Bearer scheme. Pure:
+ * per stored routine the caller may call its operations, the other routes, shared components,
+ * and in auth mode the Bearer scheme. Pure:
  * (tables, config, view) → object. `documentSteps` is the same assembly as a generator that
  * pauses after every table, so a server can build a large description between other requests.
  *
  * No description names the database: no path or parameter needs it, and a signed-in role may be
  * anyone who registered. A document is then a function of the caller's view alone.
  */
+import type { RoutineInfo } from '../db/routines.js';
 import type { TableInfo } from '../db/schema-types.js';
 import { ERRORS, type Stage } from '../errors.js';
 import type { JsonSchema } from './column-schema.js';
@@ -18,10 +20,11 @@ import type {
   DocumentConfig,
   DocumentView,
   RouteOperation,
+  RoutineOperation,
   TableNames,
   TableOperation,
 } from './operation.js';
-import { authRoutes, otherRoutes, tableOperations } from './routes.js';
+import { authRoutes, otherRoutes, routineOperations, tableOperations } from './routes.js';
 
 export type { DocumentConfig, DocumentView, TableView } from './operation.js';
 
@@ -44,7 +47,8 @@ export const BEARER_SCHEME = 'bearerAuth';
 const POLICY_STAGES: ReadonlySet<Stage> = new Set(['policy-action', 'policy-rows']);
 
 /** Tags of the routes that are not tables; a table of one of these names gets a tag of its own. */
-const ROUTE_TAGS = ['auth', 'files', 'health'];
+const ROUTE_TAGS = ['auth', 'rpc', 'files', 'health'];
+const RPC_TAG = 'rpc';
 
 /** Component keys must match ^[a-zA-Z0-9.\-_]+$ (OpenAPI 3.1 §4.8.7.1); table names need not. */
 function uniqueName(wanted: string, taken: Set<string>, suffix = ''): string {
@@ -67,7 +71,7 @@ interface Assembly {
 function contextFor(
   assembly: Assembly,
   components: Components,
-  operation: TableOperation | RouteOperation,
+  operation: TableOperation | RoutineOperation | RouteOperation,
   errorsByName: Map<string, JsonSchema>,
 ): DescriptionContext {
   const auth = assembly.config.mode === 'auth';
@@ -128,10 +132,49 @@ function describeApi(config: DocumentConfig): string {
 const LOGIN_DESCRIPTION =
   'Log in with **POST /auth/login** (Try it out), or paste a token in **Authorize**: the tables of the database appear once the page has a token.';
 
+/** By name; of a procedure and a function of one name, the procedure first. */
+function byNameProceduresFirst(a: RoutineInfo, b: RoutineInfo): number {
+  if (a.name !== b.name) return a.name < b.name ? -1 : 1;
+  if (a.kind === b.kind) return 0;
+  return a.kind === 'procedure' ? -1 : 1;
+}
+
+/**
+ * `/rpc/<name>` per routine the caller may call, by name: a procedure's POST, a function's GET,
+ * and its POST unless a procedure of the same name takes that (rpc.ts).
+ */
+function* routinePaths(
+  routines: readonly RoutineInfo[],
+  assembly: Assembly,
+  components: Components,
+  errorsByName: Map<string, JsonSchema>,
+  paths: Record<string, JsonSchema>,
+): Generator<void, void> {
+  const { view } = assembly;
+  const callable = routines.filter((routine) => view.routine?.(routine) ?? true);
+  callable.sort(byNameProceduresFirst);
+  const ids = new Set<string>();
+  for (const routine of callable) {
+    const path = `/rpc/${encodeURIComponent(routine.name)}`;
+    const names = { id: uniqueName(`${routine.kind}_${routine.name}`, ids) };
+    for (const operation of routineOperations) {
+      if (operation.kind !== routine.kind) continue;
+      if (paths[path]?.[operation.method] !== undefined) continue;
+      const context = contextFor(assembly, components, operation, errorsByName);
+      paths[path] = {
+        ...paths[path],
+        [operation.method]: operation.describe({ routine, names }, context),
+      };
+    }
+    yield;
+  }
+}
+
 function* assemble(
   tables: Iterable<TableInfo>,
   assembly: Assembly,
   version: string,
+  routines: readonly RoutineInfo[] = [],
 ): Generator<void, OpenApiDocument> {
   const { config, view } = assembly;
   const auth = config.mode === 'auth';
@@ -195,9 +238,21 @@ function* assemble(
     yield;
   }
 
+  const rpcPaths: Record<string, JsonSchema> = {};
+  yield* routinePaths(
+    assembly.publicOnly ? [] : routines,
+    assembly,
+    components,
+    errorsByName,
+    rpcPaths,
+  );
+
   const tags: JsonSchema[] = [
     ...(auth ? [{ name: 'auth', description: 'Register and log in' }] : []),
     ...tableTags,
+    ...(Object.keys(rpcPaths).length > 0
+      ? [{ name: RPC_TAG, description: 'Stored procedures and functions' }]
+      : []),
     ...(assembly.publicOnly ? [] : [{ name: 'files', description: 'Uploads' }]),
     { name: 'health', description: 'Service' },
   ];
@@ -211,7 +266,7 @@ function* assemble(
     ...(config.baseUrl ? { servers: [{ url: config.baseUrl }] } : {}),
     ...(auth ? { security: [{ [BEARER_SCHEME]: [] }] } : {}),
     tags,
-    paths: { ...leading, ...tablePaths, ...trailing },
+    paths: { ...leading, ...tablePaths, ...rpcPaths, ...trailing },
     components: {
       ...components.toObject(),
       ...(auth
@@ -247,6 +302,7 @@ export function documentSteps(
   config: DocumentConfig,
   version = '0.0.0',
   view?: DocumentView,
+  routines: readonly RoutineInfo[] = [],
 ): Generator<void, OpenApiDocument> {
   const assembly = {
     config,
@@ -254,7 +310,7 @@ export function documentSteps(
     underPolicy: view !== undefined,
     publicOnly: false,
   };
-  return assemble(tables, assembly, version);
+  return assemble(tables, assembly, version, routines);
 }
 
 /** The whole description at once (see documentSteps). */
@@ -263,8 +319,9 @@ export function buildOpenApiDocument(
   config: DocumentConfig,
   version = '0.0.0',
   view?: DocumentView,
+  routines: readonly RoutineInfo[] = [],
 ): OpenApiDocument {
-  return drain(documentSteps(tables, config, version, view));
+  return drain(documentSteps(tables, config, version, view, routines));
 }
 
 /**

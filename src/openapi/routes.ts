@@ -1,7 +1,8 @@
 /**
  * Every route the description lists, from the route modules' own descriptions (src/http/
  * *.openapi.ts), in the order the document shows them: the auth routes, then per table its
- * operations, then the rest. A new route adds its description here.
+ * operations, then per stored routine its operations, then the rest. A new route adds its
+ * description here.
  */
 import { loginOperation, registerOperation } from '../http/auth.openapi.js';
 import { descriptionOperation } from '../http/docs.openapi.js';
@@ -9,9 +10,14 @@ import { downloadOperation } from '../http/files.openapi.js';
 import { healthOperation, liveOperation } from '../http/health.openapi.js';
 import { readOperation } from '../http/read.openapi.js';
 import { indexOperation } from '../http/root.openapi.js';
+import {
+  functionGetOperation,
+  functionPostOperation,
+  procedureOperation,
+} from '../http/rpc.openapi.js';
 import { uploadOperation } from '../http/upload.openapi.js';
 import { createOperation, deleteOperation, updateOperation } from '../http/write.openapi.js';
-import type { RouteOperation, TableOperation } from './operation.js';
+import type { RouteOperation, RoutineOperation, TableOperation } from './operation.js';
 
 export const authRoutes: readonly RouteOperation[] = [registerOperation, loginOperation];
 
@@ -20,6 +26,13 @@ export const tableOperations: readonly TableOperation[] = [
   createOperation,
   updateOperation,
   deleteOperation,
+];
+
+/** Per stored routine, after the tables: a procedure's POST, a function's GET and POST. */
+export const routineOperations: readonly RoutineOperation[] = [
+  procedureOperation,
+  functionGetOperation,
+  functionPostOperation,
 ];
 
 export const otherRoutes: readonly RouteOperation[] = [
