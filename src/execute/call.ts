@@ -27,8 +27,7 @@ import {
   routineTransactionOpen,
   writeOutcomeUnknown,
 } from '../errors.js';
-import type { CompiledCall } from '../sql/compile-call.js';
-import type { CompiledQuery } from '../sql/compiled-query.js';
+import type { CompiledCall, CompiledQuery } from '../sql/compiled-query.js';
 import { bind } from './bind.js';
 import type { WriteProgress } from './write.js';
 

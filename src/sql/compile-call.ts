@@ -11,19 +11,8 @@
 import type { RoutineInfo } from '../db/routines.js';
 import type { ColumnInfo } from '../db/schema-types.js';
 import type { WriteParam } from '../db/value-codec.js';
-import type { CompiledQuery } from './compiled-query.js';
+import type { CompiledCall } from './compiled-query.js';
 import { quoteIdent } from './quote.js';
-
-export interface CompiledCall {
-  /** `SET @tablegate_p2 = ?, …`: the INOUT values, before the call; null when there are none. */
-  readonly seed: CompiledQuery | null;
-  /** `CALL db.p(?, @tablegate_p2)`, or a function's `SELECT db.f(?, ?)`. */
-  readonly call: CompiledQuery;
-  /** `SELECT CAST(@tablegate_p2 AS …), …`: the OUT and INOUT values; null when there are none. */
-  readonly outs: CompiledQuery | null;
-  /** `SET @tablegate_p2 = NULL, …`: the variables emptied, so no later call on the connection sees them. */
-  readonly clear: CompiledQuery | null;
-}
 
 /** The session variable of the parameter at `position` (1-based). */
 export function outVariable(position: number): string {
