@@ -257,8 +257,8 @@ export const ERRORS = {
   ROUTINE_RESULT_TOO_LARGE: {
     status: 400,
     stages: ['routine-call'],
-    message: (limitBytes: number) =>
-      `The routine's results are larger than ${limitBytes} bytes, the most one answer carries: it was stopped (what it wrote before may stay)`,
+    message: (limitChars: number) =>
+      `The routine's results are more than ${limitChars} characters of JSON, the most one answer carries: it was stopped (what it wrote before may stay)`,
   },
 
   // execute and stream.
@@ -631,5 +631,5 @@ export const missingParameter = (routine: string, parameter: string) =>
 export const invalidArguments = (message: string) => apiError('INVALID_ARGUMENTS', message);
 export const routineError = (message: string) => apiError('ROUTINE_ERROR', message);
 export const routineTransactionOpen = () => apiError('ROUTINE_TRANSACTION_OPEN');
-export const routineResultTooLarge = (limitBytes: number) =>
-  apiError('ROUTINE_RESULT_TOO_LARGE', limitBytes);
+export const routineResultTooLarge = (limitChars: number) =>
+  apiError('ROUTINE_RESULT_TOO_LARGE', limitChars);

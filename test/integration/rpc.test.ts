@@ -7,6 +7,7 @@
  * description, and hostile names and bodies — each checked against what the database holds.
  */
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import type mysql from 'mysql2/promise';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
@@ -732,6 +733,41 @@ describe('--query-timeout', () => {
   });
 });
 
+describe('--anonymous-query-timeout', () => {
+  let anonymous: TestGateway;
+  beforeAll(async () => {
+    // Open mode: every request is without a token, under the anonymous limit.
+    anonymous = await startTestGateway(db.name, { anonymousQueryTimeoutMs: 1000 });
+  });
+  afterAll(async () => {
+    await anonymous?.close();
+  });
+
+  test("a call runs under its caller's limit, not the query timeout's", async () => {
+    const started = Date.now();
+    const answer = await call('POST', '/rpc/slow', { s: 3 }, anonymous.url);
+    expect(answer.status).toBe(504);
+    expect(Date.now() - started).toBeLessThan(2900);
+  });
+});
+
+describe('results too large to answer', () => {
+  test('the routine is stopped and the call is 400, past 32 Mi characters of JSON', async () => {
+    await db.admin.query(
+      "CREATE PROCEDURE huge() BEGIN SELECT REPEAT('x', 7340032) AS chunk FROM kinds, kinds AS k2, kinds AS k3; END",
+    );
+    const answer = await post('huge');
+    expect(answer.status).toBe(400);
+    expect(answer.body).toEqual({
+      success: false,
+      message:
+        "The routine's results are more than 33554432 characters of JSON, the most one answer carries: it was stopped (what it wrote before may stay)",
+      code: 'ROUTINE_RESULT_TOO_LARGE',
+    });
+    expect((await post('one_result')).status).toBe(200);
+  });
+});
+
 describe("a routine the gateway's MySQL user may not execute", () => {
   const account = `'tg_${randomBytes(4).toString('hex')}'@'%'`;
   const password = randomBytes(12).toString('hex');
@@ -777,5 +813,61 @@ describe("a routine the gateway's MySQL user may not execute", () => {
     await narrow.gateway.schema.refresh();
     expect((await call('POST', '/rpc/one_result', undefined, narrow.url)).status).toBe(404);
     expect((await call('GET', '/rpc/f_int?a=1&b=2', undefined, narrow.url)).status).toBe(200);
+  });
+});
+
+describe("the README's example", () => {
+  /** The section's text: its SQL, and the answers its curl lines print. */
+  const section =
+    readFileSync('README.md', 'utf8')
+      .split('\n## Stored procedures and functions: `/rpc/<name>`\n')[1]
+      ?.split('\n## ')[0] ?? '';
+  const sql = /```sql\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
+  const printed = [...section.matchAll(/^# (?:(\d{3}) )?(\{.*\})$/gm)].map((m) => ({
+    status: Number(m[1] ?? 200),
+    text: m[2],
+  }));
+  let shop: TestDatabase;
+  let shopGateway: TestGateway;
+
+  beforeAll(async () => {
+    shop = await createTestDatabase(`
+      CREATE TABLE orders (id INT AUTO_INCREMENT PRIMARY KEY, customer_id INT NOT NULL,
+        product_id INT NOT NULL) AUTO_INCREMENT = 41;
+      CREATE TABLE payments (id INT AUTO_INCREMENT PRIMARY KEY, customer_id INT NOT NULL,
+        amount DECIMAL(10,2) NOT NULL, paid_on DATE NOT NULL);
+      INSERT INTO payments (customer_id, amount, paid_on) VALUES
+        (7, 100.25, '2024-05-01'), (7, 20.25, '2024-06-30'), (7, 99, '2024-07-01'), (8, 5, '2024-01-01');
+      ${sql}`);
+    shopGateway = await startTestGateway(shop.name);
+  });
+  afterAll(async () => {
+    await shopGateway?.close();
+    await shop?.drop();
+  });
+
+  test('answers what it prints', async () => {
+    expect(sql).toContain('CREATE PROCEDURE place_order');
+    const asked = [
+      await call(
+        'POST',
+        '/rpc/place_order',
+        { customer: 7, product: 3, stock: 5 },
+        shopGateway.url,
+      ),
+      await call(
+        'GET',
+        '/rpc/customer_balance?customer=7&day=2024-06-30',
+        undefined,
+        shopGateway.url,
+      ),
+      await call(
+        'POST',
+        '/rpc/place_order',
+        { customer: 7, product: 3, stock: 0 },
+        shopGateway.url,
+      ),
+    ];
+    expect(asked.map(({ status, text }) => ({ status, text }))).toEqual(printed);
   });
 });
