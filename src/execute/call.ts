@@ -68,20 +68,47 @@ const SERVER_STATUS_IN_TRANS = 0x0001;
 const SERVER_STATUS_AUTOCOMMIT = 0x0002;
 const SERVER_SESSION_STATE_CHANGED = 0x4000;
 
-/** What the routine left on its session, by the status of its final OK packet. */
+/**
+ * System variables a call's statement sets and puts back itself: on MariaDB the call runs under
+ * `SET STATEMENT max_statement_time = 0 FOR …` (execute/database.ts), which restores the
+ * variable when the statement ends — even after the routine set it — yet is reported as a
+ * change. (MySQL has no such variable.)
+ */
+const RESTORED: ReadonlySet<string> = new Set(['max_statement_time']);
+
+/** What the routine left on its session, by its final OK packet. */
 export type Aftermath = 'clean' | 'changed' | 'transaction-open';
+
+/** The final OK packet of a call: its status flags, and the system variables it reports changed. */
+export interface CallStatus {
+  readonly flags: number;
+  /** Names, when the packet lists them (session tracking). */
+  readonly changed?: readonly string[];
+}
 
 /**
  * `status` undefined: no OK packet (a function's SELECT), whose statement could neither open a
  * transaction nor switch autocommit (MySQL refuses both in a function). `tracked`: the
  * connection reports changed system variables (see trackSession).
  */
-export function aftermath(status: number | undefined, tracked: boolean): Aftermath {
+export function aftermath(status: CallStatus | undefined, tracked: boolean): Aftermath {
   if (status === undefined) return 'clean';
-  if ((status & SERVER_STATUS_IN_TRANS) !== 0) return 'transaction-open';
-  if ((status & SERVER_STATUS_AUTOCOMMIT) === 0) return 'changed';
-  if (!tracked || (status & SERVER_SESSION_STATE_CHANGED) !== 0) return 'changed';
-  return 'clean';
+  const { flags, changed } = status;
+  if ((flags & SERVER_STATUS_IN_TRANS) !== 0) return 'transaction-open';
+  if ((flags & SERVER_STATUS_AUTOCOMMIT) === 0 || !tracked) return 'changed';
+  if ((flags & SERVER_SESSION_STATE_CHANGED) === 0) return 'clean';
+  const lasting = changed?.filter((name) => !RESTORED.has(name.toLowerCase()));
+  return lasting === undefined || lasting.length > 0 ? 'changed' : 'clean';
+}
+
+/** The OK packet as mysql2 reads it, with session tracking's report when there is one. */
+type OkPacket = ResultSetHeader & { stateChanges?: { systemVariables?: object } };
+
+function statusOf(packet: OkPacket): CallStatus {
+  const variables = packet.stateChanges?.systemVariables;
+  return variables === undefined
+    ? { flags: packet.serverStatus }
+    : { flags: packet.serverStatus, changed: Object.keys(variables) };
 }
 
 /** Connections whose session reports every system variable a statement changes. */
@@ -128,13 +155,13 @@ function runStatement(
   job: CallJob,
   maxChars: number,
   stop: (error: Error) => void,
-): Promise<{ sets: string[][]; status: number | undefined }> {
+): Promise<{ sets: string[][]; status: CallStatus | undefined }> {
   return new Promise((resolve, reject) => {
     const sets: string[][] = [];
     let rows: string[] = [];
     let serialize: RowSerializer | null = null;
     let chars = 0;
-    let status: number | undefined;
+    let status: CallStatus | undefined;
     let settled = false;
     const fail = (error: unknown) => {
       if (settled) return;
@@ -155,7 +182,7 @@ function runStatement(
     command.on('result', (row: unknown) => {
       if (settled) return;
       if (!Array.isArray(row)) {
-        status = (row as ResultSetHeader).serverStatus;
+        status = statusOf(row as OkPacket);
         return;
       }
       if (serialize === null) return;

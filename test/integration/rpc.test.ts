@@ -583,6 +583,20 @@ describe('what a routine leaves on its session does not reach other requests', (
     return [...new Set(seen.map((body) => JSON.stringify(body)))].map((text) => JSON.parse(text));
   }
 
+  test('a call that changes nothing gives its connection back (no reconnect per call)', async () => {
+    await db.admin.query(`
+      CREATE PROCEDURE whoami(INOUT n INT, OUT id BIGINT) BEGIN SET n = n + 1, id = CONNECTION_ID(); SELECT 1 AS one; END;
+      CREATE FUNCTION f_whoami() RETURNS BIGINT DETERMINISTIC RETURN CONNECTION_ID();`);
+    const ids = new Set<unknown>();
+    for (let i = 0; i < 10; i++) {
+      const answer = (await post('whoami', { n: i })).body as { out: { id: number } };
+      ids.add(answer.out.id);
+      ids.add(((await call('GET', '/rpc/f_whoami')).body as { value: number }).value);
+    }
+    // One after another, the same few pool connections (4 at most), not 20 new ones.
+    expect(ids.size).toBeLessThanOrEqual(4);
+  });
+
   test('a changed time zone: the connection is not used again', async () => {
     const answer = await post('shifts_time_zone');
     expect(answer.body).toEqual({ success: true, results: [[{ zone: '+05:00' }]], out: {} });

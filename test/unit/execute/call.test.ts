@@ -8,19 +8,33 @@ const STATE_CHANGED = 0x4000;
 const MORE_RESULTS = 0x0008;
 
 describe('aftermath: what a routine left on its session, by its last OK packet', () => {
+  const ok = (flags: number, changed?: string[]) => (changed ? { flags, changed } : { flags });
   test.each([
-    ['autocommit, nothing changed', AUTOCOMMIT, true, 'clean'],
-    ['more result flags do not matter', AUTOCOMMIT | MORE_RESULTS, true, 'clean'],
-    ['a transaction left open', AUTOCOMMIT | IN_TRANS, true, 'transaction-open'],
+    ['autocommit, nothing changed', ok(AUTOCOMMIT), true, 'clean'],
+    ['more result flags do not matter', ok(AUTOCOMMIT | MORE_RESULTS), true, 'clean'],
+    ['a transaction left open', ok(AUTOCOMMIT | IN_TRANS), true, 'transaction-open'],
     [
       'autocommit switched off, in a transaction',
-      IN_TRANS | STATE_CHANGED,
+      ok(IN_TRANS | STATE_CHANGED, ['autocommit']),
       true,
       'transaction-open',
     ],
-    ['autocommit switched off', 0, true, 'changed'],
-    ['a system variable changed', AUTOCOMMIT | STATE_CHANGED, true, 'changed'],
-    ['a connection that does not report changes', AUTOCOMMIT, false, 'changed'],
+    ['autocommit switched off', ok(STATE_CHANGED, ['autocommit']), true, 'changed'],
+    ['a system variable changed', ok(AUTOCOMMIT | STATE_CHANGED, ['time_zone']), true, 'changed'],
+    [
+      'SET STATEMENT restores max_statement_time itself',
+      ok(AUTOCOMMIT | STATE_CHANGED, ['max_statement_time']),
+      true,
+      'clean',
+    ],
+    [
+      'and another with it',
+      ok(AUTOCOMMIT | STATE_CHANGED, ['time_zone', 'max_statement_time']),
+      true,
+      'changed',
+    ],
+    ['a change reported without names', ok(AUTOCOMMIT | STATE_CHANGED), true, 'changed'],
+    ['a connection that does not report changes', ok(AUTOCOMMIT), false, 'changed'],
     ["a function's SELECT: no OK packet", undefined, true, 'clean'],
   ])('%s → %s', (_label, status, tracked, expected) => {
     expect(aftermath(status, tracked)).toBe(expected);
