@@ -154,7 +154,7 @@ function runStatement(
   query: CompiledQuery,
   job: CallJob,
   maxChars: number,
-  stop: (error: Error) => void,
+  stop: () => void,
 ): Promise<{ sets: string[][]; status: CallStatus | undefined }> {
   return new Promise((resolve, reject) => {
     const sets: string[][] = [];
@@ -191,7 +191,7 @@ function runStatement(
       rows.push(text);
       if (chars > maxChars) {
         fail(routineResultTooLarge(maxChars));
-        stop(routineResultTooLarge(maxChars));
+        stop();
       }
     });
     command.on('error', fail);
