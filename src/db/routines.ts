@@ -13,7 +13,7 @@ import {
   executeGrants,
   type RoutineKind,
 } from './routine-grants.js';
-import type { ColumnInfo } from './schema-types.js';
+import type { ColumnInfo, ColumnRow } from './schema-types.js';
 
 export type { RoutineKind } from './routine-grants.js';
 
@@ -54,27 +54,10 @@ export type NamedRoutines =
   | { readonly procedure?: undefined; readonly function: RoutineInfo };
 
 /**
- * A PARAMETERS row in the shape of a COLUMNS row, for the schema reader's column builder
- * (schema.ts columnFromRow, handed in: the reader imports this module, not the other way).
+ * Builds a column from a COLUMNS-shaped row: the schema reader's columnFromRow, handed in (the
+ * reader imports this module, not the other way).
  */
-export interface ParameterAsColumn {
-  TABLE_NAME: string;
-  COLUMN_NAME: string;
-  COLUMN_DEFAULT: string | null;
-  IS_NULLABLE: string;
-  DATA_TYPE: string;
-  COLUMN_TYPE: string;
-  CHARACTER_MAXIMUM_LENGTH: string | number | null;
-  NUMERIC_PRECISION: string | number | null;
-  NUMERIC_SCALE: string | number | null;
-  COLUMN_KEY: string;
-  EXTRA: string;
-}
-
-export type ColumnBuilder = (
-  row: ParameterAsColumn,
-  jsonColumns: ReadonlySet<string>,
-) => ColumnInfo;
+export type ColumnBuilder = (row: ColumnRow, jsonColumns: ReadonlySet<string>) => ColumnInfo;
 
 interface ParameterRow {
   SPECIFIC_NAME: string;

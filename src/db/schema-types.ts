@@ -26,6 +26,24 @@ export const CHARACTER_TYPES: ReadonlySet<string> = new Set([
   'longtext',
 ]);
 
+/**
+ * The information_schema.COLUMNS row a column is read from (schema.ts columnFromRow); a routine's
+ * parameter is read into the same shape (routines.ts).
+ */
+export interface ColumnRow {
+  TABLE_NAME: string;
+  COLUMN_NAME: string;
+  COLUMN_DEFAULT: string | null;
+  IS_NULLABLE: string;
+  DATA_TYPE: string;
+  COLUMN_TYPE: string;
+  CHARACTER_MAXIMUM_LENGTH: string | number | null;
+  NUMERIC_PRECISION: string | number | null;
+  NUMERIC_SCALE: string | number | null;
+  COLUMN_KEY: string;
+  EXTRA: string;
+}
+
 export interface ColumnInfo {
   readonly name: string;
   /** information_schema DATA_TYPE, lower case: `int`, `varchar`, `decimal`, … */

@@ -18,23 +18,9 @@ import {
   readRoutines,
 } from './routines.js';
 import { sameData, sameTables, schemaFingerprint } from './schema-change.js';
-import type { ColumnInfo, JsonKind, Relation, TableInfo } from './schema-types.js';
+import type { ColumnInfo, ColumnRow, JsonKind, Relation, TableInfo } from './schema-types.js';
 
 export const USERS_TABLE = 'users_created_by_tablegate';
-
-interface ColumnRow {
-  TABLE_NAME: string;
-  COLUMN_NAME: string;
-  COLUMN_DEFAULT: string | null;
-  IS_NULLABLE: string;
-  DATA_TYPE: string;
-  COLUMN_TYPE: string;
-  CHARACTER_MAXIMUM_LENGTH: string | number | null;
-  NUMERIC_PRECISION: string | number | null;
-  NUMERIC_SCALE: string | number | null;
-  COLUMN_KEY: string;
-  EXTRA: string;
-}
 
 const KIND_BY_DATA_TYPE: Readonly<Record<string, JsonKind>> = {
   tinyint: 'integer',
