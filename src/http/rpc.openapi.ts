@@ -23,10 +23,11 @@ const CALL_STAGES: readonly Stage[] = [
   'write',
   'routine-call',
 ];
-export const POST_STAGES: readonly Stage[] = ['json-body', ...CALL_STAGES];
+const POST_STAGES: readonly Stage[] = ['json-body', ...CALL_STAGES];
 /** MySQL's refusals inside a routine, under their own error names: as for writes. */
-export const RPC_MYSQL_STATUSES: readonly number[] = [400, 403, 404, 409];
+const RPC_MYSQL_STATUSES: readonly number[] = [400, 403, 404, 409];
 
+/** The tag of every routine's operations in the description. */
 export const RPC_TAG = 'rpc';
 
 const sent = (routine: RoutineInfo) => routine.parameters.filter((p) => p.mode !== 'out');

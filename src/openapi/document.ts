@@ -12,6 +12,7 @@
 import type { RoutineInfo } from '../db/routines.js';
 import type { TableInfo } from '../db/schema-types.js';
 import { ERRORS, type Stage } from '../errors.js';
+import { RPC_TAG } from '../http/rpc.openapi.js';
 import type { JsonSchema } from './column-schema.js';
 import { Components } from './components.js';
 import { codesOf, ERROR_SCHEMA, errorResponses, GENERAL_ERROR_STAGES } from './error-codes.js';
@@ -47,8 +48,7 @@ export const BEARER_SCHEME = 'bearerAuth';
 const POLICY_STAGES: ReadonlySet<Stage> = new Set(['policy-action', 'policy-rows']);
 
 /** Tags of the routes that are not tables; a table of one of these names gets a tag of its own. */
-const ROUTE_TAGS = ['auth', 'rpc', 'files', 'health'];
-const RPC_TAG = 'rpc';
+const ROUTE_TAGS = ['auth', RPC_TAG, 'files', 'health'];
 
 /** Component keys must match ^[a-zA-Z0-9.\-_]+$ (OpenAPI 3.1 §4.8.7.1); table names need not. */
 function uniqueName(wanted: string, taken: Set<string>, suffix = ''): string {
