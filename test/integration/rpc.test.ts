@@ -538,6 +538,21 @@ describe('SIGNAL and other errors', () => {
     });
   });
 
+  test("a trigger's SIGNAL behind a table write answers the same, and nothing is written", async () => {
+    await db.admin.query(`
+      CREATE TABLE guarded (id INT PRIMARY KEY, qty INT NOT NULL);
+      CREATE TRIGGER guarded_qty BEFORE INSERT ON guarded FOR EACH ROW
+        IF NEW.qty < 0 THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'qty may not be negative'; END IF;`);
+    const answer = await call('POST', '/table/guarded/create', { id: 1, qty: -1 });
+    expect(answer.status).toBe(400);
+    expect(answer.body).toEqual({
+      success: false,
+      message: 'qty may not be negative',
+      code: 'ROUTINE_ERROR',
+    });
+    expect(await rows('SELECT id FROM guarded')).toEqual([]);
+  });
+
   test('an unknown routine is 404, for GET and POST', async () => {
     const missing = {
       success: false,
