@@ -36,8 +36,6 @@ export interface RoutineInfo {
   readonly returns: ColumnInfo | null;
   /** ROUTINE_COMMENT: the description the routine's author gave it ('' for none). */
   readonly comment: string;
-  /** SQL SECURITY DEFINER: it runs with its definer's privileges, not the gateway's. */
-  readonly definerRights: boolean;
 }
 
 /** The routines of the database by name; a procedure and a function may share one. */
@@ -130,7 +128,7 @@ function routineOf(
   name: string,
   kind: RoutineKind,
   rows: readonly ParameterRow[],
-  details: { comment: string; definerRights: boolean },
+  comment: string,
   build: ColumnBuilder,
 ): RoutineInfo | null {
   const parameters: ParameterInfo[] = [];
@@ -146,7 +144,7 @@ function routineOf(
     parameters.push({ name: parameterName, mode, column: columnOf(row, parameterName, build) });
   }
   if (kind === 'function' && returns === null) return null;
-  return { name, kind, parameters, returns, ...details };
+  return { name, kind, parameters, returns, comment };
 }
 
 /** The user's own grants; when the server will not show them, every routine it lists counts. */
@@ -175,10 +173,9 @@ export async function readRoutines(
   const routineRows = await db.rows<{
     ROUTINE_NAME: string;
     ROUTINE_TYPE: string;
-    SECURITY_TYPE: string;
     ROUTINE_COMMENT: string | null;
   }>({
-    sql: `SELECT ROUTINE_NAME, ROUTINE_TYPE, SECURITY_TYPE, ROUTINE_COMMENT
+    sql: `SELECT ROUTINE_NAME, ROUTINE_TYPE, ROUTINE_COMMENT
        FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = ? ORDER BY ROUTINE_NAME`,
     params: [database],
   });
@@ -203,10 +200,7 @@ export async function readRoutines(
       name,
       type,
       parameters.get(`${type} ${name}`) ?? [],
-      {
-        comment: String(row.ROUTINE_COMMENT ?? ''),
-        definerRights: String(row.SECURITY_TYPE).toUpperCase() === 'DEFINER',
-      },
+      String(row.ROUTINE_COMMENT ?? ''),
       build,
     );
     if (routine !== null) (type === 'procedure' ? procedures : functions).set(name, routine);

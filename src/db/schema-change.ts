@@ -59,11 +59,7 @@ const FINGERPRINT_SQL = `SELECT CONCAT_WS(' ',
     ],
     'TABLE_SCHEMA',
   )},
-  ${checksum(
-    'ROUTINES',
-    ['ROUTINE_NAME', 'ROUTINE_TYPE', 'SECURITY_TYPE', 'ROUTINE_COMMENT'],
-    'ROUTINE_SCHEMA',
-  )},
+  ${checksum('ROUTINES', ['ROUTINE_NAME', 'ROUTINE_TYPE', 'ROUTINE_COMMENT'], 'ROUTINE_SCHEMA')},
   ${checksum(
     'PARAMETERS',
     [
