@@ -553,6 +553,16 @@ describe('SIGNAL and other errors', () => {
     expect(await rows('SELECT id FROM guarded')).toEqual([]);
   });
 
+  test('a routine with a spatial parameter or value is not served (no GeoJSON codec yet)', async () => {
+    await db.admin.query(`
+      CREATE PROCEDURE spatial_in(IN p POINT) SELECT ST_X(p) AS x;
+      CREATE FUNCTION spatial_out() RETURNS POINT DETERMINISTIC RETURN POINT(1, 2);`);
+    expect((await post('spatial_in', { p: 'POINT(1 2)' })).status).toBe(404);
+    expect((await call('GET', '/rpc/spatial_out')).status).toBe(404);
+    const document = (await call('GET', '/openapi.json')).body as { paths: object };
+    expect(Object.keys(document.paths).filter((p) => p.includes('spatial'))).toEqual([]);
+  });
+
   test('an unknown routine is 404, for GET and POST', async () => {
     const missing = {
       success: false,
