@@ -64,6 +64,33 @@ function writeTemporal(value: unknown): string {
   return typeof value === 'string' ? `"${value}"` : writeString(value);
 }
 
+/** The n of DATETIME(n), TIMESTAMP(n), TIME(n) from the column's type text; 0 without one. */
+export function fractionDigits(column: ColumnInfo): number {
+  const match = /\((\d)\)/.exec(column.columnType);
+  return match === null ? 0 : Number(match[1]);
+}
+
+/**
+ * `text` with exactly `digits` fractional digits, as MySQL shows the value. mysql2's binary
+ * protocol (every prepared statement) leaves out a fraction of zero (`09:00:00` for a
+ * DATETIME(3) `09:00:00.000`) and writes a TIME's without its trailing zeros (`10:00:00.5`);
+ * the text protocol and CAST(… AS CHAR) give the column's digits already.
+ */
+export function withFraction(text: string, digits: number): string {
+  const point = text.lastIndexOf('.');
+  if (point === -1) return `${text}.${'0'.repeat(digits)}`;
+  const have = text.length - point - 1;
+  if (have === digits) return text;
+  return have < digits ? text + '0'.repeat(digits - have) : text.slice(0, point + 1 + digits);
+}
+
+/** A DATETIME(n)/TIMESTAMP(n)/TIME(n) writer: exactly n fractional digits (none for n = 0). */
+function temporalWriter(digits: number): ValueWriter {
+  if (digits === 0) return writeTemporal;
+  return (value) =>
+    typeof value === 'string' ? `"${withFraction(value, digits)}"` : writeString(value);
+}
+
 /**
  * What JSON.stringify escapes in a string: `"`, `\`, control characters and (since ES2019) UTF-16
  * surrogates, of which it escapes the unpaired ones; text without any of them is written as is.
@@ -97,10 +124,11 @@ function writerFor(column: ColumnInfo): ValueWriter {
     case 'bit':
       return writeBit;
     case 'date':
-    case 'datetime':
       return writeTemporal;
+    case 'datetime':
+      return temporalWriter(fractionDigits(column));
     case 'string':
-      return writeString;
+      return column.dataType === 'time' ? temporalWriter(fractionDigits(column)) : writeString;
     case 'json':
       return writeJson;
     case 'binary':

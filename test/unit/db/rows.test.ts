@@ -3,6 +3,7 @@ import {
   rowSerializer,
   writeBit,
   writeFloat32,
+  withFraction,
   writeInteger,
 } from '../../../src/db/rows.js';
 import type { ColumnInfo, JsonKind } from '../../../src/db/schema-types.js';
@@ -56,6 +57,39 @@ describe('value writers (CONTRACT §2)', () => {
     [Buffer.from([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]), '"18446744073709551615"'],
   ])('BIT %p → %s', (value, json) => {
     expect(writeBit(value)).toBe(json);
+  });
+});
+
+describe('fractional seconds exactly as stored', () => {
+  test.each([
+    // The binary protocol leaves out a zero fraction and a TIME's trailing zeros.
+    ['2024-01-01 09:00:00', 3, '2024-01-01 09:00:00.000'],
+    ['2024-01-01 09:00:00.5', 3, '2024-01-01 09:00:00.500'],
+    ['2024-01-01 09:00:00.123456', 6, '2024-01-01 09:00:00.123456'],
+    ['2024-01-01 09:00:00.120', 3, '2024-01-01 09:00:00.120'],
+    ['10:00:00.5', 3, '10:00:00.500'],
+    ['-838:59:59', 6, '-838:59:59.000000'],
+    ['10:00:00', 1, '10:00:00.0'],
+    ['10:00:00.500000', 3, '10:00:00.500'],
+  ])('%s with %d digits → %s', (text, digits, expected) => {
+    expect(withFraction(text, digits)).toBe(expected);
+  });
+
+  test('each precision of DATETIME, TIMESTAMP and TIME writes its own digits', () => {
+    for (let n = 0; n <= 6; n++) {
+      const suffix = n === 0 ? '' : `(${n})`;
+      const columns = [
+        { ...column('d', 'datetime', 'datetime'), columnType: `datetime${suffix}` },
+        { ...column('s', 'datetime', 'timestamp'), columnType: `timestamp${suffix}` },
+        { ...column('t', 'string', 'time'), columnType: `time${suffix}` },
+      ];
+      const fraction = n === 0 ? '' : `.${'0'.repeat(n)}`;
+      expect(
+        rowSerializer(columns)(['2024-01-01 09:00:00', '2024-01-01 09:00:00', '10:00:00']),
+      ).toBe(
+        `{"d":"2024-01-01 09:00:00${fraction}","s":"2024-01-01 09:00:00${fraction}","t":"10:00:00${fraction}"}`,
+      );
+    }
   });
 });
 
