@@ -5,7 +5,8 @@
  * exact strings, FLOAT/DOUBLE/INT as numbers, binary and BIT as Buffers.
  */
 import { relatedRowsTooLarge } from '../errors.js';
-import type { ColumnInfo, JsonKind, TableInfo } from './schema-types.js';
+import { wkbToGeoJson } from './geometry.js';
+import { type ColumnInfo, fractionDigits, type JsonKind, type TableInfo } from './schema-types.js';
 
 type ValueWriter = (value: unknown) => string;
 
@@ -62,12 +63,6 @@ function writeJson(value: unknown): string {
 /** Dates and times are digits, dashes, colons, dots and spaces: nothing to escape. */
 function writeTemporal(value: unknown): string {
   return typeof value === 'string' ? `"${value}"` : writeString(value);
-}
-
-/** The n of DATETIME(n), TIMESTAMP(n), TIME(n) from the column's type text; 0 without one. */
-export function fractionDigits(column: ColumnInfo): number {
-  const match = /\((\d)\)/.exec(column.columnType);
-  return match === null ? 0 : Number(match[1]);
 }
 
 /**
@@ -133,7 +128,14 @@ function writerFor(column: ColumnInfo): ValueWriter {
       return writeJson;
     case 'binary':
       return writeBinary;
+    case 'geometry':
+      // WKB from ST_AsBinary (sql/compile-read.ts).
+      return writeGeometry;
   }
+}
+
+function writeGeometry(value: unknown): string {
+  return Buffer.isBuffer(value) ? wkbToGeoJson(value) : writeString(value);
 }
 
 export type RowSerializer = (row: readonly unknown[]) => string;
@@ -163,6 +165,9 @@ function textWriterFor(column: ColumnInfo): ValueWriter {
       return (v) => `"${String(v).replace(/\s/g, '')}"`;
     case 'bit':
       return writeInteger;
+    case 'geometry':
+      // TO_BASE64(ST_AsBinary(…)): the same WKB as at the top, in base64 lines.
+      return (v) => wkbToGeoJson(Buffer.from(String(v), 'base64'));
     default:
       return writerFor(column);
   }

@@ -14,7 +14,8 @@ export type JsonKind =
   | 'datetime' // DATETIME/TIMESTAMP: "YYYY-MM-DD HH:MM:SS[.ffffff]"
   | 'string' // CHAR, VARCHAR, TEXT, TIME, ENUM, SET, and anything else textual
   | 'json' // JSON (MySQL) or LONGTEXT with a json_valid() check (MariaDB)
-  | 'binary'; // BINARY, VARBINARY, BLOB: base64
+  | 'binary' // BINARY, VARBINARY, BLOB: base64
+  | 'geometry'; // GEOMETRY, POINT, LINESTRING, POLYGON, MULTI…, GEOMETRYCOLLECTION: GeoJSON
 
 /** information_schema DATA_TYPEs of character strings (ENUM and SET are not among them). */
 export const CHARACTER_TYPES: ReadonlySet<string> = new Set([
@@ -49,6 +50,11 @@ export interface ColumnInfo {
   readonly maxLength: number | null;
   readonly numericPrecision: number | null;
   readonly numericScale: number | null;
+  /**
+   * A spatial column's spatial reference system, when it declares one (MySQL's `SRID n`,
+   * MariaDB's REF_SYSTEM_ID): what written values carry. Absent otherwise (values carry 0).
+   */
+  readonly srid?: number;
 }
 
 export interface TableInfo {
@@ -81,4 +87,10 @@ export interface Relation {
   readonly target: TableInfo;
   /** Which column of this table equals which column of the target, in key order. */
   readonly on: readonly { readonly local: ColumnInfo; readonly remote: ColumnInfo }[];
+}
+
+/** The n of DATETIME(n), TIMESTAMP(n), TIME(n) from the column's type text; 0 without one. */
+export function fractionDigits(column: ColumnInfo): number {
+  const match = /\((\d)\)/.exec(column.columnType);
+  return match === null ? 0 : Number(match[1]);
 }

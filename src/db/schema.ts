@@ -7,6 +7,7 @@
 
 import { ApiError, unknownTable } from '../errors.js';
 import type { Database } from '../execute/database.js';
+import { isSpatialType } from './geometry.js';
 import { type ForeignKey, nameRelations } from './relations.js';
 import { sameTables, schemaFingerprint } from './schema-change.js';
 import type { ColumnInfo, JsonKind, Relation, TableInfo } from './schema-types.js';
@@ -85,7 +86,9 @@ export function columnFromRow(row: ColumnRow, jsonColumns: ReadonlySet<string>):
     name: row.COLUMN_NAME,
     dataType,
     columnType: row.COLUMN_TYPE,
-    kind: isJson ? 'json' : (KIND_BY_DATA_TYPE[dataType] ?? 'string'),
+    kind: isJson
+      ? 'json'
+      : (KIND_BY_DATA_TYPE[dataType] ?? (isSpatialType(dataType) ? 'geometry' : 'string')),
     nullable,
     unsigned: /\bunsigned\b/i.test(row.COLUMN_TYPE),
     autoIncrement,
@@ -120,6 +123,34 @@ async function mariaDbJsonColumns(db: Database, database: string): Promise<Set<s
   return keys;
 }
 
+/**
+ * The SRID each spatial column declares (`table\0column` → SRID), read only when the schema has
+ * spatial columns: MariaDB lists them in GEOMETRY_COLUMNS (REF_SYSTEM_ID, 0 when none), MySQL 8
+ * in ST_GEOMETRY_COLUMNS (SRS_ID, NULL when none). Either may be missing: then none is known.
+ */
+async function spatialReferences(db: Database, database: string): Promise<Map<string, number>> {
+  const srids = new Map<string, number>();
+  const queries = [
+    'SELECT G_TABLE_NAME, G_GEOMETRY_COLUMN, SRID FROM information_schema.GEOMETRY_COLUMNS WHERE G_TABLE_SCHEMA = ?',
+    'SELECT TABLE_NAME, COLUMN_NAME, SRS_ID FROM information_schema.ST_GEOMETRY_COLUMNS WHERE TABLE_SCHEMA = ?',
+  ];
+  for (const sql of queries) {
+    try {
+      const rows = await db.rows<Record<string, unknown>>({ sql, params: [database] });
+      for (const row of rows) {
+        const [table, column, srid] = Object.values(row);
+        if (srid !== null && srid !== undefined) {
+          srids.set(`${String(table)}\u0000${String(column)}`, Number(srid));
+        }
+      }
+      return srids;
+    } catch {
+      // Not this server's table: try the other one.
+    }
+  }
+  return srids;
+}
+
 export async function readSchema(db: Database, database: string): Promise<Map<string, TableInfo>> {
   const tableRows = await db.rows<{ TABLE_NAME: string; TABLE_TYPE: string }>({
     sql: 'SELECT TABLE_NAME, TABLE_TYPE FROM information_schema.TABLES WHERE TABLE_SCHEMA = ?',
@@ -140,8 +171,13 @@ export async function readSchema(db: Database, database: string): Promise<Map<st
   const keys = await readForeignKeys(db, database);
   const columnsByTable = new Map<string, ColumnInfo[]>();
   const primaryKeys = new Map<string, string[]>();
+  const srids = columnRows.some((row) => isSpatialType(row.DATA_TYPE.toLowerCase()))
+    ? await spatialReferences(db, database)
+    : new Map<string, number>();
   for (const row of columnRows) {
-    const column = columnFromRow(row, jsonColumns);
+    const read = columnFromRow(row, jsonColumns);
+    const srid = srids.get(`${row.TABLE_NAME}\u0000${row.COLUMN_NAME}`);
+    const column = srid === undefined || read.kind !== 'geometry' ? read : { ...read, srid };
     const list = columnsByTable.get(row.TABLE_NAME) ?? [];
     list.push(column);
     columnsByTable.set(row.TABLE_NAME, list);

@@ -27,12 +27,14 @@ import type {
 } from '../query/ast.js';
 import {
   checkCall,
+  checkFilterable,
   checkMatchCall,
   checkTemporal,
   type Described,
   describeCall,
   describeColumn,
   describeLiteral,
+  typedString,
 } from './filter-types.js';
 import {
   both,
@@ -316,14 +318,16 @@ export class Scope {
         return this.compare(expr);
       case 'in': {
         const column = this.columnExpr(expr.column);
-        const values = expr.values.filter(
-          (value): value is NonNullFilterLiteral => value.kind !== 'null',
-        );
-        for (const value of values) checkLiteral(value, column, positionOf(expr.column));
+        const position = positionOf(expr.column);
+        if (column.kind === 'column') checkFilterable(column.column, position);
+        const values = expr.values
+          .filter((value): value is NonNullFilterLiteral => value.kind !== 'null')
+          .map((value) => typedLiteral(value, column, position) as NonNullFilterLiteral);
         return { kind: 'in', column, values, orNull: values.length < expr.values.length };
       }
       case 'match': {
         const column = this.columnExpr(expr.column);
+        if (column.kind === 'column') checkFilterable(column.column, positionOf(expr.column));
         if (column.kind === 'call') {
           checkMatchCall(expr.fn, describe(column), positionOf(expr.column));
         }
@@ -347,9 +351,19 @@ export class Scope {
         `Invalid $filter at position ${position}: null cannot be compared with '${op}'; use 'eq null' or 'ne null'`,
       );
     }
-    checkLiteral(l, r, position);
-    checkLiteral(r, l, position);
-    return { kind: 'compare', op, left: l, right: r };
+    for (const [operand, planned] of [
+      [left, l],
+      [right, r],
+    ] as const) {
+      if (planned.kind === 'column')
+        checkFilterable(planned.column, positionOf(operand as ColumnExpr));
+    }
+    return {
+      kind: 'compare',
+      op,
+      left: typedLiteral(l, r, position),
+      right: typedLiteral(r, l, position),
+    };
   }
 
   private operand(operand: Operand): PlannedColumnExpr | FilterLiteral {
@@ -410,12 +424,29 @@ function positionOf(expr: ColumnExpr): number {
 }
 
 /**
- * A date/time `side` must meet an operand of a matching type; any other side passes. Only
- * then is the other side described, so plain comparisons pay one `kind` test.
+ * One side of a comparison as planned: a date/time literal must
+ * meet an operand of a matching type; a quoted string meeting a number, date or time becomes
+ * the literal of that type it spells, or is refused (filter-types.ts typedString). Only then is
+ * the other side described, so plain comparisons pay a `kind` test or two.
  */
-function checkLiteral(side: PlannedOperand, other: PlannedOperand, position: number): void {
-  if (side.kind !== 'date' && side.kind !== 'datetime' && side.kind !== 'timeofday') return;
-  checkTemporal(side, describe(other), position);
+function typedLiteral(
+  side: PlannedOperand,
+  other: PlannedOperand,
+  position: number,
+): PlannedOperand {
+  switch (side.kind) {
+    case 'date':
+    case 'datetime':
+    case 'timeofday':
+      checkTemporal(side, describe(other), position);
+      return side;
+    case 'string':
+      return other.kind === 'column' || other.kind === 'call'
+        ? typedString(side, describe(other), position)
+        : side;
+    default:
+      return side;
+  }
 }
 
 function describe(operand: PlannedOperand): Described {

@@ -129,9 +129,9 @@ export function planKeyMatch(table: TableInfo, match: KeyValue): KeyMatch {
   if (column === undefined) throw unknownColumn(table.name, match.key);
   const { value: literal, bare } = match;
   if (literal.kind === 'null') return { kind: 'isNull', column };
-  if (column.kind === 'json') {
+  if (column.kind === 'json' || column.kind === 'geometry') {
     throw invalidQuery(
-      `Column '${column.name}' holds JSON and cannot be the key of update(…) or delete(…); use another column`,
+      `Column '${column.name}' holds ${column.kind === 'json' ? 'JSON' : 'spatial values'} and cannot be the key of update(…) or delete(…); use another column`,
     );
   }
   // What the JSON body would have carried for this value.

@@ -118,7 +118,10 @@ function selectList(
     let text = plainSelectLists.get(selections);
     if (text === undefined) {
       text = selections
-        .map((s) => quoteIdent((s as Extract<Selection, { kind: 'column' }>).expr.column.name))
+        .map((s) => {
+          const { column } = (s as Extract<Selection, { kind: 'column' }>).expr;
+          return asIs(quoteIdent(column.name), column, context);
+        })
         .join(', ');
       plainSelectLists.set(selections, text);
     }
@@ -127,28 +130,45 @@ function selectList(
   return slots(selections, context, params, asIs).join(', ');
 }
 
-const asIs = (column: string): string => column;
+/**
+ * A column as the driver should read it: as it is, but a spatial one as WKB named as the column
+ * (mysql2 would parse MySQL's geometry into objects that lose the geometry's type).
+ */
+function asIs(column: string, info: ColumnInfo, context: SqlContext): string {
+  return info.kind === 'geometry' ? `${wkb(column, context)} AS ${quoteIdent(info.name)}` : column;
+}
+
+/**
+ * WKB of a spatial column. MySQL 8 writes a geographic SRID's coordinates in the SRS's own axis
+ * order (latitude first for 4326) unless told otherwise; GeoJSON is longitude first. MariaDB
+ * knows no axis order (and no second argument): x, y as stored.
+ */
+function wkb(column: string, context: SqlContext): string {
+  return context.flavour === 'mysql'
+    ? `ST_AsBinary(${column}, 'axis-order=long-lat')`
+    : `ST_AsBinary(${column})`;
+}
 
 /** The slot expressions of `selections`, each column's made by `value` (as is, or as text). */
 function slots(
   selections: readonly Selection[],
   context: SqlContext,
   params: unknown[],
-  value: (column: string, info: ColumnInfo) => string,
+  value: (column: string, info: ColumnInfo, context: SqlContext) => string,
 ): string[] {
   const out: string[] = [];
   for (const selection of selections) {
     switch (selection.kind) {
       case 'column': {
         const { source, column } = selection.expr;
-        out.push(value(columnRef(source, column, context), column));
+        out.push(value(columnRef(source, column, context), column, context));
         break;
       }
       case 'one': {
         const { join } = selection;
         const key = (join.relation.on[0] as { remote: ColumnInfo }).remote;
         const marker = columnRef(join.source, key, context);
-        out.push(value(marker, key));
+        out.push(value(marker, key, context));
         out.push(...slots(selection.selections, context, params, value));
         break;
       }
@@ -255,8 +275,10 @@ function correlation(
  * A value as text inside a JSON array, so that JSON.parse never sees a number it would round:
  * the row codec (db/rows.ts) writes each text as the driver's value would have been written.
  */
-export function textOf(column: string, info: ColumnInfo): string {
+export function textOf(column: string, info: ColumnInfo, context: SqlContext): string {
   switch (info.kind) {
+    case 'geometry':
+      return `TO_BASE64(${wkb(column, context)})`;
     case 'string':
       return info.dataType === 'time' ? `CAST(${column} AS CHAR)` : column;
     case 'binary':

@@ -1,9 +1,9 @@
 import {
   quoteString,
   rowSerializer,
+  withFraction,
   writeBit,
   writeFloat32,
-  withFraction,
   writeInteger,
 } from '../../../src/db/rows.js';
 import type { ColumnInfo, JsonKind } from '../../../src/db/schema-types.js';

@@ -167,3 +167,56 @@ describe('ENUM and SET: a number that names no member is refused, never read as 
     for (const value of ['a', 'a,b', '3', 'a,3', '']) expect(coerceValue(tags, value)).toBe(value);
   });
 });
+
+describe('DATETIME and TIMESTAMP take ISO 8601 with a zone as UTC wall time', () => {
+  const at = (precision: number, dataType = 'datetime') =>
+    column('at', {
+      dataType,
+      columnType: precision === 0 ? dataType : `${dataType}(${precision})`,
+      kind: 'datetime',
+    });
+
+  test.each<[number, string, string]>([
+    // What Date.toISOString() writes.
+    [3, '2024-05-01T10:00:00.250Z', '2024-05-01 10:00:00.250'],
+    [6, '2024-05-01T10:00:00.250Z', '2024-05-01 10:00:00.250000'],
+    [0, '2024-05-01T10:00:00.000Z', '2024-05-01 10:00:00'],
+    [0, '2024-05-01T10:00:00Z', '2024-05-01 10:00:00'],
+    [0, '2024-05-01t10:00z', '2024-05-01 10:00:00'],
+    // Offsets, across a day, a month and a year.
+    [3, '2024-05-01T10:00:00.250+02:00', '2024-05-01 08:00:00.250'],
+    [0, '2024-03-01T01:30:00+05:30', '2024-02-29 20:00:00'],
+    [0, '2023-12-31T23:00:00-01:00', '2024-01-01 00:00:00'],
+    [2, '2024-05-01 10:00:00.5-00:30', '2024-05-01 10:30:00.50'],
+  ])('DATETIME(%d) %s → %s', (precision, given, stored) => {
+    expect(coerceValue(at(precision), given)).toBe(stored);
+    expect(coerceValue(at(precision, 'timestamp'), given)).toBe(stored);
+  });
+
+  test('without a zone the text is the wall time, as MySQL reads it', () => {
+    expect(coerceValue(at(3), '2024-05-01T10:00:00.250')).toBe('2024-05-01T10:00:00.250');
+    expect(coerceValue(at(0), '2024-05-01 10:00:00')).toBe('2024-05-01 10:00:00');
+  });
+
+  test.each<[number, string, string]>([
+    [
+      0,
+      '2024-05-01T10:00:00.250Z',
+      "keeps 0 digits of fractional seconds; '2024-05-01T10:00:00.250Z' would be cut to whole seconds",
+    ],
+    [2, '2024-05-01T10:00:00.255+01:00', 'keeps 2 digits of fractional seconds'],
+    [3, '2024-05-01T10:00:00.250Z', ''],
+    [3, '2024-13-01T10:00:00Z', 'is an invalid datetime (month 13; months are 01 to 12)'],
+    [3, '2024-02-30T10:00:00Z', 'is an invalid datetime (day 30; 2024-02 has 29 days)'],
+    [3, '2024-05-01T24:00:00Z', 'is an invalid datetime (hour 24; hours are 00 to 23)'],
+    [3, '2024-05-01T10:00:00+24:00', 'is an invalid datetime (offset hour 24'],
+    [3, '0000-01-01T00:30:00+01:00', 'outside the years 0000 to 9999 in UTC'],
+    [3, '2024-05-01T10:00:00.1234567Z', 'more than 6 fractional digits'],
+  ])('DATETIME(%d) %s: %s', (precision, given, message) => {
+    if (message === '') {
+      expect(() => coerceValue(at(precision), given)).not.toThrow();
+      return;
+    }
+    expect(() => coerceValue(at(precision), given)).toThrow(message);
+  });
+});

@@ -148,12 +148,12 @@ describe('the row schema of a table with every type', () => {
         at: {
           type: 'string',
           pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,6})?$',
-          description: 'datetime(6); YYYY-MM-DD HH:MM:SS[.ffffff] as stored, no time zone',
+          description: 'datetime(6); YYYY-MM-DD HH:MM:SS.ffffff as stored, no time zone',
         },
         stamp: {
           type: 'string',
           pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,6})?$',
-          description: 'timestamp; YYYY-MM-DD HH:MM:SS[.ffffff] in UTC',
+          description: 'timestamp; YYYY-MM-DD HH:MM:SS in UTC',
         },
         label: { type: ['string', 'null'], maxLength: 20, description: 'varchar(20)' },
         body: { type: 'string', description: 'text' },
