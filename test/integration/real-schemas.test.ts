@@ -1,0 +1,595 @@
+/**
+ * Real schemas over HTTP against MariaDB (docs/types.md): every MySQL type family (spatial
+ * included) and every fractional precision 0–6 of DATETIME, TIMESTAMP and TIME, read at the top,
+ * by key, through the small-read and the streamed path and inside expanded relations, each value
+ * compared with what MariaDB itself says (CAST(… AS CHAR), ST_AsGeoJSON, TO_BASE64); names with
+ * spaces, dots, quotes and non-ASCII letters named in every place a request names a column;
+ * GeoJSON and ISO 8601 writes; quoted strings that are no value of their column's type.
+ */
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+
+const PRECISIONS = [0, 1, 2, 3, 4, 5, 6];
+const temporalColumns = (prefix: string, type: string, extra = '') =>
+  PRECISIONS.map((n) => `${prefix}${n} ${type}(${n})${extra}`).join(', ');
+
+const SPATIAL = {
+  g: 'GEOMETRY',
+  pt: 'POINT',
+  ls: 'LINESTRING',
+  pg: 'POLYGON',
+  mpt: 'MULTIPOINT',
+  mls: 'MULTILINESTRING',
+  mpg: 'MULTIPOLYGON',
+  gc: 'GEOMETRYCOLLECTION',
+} as const;
+
+const FIXTURE = `
+CREATE TABLE parents (id INT PRIMARY KEY, name VARCHAR(20));
+INSERT INTO parents VALUES (1, 'one'), (2, 'two');
+
+CREATE TABLE types (
+  id INT PRIMARY KEY,
+  parent_id INT NULL,
+  i_tiny TINYINT, i_small SMALLINT UNSIGNED, i_med MEDIUMINT, i_int INT, i_big BIGINT,
+  i_ubig BIGINT UNSIGNED, d DECIMAL(30,10), f FLOAT, dbl DOUBLE, yr YEAR, bits BIT(10),
+  dt DATE,
+  ${temporalColumns('dt', 'DATETIME')},
+  ${temporalColumns('ts', 'TIMESTAMP', ' NULL')},
+  ${temporalColumns('tm', 'TIME')},
+  c CHAR(3), vc VARCHAR(20), tx TEXT, en ENUM('small','large'), st SET('a','b','c'),
+  js JSON, bin BINARY(3), vb VARBINARY(8), bl BLOB,
+  ${Object.entries(SPATIAL)
+    .map(([name, type]) => `${name} ${type} NULL`)
+    .join(', ')},
+  FOREIGN KEY (parent_id) REFERENCES parents (id)
+);
+
+CREATE TABLE \`odd names\` (
+  id INT PRIMARY KEY,
+  \`zip code\` VARCHAR(10),
+  \`a.b\` INT,
+  \`say "hi"\` VARCHAR(10),
+  \`it's\` VARCHAR(10),
+  \`größe\` INT,
+  \`名前\` VARCHAR(10),
+  parent_id INT NULL,
+  FOREIGN KEY (parent_id) REFERENCES parents (id)
+);
+INSERT INTO \`odd names\` VALUES
+  (1, '40301', 1, 'x', 'a', 10, 'ア', 1),
+  (2, '10115', 2, 'y "q"', 'b', 20, 'イ', 1),
+  (3, '75001', 3, 'z', 'c', 30, 'ウ', 2);
+`;
+
+/** Values for row 1: each precision's own digits, some with a zero fraction. */
+function temporalValues(n: number): { dt: string; ts: string; tm: string } {
+  const fraction = n === 0 ? '' : `.${'5'.padEnd(n, '0')}`;
+  return {
+    dt: `2024-01-01 09:00:00${fraction}`,
+    ts: `2038-01-19 03:14:07${fraction}`,
+    tm: n % 2 === 0 ? `-838:59:59${n === 0 ? '' : `.${'0'.repeat(n)}`}` : `10:00:00${fraction}`,
+  };
+}
+
+const WKT: Readonly<Record<keyof typeof SPATIAL, string>> = {
+  g: 'LINESTRING(0.1 0.2, -1e10 3.5)',
+  pt: 'POINT(1.5 -2.25)',
+  ls: 'LINESTRING(0 0, 1 1, 2 0)',
+  pg: 'POLYGON((0 0, 4 0, 4 4, 0 4, 0 0), (1 1, 2 1, 2 2, 1 1))',
+  mpt: 'MULTIPOINT(0 0, 1 2)',
+  mls: 'MULTILINESTRING((0 0, 1 1), (2 2, 3 3))',
+  mpg: 'MULTIPOLYGON(((0 0, 1 0, 1 1, 0 0)), ((5 5, 6 5, 6 6, 5 5)))',
+  gc: 'GEOMETRYCOLLECTION(POINT(1 2), LINESTRING(0 0, 1 1), POLYGON((0 0, 1 0, 1 1, 0 0)))',
+};
+
+function insertTypes(): string {
+  const temporal = PRECISIONS.flatMap((n) => {
+    const v = temporalValues(n);
+    return [`dt${n} = '${v.dt}'`, `ts${n} = '${v.ts}'`, `tm${n} = '${v.tm}'`];
+  });
+  const spatial = Object.entries(WKT).map(([name, wkt]) => `${name} = ST_GeomFromText('${wkt}')`);
+  return `
+INSERT INTO types SET id = 1, parent_id = 1,
+  i_tiny = -128, i_small = 65535, i_med = 8388607, i_int = -2147483648,
+  i_big = 9223372036854775807, i_ubig = 18446744073709551615, d = -12345678901234567890.0123456780,
+  f = 1.1, dbl = 0.1, yr = 2155, bits = b'1000000001', dt = '2024-02-29',
+  ${temporal.join(', ')},
+  c = 'ab', vc = 'tab\\there "q"', tx = 'line1\\nline2', en = 'large', st = 'a,c',
+  js = '{"k": [1, "two", null, {"x": 1.50}]}', bin = 'xyz', vb = x'00ff10', bl = x'deadbeef',
+  ${spatial.join(', ')};
+INSERT INTO types (id, parent_id) VALUES (2, 1);`;
+}
+
+let db: TestDatabase;
+let gw: TestGateway;
+
+beforeAll(async () => {
+  db = await createTestDatabase(FIXTURE + insertTypes());
+  gw = await startTestGateway(db.name);
+});
+afterAll(async () => {
+  await gw?.close();
+  await db?.drop();
+});
+
+async function get(path: string): Promise<{ status: number; body: unknown }> {
+  const response = await fetch(gw.url + path);
+  return { status: response.status, body: await response.json() };
+}
+
+async function send(
+  method: string,
+  path: string,
+  body: unknown,
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const response = await fetch(gw.url + path, {
+    method,
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
+
+type Row = Record<string, unknown>;
+
+/**
+ * What CONTRACT §2 says each column of `types` reads as, computed from MariaDB's own text of the
+ * value: CAST(… AS CHAR) for numbers and times, TO_BASE64 for bytes, ST_AsGeoJSON for shapes.
+ */
+async function expectedTypes(): Promise<Row[]> {
+  const [columns] = await db.admin.query(
+    `SELECT COLUMN_NAME, DATA_TYPE FROM information_schema.COLUMNS
+      WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'types' ORDER BY ORDINAL_POSITION`,
+  );
+  const list = columns as { COLUMN_NAME: string; DATA_TYPE: string }[];
+  const select = list.map(({ COLUMN_NAME: name, DATA_TYPE: type }) => {
+    const q = `\`${name}\``;
+    if (type in SPATIAL_TYPES) return `ST_AsGeoJSON(${q}) AS ${q}`;
+    if (['binary', 'varbinary', 'blob'].includes(type)) return `TO_BASE64(${q}) AS ${q}`;
+    if (type === 'bit') return `CAST(${q} + 0 AS CHAR) AS ${q}`;
+    if (type === 'float') return `CAST(${q} AS CHAR) AS ${q}`;
+    return `CAST(${q} AS CHAR) AS ${q}`;
+  });
+  const [rows] = await db.admin.query(`SELECT ${select.join(', ')} FROM types ORDER BY id`);
+  return (rows as Row[]).map((row) =>
+    Object.fromEntries(
+      list.map(({ COLUMN_NAME: name, DATA_TYPE: type }) => {
+        const text = row[name] as string | null;
+        if (text === null) return [name, null];
+        if (type in SPATIAL_TYPES || type === 'json' || (type === 'longtext' && name === 'js')) {
+          return [name, JSON.parse(text)];
+        }
+        if (['tinyint', 'smallint', 'mediumint', 'int', 'bigint', 'year', 'bit'].includes(type)) {
+          const n = Number(text);
+          return [name, Number.isSafeInteger(n) ? n : text];
+        }
+        if (type === 'decimal' || type === 'double') return [name, Number(text)];
+        // MariaDB's FLOAT text has 6 digits: the gateway writes the float's shortest text.
+        if (type === 'float') return [name, Number(Math.fround(Number(text)).toPrecision(2))];
+        return [name, text];
+      }),
+    ),
+  );
+}
+
+const SPATIAL_TYPES = Object.fromEntries(
+  Object.values(SPATIAL).map((type) => [type.toLowerCase(), true]),
+);
+
+describe('every type family, value by value against MariaDB', () => {
+  let expected: Row[];
+  beforeAll(async () => {
+    expected = await expectedTypes();
+  });
+
+  test('the streamed read', async () => {
+    const { status, body } = await get('/table/types/read?$orderby=id');
+    expect(status).toBe(200);
+    expect(body).toEqual(expected);
+  });
+
+  test('the small read (one row by primary key) and the read by key', async () => {
+    expect((await get('/table/types/read?$filter=id%20eq%201')).body).toEqual([expected[0]]);
+    expect((await get('/table/types/read?$top=2&$orderby=id')).body).toEqual(expected);
+  });
+
+  test('each precision 0–6 carries exactly its digits, a zero fraction included', async () => {
+    const { body } = await get('/table/types/read?$filter=id%20eq%201');
+    const row = (body as Row[])[0] as Row;
+    for (const n of PRECISIONS) {
+      const v = temporalValues(n);
+      expect([row[`dt${n}`], row[`ts${n}`], row[`tm${n}`]]).toEqual([v.dt, v.ts, v.tm]);
+    }
+  });
+
+  test('inside an expanded to-many array and a to-one object, the same values', async () => {
+    const many = (await get('/table/parents/read?$filter=id%20eq%201&$expand=types($orderby=id)'))
+      .body as Row[];
+    expect(many[0]?.types).toEqual(expected.map(({ ...row }) => row));
+    const one = (
+      await get('/table/odd%20names/read?$select=id&$expand=parent($expand=types($orderby=id))')
+    ).body as Row[];
+    expect((one[0]?.parent as Row).types).toEqual(expected);
+  });
+
+  test('the shapes are the GeoJSON of RFC 7946 with their type', async () => {
+    const { body } = await get('/table/types/read?$select=pt,gc,pg&$filter=id%20eq%201');
+    expect((body as Row[])[0]).toEqual({
+      pt: { type: 'Point', coordinates: [1.5, -2.25] },
+      gc: {
+        type: 'GeometryCollection',
+        geometries: [
+          { type: 'Point', coordinates: [1, 2] },
+          {
+            type: 'LineString',
+            coordinates: [
+              [0, 0],
+              [1, 1],
+            ],
+          },
+          {
+            type: 'Polygon',
+            coordinates: [
+              [
+                [0, 0],
+                [1, 0],
+                [1, 1],
+                [0, 0],
+              ],
+            ],
+          },
+        ],
+      },
+      pg: {
+        type: 'Polygon',
+        coordinates: [
+          [
+            [0, 0],
+            [4, 0],
+            [4, 4],
+            [0, 4],
+            [0, 0],
+          ],
+          [
+            [1, 1],
+            [2, 1],
+            [2, 2],
+            [1, 1],
+          ],
+        ],
+      },
+    });
+  });
+});
+
+describe('spatial writes take GeoJSON, and nothing else', () => {
+  const shapes: Readonly<Record<keyof typeof SPATIAL, unknown>> = {
+    g: {
+      type: 'MultiPoint',
+      coordinates: [
+        [0.1, 0.2],
+        [3, 4],
+      ],
+    },
+    pt: { type: 'Point', coordinates: [-122.4194, 37.7749] },
+    ls: {
+      type: 'LineString',
+      coordinates: [
+        [0, 0],
+        [1e-7, 2.5],
+      ],
+    },
+    pg: {
+      type: 'Polygon',
+      coordinates: [
+        [
+          [0, 0],
+          [2, 0],
+          [2, 2],
+          [0, 0],
+        ],
+      ],
+    },
+    mpt: { type: 'MultiPoint', coordinates: [[1, 1]] },
+    mls: {
+      type: 'MultiLineString',
+      coordinates: [
+        [
+          [0, 0],
+          [1, 1],
+        ],
+        [
+          [5, 5],
+          [6, 7],
+        ],
+      ],
+    },
+    mpg: {
+      type: 'MultiPolygon',
+      coordinates: [
+        [
+          [
+            [0, 0],
+            [1, 0],
+            [1, 1],
+            [0, 0],
+          ],
+        ],
+        [
+          [
+            [2, 2],
+            [3, 2],
+            [3, 3],
+            [2, 2],
+          ],
+        ],
+      ],
+    },
+    gc: {
+      type: 'GeometryCollection',
+      geometries: [
+        { type: 'Point', coordinates: [9, 9] },
+        { type: 'GeometryCollection', geometries: [] },
+      ],
+    },
+  };
+
+  test('a create of every spatial type stores what MariaDB reads back as the same GeoJSON', async () => {
+    const created = await send('POST', '/table/types/create', { id: 10, ...shapes });
+    expect(created).toMatchObject({ status: 200, body: { success: true, affectedRows: 1 } });
+    const names = Object.keys(SPATIAL);
+    const [rows] = await db.admin.query(
+      `SELECT ${names.map((n) => `ST_AsGeoJSON(${n}) AS ${n}, ST_SRID(${n}) AS ${n}_srid`).join(', ')} FROM types WHERE id = 10`,
+    );
+    const row = (rows as Row[])[0] as Row;
+    for (const name of names) {
+      expect(JSON.parse(row[name] as string)).toEqual(shapes[name as keyof typeof SPATIAL]);
+      expect(row[`${name}_srid`]).toBe(0);
+    }
+    const read = await get(`/table/types/read?$select=${names.join(',')}&$filter=id%20eq%2010`);
+    expect(read.body).toEqual([shapes]);
+  });
+
+  test('an update sets a shape; null clears it', async () => {
+    await send('POST', '/table/types/create', { id: 11 });
+    const point = { type: 'Point', coordinates: [7, 8] };
+    expect((await send('PUT', '/table/types/update(id,11)', { pt: point, g: point })).status).toBe(
+      200,
+    );
+    const [rows] = await db.admin.query(
+      'SELECT ST_AsText(pt) AS pt, ST_AsText(g) AS g FROM types WHERE id = 11',
+    );
+    expect(rows).toEqual([{ pt: 'POINT(7 8)', g: 'POINT(7 8)' }]);
+    await send('PUT', '/table/types/update(id,11)', { pt: null });
+    expect((await get('/table/types/read?$select=pt,g&$filter=id%20eq%2011')).body).toEqual([
+      { pt: null, g: point },
+    ]);
+  });
+
+  test.each<[string, unknown, string]>([
+    [
+      'pt',
+      'POINT(1 2)',
+      `Column 'pt' is spatial and takes a GeoJSON geometry object such as {"type": "Point", "coordinates": [1, 2]}, not a string`,
+    ],
+    ['pt', 5, 'not a number'],
+    [
+      'pt',
+      {
+        type: 'LineString',
+        coordinates: [
+          [0, 0],
+          [1, 1],
+        ],
+      },
+      "Column 'pt' is a POINT column and takes a GeoJSON Point, not a LineString",
+    ],
+    [
+      'g',
+      { type: 'Feature', geometry: null },
+      "Column 'g' must have a \"type\" of Point, LineString, Polygon, MultiPoint, MultiLineString, MultiPolygon, GeometryCollection, not 'Feature'",
+    ],
+    [
+      'pt',
+      { type: 'Point', coordinates: [1, 2, 3] },
+      "Column 'pt'.coordinates has 3 coordinates; MySQL stores two (x, y), no elevation",
+    ],
+    [
+      'pt',
+      { type: 'Point', coordinates: ['1', 2] },
+      "Column 'pt'.coordinates must hold two numbers",
+    ],
+    [
+      'ls',
+      { type: 'LineString', coordinates: [[0, 0]] },
+      "Column 'ls'.coordinates needs at least 2 positions",
+    ],
+    [
+      'pg',
+      {
+        type: 'Polygon',
+        coordinates: [
+          [
+            [0, 0],
+            [1, 0],
+            [1, 1],
+            [0, 1],
+          ],
+        ],
+      },
+      "Column 'pg'.coordinates[0] is not closed",
+    ],
+    [
+      'pt',
+      { type: 'Point', coordinates: [1, 2], crs: {} },
+      "has a member 'crs' that a Point does not take",
+    ],
+    ['g', [1, 2], "Column 'g' must be a GeoJSON geometry object"],
+  ])('%s ← %j: 400 INVALID_VALUE', async (column, value, message) => {
+    const { status, body } = await send('POST', '/table/types/create', { id: 12, [column]: value });
+    expect(status).toBe(400);
+    expect(body.code).toBe('INVALID_VALUE');
+    expect(body.message).toContain(message);
+    const [rows] = await db.admin.query('SELECT id FROM types WHERE id = 12');
+    expect(rows).toEqual([]);
+  });
+
+  test('a filter on a spatial column is a 400 naming it; a null test works', async () => {
+    const { status, body } = await get("/table/types/read?$filter=pt%20eq%20'POINT(1%202)'");
+    expect(status).toBe(400);
+    expect(body).toEqual({
+      success: false,
+      code: 'FILTER_TYPE',
+      message:
+        "Invalid $filter at position 1: column 'pt' (point) is spatial and cannot be filtered (only 'eq null' and 'ne null' test it)",
+    });
+    const nulls = await get('/table/types/read?$select=id&$filter=pt%20eq%20null&$orderby=id');
+    expect(nulls.body).toEqual([{ id: 2 }, { id: 11 }]);
+  });
+
+  test('a spatial column is no key of update or delete', async () => {
+    const { status, body } = await send('PUT', "/table/types/update(pt,'x')", { vc: 'a' });
+    expect(status).toBe(400);
+    expect(body.message).toContain('holds spatial values and cannot be the key');
+  });
+});
+
+describe('ISO 8601 writes to DATETIME and TIMESTAMP', () => {
+  test('Date.toISOString(), offsets and zone-less T: stored as the UTC wall time a filter reads', async () => {
+    const at = new Date(Date.UTC(2024, 4, 1, 10, 0, 0, 250)).toISOString();
+    const created = await send('POST', '/table/types/create', {
+      id: 20,
+      dt3: at,
+      ts3: at,
+      dt0: '2024-05-01T12:00:00+02:00',
+      ts6: '2024-05-01T00:30:00.000001-01:00',
+      dt6: '2024-05-01T10:00:00.5',
+    });
+    expect(created.status).toBe(200);
+    const [rows] = await db.admin.query(
+      'SELECT CAST(dt3 AS CHAR) AS dt3, CAST(ts3 AS CHAR) AS ts3, CAST(dt0 AS CHAR) AS dt0, CAST(ts6 AS CHAR) AS ts6, CAST(dt6 AS CHAR) AS dt6 FROM types WHERE id = 20',
+    );
+    expect(rows).toEqual([
+      {
+        dt3: '2024-05-01 10:00:00.250',
+        ts3: '2024-05-01 10:00:00.250',
+        dt0: '2024-05-01 10:00:00',
+        ts6: '2024-05-01 01:30:00.000001',
+        dt6: '2024-05-01 10:00:00.500000',
+      },
+    ]);
+    // The filter finds the row by the same instant, written either way.
+    for (const filter of [`dt3 eq ${at}`, `ts3 eq '${at}'`, "dt0 eq '2024-05-01T11:00:00+01:00'"]) {
+      const read = await get(`/table/types/read?$select=id&$filter=${encodeURIComponent(filter)}`);
+      expect({ filter, body: read.body }).toEqual({ filter, body: [{ id: 20 }] });
+    }
+  });
+
+  test('more digits than the column keeps, or no date at all: 400', async () => {
+    const cut = await send('POST', '/table/types/create', {
+      id: 21,
+      dt0: '2024-05-01T10:00:00.250Z',
+    });
+    expect(cut.status).toBe(400);
+    expect(cut.body.code).toBe('INVALID_VALUE');
+    const bad = await send('POST', '/table/types/create', { id: 21, dt0: '2024-02-30T10:00:00Z' });
+    expect(bad.body).toMatchObject({ code: 'INVALID_VALUE' });
+    expect(bad.body.message).toContain('day 30; 2024-02 has 29 days');
+  });
+});
+
+describe('a quoted string meets a number, date or time only as a value of its type', () => {
+  test.each([
+    [
+      "d gt 'abc'",
+      "the string 'abc' cannot be compared with column 'd' (decimal), which is a number",
+    ],
+    [
+      "i_int eq 'abc'",
+      "the string 'abc' cannot be compared with column 'i_int' (int), which is a number",
+    ],
+    [
+      "dt0 gt 'yesterday'",
+      "the string 'yesterday' cannot be compared with column 'dt0' (datetime)",
+    ],
+    ["dt eq '2024-02-30'", 'an invalid date (day 30; 2024-02 has 29 days)'],
+    ["tm0 lt 'noon'", "the string 'noon' cannot be compared with column 'tm0' (time)"],
+    ["parent/id eq 'x'", "the string 'x' cannot be compared with column 'id' (int)"],
+  ])('%s → 400 FILTER_TYPE', async (filter, message) => {
+    const { status, body } = await get(`/table/types/read?$filter=${encodeURIComponent(filter)}`);
+    expect(status).toBe(400);
+    expect(body).toMatchObject({ success: false, code: 'FILTER_TYPE' });
+    expect((body as Row).message).toContain(message);
+  });
+
+  test('inside an $expand filter too', async () => {
+    const { status, body } = await get(
+      `/table/parents/read?$expand=${encodeURIComponent("types($filter=i_int eq 'abc')")}`,
+    );
+    expect(status).toBe(400);
+    expect(body).toMatchObject({ code: 'FILTER_TYPE' });
+  });
+
+  test.each([
+    ["i_int eq '-2147483648'", [1]],
+    ["d lt '0'", [1]],
+    ["dt eq '2024-02-29'", [1]],
+    ["dt3 eq '2024-01-01 09:00:00.500'", [1]],
+    ["tm0 eq '-838:59:59'", [1]],
+    ["tm1 eq '10:00:00.5'", [1]],
+  ])('%s: the typed value matches', async (filter, ids) => {
+    const { status, body } = await get(
+      `/table/types/read?$select=id&$filter=${encodeURIComponent(filter)}`,
+    );
+    expect(status).toBe(200);
+    expect(body).toEqual(ids.map((id) => ({ id })));
+  });
+});
+
+describe('names with spaces, dots, quotes and non-ASCII letters', () => {
+  const q = encodeURIComponent;
+
+  test('$select, $filter and $orderby name them in double quotes', async () => {
+    const { status, body } = await get(
+      `/table/odd%20names/read?$select=${q('"zip code","a.b","say ""hi""","it\'s",größe,名前')}&$filter=${q('"zip code" ne \'10115\' and "a.b" ge 1')}&$orderby=${q('"zip code" desc')}`,
+    );
+    expect(status).toBe(200);
+    expect(body).toEqual([
+      { 'zip code': '75001', 'a.b': 3, 'say "hi"': 'z', "it's": 'c', größe: 30, 名前: 'ウ' },
+      { 'zip code': '40301', 'a.b': 1, 'say "hi"': 'x', "it's": 'a', größe: 10, 名前: 'ア' },
+    ]);
+  });
+
+  test('in $expand options and through a path', async () => {
+    const { status, body } = await get(
+      `/table/parents/read?$select=id&$filter=id eq 1&$expand=${q('"odd names"($select="zip code","say ""hi""";$filter="a.b" gt 1;$orderby="zip code" desc)')}`,
+    );
+    expect({ status, body }).toMatchObject({ status: 200 });
+    expect(body).toEqual([{ id: 1, 'odd names': [{ 'zip code': '10115', 'say "hi"': 'y "q"' }] }]);
+  });
+
+  test('update and delete keys in double quotes', async () => {
+    const updated = await send('PUT', `/table/odd%20names/update(${q('"zip code"')},'40301')`, {
+      'say "hi"': 'new',
+    });
+    expect(updated).toMatchObject({ status: 200, body: { affectedRows: 1 } });
+    const [rows] = await db.admin.query('SELECT `say "hi"` AS v FROM `odd names` WHERE id = 1');
+    expect(rows).toEqual([{ v: 'new' }]);
+    const byDot = await send('PUT', `/table/odd%20names/update(${q('"a.b"')},2)`, { größe: 21 });
+    expect(byDot).toMatchObject({ status: 200, body: { affectedRows: 1 } });
+    await send('POST', '/table/odd%20names/create', { id: 9, "it's": 'gone', 名前: 'エ' });
+    const deleted = await send('DELETE', `/table/odd%20names/delete(${q('"it\'s"')},'gone')`, {});
+    expect(deleted).toMatchObject({ status: 200, body: { affectedRows: 1 } });
+  });
+
+  test('an unknown quoted name is the usual 400, and a quote cannot break out', async () => {
+    const { status, body } = await get(
+      `/table/odd%20names/read?$select=${q('"zip code`; DROP TABLE parents; --"')}`,
+    );
+    expect(status).toBe(400);
+    expect(body).toMatchObject({ code: 'UNKNOWN_COLUMN' });
+    const [rows] = await db.admin.query('SELECT COUNT(*) AS n FROM parents');
+    expect(rows).toEqual([{ n: '2' }]);
+  });
+});
