@@ -87,6 +87,27 @@ export const ERRORS = {
     stages: ['routing'],
     message: (method: string, url: string) => `No route for ${method} ${url.split('?')[0]}`,
   },
+  /** The path exists, for other methods: `Allow` lists them (RFC 9110 §15.5.6). */
+  METHOD_NOT_ALLOWED: {
+    status: 405,
+    stages: ['routing'],
+    message: (method: string, allowed: string) =>
+      `${method} is not allowed here; this path answers ${allowed}`,
+    headers: { Allow: 'The methods the path answers' },
+  },
+  /**
+   * A write to a view MySQL cannot write (GROUP BY, aggregates, DISTINCT, UNION, subqueries in
+   * the select list: information_schema.VIEWS.IS_UPDATABLE = 'NO'). The write paths of such a
+   * view allow no method at all: an empty `Allow`, as RFC 9110 §10.2.1 foresees for a resource
+   * that is disabled. Its operations are not in the API description.
+   */
+  VIEW_NOT_WRITABLE: {
+    status: 405,
+    stages: ['routing'],
+    message: (view: string) =>
+      `View '${view}' cannot be written: MySQL writes only through simple views (no GROUP BY, DISTINCT, aggregate functions, UNION or subqueries in the select list); read it with GET /table/<view>/read`,
+    headers: { Allow: 'Empty: the view takes no writes' },
+  },
   INTERNAL_ERROR: { status: 500, stages: ['request'], message: 'Internal server error' },
 
   // guard.
@@ -520,6 +541,12 @@ export const streamStalled = (stallMs: number) => apiError('STREAM_STALLED', sta
 export const streamTooSlow = (bytes: number, waitedMs: number, minRate: number) =>
   apiError('STREAM_TOO_SLOW', bytes, waitedMs, minRate);
 export const internalError = () => apiError('INTERNAL_ERROR');
+export const methodNotAllowed = (method: string, allowed: readonly string[]) =>
+  withHeaders(apiError('METHOD_NOT_ALLOWED', method, allowed.join(', ')), {
+    Allow: allowed.join(', '),
+  });
+export const viewNotWritable = (view: string) =>
+  withHeaders(apiError('VIEW_NOT_WRITABLE', view), { Allow: '' });
 export const accessDenied = () =>
   withHeaders(apiError('ACCESS_DENIED'), { 'WWW-Authenticate': 'Bearer' });
 /** The same 401, plus RFC 6750 §3's hint that logging in again helps. */

@@ -41,6 +41,7 @@ const FINGERPRINT_SQL = `SELECT CONCAT_WS(' ',
     ],
     'TABLE_SCHEMA',
   )},
+  ${checksum('VIEWS', ['TABLE_NAME', 'IS_UPDATABLE'], 'TABLE_SCHEMA')},
   ${checksum('TRIGGERS', ['TRIGGER_NAME', 'EVENT_OBJECT_TABLE'], 'TRIGGER_SCHEMA')},
   ${checksum('CHECK_CONSTRAINTS', ['CONSTRAINT_NAME', 'CHECK_CLAUSE'], 'CONSTRAINT_SCHEMA')},
   ${checksum(
@@ -67,7 +68,7 @@ export async function schemaFingerprint(db: Database, database: string): Promise
   try {
     const [row] = await db.rows<{ fingerprint: string | null }>({
       sql: FINGERPRINT_SQL,
-      params: [database, database, database, database, database],
+      params: [database, database, database, database, database, database],
     });
     return row?.fingerprint ?? null;
   } catch (error) {

@@ -60,6 +60,12 @@ export interface ColumnInfo {
 export interface TableInfo {
   readonly name: string;
   readonly kind: 'table' | 'view';
+  /**
+   * False for a view MySQL cannot write (information_schema.VIEWS.IS_UPDATABLE = 'NO': GROUP BY,
+   * aggregates, DISTINCT, UNION, subqueries in the select list…); absent for tables and views
+   * it can. Such a view is offered no create, update or delete.
+   */
+  readonly updatable?: false;
   /** In ordinal order. */
   readonly columns: readonly ColumnInfo[];
   readonly columnsByName: ReadonlyMap<string, ColumnInfo>;

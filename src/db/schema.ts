@@ -168,6 +168,15 @@ export async function readSchema(db: Database, database: string): Promise<Map<st
     params: [database],
   });
   const withTriggers = new Set(triggerRows.map((row) => String(row.EVENT_OBJECT_TABLE)));
+  const viewRows = await db.rows<{ TABLE_NAME: string; IS_UPDATABLE: string }>({
+    sql: 'SELECT TABLE_NAME, IS_UPDATABLE FROM information_schema.VIEWS WHERE TABLE_SCHEMA = ?',
+    params: [database],
+  });
+  const readOnlyViews = new Set(
+    viewRows
+      .filter((row) => String(row.IS_UPDATABLE).toUpperCase() !== 'YES')
+      .map((row) => String(row.TABLE_NAME)),
+  );
   const keys = await readForeignKeys(db, database);
   const columnsByTable = new Map<string, ColumnInfo[]>();
   const primaryKeys = new Map<string, string[]>();
@@ -196,6 +205,7 @@ export async function readSchema(db: Database, database: string): Promise<Map<st
     tables.set(name, {
       name,
       kind: String(row.TABLE_TYPE).toUpperCase().includes('VIEW') ? 'view' : 'table',
+      ...(readOnlyViews.has(name) ? { updatable: false as const } : {}),
       columns,
       columnsByName: new Map(columns.map((c) => [c.name, c])),
       primaryKey: primaryKeys.get(name) ?? [],
@@ -258,6 +268,13 @@ export class SchemaCache {
 
   get tableCount(): number {
     return this.tables.size;
+  }
+
+  /** How many of the served tables are base tables and how many views (the start-up line). */
+  get counts(): { tables: number; views: number } {
+    let views = 0;
+    for (const table of this.tables.values()) if (table.kind === 'view') views++;
+    return { tables: this.tables.size - views, views };
   }
 
   all(): Iterable<TableInfo> {

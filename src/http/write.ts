@@ -12,11 +12,12 @@ import type {
   HookHandlerDoneFunction,
 } from 'fastify';
 import type { TableInfo } from '../db/schema-types.js';
-import { routeNotFound, unsupportedMediaType } from '../errors.js';
+import { methodNotAllowed, routeNotFound, unsupportedMediaType } from '../errors.js';
 import { SUCCESS_MESSAGES } from '../messages.js';
 import { createJob, deleteJob, updateJob, type WriteJob } from '../pipeline/write.js';
 import { parseWriteAction, type WriteAction } from '../query/key-value.js';
 import type { Services } from '../services.js';
+import { tableActionMethods } from './allowed-methods.js';
 import { JSON_TYPE } from './json-rows.js';
 
 /**
@@ -81,13 +82,21 @@ export function writeRoutes(app: FastifyInstance, { db, schema }: Services): voi
   );
 }
 
-/** The action the last segment names, if it is this method's; any other is a 404. */
+/**
+ * The action the last segment names, if it is this method's; another action's is a 405 naming
+ * the method it takes, no action a 404.
+ */
 function actionOf<K extends WriteAction['kind']>(
   request: FastifyRequest<WriteRoute>,
   kind: K,
 ): Extract<WriteAction, { kind: K }> {
   const action = parseWriteAction(request.params.action);
-  if (action?.kind !== kind) throw routeNotFound(request.method, request.url);
+  if (action?.kind !== kind) {
+    const allowed = tableActionMethods(request.url.split('?')[0] ?? '');
+    throw allowed.length > 0
+      ? methodNotAllowed(request.method, allowed)
+      : routeNotFound(request.method, request.url);
+  }
   return action as Extract<WriteAction, { kind: K }>;
 }
 

@@ -183,7 +183,12 @@ function* assemble(
     };
     const base = `/table/${encodeURIComponent(table.name)}`;
     for (const operation of tableOperations) {
-      if (operation.action !== 'read' && !tableView[operation.action]) continue;
+      if (
+        operation.action !== 'read' &&
+        (!tableView[operation.action] || table.updatable === false)
+      ) {
+        continue;
+      }
       const context = contextFor(assembly, components, operation, errorsByName);
       const described = operation.describe({ table, view: tableView, names }, context);
       tablePaths[`${base}${operation.path}`] = { [operation.method]: described };

@@ -5,7 +5,7 @@
  */
 import type { ColumnInfo, TableInfo } from '../db/schema-types.js';
 import { coerceValue, encodeKey, type KeyOperand, type WriteParam } from '../db/value-codec.js';
-import { generatedColumn, invalidQuery, unknownColumn } from '../errors.js';
+import { generatedColumn, invalidQuery, unknownColumn, viewNotWritable } from '../errors.js';
 import type { KeyValue } from '../query/key-value.js';
 import type { PlannedFilter } from './read-plan.js';
 import { insertRows, updateEntries } from './write-body.js';
@@ -61,6 +61,7 @@ export interface DeletePlan {
 
 /** `POST /table/<t>/create`: one object, or a non-empty array of objects (at most MAX_INSERT_ROWS). */
 export function planInsert(table: TableInfo, body: unknown): InsertPlan {
+  requireWritable(table);
   const objects = insertRows(body);
   const columns: ColumnInfo[] = [];
   const position = new Map<string, number>();
@@ -97,6 +98,7 @@ export function planUpdate(
   body: unknown,
   keyTable: TableInfo = table,
 ): UpdatePlan {
+  requireWritable(table);
   const entries = updateEntries(body);
   const columns = entries.map(([name]) => writableColumn(table, name));
   const set = entries.map(([, value], index) => {
@@ -108,7 +110,13 @@ export function planUpdate(
 
 /** `DELETE /table/<t>/delete(<key>,<value>)`. */
 export function planDelete(table: TableInfo, match: KeyValue): DeletePlan {
+  requireWritable(table);
   return { table, where: planKeyMatch(table, match) };
+}
+
+/** A view MySQL cannot write is refused before its body is read (db/schema-types.ts `updatable`). */
+function requireWritable(table: TableInfo): void {
+  if (table.updatable === false) throw viewNotWritable(table.name);
 }
 
 function writableColumn(table: TableInfo, name: string): ColumnInfo {

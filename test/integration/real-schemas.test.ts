@@ -60,6 +60,13 @@ INSERT INTO \`odd names\` VALUES
   (1, '40301', 1, 'x', 'a', 10, 'ア', 1),
   (2, '10115', 2, 'y "q"', 'b', 20, 'イ', 1),
   (3, '75001', 3, 'z', 'c', 30, 'ウ', 2);
+
+CREATE VIEW parent_names AS SELECT id, name FROM parents;
+CREATE VIEW zips AS SELECT id, \`zip code\` FROM \`odd names\`;
+CREATE VIEW type_counts AS SELECT parent_id, COUNT(*) AS n FROM types GROUP BY parent_id;
+CREATE VIEW distinct_names AS SELECT DISTINCT name FROM parents;
+CREATE VIEW with_subquery AS SELECT id, (SELECT COUNT(*) FROM types) AS n FROM parents;
+CREATE VIEW both_names AS SELECT name FROM parents UNION SELECT vc FROM types;
 `;
 
 /** Values for row 1: each precision's own digits, some with a zero fraction. */
@@ -591,5 +598,93 @@ describe('names with spaces, dots, quotes and non-ASCII letters', () => {
     expect(body).toMatchObject({ code: 'UNKNOWN_COLUMN' });
     const [rows] = await db.admin.query('SELECT COUNT(*) AS n FROM parents');
     expect(rows).toEqual([{ n: '2' }]);
+  });
+});
+
+describe('views MySQL cannot write, and the methods a path answers', () => {
+  const READ_ONLY = ['type_counts', 'distinct_names', 'both_names'];
+
+  test.each(READ_ONLY)(
+    '%s: create, update and delete are 405 with an empty Allow',
+    async (view) => {
+      for (const [method, path] of [
+        ['POST', 'create'],
+        ['PUT', 'update(n,1)'],
+        ['DELETE', 'delete(n,1)'],
+      ] as const) {
+        const response = await fetch(`${gw.url}/table/${view}/${path}`, {
+          method,
+          headers: { 'content-type': 'application/json' },
+          body: method === 'DELETE' ? undefined : JSON.stringify({ n: 1 }),
+        });
+        expect({ method, status: response.status }).toEqual({ method, status: 405 });
+        expect(response.headers.get('allow')).toBe('');
+        expect(await response.json()).toEqual({
+          success: false,
+          code: 'VIEW_NOT_WRITABLE',
+          message: `View '${view}' cannot be written: MySQL writes only through simple views (no GROUP BY, DISTINCT, aggregate functions, UNION or subqueries in the select list); read it with GET /table/<view>/read`,
+        });
+      }
+      expect((await get(`/table/${view}/read`)).status).toBe(200);
+    },
+  );
+
+  test('an updatable view takes writes, a column with a space included', async () => {
+    expect(
+      (await send('POST', '/table/parent_names/create', { id: 3, name: 'three' })).status,
+    ).toBe(200);
+    const updated = await send('PUT', `/table/zips/update(id,3)`, { 'zip code': '99999' });
+    expect(updated).toMatchObject({ status: 200, body: { affectedRows: 1 } });
+    const [rows] = await db.admin.query('SELECT `zip code` AS z FROM `odd names` WHERE id = 3');
+    expect(rows).toEqual([{ z: '99999' }]);
+  });
+
+  test('a view MariaDB calls updatable but cannot insert into answers its own 400', async () => {
+    // A subquery in the select list: MariaDB's IS_UPDATABLE says YES (MySQL's says NO).
+    const { status, body } = await send('POST', '/table/with_subquery/create', { n: 1 });
+    expect(status).toBe(400);
+    expect(body).toMatchObject({ success: false, code: 'ER_VIEW_MULTIUPDATE' });
+  });
+
+  test('/openapi.json offers only reads of the views MySQL cannot write', async () => {
+    const { body } = await get('/openapi.json');
+    const paths = Object.keys((body as { paths: Record<string, unknown> }).paths);
+    for (const view of READ_ONLY) {
+      expect(paths.filter((p) => p.startsWith(`/table/${view}/`))).toEqual([`/table/${view}/read`]);
+    }
+    expect(paths.filter((p) => p.startsWith('/table/parent_names/'))).toHaveLength(4);
+  });
+
+  test.each([
+    ['GET', '/table/types/create', 'POST'],
+    ['POST', '/table/types/read', 'GET, HEAD'],
+    ['PUT', '/table/types/delete(id,1)', 'DELETE'],
+    ['DELETE', '/table/types/update(id,1)', 'PUT'],
+    ['DELETE', '/health', 'GET, HEAD'],
+    ['POST', '/openapi.json', 'GET, HEAD'],
+  ])('%s %s is 405 with Allow: %s', async (method, path, allow) => {
+    const withBody = method === 'POST' || method === 'PUT';
+    const response = await fetch(gw.url + path, {
+      method,
+      ...(withBody ? { headers: { 'content-type': 'application/json' }, body: '{}' } : {}),
+    });
+    expect(response.status).toBe(405);
+    expect(response.headers.get('allow')).toBe(allow);
+    expect(await response.json()).toEqual({
+      success: false,
+      code: 'METHOD_NOT_ALLOWED',
+      message: `${method} is not allowed here; this path answers ${allow}`,
+    });
+  });
+
+  test('a path no route has stays 404', async () => {
+    for (const path of ['/nothing/here', '/table/types/upsert', '/table/types']) {
+      const { status, body } = await get(path);
+      expect({ path, status, code: (body as Row).code }).toEqual({
+        path,
+        status: 404,
+        code: 'NOT_FOUND',
+      });
+    }
   });
 });

@@ -561,10 +561,13 @@ describe('PUT /table/<t>/update(<key>,<value>)', () => {
     expect(await put('/table/people/upsert(id,1)', { note: 'x' })).toMatchObject(
       error(404, 'NOT_FOUND'),
     );
+    // Another action's path: 405 with the method it takes.
     expect(await put('/table/people/delete(id,1)', { note: 'x' })).toMatchObject(
-      error(404, 'NOT_FOUND'),
+      error(405, 'METHOD_NOT_ALLOWED'),
     );
-    expect(await put('/table/people/create', { note: 'x' })).toMatchObject(error(404, 'NOT_FOUND'));
+    expect(await put('/table/people/create', { note: 'x' })).toMatchObject(
+      error(405, 'METHOD_NOT_ALLOWED'),
+    );
   });
 
   test('20 concurrent updates of one row leave one of them, whole', async () => {
@@ -621,9 +624,9 @@ describe('DELETE /table/<t>/delete(<key>,<value>)', () => {
     expect(withBody.body).toEqual({ success: true, message: DELETED, affectedRows: 1 });
   });
 
-  test('unknown key column → 400; unknown action → 404', async () => {
+  test('unknown key column → 400; another action → 405; unknown action → 404', async () => {
     expect(await del('/table/plain/delete(nope,1)')).toMatchObject(error(400, 'UNKNOWN_COLUMN'));
-    expect(await del('/table/plain/update(a,1)')).toMatchObject(error(404, 'NOT_FOUND'));
+    expect(await del('/table/plain/update(a,1)')).toMatchObject(error(405, 'METHOD_NOT_ALLOWED'));
     expect(await del('/table/plain/remove(a,1)')).toMatchObject(error(404, 'NOT_FOUND'));
   });
 });
@@ -827,12 +830,12 @@ describe('errors', () => {
     ]);
   });
 
-  test('unknown action → 404', async () => {
+  test('unknown action → 404; the read action → 405', async () => {
     expect(await send('POST', '/table/people/insert', { json: { name: 'x' } })).toMatchObject(
       error(404, 'NOT_FOUND'),
     );
     expect(await send('POST', '/table/people/read', { json: { name: 'x' } })).toMatchObject(
-      error(404, 'NOT_FOUND'),
+      error(405, 'METHOD_NOT_ALLOWED', 'POST is not allowed here; this path answers GET, HEAD'),
     );
   });
 
@@ -1101,24 +1104,17 @@ describe('views', () => {
   });
 
   test.each(['name_counts', 'distinct_names'])(
-    '%s cannot be written: 400 with a clear message',
+    '%s cannot be written: 405, an empty Allow and a clear message',
     async (view) => {
-      expect(await post(view, { name: 'x' })).toMatchObject(
-        error(
-          400,
-          'ER_NON_INSERTABLE_TABLE',
-          'Rows cannot be inserted through this view: MySQL writes only through simple views (no GROUP BY, DISTINCT, aggregate functions, UNION or computed columns)',
-        ),
+      // information_schema.VIEWS.IS_UPDATABLE says so: refused before MySQL is asked.
+      const refused = error(
+        405,
+        'VIEW_NOT_WRITABLE',
+        `View '${view}' cannot be written: MySQL writes only through simple views (no GROUP BY, DISTINCT, aggregate functions, UNION or subqueries in the select list); read it with GET /table/<view>/read`,
       );
-      const notUpdatable = error(
-        400,
-        'ER_NON_UPDATABLE_TABLE',
-        'Rows cannot be updated or deleted through this view: MySQL writes only through simple views (no GROUP BY, DISTINCT, aggregate functions, UNION or subqueries)',
-      );
-      expect(await put(`/table/${view}/update(name,'Kid')`, { name: 'y' })).toMatchObject(
-        notUpdatable,
-      );
-      expect(await del(`/table/${view}/delete(name,'Kid')`)).toMatchObject(notUpdatable);
+      expect(await post(view, { name: 'x' })).toMatchObject(refused);
+      expect(await put(`/table/${view}/update(name,'Kid')`, { name: 'y' })).toMatchObject(refused);
+      expect(await del(`/table/${view}/delete(name,'Kid')`)).toMatchObject(refused);
       expect(await count('members')).toBe(2);
     },
   );

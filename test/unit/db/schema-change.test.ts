@@ -105,10 +105,11 @@ describe('schemaFingerprint', () => {
     } as unknown as Database;
     expect(await schemaFingerprint(db, 'shop')).toBe('2:1 20:3 0:0 1:4');
     expect(asked).toHaveLength(1);
-    expect(asked[0]?.params).toEqual(['shop', 'shop', 'shop', 'shop', 'shop']);
+    expect(asked[0]?.params).toEqual(['shop', 'shop', 'shop', 'shop', 'shop', 'shop']);
     for (const source of [
       'TABLES',
       'COLUMNS',
+      'VIEWS',
       'TRIGGERS',
       'CHECK_CONSTRAINTS',
       'KEY_COLUMN_USAGE',
