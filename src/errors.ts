@@ -5,6 +5,7 @@
  * API description reads this table directly. MySQL's own refusals keep MySQL's error names
  * (the `mysql` group, mapped in db/errors.ts). Retired codes are never reused.
  */
+import { didYouMean } from './cli/did-you-mean.js';
 import { WRITE_ATTEMPTS } from './limits.js';
 
 /**
@@ -186,7 +187,7 @@ export const ERRORS = {
   UNKNOWN_TABLE: {
     status: 404,
     stages: ['table'],
-    message: (table: string) => `Table '${table}' does not exist`,
+    message: (table: string, hint = '') => `Table '${table}' does not exist${hint}`,
   },
   INVALID_QUERY: { status: 400, stages: ['read-options', 'key'], message: detail },
   /** `?filter=…` (or a `$filter` a shell replaced with nothing) would silently read every row. */
@@ -205,8 +206,8 @@ export const ERRORS = {
   UNKNOWN_COLUMN: {
     status: 400,
     stages: ['read-options', 'key', 'values'],
-    message: (table: string, column: string) =>
-      `Column '${column}' does not exist in table '${table}'`,
+    message: (table: string, column: string, hint = '') =>
+      `Column '${column}' does not exist in table '${table}'${hint}`,
     schemaMiss: true,
   },
   /** `$expand`, a path or a lambda names a relation the table does not have (or the role cannot follow). */
@@ -519,9 +520,11 @@ export const optionWithoutDollar = (key: string, meant: string) =>
 export const filterSyntax = (message: string) => apiError('FILTER_SYNTAX', message);
 export const filterType = (message: string) => apiError('FILTER_TYPE', message);
 export const limitExceeded = (message: string) => apiError('LIMIT_EXCEEDED', message);
-export const unknownColumn = (table: string, column: string) =>
-  apiError('UNKNOWN_COLUMN', table, column);
-export const unknownTable = (table: string) => apiError('UNKNOWN_TABLE', table);
+/** `known`: the names the caller may see, for a "did you mean" (never a hidden one). */
+export const unknownColumn = (table: string, column: string, known: readonly string[] = []) =>
+  apiError('UNKNOWN_COLUMN', table, column, didYouMean(column, known));
+export const unknownTable = (table: string, known: readonly string[] = []) =>
+  apiError('UNKNOWN_TABLE', table, didYouMean(table, known));
 export const unknownRelation = (table: string, relation: string) =>
   apiError('UNKNOWN_RELATION', table, relation);
 export const relatedRowsTooLarge = (relation: string) =>

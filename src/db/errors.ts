@@ -160,12 +160,30 @@ const DATA_WARNINGS: Readonly<Record<number, string>> = {
   1406: 'ER_DATA_TOO_LONG',
 };
 
-/** `SHOW WARNINGS` rows (Level, Code, Message) → the error for the first data warning, or null. */
+/** The column a data warning names (`… for column 'x' at row 1`, quotes inside as they are), or null. */
+function warnedColumn(message: string): string | null {
+  return /for column '(.*)' at row \d+$/s.exec(message)?.[1] ?? null;
+}
+
+/**
+ * `SHOW WARNINGS` rows (Level, Code, Message) → the error for the first data warning, or null.
+ * A truncation note about a generated column (`price_with_tax DECIMAL(12,2) AS (price * 1.2)`
+ * STORED rounding its expression) is MySQL computing the column, as it always does, not a
+ * value of the client's cut: `generated` names those columns, and such notes are let pass.
+ */
 export function mapDataWarnings(
   warnings: readonly { Level?: unknown; Code?: unknown; Message?: unknown }[],
+  generated: readonly string[] = [],
 ): ApiError | null {
   for (const warning of warnings) {
     const code = DATA_WARNINGS[Number(warning.Code)];
+    if (
+      code === 'WARN_DATA_TRUNCATED' &&
+      generated.length > 0 &&
+      generated.includes(warnedColumn(String(warning.Message)) ?? '')
+    ) {
+      continue;
+    }
     if (code !== undefined) {
       return mapDbError({ code, errno: Number(warning.Code), sqlMessage: String(warning.Message) });
     }

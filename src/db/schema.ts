@@ -354,15 +354,26 @@ export class SchemaCache {
    * table's 404 has (find: a re-read when the last one is old enough), so neither its bytes nor
    * its time tell it from a table that does not exist.
    */
-  async refuse(name: string): Promise<never> {
+  async refuse(name: string, visible: (table: TableInfo) => boolean): Promise<never> {
     if (name !== USERS_TABLE) await this.refreshIfStale();
-    throw unknownTable(name);
+    throw unknownTable(name, this.names(visible));
   }
 
   private async requireAfterRead(name: string): Promise<TableInfo> {
     const table = await this.find(name);
-    if (!table) throw unknownTable(name);
+    if (!table)
+      throw unknownTable(
+        name,
+        this.names(() => true),
+      );
     return table;
+  }
+
+  /** The names of the tables `visible` keeps: what a "did you mean" may suggest. */
+  private names(visible: (table: TableInfo) => boolean): string[] {
+    const names: string[] = [];
+    for (const table of this.tables.values()) if (visible(table)) names.push(table.name);
+    return names;
   }
 
   /**

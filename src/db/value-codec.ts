@@ -109,19 +109,35 @@ const NUMERIC_TEXT = /^\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*$/;
 
 /**
  * ENUM and SET: a text that is not a member name but a number would store some other member
- * (see NUMERIC_TEXT); refused, naming the members. Other texts MySQL checks itself (strict mode
- * refuses a name that is no member).
+ * (see NUMERIC_TEXT); refused, naming the members. A text that names no member as MySQL
+ * compares them (the column's collation, usually case- and accent-insensitive, trailing spaces
+ * ignored) is refused too, naming the members, where MySQL would only say "Data truncated".
+ * A text that differs from a member only so is left to MySQL, which stores the member.
  */
 function checkMember(column: ColumnInfo, text: string, where: string): void {
-  if (!NUMERIC_TEXT.test(text)) return;
   const members = membersOf(column);
+  const list = () => members.map((member) => `'${member}'`).join(', ');
+  const isEnum = column.dataType === 'enum';
+  if (NUMERIC_TEXT.test(text) && !members.includes(text)) {
+    throw invalidValue(
+      isEnum
+        ? `${where} must be one of ${list()}; MySQL would read ${shown(text)} as the position of a member`
+        : `${where} takes members of ${list()}, separated by commas; MySQL would read ${shown(text)} as a set of positions`,
+    );
+  }
   if (members.includes(text)) return;
-  const list = members.map((member) => `'${member}'`).join(', ');
+  const named = (item: string) => members.some((member) => sameMember(member, item));
+  if (isEnum ? named(text) : text === '' || text.split(',').every(named)) return;
   throw invalidValue(
-    column.dataType === 'enum'
-      ? `${where} must be one of ${list}; MySQL would read ${shown(text)} as the position of a member`
-      : `${where} takes members of ${list}, separated by commas; MySQL would read ${shown(text)} as a set of positions`,
+    isEnum
+      ? `${where} must be one of ${list()}; ${shown(text)} is not`
+      : `${where} takes members of ${list()}, separated by commas; ${shown(text)} names another`,
   );
+}
+
+/** A member as MySQL's usual *_ci collations match it: case and accents aside, trailing spaces cut. */
+function sameMember(member: string, text: string): boolean {
+  return member.localeCompare(text.replace(/ +$/, ''), 'en', { sensitivity: 'base' }) === 0;
 }
 
 /** The members of an ENUM or SET column, read once per column from its type text. */

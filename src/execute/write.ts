@@ -32,6 +32,11 @@ export interface WriteOptions {
    * take back a write MySQL changed silently, which the proof rules out.
    */
   readonly autocommit?: boolean;
+  /**
+   * The written table's generated columns: MySQL's notes that it rounded their expressions are
+   * no refusal (db/errors.ts mapDataWarnings).
+   */
+  readonly generated?: readonly string[];
 }
 
 export interface WriteResult {
@@ -97,7 +102,7 @@ export function aloneStatement(
 export async function runTransaction(
   connection: PoolConnection,
   statements: readonly CompiledQuery[],
-  { unprepare = false, guards = [] }: WriteOptions,
+  { unprepare = false, guards = [], generated = [] }: WriteOptions,
   progress: WriteProgress,
 ): Promise<WriteResult> {
   let committed = false;
@@ -122,7 +127,7 @@ export async function runTransaction(
     for (const statement of statements) {
       const result = await run<ResultSetHeader>(statement);
       if (unprepare) connection.unprepare(statement.sql);
-      if (result.warningStatus !== 0) await refuseDataWarnings(connection);
+      if (result.warningStatus !== 0) await refuseDataWarnings(connection, generated);
       affectedRows += result.affectedRows;
       results.push({
         affectedRows: result.affectedRows,
@@ -176,12 +181,15 @@ export function runAlone(
     // Cannot happen when the caller's proof holds; if it ever did, the client still hears the
     // error rather than a success for a changed value.
     if (result.warningStatus === 0) done(null, written);
-    else refuseDataWarnings(connection).then(() => done(null, written), done);
+    else refuseDataWarnings(connection, []).then(() => done(null, written), done);
   });
 }
 
 /** A statement MySQL let through with a data warning is answered like the error. */
-async function refuseDataWarnings(connection: PoolConnection): Promise<void> {
+async function refuseDataWarnings(
+  connection: PoolConnection,
+  generated: readonly string[],
+): Promise<void> {
   const warnings = await new Promise<WarningRow[]>((resolve, reject) => {
     connection.query<WarningRow[]>('SHOW WARNINGS', (error, rows) =>
       error ? reject(error) : resolve(rows),
@@ -189,6 +197,7 @@ async function refuseDataWarnings(connection: PoolConnection): Promise<void> {
   });
   const error = mapDataWarnings(
     warnings.map(([Level, Code, Message]) => ({ Level, Code, Message })),
+    generated,
   );
   if (error) throw error;
 }

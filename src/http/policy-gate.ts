@@ -7,7 +7,8 @@
  * policy it adds nothing.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { forbidden } from '../errors.js';
+import type { TableInfo } from '../db/schema-types.js';
+import { ApiError, forbidden } from '../errors.js';
 import { type Action, ANONYMOUS, type Policy, type Requested } from '../policy/policy.js';
 import type { Access } from '../policy/views.js';
 import type { Services } from '../services.js';
@@ -87,13 +88,22 @@ export function registerPolicyGate(app: FastifyInstance, { policy, schema }: Ser
     // A table the role may not read and one that does not exist answer alike, here, before the
     // body is read (else a body error would tell them apart), after the same schema re-read
     // (db/schema.ts refuse); only a table that exists is 403 for another action.
-    if (!decision.allowed && decision.refusal === 'unknown-table') {
-      schema.refuse(requested.table).catch(done);
-      return;
-    }
+    // Its "did you mean" names only tables the role may read.
+    const refuse = () => {
+      const readable = (table: TableInfo) =>
+        policy.decide(access.role, { kind: 'table', table: table.name, action: 'read' }).allowed;
+      schema.refuse(requested.table, readable).catch(done);
+    };
+    if (!decision.allowed && decision.refusal === 'unknown-table') return refuse();
     const found = schema.require(requested.table);
     const answer = decision.allowed ? undefined : forbidden();
     if (!(found instanceof Promise)) return done(answer);
-    found.then(() => done(answer), done);
+    found.then(
+      () => done(answer),
+      (error: unknown) =>
+        error instanceof ApiError && error.code === 'UNKNOWN_TABLE'
+          ? refuse()
+          : done(error as Error),
+    );
   });
 }

@@ -46,6 +46,7 @@ export function createJob(table: TableInfo, body: unknown, access: Access | null
     options: {
       unprepare: plan.rows.length > 1,
       autocommit: insertIsExact(plan),
+      generated: generatedColumns(table),
       guards:
         guard === null
           ? []
@@ -74,6 +75,7 @@ export function updateJob(
     statements: [bound(compileUpdate(plan), access)],
     options: {
       autocommit: updateIsExact(plan),
+      generated: generatedColumns(table),
       guards:
         guard === null
           ? []
@@ -89,6 +91,17 @@ export function deleteJob(table: TableInfo, match: KeyValue, access: Access | nu
     statements: [bound(compileDelete(plan), access)],
     options: { autocommit: deleteIsExact(plan) },
   };
+}
+
+/** The table's generated columns, by name, once per table object (no allocation per write). */
+const generatedByTable = new WeakMap<TableInfo, readonly string[]>();
+function generatedColumns(table: TableInfo): readonly string[] {
+  let names = generatedByTable.get(table);
+  if (names === undefined) {
+    names = table.columns.filter((column) => column.generated).map((column) => column.name);
+    generatedByTable.set(table, names);
+  }
+  return names;
 }
 
 function bound(query: CompiledQuery, access: Access | null): CompiledQuery {

@@ -141,7 +141,10 @@ export class Scope {
   /** A column of this scope's own table. */
   column(name: string): PlannedColumn {
     const column = this.view.column(name);
-    if (column === undefined) throw unknownColumn(this.source.table.name, name);
+    if (column === undefined) {
+      const known = this.view.columns.map((c) => c.name);
+      throw unknownColumn(this.source.table.name, name, known);
+    }
     return this.own(column);
   }
 

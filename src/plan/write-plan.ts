@@ -114,6 +114,11 @@ export function planDelete(table: TableInfo, match: KeyValue): DeletePlan {
   return { table, where: planKeyMatch(table, match) };
 }
 
+/** The columns a "did you mean" may name: those of `table` as the caller sees it. */
+function namesOf(table: TableInfo): string[] {
+  return table.columns.map((c) => c.name);
+}
+
 /** A view MySQL cannot write is refused before its body is read (db/schema-types.ts `updatable`). */
 function requireWritable(table: TableInfo): void {
   if (table.updatable === false) throw viewNotWritable(table.name);
@@ -121,7 +126,7 @@ function requireWritable(table: TableInfo): void {
 
 function writableColumn(table: TableInfo, name: string): ColumnInfo {
   const column = table.columnsByName.get(name);
-  if (column === undefined) throw unknownColumn(table.name, name);
+  if (column === undefined) throw unknownColumn(table.name, name, namesOf(table));
   if (column.generated) throw generatedColumn(table.name, name);
   return column;
 }
@@ -134,7 +139,7 @@ function writableColumn(table: TableInfo, name: string): ColumnInfo {
  */
 export function planKeyMatch(table: TableInfo, match: KeyValue): KeyMatch {
   const column = table.columnsByName.get(match.key);
-  if (column === undefined) throw unknownColumn(table.name, match.key);
+  if (column === undefined) throw unknownColumn(table.name, match.key, namesOf(table));
   const { value: literal, bare } = match;
   if (literal.kind === 'null') return { kind: 'isNull', column };
   if (column.kind === 'json' || column.kind === 'geometry') {

@@ -6,6 +6,9 @@
  * spaces, dots, quotes and non-ASCII letters named in every place a request names a column;
  * GeoJSON and ISO 8601 writes; quoted strings that are no value of their column's type.
  */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
@@ -60,6 +63,12 @@ INSERT INTO \`odd names\` VALUES
   (1, '40301', 1, 'x', 'a', 10, 'ア', 1),
   (2, '10115', 2, 'y "q"', 'b', 20, 'イ', 1),
   (3, '75001', 3, 'z', 'c', 30, 'ウ', 2);
+
+CREATE TABLE priced (
+  id INT PRIMARY KEY,
+  price DECIMAL(10,2) NOT NULL,
+  price_with_tax DECIMAL(12,2) AS (price * 1.2) STORED
+);
 
 CREATE VIEW parent_names AS SELECT id, name FROM parents;
 CREATE VIEW zips AS SELECT id, \`zip code\` FROM \`odd names\`;
@@ -685,6 +694,106 @@ describe('views MySQL cannot write, and the methods a path answers', () => {
         status: 404,
         code: 'NOT_FOUND',
       });
+    }
+  });
+});
+
+describe('what MySQL would answer without saying why', () => {
+  test('a STORED generated DECIMAL whose expression rounds: the create succeeds', async () => {
+    const created = await send('POST', '/table/priced/create', { id: 1, price: 10.99 });
+    expect(created).toMatchObject({ status: 200, body: { success: true, affectedRows: 1 } });
+    expect((await get('/table/priced/read')).body).toEqual([
+      { id: 1, price: 10.99, price_with_tax: 13.19 },
+    ]);
+    const updated = await send('PUT', '/table/priced/update(id,1)', { price: 0.01 });
+    expect(updated.status).toBe(200);
+    // A value of the client's own that does not fit is still refused.
+    const cut = await send('POST', '/table/priced/create', { id: 2, price: 10.999 });
+    expect(cut).toMatchObject({ status: 400, body: { code: 'INVALID_VALUE' } });
+  });
+
+  test('a bad ENUM or SET text answers with the members', async () => {
+    const { status, body } = await send('POST', '/table/types/create', { id: 30, en: 'huge' });
+    expect(status).toBe(400);
+    expect(body).toEqual({
+      success: false,
+      code: 'INVALID_VALUE',
+      message: "Column 'en' must be one of 'small', 'large'; 'huge' is not",
+    });
+    const set = await send('PUT', '/table/types/update(id,2)', { st: 'a,x' });
+    expect(set.body.message).toBe(
+      "Column 'st' takes members of 'a', 'b', 'c', separated by commas; 'a,x' names another",
+    );
+    // What MySQL itself takes for a member still goes through: it stores the member.
+    expect((await send('PUT', '/table/types/update(id,2)', { en: 'LARGE' })).status).toBe(200);
+    const [rows] = await db.admin.query('SELECT en FROM types WHERE id = 2');
+    expect(rows).toEqual([{ en: 'large' }]);
+  });
+
+  test('an unknown table or column gets a "did you mean"', async () => {
+    expect((await get('/table/parent/read')).body).toEqual({
+      success: false,
+      code: 'UNKNOWN_TABLE',
+      message: "Table 'parent' does not exist: did you mean 'parents'?",
+    });
+    expect((await get('/table/parents/read?$select=nme')).body).toMatchObject({
+      code: 'UNKNOWN_COLUMN',
+      message: "Column 'nme' does not exist in table 'parents': did you mean 'name'?",
+    });
+    expect((await get('/table/odd%20names/read?$orderby=zip_code')).body).toMatchObject({
+      message: "Column 'zip_code' does not exist in table 'odd names': did you mean 'zip code'?",
+    });
+    expect((await send('POST', '/table/parents/create', { id: 9, nam: 'x' })).body).toMatchObject({
+      message: "Column 'nam' does not exist in table 'parents': did you mean 'name'?",
+    });
+    expect((await get('/table/zzzzzz/read')).body).toMatchObject({
+      message: "Table 'zzzzzz' does not exist",
+    });
+  });
+
+  test('under a policy it names only what the caller may see', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'tablegate-real-schemas-'));
+    const file = path.join(dir, 'policy.json');
+    await writeFile(
+      file,
+      JSON.stringify({
+        roles: {
+          anonymous: {
+            tables: {
+              parents: { read: true },
+              'odd names': { read: { columns: ['id', 'zip code'] } },
+            },
+          },
+        },
+      }),
+    );
+    const guarded = await startTestGateway(db.name, { policyFile: file });
+    try {
+      const ask = async (p: string) => (await fetch(guarded.url + p)).json();
+      expect(await ask('/table/parent/read')).toMatchObject({
+        message: "Table 'parent' does not exist: did you mean 'parents'?",
+      });
+      // `types` and `priced` exist, but the role cannot read them: never suggested.
+      for (const name of ['type', 'typess', 'prices']) {
+        expect(await ask(`/table/${name}/read`)).toEqual({
+          success: false,
+          code: 'UNKNOWN_TABLE',
+          message: `Table '${name}' does not exist`,
+        });
+      }
+      expect(await ask('/table/types/read')).toMatchObject({
+        message: "Table 'types' does not exist",
+      });
+      // `größe` is hidden: a near name gets no suggestion; `zip code` is visible.
+      expect(await ask('/table/odd%20names/read?$select=grösse')).toMatchObject({
+        message: "Column 'grösse' does not exist in table 'odd names'",
+      });
+      expect(await ask('/table/odd%20names/read?$select=zip_code')).toMatchObject({
+        message: "Column 'zip_code' does not exist in table 'odd names': did you mean 'zip code'?",
+      });
+    } finally {
+      await guarded.close();
+      await rm(dir, { recursive: true, force: true });
     }
   });
 });

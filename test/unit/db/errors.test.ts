@@ -1,4 +1,4 @@
-import { mapDbError, withoutQualifiers } from '../../../src/db/errors.js';
+import { mapDataWarnings, mapDbError, withoutQualifiers } from '../../../src/db/errors.js';
 
 describe('withoutQualifiers', () => {
   test.each([
@@ -23,5 +23,39 @@ describe('withoutQualifiers', () => {
       sqlMessage: "Incorrect integer value: 'x' for column `secret_db`.`t`.`n` at row 1",
     });
     expect(error.message).toBe("Incorrect integer value: 'x' for column `n` at row 1");
+  });
+});
+
+describe('data warnings about generated columns', () => {
+  const note = (column: string) => ({
+    Level: 'Note',
+    Code: 1265,
+    Message: `Data truncated for column '${column}' at row 1`,
+  });
+
+  test("MySQL rounding a generated column's expression is no refusal", () => {
+    expect(mapDataWarnings([note('price_with_tax')], ['price_with_tax'])).toBeNull();
+    expect(mapDataWarnings([note("it's")], ["it's"])).toBeNull();
+  });
+
+  test('a value the client sent that did not fit still is', () => {
+    expect(
+      mapDataWarnings([note('price_with_tax'), note('price')], ['price_with_tax']),
+    ).toMatchObject({
+      status: 400,
+      code: 'WARN_DATA_TRUNCATED',
+      message: "Data truncated for column 'price' at row 1",
+    });
+    expect(mapDataWarnings([note('price_with_tax')])).toMatchObject({
+      code: 'WARN_DATA_TRUNCATED',
+    });
+    const outOfRange = {
+      Level: 'Warning',
+      Code: 1264,
+      Message: "Out of range value for column 'price_with_tax' at row 1",
+    };
+    expect(mapDataWarnings([outOfRange], ['price_with_tax'])).toMatchObject({
+      code: 'ER_WARN_DATA_OUT_OF_RANGE',
+    });
   });
 });

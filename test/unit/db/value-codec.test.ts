@@ -153,11 +153,24 @@ describe('ENUM and SET: a number that names no member is refused, never read as 
     );
   });
 
-  test('member names pass as they are, a numeric one too; other texts are left to MySQL', () => {
-    for (const value of ['open', 'cancelled', '7', "it's", 'a\\b', 'OPEN', 'nope']) {
+  test('member names pass as they are, a numeric one too, and what MySQL takes for one', () => {
+    // MySQL's *_ci collations match OPEN and 'open ' to 'open', and store the member.
+    for (const value of ['open', 'cancelled', '7', "it's", 'a\\b', 'OPEN', 'open ']) {
       expect(coerceValue(status, value)).toBe(value);
     }
     expect(coerceValue(status, 7)).toBe('7');
+  });
+
+  test('a text that names no member is refused, naming the members', () => {
+    expect(() => coerceValue(status, 'nope')).toThrow(
+      "Column 'status' must be one of 'open', 'paid', '7', 'it's', 'a\\b', 'cancelled'; 'nope' is not",
+    );
+    expect(() => coerceValue(status, '')).toThrow('must be one of');
+    expect(() => coerceValue(tags, 'a,zzz', 3)).toThrow(
+      "Row 3, column 'tags' takes members of 'a', 'b', '3', separated by commas; 'a,zzz' names another",
+    );
+    expect(coerceValue(tags, '')).toBe('');
+    expect(coerceValue(tags, 'A,b')).toBe('A,b');
   });
 
   test('SET: a bit mask is refused; member lists, a numeric member among them, pass', () => {

@@ -105,22 +105,30 @@ describe('planRead: columns, order, paging', () => {
     expect([plan.top, plan.skip, plan.count]).toEqual([5, 10, true]);
   });
 
-  test.each<[string, Partial<ReadRequest>, string]>([
-    ['select', { select: ['id', 'nope'] }, 'nope'],
-    ['select is case-sensitive', { select: ['ID'] }, 'ID'],
-    ['* inside a list', { select: ['*'] }, '*'],
-    ['orderby', { orderBy: [{ column: 'Price', direction: 'asc' }] }, 'Price'],
-    ['filter', { filter: parseFilter("id eq 1 and missing eq 'x'") }, 'missing'],
-    ['filter, right operand', { filter: parseFilter('id eq other') }, 'other'],
-    ['filter, first unknown reported', { filter: parseFilter('a eq b') }, 'a'],
-    ['in', { filter: parseFilter('nope in (1)') }, 'nope'],
-    ['function', { filter: parseFilter("contains(nope, 'x')") }, 'nope'],
-    ['inside not and parentheses', { filter: parseFilter('not (id eq 1 or (gone eq 2))') }, 'gone'],
-  ])('unknown column in %s → 400 UNKNOWN_COLUMN', (_, overrides, name) => {
+  // A name within two edits of a column the caller may see gets a "did you mean".
+  test.each<[string, Partial<ReadRequest>, string, string]>([
+    ['select', { select: ['id', 'nope'] }, 'nope', 'note'],
+    ['select is case-sensitive', { select: ['ID'] }, 'ID', ''],
+    ['* inside a list', { select: ['*'] }, '*', ''],
+    ['orderby', { orderBy: [{ column: 'Price', direction: 'asc' }] }, 'Price', 'price'],
+    ['filter', { filter: parseFilter("id eq 1 and missing eq 'x'") }, 'missing', ''],
+    ['filter, right operand', { filter: parseFilter('id eq other') }, 'other', ''],
+    ['filter, first unknown reported', { filter: parseFilter('a eq b') }, 'a', ''],
+    ['in', { filter: parseFilter('nope in (1)') }, 'nope', 'note'],
+    ['function', { filter: parseFilter("contains(nope, 'x')") }, 'nope', 'note'],
+    [
+      'inside not and parentheses',
+      { filter: parseFilter('not (id eq 1 or (gone eq 2))') },
+      'gone',
+      'note',
+    ],
+  ])('unknown column in %s → 400 UNKNOWN_COLUMN', (_, overrides, name, meant) => {
     const error = failure(() => planRead(request(overrides), order));
     expect(error.status).toBe(400);
     expect(error.code).toBe('UNKNOWN_COLUMN');
-    expect(error.message).toBe(`Column '${name}' does not exist in table 'order'`);
+    expect(error.message).toBe(
+      `Column '${name}' does not exist in table 'order'${meant === '' ? '' : `: did you mean '${meant}'?`}`,
+    );
   });
 });
 
