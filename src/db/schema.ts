@@ -356,7 +356,12 @@ export class SchemaCache {
    */
   async refuse(name: string, visible: (table: TableInfo) => boolean): Promise<never> {
     if (name !== USERS_TABLE) await this.refreshIfStale();
-    throw unknownTable(name, this.names(visible));
+    throw this.unknown(name, visible);
+  }
+
+  /** The 404 of a table that is not there, its "did you mean" naming only tables `visible` keeps. */
+  unknown(name: string, visible: (table: TableInfo) => boolean): ApiError {
+    return unknownTable(name, this.names(visible));
   }
 
   private async requireAfterRead(name: string): Promise<TableInfo> {

@@ -89,21 +89,24 @@ export function registerPolicyGate(app: FastifyInstance, { policy, schema }: Ser
     // body is read (else a body error would tell them apart), after the same schema re-read
     // (db/schema.ts refuse); only a table that exists is 403 for another action.
     // Its "did you mean" names only tables the role may read.
-    const refuse = () => {
-      const readable = (table: TableInfo) =>
-        policy.decide(access.role, { kind: 'table', table: table.name, action: 'read' }).allowed;
+    const readable = (table: TableInfo) =>
+      policy.decide(access.role, { kind: 'table', table: table.name, action: 'read' }).allowed;
+    if (!decision.allowed && decision.refusal === 'unknown-table') {
       schema.refuse(requested.table, readable).catch(done);
-    };
-    if (!decision.allowed && decision.refusal === 'unknown-table') return refuse();
+      return;
+    }
     const found = schema.require(requested.table);
     const answer = decision.allowed ? undefined : forbidden();
     if (!(found instanceof Promise)) return done(answer);
     found.then(
       () => done(answer),
+      // Not there after the same re-read: the same 404, its suggestions the role's.
       (error: unknown) =>
-        error instanceof ApiError && error.code === 'UNKNOWN_TABLE'
-          ? refuse()
-          : done(error as Error),
+        done(
+          error instanceof ApiError && error.code === 'UNKNOWN_TABLE'
+            ? schema.unknown(requested.table, readable)
+            : (error as Error),
+        ),
     );
   });
 }
