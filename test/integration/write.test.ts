@@ -540,7 +540,11 @@ describe('PUT /table/<t>/update(<key>,<value>)', () => {
 
   test('unknown key column → 400; malformed call → 400; unknown action → 404', async () => {
     expect(await put('/table/people/update(nope,1)', { note: 'x' })).toMatchObject(
-      error(400, 'UNKNOWN_COLUMN', "Column 'nope' does not exist in table 'people': did you mean 'note'?"),
+      error(
+        400,
+        'UNKNOWN_COLUMN',
+        "Column 'nope' does not exist in table 'people': did you mean 'note'?",
+      ),
     );
     expect(await put('/table/people/update(id,abc)', { note: 'x' })).toMatchObject(
       error(400, 'INVALID_VALUE', "The key value for column 'id' takes a number; 'abc' is not one"),
