@@ -135,6 +135,9 @@ function* assemble(
 ): Generator<void, OpenApiDocument> {
   const { config, view } = assembly;
   const auth = config.mode === 'auth';
+  // Open mode: every operation says outright that it needs no credentials (`security: []`).
+  const needsNothing = (operation: JsonSchema): JsonSchema =>
+    auth || operation.security !== undefined ? operation : { ...operation, security: [] };
   const components = new Components();
   const errorsByName = new Map<string, JsonSchema>();
   const shown = (route: RouteOperation) =>
@@ -145,7 +148,9 @@ function* assemble(
   const describe = (routes: readonly RouteOperation[]) => {
     const paths: Record<string, JsonSchema> = {};
     for (const route of routes.filter(shown)) {
-      const operation = route.describe(contextFor(assembly, components, route, errorsByName));
+      const operation = needsNothing(
+        route.describe(contextFor(assembly, components, route, errorsByName)),
+      );
       paths[route.path] = { ...paths[route.path], [route.method]: operation };
     }
     return paths;
@@ -190,7 +195,9 @@ function* assemble(
         continue;
       }
       const context = contextFor(assembly, components, operation, errorsByName);
-      const described = operation.describe({ table, view: tableView, names }, context);
+      const described = needsNothing(
+        operation.describe({ table, view: tableView, names }, context),
+      );
       tablePaths[`${base}${operation.path}`] = { [operation.method]: described };
     }
     tableTags.push({
@@ -213,7 +220,12 @@ function* assemble(
       version,
       description: assembly.publicOnly ? LOGIN_DESCRIPTION : describeApi(config),
     },
-    ...(config.baseUrl ? { servers: [{ url: config.baseUrl }] } : {}),
+    // `/`: the origin the description itself came from (what Swagger UI at /docs calls).
+    servers: [
+      config.baseUrl
+        ? { url: config.baseUrl }
+        : { url: '/', description: 'This gateway, where the description was read' },
+    ],
     ...(auth ? { security: [{ [BEARER_SCHEME]: [] }] } : {}),
     tags,
     paths: { ...leading, ...tablePaths, ...trailing },

@@ -9,119 +9,15 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { EVERY_TYPE_SQL, PRECISIONS, SPATIAL, temporalValues } from '../fixtures/every-type.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
-
-const PRECISIONS = [0, 1, 2, 3, 4, 5, 6];
-const temporalColumns = (prefix: string, type: string, extra = '') =>
-  PRECISIONS.map((n) => `${prefix}${n} ${type}(${n})${extra}`).join(', ');
-
-const SPATIAL = {
-  g: 'GEOMETRY',
-  pt: 'POINT',
-  ls: 'LINESTRING',
-  pg: 'POLYGON',
-  mpt: 'MULTIPOINT',
-  mls: 'MULTILINESTRING',
-  mpg: 'MULTIPOLYGON',
-  gc: 'GEOMETRYCOLLECTION',
-} as const;
-
-const FIXTURE = `
-CREATE TABLE parents (id INT PRIMARY KEY, name VARCHAR(20));
-INSERT INTO parents VALUES (1, 'one'), (2, 'two');
-
-CREATE TABLE types (
-  id INT PRIMARY KEY,
-  parent_id INT NULL,
-  i_tiny TINYINT, i_small SMALLINT UNSIGNED, i_med MEDIUMINT, i_int INT, i_big BIGINT,
-  i_ubig BIGINT UNSIGNED, d DECIMAL(30,10), f FLOAT, dbl DOUBLE, yr YEAR, bits BIT(10),
-  dt DATE,
-  ${temporalColumns('dt', 'DATETIME')},
-  ${temporalColumns('ts', 'TIMESTAMP', ' NULL')},
-  ${temporalColumns('tm', 'TIME')},
-  c CHAR(3), vc VARCHAR(20), tx TEXT, en ENUM('small','large'), st SET('a','b','c'),
-  js JSON, bin BINARY(3), vb VARBINARY(8), bl BLOB,
-  ${Object.entries(SPATIAL)
-    .map(([name, type]) => `${name} ${type} NULL`)
-    .join(', ')},
-  FOREIGN KEY (parent_id) REFERENCES parents (id)
-);
-
-CREATE TABLE \`odd names\` (
-  id INT PRIMARY KEY,
-  \`zip code\` VARCHAR(10),
-  \`a.b\` INT,
-  \`say "hi"\` VARCHAR(10),
-  \`it's\` VARCHAR(10),
-  \`größe\` INT,
-  \`名前\` VARCHAR(10),
-  parent_id INT NULL,
-  FOREIGN KEY (parent_id) REFERENCES parents (id)
-);
-INSERT INTO \`odd names\` VALUES
-  (1, '40301', 1, 'x', 'a', 10, 'ア', 1),
-  (2, '10115', 2, 'y "q"', 'b', 20, 'イ', 1),
-  (3, '75001', 3, 'z', 'c', 30, 'ウ', 2);
-
-CREATE TABLE priced (
-  id INT PRIMARY KEY,
-  price DECIMAL(10,2) NOT NULL,
-  price_with_tax DECIMAL(12,2) AS (price * 1.2) STORED
-);
-
-CREATE VIEW parent_names AS SELECT id, name FROM parents;
-CREATE VIEW zips AS SELECT id, \`zip code\` FROM \`odd names\`;
-CREATE VIEW type_counts AS SELECT parent_id, COUNT(*) AS n FROM types GROUP BY parent_id;
-CREATE VIEW distinct_names AS SELECT DISTINCT name FROM parents;
-CREATE VIEW with_subquery AS SELECT id, (SELECT COUNT(*) FROM types) AS n FROM parents;
-CREATE VIEW both_names AS SELECT name FROM parents UNION SELECT vc FROM types;
-`;
-
-/** Values for row 1: each precision's own digits, some with a zero fraction. */
-function temporalValues(n: number): { dt: string; ts: string; tm: string } {
-  const fraction = n === 0 ? '' : `.${'5'.padEnd(n, '0')}`;
-  return {
-    dt: `2024-01-01 09:00:00${fraction}`,
-    ts: `2038-01-19 03:14:07${fraction}`,
-    tm: n % 2 === 0 ? `-838:59:59${n === 0 ? '' : `.${'0'.repeat(n)}`}` : `10:00:00${fraction}`,
-  };
-}
-
-const WKT: Readonly<Record<keyof typeof SPATIAL, string>> = {
-  g: 'LINESTRING(0.1 0.2, -1e10 3.5)',
-  pt: 'POINT(1.5 -2.25)',
-  ls: 'LINESTRING(0 0, 1 1, 2 0)',
-  pg: 'POLYGON((0 0, 4 0, 4 4, 0 4, 0 0), (1 1, 2 1, 2 2, 1 1))',
-  mpt: 'MULTIPOINT(0 0, 1 2)',
-  mls: 'MULTILINESTRING((0 0, 1 1), (2 2, 3 3))',
-  mpg: 'MULTIPOLYGON(((0 0, 1 0, 1 1, 0 0)), ((5 5, 6 5, 6 6, 5 5)))',
-  gc: 'GEOMETRYCOLLECTION(POINT(1 2), LINESTRING(0 0, 1 1), POLYGON((0 0, 1 0, 1 1, 0 0)))',
-};
-
-function insertTypes(): string {
-  const temporal = PRECISIONS.flatMap((n) => {
-    const v = temporalValues(n);
-    return [`dt${n} = '${v.dt}'`, `ts${n} = '${v.ts}'`, `tm${n} = '${v.tm}'`];
-  });
-  const spatial = Object.entries(WKT).map(([name, wkt]) => `${name} = ST_GeomFromText('${wkt}')`);
-  return `
-INSERT INTO types SET id = 1, parent_id = 1,
-  i_tiny = -128, i_small = 65535, i_med = 8388607, i_int = -2147483648,
-  i_big = 9223372036854775807, i_ubig = 18446744073709551615, d = -12345678901234567890.0123456780,
-  f = 1.1, dbl = 0.1, yr = 2155, bits = b'1000000001', dt = '2024-02-29',
-  ${temporal.join(', ')},
-  c = 'ab', vc = 'tab\\there "q"', tx = 'line1\\nline2', en = 'large', st = 'a,c',
-  js = '{"k": [1, "two", null, {"x": 1.50}]}', bin = 'xyz', vb = x'00ff10', bl = x'deadbeef',
-  ${spatial.join(', ')};
-INSERT INTO types (id, parent_id) VALUES (2, 1);`;
-}
 
 let db: TestDatabase;
 let gw: TestGateway;
 
 beforeAll(async () => {
-  db = await createTestDatabase(FIXTURE + insertTypes());
+  db = await createTestDatabase(EVERY_TYPE_SQL);
   gw = await startTestGateway(db.name);
 });
 afterAll(async () => {
