@@ -11,6 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { EVERY_TYPE_SQL, PRECISIONS, SPATIAL, temporalValues } from '../fixtures/every-type.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { expectedRows } from '../helpers/expected-rows.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 let db: TestDatabase;
@@ -45,54 +46,10 @@ async function send(
 
 type Row = Record<string, unknown>;
 
-/**
- * What CONTRACT §2 says each column of `types` reads as, computed from MariaDB's own text of the
- * value: CAST(… AS CHAR) for numbers and times, TO_BASE64 for bytes, ST_AsGeoJSON for shapes.
- */
-async function expectedTypes(): Promise<Row[]> {
-  const [columns] = await db.admin.query(
-    `SELECT COLUMN_NAME, DATA_TYPE FROM information_schema.COLUMNS
-      WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'types' ORDER BY ORDINAL_POSITION`,
-  );
-  const list = columns as { COLUMN_NAME: string; DATA_TYPE: string }[];
-  const select = list.map(({ COLUMN_NAME: name, DATA_TYPE: type }) => {
-    const q = `\`${name}\``;
-    if (type in SPATIAL_TYPES) return `ST_AsGeoJSON(${q}) AS ${q}`;
-    if (['binary', 'varbinary', 'blob'].includes(type)) return `TO_BASE64(${q}) AS ${q}`;
-    if (type === 'bit') return `CAST(${q} + 0 AS CHAR) AS ${q}`;
-    if (type === 'float') return `CAST(${q} AS CHAR) AS ${q}`;
-    return `CAST(${q} AS CHAR) AS ${q}`;
-  });
-  const [rows] = await db.admin.query(`SELECT ${select.join(', ')} FROM types ORDER BY id`);
-  return (rows as Row[]).map((row) =>
-    Object.fromEntries(
-      list.map(({ COLUMN_NAME: name, DATA_TYPE: type }) => {
-        const text = row[name] as string | null;
-        if (text === null) return [name, null];
-        if (type in SPATIAL_TYPES || type === 'json' || (type === 'longtext' && name === 'js')) {
-          return [name, JSON.parse(text)];
-        }
-        if (['tinyint', 'smallint', 'mediumint', 'int', 'bigint', 'year', 'bit'].includes(type)) {
-          const n = Number(text);
-          return [name, Number.isSafeInteger(n) ? n : text];
-        }
-        if (type === 'decimal' || type === 'double') return [name, Number(text)];
-        // MariaDB's FLOAT text has 6 digits: the gateway writes the float's shortest text.
-        if (type === 'float') return [name, Number(Math.fround(Number(text)).toPrecision(2))];
-        return [name, text];
-      }),
-    ),
-  );
-}
-
-const SPATIAL_TYPES = Object.fromEntries(
-  Object.values(SPATIAL).map((type) => [type.toLowerCase(), true]),
-);
-
 describe('every type family, value by value against MariaDB', () => {
   let expected: Row[];
   beforeAll(async () => {
-    expected = await expectedTypes();
+    expected = await expectedRows(db.admin, 'types', 'id');
   });
 
   test('the streamed read', async () => {
