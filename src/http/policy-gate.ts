@@ -73,6 +73,12 @@ function accessOf(policy: Policy, request: FastifyRequest): Access {
   };
 }
 
+/** Whether `role` may read a table: what a 404's "did you mean" may name (made only for a 404). */
+function readableBy(policy: Policy, role: string): (table: TableInfo) => boolean {
+  return (table) =>
+    policy.decide(role, { kind: 'table', table: table.name, action: 'read' }).allowed;
+}
+
 export function registerPolicyGate(app: FastifyInstance, { policy, schema }: Services): void {
   app.decorateRequest('access', null);
   if (policy === undefined) return;
@@ -89,10 +95,8 @@ export function registerPolicyGate(app: FastifyInstance, { policy, schema }: Ser
     // body is read (else a body error would tell them apart), after the same schema re-read
     // (db/schema.ts refuse); only a table that exists is 403 for another action.
     // Its "did you mean" names only tables the role may read.
-    const readable = (table: TableInfo) =>
-      policy.decide(access.role, { kind: 'table', table: table.name, action: 'read' }).allowed;
     if (!decision.allowed && decision.refusal === 'unknown-table') {
-      schema.refuse(requested.table, readable).catch(done);
+      schema.refuse(requested.table, readableBy(policy, access.role)).catch(done);
       return;
     }
     const found = schema.require(requested.table);
@@ -104,7 +108,7 @@ export function registerPolicyGate(app: FastifyInstance, { policy, schema }: Ser
       (error: unknown) =>
         done(
           error instanceof ApiError && error.code === 'UNKNOWN_TABLE'
-            ? schema.unknown(requested.table, readable)
+            ? schema.unknown(requested.table, readableBy(policy, access.role))
             : (error as Error),
         ),
     );
