@@ -71,19 +71,30 @@ function writeTemporal(value: unknown): string {
  * DATETIME(3) `09:00:00.000`) and writes a TIME's without its trailing zeros (`10:00:00.5`);
  * the text protocol and CAST(… AS CHAR) give the column's digits already.
  */
-export function withFraction(text: string, digits: number): string {
+export function withFraction(text: string, digits: number, zeros = ZEROS[digits] ?? ''): string {
   const point = text.lastIndexOf('.');
-  if (point === -1) return `${text}.${'0'.repeat(digits)}`;
+  if (point === -1) return text + zeros;
   const have = text.length - point - 1;
   if (have === digits) return text;
-  return have < digits ? text + '0'.repeat(digits - have) : text.slice(0, point + 1 + digits);
+  return have < digits ? text + zeros.slice(have + 1) : text.slice(0, point + 1 + digits);
 }
 
-/** A DATETIME(n)/TIMESTAMP(n)/TIME(n) writer: exactly n fractional digits (none for n = 0). */
-function temporalWriter(digits: number): ValueWriter {
+/** `.`, `.0`, … `.000000`: the zero fractions, made once. */
+const ZEROS = ['', '.0', '.00', '.000', '.0000', '.00000', '.000000'];
+
+/**
+ * A DATETIME(n)/TIMESTAMP(n)/TIME(n) writer: exactly n fractional digits (none for n = 0). A
+ * DATETIME already `YYYY-MM-DD HH:MM:SS.` and n digits long (every nonzero fraction from the
+ * driver) is written as it is.
+ */
+function temporalWriter(digits: number, datetime: boolean): ValueWriter {
   if (digits === 0) return writeTemporal;
-  return (value) =>
-    typeof value === 'string' ? `"${withFraction(value, digits)}"` : writeString(value);
+  const zeros = ZEROS[digits] ?? '';
+  const complete = datetime ? 20 + digits : -1;
+  return (value) => {
+    if (typeof value !== 'string') return writeString(value);
+    return value.length === complete ? `"${value}"` : `"${withFraction(value, digits, zeros)}"`;
+  };
 }
 
 /**
@@ -121,9 +132,11 @@ function writerFor(column: ColumnInfo): ValueWriter {
     case 'date':
       return writeTemporal;
     case 'datetime':
-      return temporalWriter(fractionDigits(column));
+      return temporalWriter(fractionDigits(column), true);
     case 'string':
-      return column.dataType === 'time' ? temporalWriter(fractionDigits(column)) : writeString;
+      return column.dataType === 'time'
+        ? temporalWriter(fractionDigits(column), false)
+        : writeString;
     case 'json':
       return writeJson;
     case 'binary':
