@@ -26,7 +26,10 @@ export const NO_LIMIT = '18446744073709551615';
  * The select list of a read of plain columns, kept per list: a read without `$select` uses the
  * same selections on every request (plan/scope.ts), so its text is built once per schema.
  */
-const plainSelectLists = new WeakMap<readonly Selection[], string>();
+const plainSelectLists: Readonly<Record<Flavour, WeakMap<readonly Selection[], string>>> = {
+  mariadb: new WeakMap(),
+  mysql: new WeakMap(),
+};
 
 export function compileRead(plan: ReadPlan, flavour: Flavour = 'mariadb'): CompiledQuery {
   const context = contextOf(plan, flavour);
@@ -115,7 +118,9 @@ function selectList(
   params: unknown[],
 ): string {
   if (!context.qualify) {
-    let text = plainSelectLists.get(selections);
+    // Per flavour: a spatial column's WKB is asked for differently (wkb below).
+    const lists = plainSelectLists[context.flavour];
+    let text = lists.get(selections);
     if (text === undefined) {
       text = selections
         .map((s) => {
@@ -123,7 +128,7 @@ function selectList(
           return asIs(quoteIdent(column.name), column, context);
         })
         .join(', ');
-      plainSelectLists.set(selections, text);
+      lists.set(selections, text);
     }
     return text;
   }

@@ -3,9 +3,9 @@ import { ApiError } from '../../../src/errors.js';
 import { type PlannedFilter, planRead, type ReadPlan } from '../../../src/plan/read-plan.js';
 import { rootSource } from '../../../src/plan/scope.js';
 import { parseReadOptions, type QueryObject } from '../../../src/query/options.js';
-import { compileCount, compileFilter, compileRead } from '../../../src/sql/compile-read.js';
+import { compileCount, compileFilter, compileRead, textOf } from '../../../src/sql/compile-read.js';
 import type { CompiledQuery } from '../../../src/sql/compiled-query.js';
-import { events, id, note, order, select } from '../fixtures/schema.js';
+import { events, id, note, order, places, select } from '../fixtures/schema.js';
 
 const plan = (query: QueryObject): ReadPlan => planRead(parseReadOptions(query), order);
 const read = (query: QueryObject): CompiledQuery => compileRead(plan(query));
@@ -302,5 +302,32 @@ describe('compileRead: functions and date/time literals (CONTRACT §3.1a)', () =
     ],
   ])('%j', (text, sql, params) => {
     expect(whereEvents(text)).toEqual({ sql, params });
+  });
+});
+
+describe('spatial columns are read as WKB', () => {
+  const placesPlan = (query: QueryObject) => planRead(parseReadOptions(query), places);
+
+  test('at the top, named as the column; MySQL asked for longitude first', () => {
+    expect(compileRead(placesPlan({}))).toEqual({
+      sql: 'SELECT `id`, `select`, ST_AsBinary(`spot`) AS `spot` FROM `places`',
+      params: [],
+    });
+    expect(compileRead(placesPlan({}), 'mysql')).toEqual({
+      sql: "SELECT `id`, `select`, ST_AsBinary(`spot`, 'axis-order=long-lat') AS `spot` FROM `places`",
+      params: [],
+    });
+    // The select list is kept per flavour: asking again gives each its own.
+    expect(compileRead(placesPlan({})).sql).toContain('ST_AsBinary(`spot`) AS');
+  });
+
+  test('inside an expanded relation, as base64 text of the same WKB', () => {
+    const spot = places.columnsByName.get('spot') as (typeof places.columns)[number];
+    expect(textOf('`t1`.`spot`', spot, { qualify: true, flavour: 'mariadb' })).toBe(
+      'TO_BASE64(ST_AsBinary(`t1`.`spot`))',
+    );
+    expect(textOf('`t1`.`spot`', spot, { qualify: true, flavour: 'mysql' })).toBe(
+      "TO_BASE64(ST_AsBinary(`t1`.`spot`, 'axis-order=long-lat'))",
+    );
   });
 });
