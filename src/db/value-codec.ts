@@ -397,6 +397,9 @@ export function encodeKey(column: ColumnInfo, given: unknown, text: string): Key
       return { kind: 'value', value: floatValue(given, where) };
     case 'binary':
       return { kind: 'value', value: base64Bytes(text, where) };
+    case 'datetime':
+      // The same instant a written value or a $filter datetime means (ISO 8601 with a zone).
+      return { kind: 'value', value: datetimeText(column, text, where) };
     default:
       return { kind: 'value', value: wellFormed(text, where) };
   }

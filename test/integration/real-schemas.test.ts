@@ -355,6 +355,19 @@ describe('ISO 8601 writes to DATETIME and TIMESTAMP', () => {
     }
   });
 
+  test('an update or delete key takes the same ISO 8601 forms', async () => {
+    await send('POST', '/table/types/create', { id: 22, ts0: '2024-06-01 08:00:00' });
+    const key = encodeURIComponent("'2024-06-01T10:00:00+02:00'");
+    expect(await send('PUT', `/table/types/update(ts0,${key})`, { vc: 'keyed' })).toMatchObject({
+      status: 200,
+      body: { affectedRows: 1 },
+    });
+    expect(await send('DELETE', `/table/types/delete(ts0,${key})`, undefined)).toMatchObject({
+      status: 200,
+      body: { affectedRows: 1 },
+    });
+  });
+
   test('more digits than the column keeps, or no date at all: 400', async () => {
     const cut = await send('POST', '/table/types/create', {
       id: 21,
