@@ -214,8 +214,8 @@ export const ERRORS = {
   UNKNOWN_RELATION: {
     status: 400,
     stages: ['read-options'],
-    message: (table: string, relation: string) =>
-      `Relation '${relation}' does not exist on table '${table}'`,
+    message: (table: string, relation: string, hint = '') =>
+      `Relation '${relation}' does not exist on table '${table}'${hint}`,
     schemaMiss: true,
   },
   INVALID_VALUE: { status: 400, stages: ['key', 'values'], message: detail },
@@ -525,8 +525,8 @@ export const unknownColumn = (table: string, column: string, known: readonly str
   apiError('UNKNOWN_COLUMN', table, column, didYouMean(column, known));
 export const unknownTable = (table: string, known: readonly string[] = []) =>
   apiError('UNKNOWN_TABLE', table, didYouMean(table, known));
-export const unknownRelation = (table: string, relation: string) =>
-  apiError('UNKNOWN_RELATION', table, relation);
+export const unknownRelation = (table: string, relation: string, known: readonly string[] = []) =>
+  apiError('UNKNOWN_RELATION', table, relation, didYouMean(relation, known));
 export const relatedRowsTooLarge = (relation: string) =>
   apiError('RELATED_ROWS_TOO_LARGE', relation);
 export const invalidBody = (message: string) => apiError('INVALID_BODY', message);

@@ -179,6 +179,19 @@ export class Scope {
 
   /** A relation the caller may follow from this scope's table, and its target as the caller sees it. */
   private follow(name: string): { relation: Relation; view: TableView } {
+    const found = this.visibleRelation(name);
+    if (found === null) {
+      // A "did you mean" names only relations the caller may follow.
+      const known = [...this.source.table.relations.keys()].filter(
+        (other) => this.visibleRelation(other) !== null,
+      );
+      throw unknownRelation(this.source.table.name, name, known);
+    }
+    return found;
+  }
+
+  /** The relation and its target's view, when the caller may follow it; else null. */
+  private visibleRelation(name: string): { relation: Relation; view: TableView } | null {
     const relation = this.view.relation(name);
     const view = relation === undefined ? null : this.viewer(relation.target);
     // Its key columns tell which rows belong together: a relation whose key is hidden on
@@ -190,8 +203,7 @@ export class Scope {
         ({ local, remote }) =>
           this.view.column(local.name) !== undefined && view.column(remote.name) !== undefined,
       );
-    if (!visible) throw unknownRelation(this.source.table.name, name);
-    return { relation, view: view as TableView };
+    return visible ? { relation, view: view as TableView } : null;
   }
 
   /**

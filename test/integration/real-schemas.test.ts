@@ -615,6 +615,10 @@ describe('what MySQL would answer without saying why', () => {
     expect((await get('/table/zzzzzz/read')).body).toMatchObject({
       message: "Table 'zzzzzz' does not exist",
     });
+    expect((await get('/table/parents/read?$expand=type')).body).toMatchObject({
+      code: 'UNKNOWN_RELATION',
+      message: "Relation 'type' does not exist on table 'parents': did you mean 'types'?",
+    });
   });
 
   test('under a policy it names only what the caller may see', async () => {
@@ -653,6 +657,10 @@ describe('what MySQL would answer without saying why', () => {
       // `größe` is hidden: a near name gets no suggestion; `zip code` is visible.
       expect(await ask('/table/odd%20names/read?$select=grösse')).toMatchObject({
         message: "Column 'grösse' does not exist in table 'odd names'",
+      });
+      // `types` is hidden from the role: no relation to it is suggested.
+      expect(await ask('/table/parents/read?$expand=type')).toMatchObject({
+        message: "Relation 'type' does not exist on table 'parents'",
       });
       expect(await ask('/table/odd%20names/read?$select=zip_code')).toMatchObject({
         message: "Column 'zip_code' does not exist in table 'odd names': did you mean 'zip code'?",
