@@ -20,6 +20,7 @@ export type Stage =
   | 'json-body' // a JSON request body (Fastify's parser and our shape checks)
   | 'register'
   | 'login'
+  | 'password' // POST /auth/password: an own user changes their password
   | 'table' // the table named in the path
   | 'read-options' // $select, $filter, $orderby, $top, $skip, $count
   | 'key' // update(<key>,<value>) / delete(<key>,<value>)
@@ -32,6 +33,8 @@ export type Stage =
   | 'files'
   | 'policy-action' // --policy: an action the caller's role may not do (CONTRACT §6)
   | 'policy-rows' // --policy: a created or updated row outside the role's where
+  | 'prefer' // the Prefer header of an update or delete (max-affected)
+  | 'row' // read(<key>,<value>): the one row
   | 'mysql'; // MySQL's refusals, under MySQL's error name
 
 export interface ErrorSpec {
@@ -120,6 +123,27 @@ export const ERRORS = {
       'WWW-Authenticate':
         '`Bearer`; for an expired token `Bearer error="invalid_token", error_description="The access token expired"` (RFC 6750)',
     },
+  },
+
+  // guard and password: identity (README "Identity").
+  /** A provider's token names keys the gateway could not fetch (its JWKS did not answer). */
+  IDENTITY_PROVIDER_UNAVAILABLE: {
+    status: 503,
+    stages: ['guard'],
+    message: "The identity provider's keys could not be fetched; retry in a few seconds",
+    headers: { 'Retry-After': 'Always 5 (seconds)' },
+  },
+  WRONG_PASSWORD: {
+    status: 403,
+    stages: ['password'],
+    message: "'old_password' is not the user's password",
+  },
+  /** `POST /auth/password` with a provider's token: that password is the provider's. */
+  NOT_OWN_USER: {
+    status: 403,
+    stages: ['password'],
+    message:
+      'This user signs in through the identity provider: change the password there, not here',
   },
 
   // json-body.
@@ -218,6 +242,10 @@ export const ERRORS = {
       `Relation '${relation}' does not exist on table '${table}'${hint}`,
     schemaMiss: true,
   },
+  // $apply (totals): its grammar, and an aggregate or compute() function on a column of a type
+  // it does not take (`sum(name)`).
+  APPLY_SYNTAX: { status: 400, stages: ['read-options'], message: detail },
+  APPLY_TYPE: { status: 400, stages: ['read-options'], message: detail },
   INVALID_VALUE: { status: 400, stages: ['key', 'values'], message: detail },
   GENERATED_COLUMN: {
     status: 400,
@@ -328,6 +356,20 @@ export const ERRORS = {
     status: 412,
     stages: ['files'],
     message: 'A precondition of the request failed',
+  },
+
+  // prefer and row: `Prefer: max-affected`, read(<key>,<value>) (docs/writes.md).
+  INVALID_PREFERENCE: { status: 400, stages: ['prefer'], message: detail },
+  TOO_MANY_ROWS: {
+    status: 400,
+    stages: ['prefer'],
+    message: (affected: number, max: number) =>
+      `The request would change ${affected} rows, more than Prefer: max-affected=${max}; nothing was changed`,
+  },
+  ROW_NOT_FOUND: {
+    status: 404,
+    stages: ['row'],
+    message: (table: string) => `No row of '${table}' has that key`,
   },
 } as const satisfies Readonly<Record<string, ErrorSpec>>;
 
@@ -520,6 +562,8 @@ export const optionWithoutDollar = (key: string, meant: string) =>
 export const filterSyntax = (message: string) => apiError('FILTER_SYNTAX', message);
 export const filterType = (message: string) => apiError('FILTER_TYPE', message);
 export const limitExceeded = (message: string) => apiError('LIMIT_EXCEEDED', message);
+export const applySyntax = (message: string) => apiError('APPLY_SYNTAX', message);
+export const applyType = (message: string) => apiError('APPLY_TYPE', message);
 /** `known`: the names the caller may see, for a "did you mean" (never a hidden one). */
 export const unknownColumn = (table: string, column: string, known: readonly string[] = []) =>
   apiError('UNKNOWN_COLUMN', table, column, didYouMean(column, known));
@@ -558,6 +602,10 @@ export const tokenExpired = () =>
     'WWW-Authenticate':
       'Bearer error="invalid_token", error_description="The access token expired"',
   });
+export const identityProviderUnavailable = () =>
+  withHeaders(apiError('IDENTITY_PROVIDER_UNAVAILABLE'), { 'Retry-After': '5' });
+export const wrongPassword = () => apiError('WRONG_PASSWORD');
+export const notOwnUser = () => apiError('NOT_OWN_USER');
 export const invalidCredentials = () => apiError('INVALID_CREDENTIALS');
 export const userExists = () => apiError('USER_EXISTS');
 export const registrationClosed = () => apiError('REGISTRATION_CLOSED');
@@ -588,6 +636,10 @@ export const rangeNotSatisfiable = (headers: Readonly<Record<string, string>>) =
   withHeaders(apiError('RANGE_NOT_SATISFIABLE'), headers);
 export const preconditionFailed = () => apiError('PRECONDITION_FAILED');
 export const forbiddenFieldName = () => apiError('FORBIDDEN_FIELD_NAME');
+export const invalidPreference = (message: string) => apiError('INVALID_PREFERENCE', message);
+export const tooManyRows = (affected: number, max: number) =>
+  apiError('TOO_MANY_ROWS', affected, max);
+export const rowNotFound = (table: string) => apiError('ROW_NOT_FOUND', table);
 export const invalidValue = (message: string) => apiError('INVALID_VALUE', message);
 export const generatedColumn = (table: string, column: string) =>
   apiError('GENERATED_COLUMN', table, column);

@@ -71,6 +71,12 @@ export interface TableInfo {
   readonly columnsByName: ReadonlyMap<string, ColumnInfo>;
   readonly primaryKey: readonly string[];
   /**
+   * The columns of each UNIQUE index other than the primary key, in index order (from
+   * information_schema.STATISTICS): what `read(<key>,<value>)` may name besides the primary key,
+   * and what an upsert's `ON DUPLICATE KEY` may meet (docs/writes.md).
+   */
+  readonly uniqueKeys: readonly (readonly string[])[];
+  /**
    * Whether the table has triggers (information_schema.TRIGGERS); undefined when not known. A
    * trigger's own statements may change values on their way in, so only a table known to have
    * none may take the autocommit fast path (plan/exact-write.ts).

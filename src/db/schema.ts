@@ -178,6 +178,7 @@ export async function readSchema(db: Database, database: string): Promise<Map<st
       .map((row) => String(row.TABLE_NAME)),
   );
   const keys = await readForeignKeys(db, database);
+  const uniqueKeys = await readUniqueKeys(db, database);
   const columnsByTable = new Map<string, ColumnInfo[]>();
   const primaryKeys = new Map<string, string[]>();
   const srids = columnRows.some((row) => isSpatialType(row.DATA_TYPE.toLowerCase()))
@@ -209,12 +210,36 @@ export async function readSchema(db: Database, database: string): Promise<Map<st
       columns,
       columnsByName: new Map(columns.map((c) => [c.name, c])),
       primaryKey: primaryKeys.get(name) ?? [],
+      uniqueKeys: uniqueKeys.get(name) ?? [],
       hasTriggers: withTriggers.has(name),
       relations: named,
     });
   }
   nameRelations(tables, relations, keys);
   return tables;
+}
+
+/**
+ * The UNIQUE indexes other than the primary key, per table, each as its columns in index order
+ * (by index name, so the order is the same on every read). A unique index over a prefix of a
+ * column (`SUB_PART`) still makes the whole values unique: equal values have equal prefixes.
+ */
+async function readUniqueKeys(db: Database, database: string): Promise<Map<string, string[][]>> {
+  const rows = await db.rows<{ TABLE_NAME: string; INDEX_NAME: string; COLUMN_NAME: string }>({
+    sql: `SELECT TABLE_NAME, INDEX_NAME, COLUMN_NAME FROM information_schema.STATISTICS
+      WHERE TABLE_SCHEMA = ? AND NON_UNIQUE = 0 AND INDEX_NAME <> 'PRIMARY'
+      ORDER BY TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX`,
+    params: [database],
+  });
+  const keys = new Map<string, Map<string, string[]>>();
+  for (const row of rows) {
+    const table = String(row.TABLE_NAME);
+    const byIndex = keys.get(table) ?? new Map<string, string[]>();
+    keys.set(table, byIndex);
+    const index = String(row.INDEX_NAME);
+    byIndex.set(index, [...(byIndex.get(index) ?? []), String(row.COLUMN_NAME)]);
+  }
+  return new Map([...keys].map(([table, byIndex]) => [table, [...byIndex.values()]]));
 }
 
 /** The foreign keys within the database, each with its columns in key order. */

@@ -38,8 +38,9 @@ export function requestedAction(
 ): Requested {
   const get = method === 'GET' || method === 'HEAD';
   const table = (params as { table?: unknown } | undefined)?.table;
-  if (route === '/table/:table/read' && get && typeof table === 'string') {
-    return { kind: 'table', table, action: 'read' };
+  // `read` and `read(<key>,<value>)`; any other GET of a table is a 404 of the route itself.
+  if ((route === '/table/:table/read' || route === '/table/:table/:action') && get) {
+    if (typeof table === 'string') return { kind: 'table', table, action: 'read' };
   }
   const action = TABLE_ACTION_BY_METHOD[method];
   if (route === '/table/:table/:action' && action !== undefined && typeof table === 'string') {
@@ -90,7 +91,10 @@ export function registerPolicyGate(app: FastifyInstance, { policy, schema }: Ser
     // Only tables and files are refused here; other routes answer for themselves.
     if (requested.kind !== 'table' && requested.kind !== 'files') return done();
     const decision = policy.decide(access.role, requested);
-    if (requested.kind === 'files') return done(decision.allowed ? undefined : forbidden());
+    if (requested.kind === 'files') {
+      // A signed link was made only for an uploader whose role may download (http/upload.ts).
+      return done(decision.allowed || request.fileLink ? undefined : forbidden());
+    }
     // A table the role may not read and one that does not exist answer alike, here, before the
     // body is read (else a body error would tell them apart), after the same schema re-read
     // (db/schema.ts refuse); only a table that exists is 403 for another action.

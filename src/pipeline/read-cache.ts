@@ -16,7 +16,7 @@ import {
   READ_CACHE_MAX_QUERY_CHARS,
   READ_CACHE_SEEN_SLOTS,
 } from '../limits.js';
-import type { CompiledRead } from './read.js';
+import type { CompiledRead } from './compiled-read.js';
 
 interface Entry {
   readonly table: TableInfo;

@@ -14,7 +14,7 @@ import { READ_CACHE_MAX_QUERY_CHARS, READ_SHAPE_ENTRIES } from '../limits.js';
 import { isDigitRun, lex, type Token } from '../query/lexer.js';
 import type { QueryObject } from '../query/options.js';
 import type { CompiledQuery } from '../sql/compiled-query.js';
-import type { CompiledRead } from './read.js';
+import type { CompiledRead } from './compiled-read.js';
 import { FNV_OFFSET, fnv1a, SecondSight } from './read-cache.js';
 
 /** Longest hole: any run of 15 digits is a safe integer (compileNumber binds it as a number). */
@@ -97,6 +97,7 @@ function instantiate(
     serialize: read.serialize,
     small: read.small,
     namesUser: read.namesUser,
+    fields: read.fields,
   };
 }
 

@@ -38,13 +38,17 @@ import {
 } from './filter-types.js';
 import {
   both,
+  type Join,
   type PlannedColumn,
   type PlannedColumnExpr,
   type PlannedFilter,
   type PlannedOperand,
-} from './planned-filter.js';
-import type { Join, PlannedOrder, ReadPlan, Selection, Source } from './read-plan.js';
-import type { TableView, Viewer } from './view.js';
+  type PlannedOrder,
+  type ReadPlan,
+  type Selection,
+  type Source,
+} from './nodes.js';
+import { followable, type TableView, type Viewer } from './view.js';
 
 /** The joins of one SELECT, by the relation walked and the source it was walked from. */
 class Level {
@@ -138,6 +142,11 @@ export class Scope {
     return { kind: 'column', source: this.source, column };
   }
 
+  /** The to-one joins made so far at this scope's level (one SELECT), parents first. */
+  get joins(): readonly Join[] {
+    return this.level.joins;
+  }
+
   /** A column of this scope's own table. */
   column(name: string): PlannedColumn {
     const column = this.view.column(name);
@@ -193,40 +202,38 @@ export class Scope {
   /** The relation and its target's view, when the caller may follow it; else null. */
   private visibleRelation(name: string): { relation: Relation; view: TableView } | null {
     const relation = this.view.relation(name);
-    const view = relation === undefined ? null : this.viewer(relation.target);
-    // Its key columns tell which rows belong together: a relation whose key is hidden on
-    // either side is hidden too.
-    const visible =
-      relation !== undefined &&
-      view !== null &&
-      relation.on.every(
-        ({ local, remote }) =>
-          this.view.column(local.name) !== undefined && view.column(remote.name) !== undefined,
-      );
-    return visible ? { relation, view: view as TableView } : null;
+    const view = relation === undefined ? null : followable(this.view, relation, this.viewer);
+    return relation === undefined || view === null ? null : { relation, view };
   }
 
   /**
    * The scope of a to-one relation's row, joined at this level: one join per relation and
-   * parent, unless `filter` (an expanded relation's `$filter`) makes it a join of its own.
+   * parent, unless `filter` (an expanded relation's `$filter`) makes it a join of its own. The
+   * paths that filter walks are joined inside that join (`LEFT JOIN (t1 LEFT JOIN t2 …) ON …`),
+   * since its condition reads their rows; later paths and expansions from the related row join
+   * at this level as usual.
    */
   private join(relation: Relation, view: TableView, filter: FilterExpr | null): Scope {
     const key = `${this.source.alias}/${relation.name}`;
     const shared = filter === null ? this.level.byKey.get(key) : undefined;
     if (shared !== undefined) return this.at(shared.source, view);
     const source = this.newSource(relation.target);
-    const scope = this.at(source, view);
-    // In the list before its filter is planned: a path in that filter joins from this one.
     const made: { -readonly [K in keyof Join]: Join[K] } = {
       source,
       relation,
       parent: this.source,
-      filter: null,
+      filter: view.rows(source),
+      nested: [],
     };
     this.level.joins.push(made);
-    if (filter === null) this.level.byKey.set(key, made);
-    made.filter = both(filter === null ? null : scope.filter(filter), view.rows(source));
-    return scope;
+    if (filter === null) {
+      this.level.byKey.set(key, made);
+    } else {
+      const inner = new Scope(source, view, this.viewer, new Level(), this.aliases, this.variables);
+      made.filter = both(inner.filter(filter), made.filter);
+      made.nested = inner.level.joins;
+    }
+    return this.at(source, view);
   }
 
   private at(source: Source, view: TableView): Scope {

@@ -6,12 +6,45 @@
 import type { ColumnInfo, TableInfo } from '../db/schema-types.js';
 import { coerceValue, encodeKey, type KeyOperand, type WriteParam } from '../db/value-codec.js';
 import { generatedColumn, invalidQuery, unknownColumn, viewNotWritable } from '../errors.js';
-import type { KeyValue } from '../query/key-value.js';
+import type { KeyValue, WriteTarget } from '../query/key-value.js';
+import type { Resolution } from '../query/prefer.js';
 import type { PlannedFilter } from './read-plan.js';
 import { insertRows, updateEntries } from './write-body.js';
-import type { InsertedRows, UpdatedRows } from './written-rows.js';
+import { planWriteFilter } from './write-target.js';
 
 export type { KeyOperand, WriteParam } from '../db/value-codec.js';
+
+/**
+ * How the rows a write wrote are found again in its transaction (written-rows.ts decides which
+ * applies): by their primary key, never by the values sent.
+ */
+/** The rows of an INSERT. */
+export type InsertedRows =
+  /** Every row gives every primary key column: found by those values. */
+  | { readonly kind: 'given-key'; readonly key: readonly ColumnInfo[] }
+  /**
+   * No row gives the AUTO_INCREMENT primary key: found by the ids MySQL made. Each INSERT …
+   * VALUES is a "simple insert" (its row count is known when it starts), for which InnoDB
+   * reserves all its ids in one step, `insertId`, `insertId + auto_increment_increment`, … in
+   * every innodb_autoinc_lock_mode: 0 and 1 under the AUTO-INC lock, 2 ("interleaved") because
+   * the server asks for as many values as the statement has rows (MySQL manual, "AUTO_INCREMENT
+   * Handling in InnoDB": for simple inserts "there are no gaps in the numbers generated for a
+   * single statement"; only bulk inserts such as INSERT … SELECT and mixed-mode inserts, which
+   * give some ids and not others, may have gaps). `auto_increment_increment` is more than 1 on
+   * a Galera node; the check reads it in the same session.
+   */
+  | { readonly kind: 'auto-increment'; readonly column: ColumnInfo };
+
+/** The rows of an UPDATE. */
+export type UpdatedRows =
+  /** `update(<primary key>,<value>)` and the SET leaves the key alone: the row at that key, if the UPDATE matched it. */
+  | { readonly kind: 'key' }
+  /**
+   * The primary keys of the rows the UPDATE will match, read with SELECT … FOR UPDATE in the
+   * same transaction just before it (so none of them can change or leave before it runs); the
+   * SET leaves them alone.
+   */
+  | { readonly kind: 'locked'; readonly key: readonly ColumnInfo[] };
 
 /** One column of one inserted row: a value, or the column's default (the body left it out). */
 export type PlannedCell =
@@ -28,6 +61,39 @@ export interface InsertPlan {
   readonly condition?: PlannedFilter | null;
   /** …checked after the INSERT, in its transaction, on the rows found so. */
   readonly recheck?: InsertedRows;
+  /** `Prefer: resolution=…`: what a row whose primary or unique key exists does instead. */
+  readonly onDuplicate?: OnDuplicate;
+}
+
+/**
+ * An upsert (docs/writes.md): `merge-duplicates` updates the row a new row's primary or unique
+ * key meets with the new row's columns (its primary key columns excepted: the row stays where
+ * it is), `ignore-duplicates` leaves it as it is. MySQL decides which rows meet one
+ * (`INSERT … ON DUPLICATE KEY UPDATE`).
+ */
+export interface OnDuplicate {
+  readonly resolution: Resolution;
+  /**
+   * One INSERT per row, so that each row's own result says what it did: set where a policy
+   * checks the rows (`checks`) or the rows are read back.
+   */
+  readonly perRow: boolean;
+  /** A policy's checks of each row, set by the policy stage (policy/stage.ts guardUpsert). */
+  readonly checks?: UpsertChecks;
+}
+
+/**
+ * What a policy asks of an upsert's rows, checked in its transaction: each row's primary and
+ * unique keys are looked up first (locked), every row found must satisfy `before`, and
+ * afterwards every row written must satisfy `after`, found by its primary key.
+ */
+export interface UpsertChecks {
+  /** The update where, on a row a new row meets, before it is changed; null: any row. */
+  readonly before: PlannedFilter | null;
+  /** Every where the written rows must satisfy (create, and update for a merge); null: none. */
+  readonly after: PlannedFilter | null;
+  /** The primary key's columns. */
+  readonly key: readonly ColumnInfo[];
 }
 
 export interface Assignment {
@@ -39,10 +105,19 @@ export type KeyMatch =
   | { readonly kind: 'isNull'; readonly column: ColumnInfo }
   | { readonly kind: 'equals'; readonly column: ColumnInfo; readonly value: KeyOperand };
 
+/**
+ * The rows an update or delete changes: those whose key column holds the value
+ * (`update(<key>,<value>)`), or those a `$filter` matches (`update?$filter=…`), planned against
+ * the table alone (plan/write-target.ts).
+ */
+export type RowMatch = KeyMatch | { readonly kind: 'filter'; readonly filter: PlannedFilter };
+
+export type { WriteTarget } from '../query/key-value.js';
+
 export interface UpdatePlan {
   readonly table: TableInfo;
   readonly set: readonly Assignment[];
-  readonly where: KeyMatch;
+  readonly where: RowMatch;
   /** A policy's row condition, ANDed to the key (src/policy/stage.ts). */
   readonly condition?: PlannedFilter | null;
   /**
@@ -54,13 +129,20 @@ export interface UpdatePlan {
 
 export interface DeletePlan {
   readonly table: TableInfo;
-  readonly where: KeyMatch;
+  readonly where: RowMatch;
   /** A policy's row condition, ANDed to the key (src/policy/stage.ts). */
   readonly condition?: PlannedFilter | null;
 }
 
-/** `POST /table/<t>/create`: one object, or a non-empty array of objects (at most MAX_INSERT_ROWS). */
-export function planInsert(table: TableInfo, body: unknown): InsertPlan {
+/**
+ * `POST /table/<t>/create`: one object, or a non-empty array of objects (at most
+ * MAX_INSERT_ROWS); an upsert with `resolution`.
+ */
+export function planInsert(
+  table: TableInfo,
+  body: unknown,
+  resolution: Resolution | null = null,
+): InsertPlan {
   requireWritable(table);
   const objects = insertRows(body);
   const columns: ColumnInfo[] = [];
@@ -84,17 +166,19 @@ export function planInsert(table: TableInfo, body: unknown): InsertPlan {
     }
     return cells;
   });
-  return { table, columns, rows };
+  if (resolution === null) return { table, columns, rows };
+  return { table, columns, rows, onDuplicate: { resolution, perRow: false } };
 }
 
 /**
- * `PUT /table/<t>/update(<key>,<value>)`: the body's columns, set on every matching row. The key
- * is resolved against `keyTable`: a policy lets a role name fewer columns in a key than in a
- * body (policy/view.ts); both share the table's ColumnInfo objects.
+ * `PUT /table/<t>/update(<key>,<value>)` or `update?$filter=…`: the body's columns, set on every
+ * matching row. The key or filter is resolved against `keyTable`: a policy lets a role name
+ * fewer columns in a key than in a body (policy/view.ts); both share the table's ColumnInfo
+ * objects.
  */
 export function planUpdate(
   table: TableInfo,
-  match: KeyValue,
+  target: KeyValue | WriteTarget,
   body: unknown,
   keyTable: TableInfo = table,
 ): UpdatePlan {
@@ -105,13 +189,20 @@ export function planUpdate(
     const column = columns[index] as ColumnInfo;
     return { column, value: coerceValue(column, value, null) };
   });
-  return { table, set, where: planKeyMatch(keyTable, match) };
+  return { table, set, where: planRowMatch(keyTable, target) };
 }
 
-/** `DELETE /table/<t>/delete(<key>,<value>)`. */
-export function planDelete(table: TableInfo, match: KeyValue): DeletePlan {
+/** `DELETE /table/<t>/delete(<key>,<value>)` or `delete?$filter=…`. */
+export function planDelete(table: TableInfo, target: KeyValue | WriteTarget): DeletePlan {
   requireWritable(table);
-  return { table, where: planKeyMatch(table, match) };
+  return { table, where: planRowMatch(table, target) };
+}
+
+function planRowMatch(table: TableInfo, target: KeyValue | WriteTarget): RowMatch {
+  if (!('kind' in target)) return planKeyMatch(table, target);
+  return target.kind === 'key'
+    ? planKeyMatch(table, target.match)
+    : { kind: 'filter', filter: planWriteFilter(table, target.filter) };
 }
 
 /** The columns a "did you mean" may name: those of `table` as the caller sees it. */

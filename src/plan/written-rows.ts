@@ -8,42 +8,14 @@
  * be found exactly by key: the write is then refused before any SQL.
  */
 import type { ColumnInfo, TableInfo } from '../db/schema-types.js';
-import type { WriteParam } from '../db/value-codec.js';
-import type { InsertPlan, UpdatePlan } from './write-plan.js';
-
-/** The rows of an INSERT. */
-export type InsertedRows =
-  /** Every row gives every primary key column: found by those values. */
-  | { readonly kind: 'given-key'; readonly key: readonly ColumnInfo[] }
-  /**
-   * No row gives the AUTO_INCREMENT primary key: found by the ids MySQL made. Each INSERT …
-   * VALUES is a "simple insert" (its row count is known when it starts), for which InnoDB
-   * reserves all its ids in one step, `insertId`, `insertId + auto_increment_increment`, … in
-   * every innodb_autoinc_lock_mode: 0 and 1 under the AUTO-INC lock, 2 ("interleaved") because
-   * the server asks for as many values as the statement has rows (MySQL manual, "AUTO_INCREMENT
-   * Handling in InnoDB": for simple inserts "there are no gaps in the numbers generated for a
-   * single statement"; only bulk inserts such as INSERT … SELECT and mixed-mode inserts, which
-   * give some ids and not others, may have gaps). `auto_increment_increment` is more than 1 on
-   * a Galera node; the check reads it in the same session.
-   */
-  | { readonly kind: 'auto-increment'; readonly column: ColumnInfo };
-
-/** The rows of an UPDATE. */
-export type UpdatedRows =
-  /** `update(<primary key>,<value>)` and the SET leaves the key alone: the row at that key, if the UPDATE matched it. */
-  | { readonly kind: 'key' }
-  /**
-   * The primary keys of the rows the UPDATE will match, read with SELECT … FOR UPDATE in the
-   * same transaction just before it (so none of them can change or leave before it runs); the
-   * SET leaves them alone.
-   */
-  | { readonly kind: 'locked'; readonly key: readonly ColumnInfo[] };
+import { makesId } from './unique-keys.js';
+import type { InsertedRows, InsertPlan, UpdatedRows, UpdatePlan } from './write-plan.js';
 
 /**
  * The primary key's columns of a base table known to have no triggers (a trigger could move a
  * row to another key), or null.
  */
-function primaryKeyOf(table: TableInfo): readonly ColumnInfo[] | null {
+export function primaryKeyOf(table: TableInfo): readonly ColumnInfo[] | null {
   if (table.kind !== 'table' || table.hasTriggers !== false || table.primaryKey.length === 0) {
     return null;
   }
@@ -51,9 +23,7 @@ function primaryKeyOf(table: TableInfo): readonly ColumnInfo[] | null {
   return key.every((column) => column !== undefined) ? (key as ColumnInfo[]) : null;
 }
 
-/** NULL or 0 into an AUTO_INCREMENT column makes a new id, as leaving it out does. */
-const makesId = (value: WriteParam) => value === null || value === 0 || value === '0';
-
+/** The rows of a plain INSERT (an upsert's are found by each row's own statement: stage.ts). */
 export function insertedRows(plan: InsertPlan): InsertedRows | null {
   const key = primaryKeyOf(plan.table);
   if (key === null) return null;

@@ -7,7 +7,7 @@
  */
 import type { ColumnInfo, TableInfo } from '../db/schema-types.js';
 import { unknownColumn } from '../errors.js';
-import type { PlannedFilter } from '../plan/planned-filter.js';
+import type { PlannedFilter } from '../plan/nodes.js';
 import type { Source } from '../plan/read-plan.js';
 import { rootSource, Scope } from '../plan/scope.js';
 import { fullView } from '../plan/view.js';

@@ -29,7 +29,7 @@ export async function startTestGateway(
     listenHost: '127.0.0.1',
     baseUrl: null,
     jwtSecret: null,
-    tokenTtl: DEFAULTS.tokenTtl,
+    tokenTtlSeconds: DEFAULTS.tokenTtlSeconds,
     stateDir,
     uploadsDir: path.join(stateDir, 'uploads'),
     maxFileSize: DEFAULTS.maxFileSize,
@@ -57,9 +57,18 @@ export async function startTestGateway(
     redisUrl: null,
     shutdownDelayMs: DEFAULTS.shutdownDelayMs,
     readConsistency: DEFAULTS.readConsistency,
+    identityProvider: null,
+    fileUrlTtlSeconds: DEFAULTS.fileUrlTtlSeconds,
     ...overrides,
   };
-  const gateway = await openGateway(config);
+  let gateway: Gateway;
+  try {
+    gateway = await openGateway(config);
+  } catch (error) {
+    // A gateway that did not start has no close(): its state directory goes now.
+    await rm(stateDir, { recursive: true, force: true });
+    throw error;
+  }
   return {
     url: gateway.url,
     gateway,

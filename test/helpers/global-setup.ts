@@ -6,6 +6,9 @@
  * the integration flows that way); TABLEGATE_TEST_MYSQL_IMAGE names another image.
  */
 import { existsSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import mysql from 'mysql2/promise';
 // Jest loads global setup outside its module mapper, so this import has no .js extension.
 import { startPrivateServer } from '../../src/demo/private-server';
@@ -53,9 +56,24 @@ async function fromContainer(): Promise<Started | null> {
 }
 
 type Cleanup = () => Promise<unknown>;
-const state = globalThis as typeof globalThis & { tablegateTestCleanup?: Cleanup };
+const state = globalThis as typeof globalThis & {
+  tablegateTestCleanup?: Cleanup;
+  tablegateTestTemporary?: string;
+};
+
+/**
+ * Every temporary file of the run (state and upload directories, private servers, the CLIs the
+ * tests start) goes under one directory of its own, which global-teardown.ts removes: a run
+ * leaves nothing in the system's temporary directory, whatever a test left behind.
+ */
+async function runTemporaryDirectory(): Promise<void> {
+  const root = await mkdtemp(path.join(os.tmpdir(), 'tablegate-tests-'));
+  process.env.TMPDIR = root;
+  state.tablegateTestTemporary = root;
+}
 
 export default async function globalSetup(): Promise<void> {
+  await runTemporaryDirectory();
   if (process.env.TABLEGATE_TEST_MYSQL === 'container') {
     const container = await startContainer();
     process.env.TABLEGATE_TEST_MYSQL_URL = formatMysqlUrl(container);

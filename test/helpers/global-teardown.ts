@@ -1,6 +1,24 @@
-/** Stops the private server or container global-setup started, if any. */
-const state = globalThis as typeof globalThis & { tablegateTestCleanup?: () => Promise<unknown> };
+/**
+ * Stops the private server or container global-setup started, if any, and removes the run's
+ * temporary directory, naming what tests left in it (a test that does not clean up after
+ * itself is a bug to fix, though the run leaves nothing behind either way).
+ */
+import { readdir, rm } from 'node:fs/promises';
+
+const state = globalThis as typeof globalThis & {
+  tablegateTestCleanup?: () => Promise<unknown>;
+  tablegateTestTemporary?: string;
+};
 
 export default async function globalTeardown(): Promise<void> {
   await state.tablegateTestCleanup?.();
+  const root = state.tablegateTestTemporary;
+  if (root === undefined) return;
+  const left = await readdir(root).catch(() => []);
+  if (left.length > 0) {
+    process.stdout.write(
+      `\ntests left ${left.length} temporary entries: ${left.slice(0, 10).join(', ')}\n`,
+    );
+  }
+  await rm(root, { recursive: true, force: true });
 }

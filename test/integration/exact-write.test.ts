@@ -64,7 +64,7 @@ function table(name: string): TableInfo {
 
 function keyOf(action: string): KeyValue {
   const parsed = parseWriteAction(action);
-  if (parsed?.kind !== 'update') throw new Error(action);
+  if (parsed?.kind !== 'update' || parsed.match === null) throw new Error(action);
   return parsed.match;
 }
 

@@ -111,6 +111,7 @@ describe('schemaFingerprint', () => {
       'COLUMNS',
       'VIEWS',
       'TRIGGERS',
+      'STATISTICS',
       'CHECK_CONSTRAINTS',
       'KEY_COLUMN_USAGE',
     ]) {

@@ -1,18 +1,43 @@
 /**
- * A filter after planning: the parsed filter's shape, with every column reference resolved and
- * qualified by its source, `x eq null` turned into a null test, and lambdas over to-many
- * relations turned into correlated row sets. The compiler turns it into a SQL condition.
+ * The leaves of a read plan: its sources (tables under an alias), the joins of to-one relations,
+ * and filters after planning — the parsed filter's shape, with every column reference resolved
+ * and qualified by its source, `x eq null` turned into a null test, and lambdas over to-many
+ * relations turned into correlated row sets. The compiler turns a filter into a SQL condition.
  */
-import type { ColumnInfo, Relation } from '../db/schema-types.js';
+import type { ColumnInfo, Relation, TableInfo } from '../db/schema-types.js';
 import type {
   ColumnFn,
   CompareOp,
   FilterLiteral,
   MatchFn,
   NonNullFilterLiteral,
+  SortDirection,
   UserParameter,
 } from '../query/ast.js';
-import type { Join, Source } from './read-plan.js';
+
+/** A table as one level of a read reads it, under its alias in the SQL (`t0`, `t1`, …). */
+export interface Source {
+  readonly table: TableInfo;
+  readonly alias: string;
+}
+
+/**
+ * A to-one relation walked from `parent` (for a path, or an expanded to-one): the related row
+ * is joined to the parent's, or missing (every column NULL) when there is none, the caller may
+ * not see it, or it fails `filter`.
+ */
+export interface Join {
+  readonly source: Source;
+  readonly relation: Relation;
+  readonly parent: Source;
+  /** The caller's row condition on the related table, and an `$expand` item's `$filter`. */
+  readonly filter: PlannedFilter | null;
+  /**
+   * The joins `filter` walks (an expanded to-one's `$filter` naming a path from the related
+   * row), joined inside this one: when the filter fails, they are missing with it.
+   */
+  readonly nested: readonly Join[];
+}
 
 /** A column of one source of the read. */
 export interface PlannedColumn {
@@ -139,4 +164,43 @@ export function readsRelatedRows(filter: PlannedFilter): boolean {
     default:
       return false;
   }
+}
+
+/** One key of every row object, in order. */
+export type Selection =
+  | { readonly kind: 'column'; readonly name: string; readonly expr: PlannedColumn }
+  /** An expanded to-one relation: an object of `selections`, or null when the join found none. */
+  | {
+      readonly kind: 'one';
+      readonly name: string;
+      readonly join: Join;
+      readonly selections: readonly Selection[];
+    }
+  /** An expanded to-many relation: an array of the rows `plan` reads for each parent row. */
+  | {
+      readonly kind: 'many';
+      readonly name: string;
+      readonly relation: Relation;
+      readonly parent: Source;
+      readonly plan: ReadPlan;
+    };
+
+export interface PlannedOrder {
+  readonly expr: PlannedColumn;
+  readonly direction: SortDirection;
+}
+
+export interface ReadPlan {
+  readonly source: Source;
+  /** The to-one joins the selections, filter and order walk, each once, parents first. */
+  readonly joins: readonly Join[];
+  /** The keys of every row object, in order: selected columns, then expanded relations. */
+  readonly selections: readonly Selection[];
+  /** The request's filter ANDed with the caller's row condition. */
+  readonly filter: PlannedFilter | null;
+  readonly orderBy: readonly PlannedOrder[];
+  /** For a to-many child read: per parent row. */
+  readonly top: number | null;
+  readonly skip: number | null;
+  readonly count: boolean;
 }

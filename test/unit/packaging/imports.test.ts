@@ -1,0 +1,91 @@
+/**
+ * The module graph of src/: no import cycle (type imports included: a cycle of types is still a
+ * knot a reader has to untie), and the pure stages stay pure — query/ knows no schema or SQL,
+ * plan/ no SQL, sql/ no HTTP, and nothing but execute/ and db/ (the pool, the schema reader)
+ * imports the MySQL driver to run statements.
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, test } from '@jest/globals';
+
+const SRC = path.resolve('src');
+
+function sources(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const full = path.join(dir, name);
+    if (statSync(full).isDirectory()) return sources(full);
+    return name.endsWith('.ts') ? [full] : [];
+  });
+}
+
+/** Every relative import and export-from of a file, as the source file it names. */
+function importsOf(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  const found: string[] = [];
+  for (const match of text.matchAll(/(?:import|export)\s[^;]*?from\s+'(\.{1,2}\/[^']+)'/g)) {
+    const target = path.resolve(path.dirname(file), (match[1] as string).replace(/\.js$/, '.ts'));
+    found.push(target);
+  }
+  for (const match of text.matchAll(/import\('(\.{1,2}\/[^']+)'\)/g)) {
+    found.push(path.resolve(path.dirname(file), (match[1] as string).replace(/\.js$/, '.ts')));
+  }
+  return found;
+}
+
+const files = sources(SRC);
+const graph = new Map(files.map((file) => [file, importsOf(file)]));
+const relative = (file: string) => path.relative(SRC, file);
+
+/** One cycle of the graph, as the files around it, or null. */
+function findCycle(): string[] | null {
+  const state = new Map<string, 'open' | 'done'>();
+  const stack: string[] = [];
+  const visit = (file: string): string[] | null => {
+    state.set(file, 'open');
+    stack.push(file);
+    for (const next of graph.get(file) ?? []) {
+      if (state.get(next) === 'open') return [...stack.slice(stack.indexOf(next)), next];
+      if (state.get(next) === undefined && graph.has(next)) {
+        const cycle = visit(next);
+        if (cycle !== null) return cycle;
+      }
+    }
+    stack.pop();
+    state.set(file, 'done');
+    return null;
+  };
+  for (const file of files) {
+    if (state.get(file) !== undefined) continue;
+    const cycle = visit(file);
+    if (cycle !== null) return cycle;
+  }
+  return null;
+}
+
+describe('the module graph of src/', () => {
+  test('every relative import names a file that exists', () => {
+    const missing = [...graph].flatMap(([file, targets]) =>
+      targets.filter((target) => !graph.has(target)).map((t) => `${relative(file)} → ${t}`),
+    );
+    expect(missing).toEqual([]);
+  });
+
+  test('no import cycle', () => {
+    expect(findCycle()?.map(relative) ?? null).toBeNull();
+  });
+
+  test.each([
+    ['query', ['plan', 'sql', 'db', 'execute', 'http', 'pipeline', 'policy']],
+    ['plan', ['sql', 'execute', 'http', 'pipeline']],
+    ['sql', ['execute', 'http', 'pipeline']],
+  ])('%s/ imports none of %j', (folder, forbidden) => {
+    const crossing = files
+      .filter((file) => relative(file).startsWith(`${folder}/`))
+      .flatMap((file) =>
+        (graph.get(file) ?? [])
+          .filter((target) => forbidden.some((f) => relative(target).startsWith(`${f}/`)))
+          .map((target) => `${relative(file)} → ${relative(target)}`),
+      );
+    expect(crossing).toEqual([]);
+  });
+});
