@@ -4,6 +4,7 @@
  */
 import os from 'node:os';
 import path from 'node:path';
+import type { ClaimNames } from './auth/claims.js';
 import type { DbConfig, ReadConsistency } from './db/pool.js';
 
 export type Mode = 'auth' | 'open';
@@ -20,8 +21,8 @@ export interface Config {
   /** What `accessURL` starts with; when absent, `http://<Host header>`. */
   readonly baseUrl: string | null;
   readonly jwtSecret: string | null;
-  /** Token lifetime as `jsonwebtoken` understands it (`1h`, `30m`, `3600`). */
-  readonly tokenTtl: string;
+  /** `--token-ttl` in seconds: the lifetime of the tokens `POST /auth/login` gives. */
+  readonly tokenTtlSeconds: number;
   /** Where the generated JWT secret is kept when none is given. */
   readonly stateDir: string;
   readonly uploadsDir: string;
@@ -78,6 +79,24 @@ export interface Config {
   readonly shutdownDelayMs: number;
   /** `--read-consistency`: what a read waits for on a Galera or Group Replication node. */
   readonly readConsistency: ReadConsistency;
+  /** `--jwks-url` or `--jwt-public-key` and what its tokens must say; null: own tokens only. */
+  readonly identityProvider: IdentityProvider | null;
+  /** `--file-url-ttl` in seconds: how long a signed upload accessURL opens its file. */
+  readonly fileUrlTtlSeconds: number;
+}
+
+/** An identity provider whose tokens are accepted beside the gateway's own (README "Identity"). */
+export interface IdentityProvider {
+  /** Where its JWKS is fetched from; null when the keys are in `publicKeyFile`. */
+  readonly jwksUrl: string | null;
+  /** Absolute path of a PEM public key, a JWK or a JWK set; null with `jwksUrl`. */
+  readonly publicKeyFile: string | null;
+  /** What `iss` must be. */
+  readonly issuer: string;
+  /** What `aud` must be (or hold). */
+  readonly audience: string;
+  /** `--user-id-claim`, `--email-claim`, `--role-claim`. */
+  readonly claims: ClaimNames;
 }
 
 export type TrustProxy = boolean | number | readonly string[];
@@ -91,6 +110,8 @@ export function defaultStateDir(): string {
 export const DEFAULTS = {
   listenHost: '0.0.0.0',
   tokenTtl: '1h',
+  tokenTtlSeconds: 3600,
+  fileUrlTtlSeconds: 3600,
   maxFileSize: 100 * MiB,
   maxFiles: 20,
   bodyLimit: MiB,

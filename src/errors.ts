@@ -5,6 +5,7 @@
  * API description reads this table directly. MySQL's own refusals keep MySQL's error names
  * (the `mysql` group, mapped in db/errors.ts). Retired codes are never reused.
  */
+import { didYouMean } from './cli/did-you-mean.js';
 import { WRITE_ATTEMPTS } from './limits.js';
 
 /**
@@ -19,6 +20,7 @@ export type Stage =
   | 'json-body' // a JSON request body (Fastify's parser and our shape checks)
   | 'register'
   | 'login'
+  | 'password' // POST /auth/password: an own user changes their password
   | 'table' // the table named in the path
   | 'read-options' // $select, $filter, $orderby, $top, $skip, $count
   | 'key' // update(<key>,<value>) / delete(<key>,<value>)
@@ -34,6 +36,8 @@ export type Stage =
   | 'routine' // the stored procedure or function named in `/rpc/<name>`
   | 'arguments' // the parameters of a routine call (a JSON body, or a function's query string)
   | 'routine-call' // the routine's own refusal (SIGNAL), and what it leaves behind
+  | 'prefer' // the Prefer header of an update or delete (max-affected)
+  | 'row' // read(<key>,<value>): the one row
   | 'mysql'; // MySQL's refusals, under MySQL's error name
 
 export interface ErrorSpec {
@@ -90,6 +94,27 @@ export const ERRORS = {
     stages: ['routing'],
     message: (method: string, url: string) => `No route for ${method} ${url.split('?')[0]}`,
   },
+  /** The path exists, for other methods: `Allow` lists them (RFC 9110 §15.5.6). */
+  METHOD_NOT_ALLOWED: {
+    status: 405,
+    stages: ['routing'],
+    message: (method: string, allowed: string) =>
+      `${method} is not allowed here; this path answers ${allowed}`,
+    headers: { Allow: 'The methods the path answers' },
+  },
+  /**
+   * A write to a view MySQL cannot write (GROUP BY, aggregates, DISTINCT, UNION, subqueries in
+   * the select list: information_schema.VIEWS.IS_UPDATABLE = 'NO'). The write paths of such a
+   * view allow no method at all: an empty `Allow`, as RFC 9110 §10.2.1 foresees for a resource
+   * that is disabled. Its operations are not in the API description.
+   */
+  VIEW_NOT_WRITABLE: {
+    status: 405,
+    stages: ['routing'],
+    message: (view: string) =>
+      `View '${view}' cannot be written: MySQL writes only through simple views (no GROUP BY, DISTINCT, aggregate functions, UNION or subqueries in the select list); read it with GET /table/<view>/read`,
+    headers: { Allow: 'Empty: the view takes no writes' },
+  },
   INTERNAL_ERROR: { status: 500, stages: ['request'], message: 'Internal server error' },
 
   // guard.
@@ -101,6 +126,27 @@ export const ERRORS = {
       'WWW-Authenticate':
         '`Bearer`; for an expired token `Bearer error="invalid_token", error_description="The access token expired"` (RFC 6750)',
     },
+  },
+
+  // guard and password: identity (README "Identity").
+  /** A provider's token names keys the gateway could not fetch (its JWKS did not answer). */
+  IDENTITY_PROVIDER_UNAVAILABLE: {
+    status: 503,
+    stages: ['guard'],
+    message: "The identity provider's keys could not be fetched; retry in a few seconds",
+    headers: { 'Retry-After': 'Always 5 (seconds)' },
+  },
+  WRONG_PASSWORD: {
+    status: 403,
+    stages: ['password'],
+    message: "'old_password' is not the user's password",
+  },
+  /** `POST /auth/password` with a provider's token: that password is the provider's. */
+  NOT_OWN_USER: {
+    status: 403,
+    stages: ['password'],
+    message:
+      'This user signs in through the identity provider: change the password there, not here',
   },
 
   // json-body.
@@ -168,7 +214,7 @@ export const ERRORS = {
   UNKNOWN_TABLE: {
     status: 404,
     stages: ['table'],
-    message: (table: string) => `Table '${table}' does not exist`,
+    message: (table: string, hint = '') => `Table '${table}' does not exist${hint}`,
   },
   INVALID_QUERY: { status: 400, stages: ['read-options', 'key'], message: detail },
   /** `?filter=…` (or a `$filter` a shell replaced with nothing) would silently read every row. */
@@ -187,18 +233,22 @@ export const ERRORS = {
   UNKNOWN_COLUMN: {
     status: 400,
     stages: ['read-options', 'key', 'values'],
-    message: (table: string, column: string) =>
-      `Column '${column}' does not exist in table '${table}'`,
+    message: (table: string, column: string, hint = '') =>
+      `Column '${column}' does not exist in table '${table}'${hint}`,
     schemaMiss: true,
   },
   /** `$expand`, a path or a lambda names a relation the table does not have (or the role cannot follow). */
   UNKNOWN_RELATION: {
     status: 400,
     stages: ['read-options'],
-    message: (table: string, relation: string) =>
-      `Relation '${relation}' does not exist on table '${table}'`,
+    message: (table: string, relation: string, hint = '') =>
+      `Relation '${relation}' does not exist on table '${table}'${hint}`,
     schemaMiss: true,
   },
+  // $apply (totals): its grammar, and an aggregate or compute() function on a column of a type
+  // it does not take (`sum(name)`).
+  APPLY_SYNTAX: { status: 400, stages: ['read-options'], message: detail },
+  APPLY_TYPE: { status: 400, stages: ['read-options'], message: detail },
   INVALID_VALUE: { status: 400, stages: ['key', 'values', 'arguments'], message: detail },
   GENERATED_COLUMN: {
     status: 400,
@@ -355,6 +405,20 @@ export const ERRORS = {
     status: 412,
     stages: ['files'],
     message: 'A precondition of the request failed',
+  },
+
+  // prefer and row: `Prefer: max-affected`, read(<key>,<value>) (docs/writes.md).
+  INVALID_PREFERENCE: { status: 400, stages: ['prefer'], message: detail },
+  TOO_MANY_ROWS: {
+    status: 400,
+    stages: ['prefer'],
+    message: (affected: number, max: number) =>
+      `The request would change ${affected} rows, more than Prefer: max-affected=${max}; nothing was changed`,
+  },
+  ROW_NOT_FOUND: {
+    status: 404,
+    stages: ['row'],
+    message: (table: string) => `No row of '${table}' has that key`,
   },
 } as const satisfies Readonly<Record<string, ErrorSpec>>;
 
@@ -558,11 +622,15 @@ export const optionWithoutDollar = (key: string, meant: string) =>
 export const filterSyntax = (message: string) => apiError('FILTER_SYNTAX', message);
 export const filterType = (message: string) => apiError('FILTER_TYPE', message);
 export const limitExceeded = (message: string) => apiError('LIMIT_EXCEEDED', message);
-export const unknownColumn = (table: string, column: string) =>
-  apiError('UNKNOWN_COLUMN', table, column);
-export const unknownTable = (table: string) => apiError('UNKNOWN_TABLE', table);
-export const unknownRelation = (table: string, relation: string) =>
-  apiError('UNKNOWN_RELATION', table, relation);
+export const applySyntax = (message: string) => apiError('APPLY_SYNTAX', message);
+export const applyType = (message: string) => apiError('APPLY_TYPE', message);
+/** `known`: the names the caller may see, for a "did you mean" (never a hidden one). */
+export const unknownColumn = (table: string, column: string, known: readonly string[] = []) =>
+  apiError('UNKNOWN_COLUMN', table, column, didYouMean(column, known));
+export const unknownTable = (table: string, known: readonly string[] = []) =>
+  apiError('UNKNOWN_TABLE', table, didYouMean(table, known));
+export const unknownRelation = (table: string, relation: string, known: readonly string[] = []) =>
+  apiError('UNKNOWN_RELATION', table, relation, didYouMean(relation, known));
 export const relatedRowsTooLarge = (relation: string) =>
   apiError('RELATED_ROWS_TOO_LARGE', relation);
 export const invalidBody = (message: string) => apiError('INVALID_BODY', message);
@@ -580,6 +648,12 @@ export const streamStalled = (stallMs: number) => apiError('STREAM_STALLED', sta
 export const streamTooSlow = (bytes: number, waitedMs: number, minRate: number) =>
   apiError('STREAM_TOO_SLOW', bytes, waitedMs, minRate);
 export const internalError = () => apiError('INTERNAL_ERROR');
+export const methodNotAllowed = (method: string, allowed: readonly string[]) =>
+  withHeaders(apiError('METHOD_NOT_ALLOWED', method, allowed.join(', ')), {
+    Allow: allowed.join(', '),
+  });
+export const viewNotWritable = (view: string) =>
+  withHeaders(apiError('VIEW_NOT_WRITABLE', view), { Allow: '' });
 export const accessDenied = () =>
   withHeaders(apiError('ACCESS_DENIED'), { 'WWW-Authenticate': 'Bearer' });
 /** The same 401, plus RFC 6750 §3's hint that logging in again helps. */
@@ -588,6 +662,10 @@ export const tokenExpired = () =>
     'WWW-Authenticate':
       'Bearer error="invalid_token", error_description="The access token expired"',
   });
+export const identityProviderUnavailable = () =>
+  withHeaders(apiError('IDENTITY_PROVIDER_UNAVAILABLE'), { 'Retry-After': '5' });
+export const wrongPassword = () => apiError('WRONG_PASSWORD');
+export const notOwnUser = () => apiError('NOT_OWN_USER');
 export const invalidCredentials = () => apiError('INVALID_CREDENTIALS');
 export const userExists = () => apiError('USER_EXISTS');
 export const registrationClosed = () => apiError('REGISTRATION_CLOSED');
@@ -618,6 +696,10 @@ export const rangeNotSatisfiable = (headers: Readonly<Record<string, string>>) =
   withHeaders(apiError('RANGE_NOT_SATISFIABLE'), headers);
 export const preconditionFailed = () => apiError('PRECONDITION_FAILED');
 export const forbiddenFieldName = () => apiError('FORBIDDEN_FIELD_NAME');
+export const invalidPreference = (message: string) => apiError('INVALID_PREFERENCE', message);
+export const tooManyRows = (affected: number, max: number) =>
+  apiError('TOO_MANY_ROWS', affected, max);
+export const rowNotFound = (table: string) => apiError('ROW_NOT_FOUND', table);
 export const invalidValue = (message: string) => apiError('INVALID_VALUE', message);
 export const generatedColumn = (table: string, column: string) =>
   apiError('GENERATED_COLUMN', table, column);

@@ -28,6 +28,15 @@ export const MAX_EXPAND_DEPTH = 3;
 /** Relations one read may expand in all (every path segment of every `$expand` item counts). */
 export const MAX_EXPANDED_RELATIONS = 10;
 
+// Totals ($apply).
+/** Bytes of `$apply` text (UTF-8): its filter() steps share the `$filter` limits besides. */
+export const MAX_APPLY_BYTES = 8192;
+/**
+ * compute() items, groupby values and aggregates of one `$apply` together: each is an expression
+ * MySQL evaluates on every row, and COUNT(DISTINCT …) keeps a set of values per group.
+ */
+export const MAX_APPLY_ITEMS = 32;
+
 // Writes.
 /** Rows one `create` request may insert. */
 export const MAX_INSERT_ROWS = 10_000;
@@ -107,7 +116,7 @@ export const SMALL_READ_MAX_BYTES = 256 * 1024;
 export const READ_CACHE_ENTRIES = 1024;
 /**
  * Tokens whose signature and claims were verified, kept so that the next request with the same
- * token skips the HMAC and the decoding (auth/tokens.ts): least recently used dropped first.
+ * token skips the signature check and the decoding (auth/authenticator.ts): least recently used dropped first.
  */
 export const VERIFIED_TOKENS = 4096;
 export const READ_CACHE_MAX_QUERY_CHARS = 2048;
@@ -127,10 +136,23 @@ export const READ_SHAPE_ENTRIES = 256;
 // MySQL.
 /** A new connection gives up after this (an unreachable host answers 503 within about 2 s). */
 export const CONNECT_TIMEOUT_MS = 2000;
-/** The longest a health ping waits for the server's answer. */
-export const HEALTH_TIMEOUT_MS = 2000;
+/**
+ * The longest a ping (`SELECT 1` on the control connection) waits for the server's answer; past
+ * it the server counts as not answering: /health says so, the watchdog cuts the statements it
+ * waited for, a waiting request gives up, `-h` moves to the next host. A live server answers in
+ * milliseconds: 32 CPU-bound statements on a 2-core machine with a load average of 16 delayed
+ * the answer by 276 ms at most (README, Reliability).
+ */
+export const HEALTH_TIMEOUT_MS = 1000;
 /** A request waiting this long for a pool connection asks whether the server is alive. */
 export const ALIVE_CHECK_MS = 1000;
+/**
+ * A statement without its answer this long makes the watchdog ask whether the server is alive
+ * (execute/watchdog.ts); it looks every WATCHDOG_TICK_MS. A statement sent to a frozen server is
+ * therefore cut within STATEMENT_ALIVE_CHECK_MS + WATCHDOG_TICK_MS + HEALTH_TIMEOUT_MS (1.75 s).
+ */
+export const STATEMENT_ALIVE_CHECK_MS = 500;
+export const WATCHDOG_TICK_MS = 250;
 /** How often the waits for a pool connection are checked against their bounds (execute/acquire.ts). */
 export const WAIT_SWEEP_MS = 100;
 /**
@@ -163,3 +185,24 @@ export const MIN_PREPARED_STATEMENTS = 4;
 export const DESCRIPTION_SLICE_MS = 2;
 /** Brotli quality of the stored description: about gzip's time for a third of its size. */
 export const DESCRIPTION_BROTLI_QUALITY = 5;
+
+// Identity: provider keys, revocation of own tokens, signed file links (README "Identity").
+/** A JWKS is fetched again for an unknown `kid` at most this often (failed fetches count). */
+export const JWKS_REFETCH_COOLDOWN_MS = 30_000;
+/** A JWKS older than this is fetched again before use (when the cooldown allows). */
+export const JWKS_MAX_AGE_MS = 600_000;
+/** The longest a JWKS fetch may take. */
+export const JWKS_FETCH_TIMEOUT_MS = 5000;
+/** Seconds a provider's `exp` and `nbf` may be off (PostgREST allows the same 30 s). */
+export const PROVIDER_CLOCK_TOLERANCE_SECONDS = 30;
+/**
+ * Own tokens stop working within USER_STATE_STALE_MS of their user's removal, role change or
+ * new password (auth/user-states.ts): the states of the users seen lately are read again every
+ * USER_STATE_REFRESH_MS, USER_STATE_BATCH ids a statement, and an entry older than
+ * USER_STATE_STALE_MS is read again before it is trusted. Users not seen for USER_STATE_IDLE_MS
+ * are forgotten.
+ */
+export const USER_STATE_REFRESH_MS = 3000;
+export const USER_STATE_STALE_MS = 8000;
+export const USER_STATE_BATCH = 500;
+export const USER_STATE_IDLE_MS = 120_000;

@@ -5,7 +5,11 @@
  * close the pool, exit 0).
  */
 import type { FastifyInstance } from 'fastify';
-import { TokenService } from './auth/tokens.js';
+import { Authenticator } from './auth/authenticator.js';
+import { KeyFileError, loadKeyFile, type ProviderKeys, RemoteKeys } from './auth/provider-keys.js';
+import { ProviderTokens } from './auth/provider-tokens.js';
+import { OwnTokens } from './auth/tokens.js';
+import { UserStates } from './auth/user-states.js';
 import { ensureUsersTable, UserStore } from './auth/users.js';
 import type { Config } from './config.js';
 import { reasonOf } from './db/errors.js';
@@ -21,6 +25,8 @@ import { buildServer } from './server.js';
 import type { AuthServices, ShutdownState } from './services.js';
 import { prepareDirectories } from './state-dir.js';
 import { RedisCounterStore, redactedUrl } from './throttle/redis-counter-store.js';
+import { FileLinks } from './uploads/file-links.js';
+import { DiskStorage } from './uploads/storage.js';
 
 /** A reason the gateway cannot start, said in one line (exit code 1). */
 export class StartupError extends Error {
@@ -64,11 +70,40 @@ async function connect(config: Config): Promise<Database> {
   }
 }
 
-/** Auth mode: the users table (created if missing), the JWT secret, the login dummy hash. */
-async function openAuth(config: Config, db: Database): Promise<AuthServices> {
-  let tokens: TokenService;
+/** `--jwks-url` or `--jwt-public-key`: the provider's keys (a bad key file is exit 2, as a bad option). */
+async function openProviderKeys(config: Config, log: Log): Promise<ProviderKeys | null> {
+  const provider = config.identityProvider;
+  if (provider === null) return null;
+  if (provider.jwksUrl !== null) {
+    const keys = new RemoteKeys(new URL(provider.jwksUrl), (reason) =>
+      log.warn({ reason }, "cannot fetch the identity provider's keys (--jwks-url)"),
+    );
+    // Fetched now so the first token need not wait; a provider not up yet is not fatal.
+    await keys.refresh();
+    return keys;
+  }
   try {
-    tokens = await TokenService.open(config);
+    return await loadKeyFile(provider.publicKeyFile as string);
+  } catch (error) {
+    if (!(error instanceof KeyFileError)) throw error;
+    throw new StartupError(`--jwt-public-key ${provider.publicKeyFile}: ${error.message}`, 2);
+  }
+}
+
+/**
+ * Auth mode: the users table (created if missing), the JWT secret, the login dummy hash, the
+ * provider's keys, revocation, file links. The policy (checked already) decides which roles a
+ * provider's role claim may name.
+ */
+async function openAuth(
+  config: Config,
+  db: Database,
+  log: Log,
+  policy: Policy | undefined,
+): Promise<AuthServices> {
+  let tokens: OwnTokens;
+  try {
+    tokens = await OwnTokens.open(config);
   } catch (error) {
     throw new StartupError(`cannot set up authentication: ${reasonOf(error)}`);
   }
@@ -77,7 +112,44 @@ async function openAuth(config: Config, db: Database): Promise<AuthServices> {
   } catch (error) {
     throw new StartupError(`cannot prepare table ${USERS_TABLE}: ${reasonOf(error)}`);
   }
-  return { users: await UserStore.open(db, config.defaultRole), tokens };
+  const users = await UserStore.open(db, config.defaultRole);
+  const keys = await openProviderKeys(config, log);
+  const provider =
+    keys === null || config.identityProvider === null
+      ? null
+      : new ProviderTokens(keys, {
+          issuer: config.identityProvider.issuer,
+          audience: config.identityProvider.audience,
+          claims: config.identityProvider.claims,
+          defaultRole: config.defaultRole,
+          definesRole: policy === undefined ? null : (role) => policy.roles.has(role),
+        });
+  const states = new UserStates((ids) => users.states(ids));
+  states.start((error) =>
+    log.warn({ reason: reasonOf(error) }, 'cannot refresh the users behind tokens'),
+  );
+  return {
+    users,
+    tokens,
+    states,
+    authenticator: new Authenticator(tokens, provider, states),
+    fileLinks: new FileLinks(tokens.secretKey, config.fileUrlTtlSeconds),
+  };
+}
+
+/** Auth mode with a policy: one warning naming the roles users have that it does not define. */
+async function warnOfUndefinedRoles(users: UserStore, policy: Policy, log: Log): Promise<void> {
+  const undefinedRoles = [...(await users.roleCounts())].filter(
+    ([role]) => !policy.roles.has(role),
+  );
+  if (undefinedRoles.length === 0) return;
+  const list = undefinedRoles
+    .map(([role, count]) => `'${role}' (${count} user${count === 1 ? '' : 's'})`)
+    .join(', ');
+  log.warn(
+    { roles: Object.fromEntries(undefinedRoles) },
+    `users have roles the policy does not define, so they may do nothing: ${list}; fix them with 'tablegate user set-role'`,
+  );
 }
 
 /** `--redis-url` in auth mode: the counters every gateway shares; Redis not answering is exit 1. */
@@ -143,16 +215,25 @@ export async function openGateway(config: Config): Promise<Gateway> {
   let policy: Policy | undefined;
   const metrics = config.metricsPort === null ? undefined : new GatewayMetrics(db, schema);
   let counters: RedisCounterStore | undefined;
+  let auth: AuthServices | undefined;
   const shutdown: ShutdownState | undefined =
     config.shutdownDelayMs > 0 ? { draining: false } : undefined;
   try {
     counters = await openCounters(config);
-    const auth = config.mode === 'auth' ? { ...(await openAuth(config, db)), counters } : undefined;
     await schema.refresh();
     policy = await openPolicy(config, schema);
-    app = await buildServer({ config, db, schema, log, auth, policy, metrics, shutdown });
+    auth =
+      config.mode === 'auth'
+        ? { ...(await openAuth(config, db, log, policy)), counters }
+        : undefined;
+    if (auth !== undefined && policy !== undefined) {
+      await warnOfUndefinedRoles(auth.users, policy, log);
+    }
+    const uploads = new DiskStorage(config.uploadsDir);
+    app = await buildServer({ config, db, schema, log, uploads, auth, policy, metrics, shutdown });
     await app.ready();
   } catch (error) {
+    auth?.states.stop();
     await counters?.close();
     await db.close().catch(() => {});
     if (error instanceof StartupError) throw error;
@@ -162,6 +243,7 @@ export async function openGateway(config: Config): Promise<Gateway> {
     await app.listen({ port: config.listenPort, host: config.listenHost });
   } catch (error) {
     await app.close().catch(() => {});
+    auth?.states.stop();
     await counters?.close();
     await db.close().catch(() => {});
     const code = (error as { code?: string }).code;
@@ -182,6 +264,7 @@ export async function openGateway(config: Config): Promise<Gateway> {
   const metricsListener =
     metrics &&
     (await openMetricsListener(config, metrics, app, db).catch(async (error: unknown) => {
+      auth?.states.stop();
       await counters?.close();
       throw error;
     }));
@@ -224,6 +307,7 @@ export async function openGateway(config: Config): Promise<Gateway> {
           await Promise.all([app.close(), metricsListener?.close()]);
         } finally {
           clearTimeout(timer);
+          auth?.states.stop();
           await counters?.close();
           await db.close().catch(() => {});
         }
@@ -236,10 +320,13 @@ export async function openGateway(config: Config): Promise<Gateway> {
 /** The CLI's entry: start, print the start-up line, stop cleanly on a signal. */
 export async function startGateway(config: Config): Promise<void> {
   const gateway = await openGateway(config);
-  const tables = gateway.schema.tableCount;
+  const { tables, views } = gateway.schema.counts;
+  const served =
+    `${tables} table${tables === 1 ? '' : 's'}` +
+    (views === 0 ? '' : ` and ${views} view${views === 1 ? '' : 's'}`);
   process.stdout.write(
     `tablegate listening on ${gateway.url} (mode: ${config.mode}, database: ${config.db.database}, ` +
-      `${tables} table${tables === 1 ? '' : 's'}, uploads: ${config.uploadsDir}, ` +
+      `${served}, uploads: ${config.uploadsDir}, ` +
       `${config.mode === 'auth' ? `registration: ${config.registration}, ` : ''}` +
       `policy: ${config.policyFile ?? 'none'}, read consistency: ${config.readConsistency})\n`,
   );

@@ -7,4 +7,5 @@ export const SUCCESS_MESSAGES = {
   inserted: 'Data inserted successfully',
   updated: 'Data updated successfully',
   deleted: 'Data deleted successfully',
+  passwordChanged: 'Password changed',
 } as const;

@@ -3,7 +3,9 @@
  * and tokens, and the policy of `--policy` when there is one.
  */
 
-import type { TokenService } from './auth/tokens.js';
+import type { Authenticator } from './auth/authenticator.js';
+import type { OwnTokens } from './auth/tokens.js';
+import type { UserStates } from './auth/user-states.js';
 import type { UserStore } from './auth/users.js';
 import type { Config } from './config.js';
 import type { SchemaCache } from './db/schema.js';
@@ -12,10 +14,19 @@ import type { Log } from './log.js';
 import type { GatewayMetrics } from './metrics/metrics.js';
 import type { Policy } from './policy/policy.js';
 import type { CounterStore } from './throttle/counter-store.js';
+import type { FileLinks } from './uploads/file-links.js';
+import type { UploadStorage } from './uploads/storage.js';
 
 export interface AuthServices {
   readonly users: UserStore;
-  readonly tokens: TokenService;
+  /** Signs (and verifies) the tokens of own users. */
+  readonly tokens: OwnTokens;
+  /** Who a Bearer token says the caller is: own tokens, and a provider's when configured. */
+  readonly authenticator: Authenticator;
+  /** Own users' roles and password versions, for revocation. */
+  readonly states: UserStates;
+  /** Signs upload accessURLs and opens them. */
+  readonly fileLinks: FileLinks;
   /** Where login and registration counts live; in this process when absent. */
   readonly counters?: CounterStore;
 }
@@ -24,6 +35,8 @@ export interface Services {
   readonly config: Config;
   readonly db: Database;
   readonly schema: SchemaCache;
+  /** Where uploads are kept and looked up (uploads/storage.ts). */
+  readonly uploads: UploadStorage;
   /** Where the gateway logs (log.ts). */
   readonly log: Log;
   /** Present exactly when `config.mode` is `auth` (buildServer refuses auth mode without it). */

@@ -1,23 +1,31 @@
 /**
  * The one gate of auth mode: an `onRequest` hook at the root, in front of every route — table
  * routes, uploads, files, unknown URLs and anything added later — except the few listed in
- * PUBLIC_ROUTES. A request passes with a valid `Authorization: Bearer <token>`, and its verified
- * claims are left on `request.auth`; without a token it passes only to what a policy grants
- * `anonymous`; otherwise 401 `Access Denied` with `WWW-Authenticate: Bearer` (RFC 6750's
- * `error="invalid_token"` added when the token is ours but expired).
+ * PUBLIC_ROUTES. A request passes with a valid `Authorization: Bearer <token>` (auth/
+ * authenticator.ts), and its verified claims are left on `request.auth`; a file download also
+ * with a good signed link (`?exp=…&sig=…`, uploads/file-links.ts); without either it passes only
+ * to what a policy grants `anonymous`; otherwise 401 `Access Denied` with
+ * `WWW-Authenticate: Bearer` (RFC 6750's `error="invalid_token"` added when the token is genuine
+ * but expired).
  */
-import type { FastifyInstance } from 'fastify';
-import { accessDenied, tokenExpired } from '../errors.js';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { accessDenied } from '../errors.js';
 import { anonymousMay } from '../http/policy-gate.js';
 import type { Services } from '../services.js';
+import { carriesLink, type FileLinks } from '../uploads/file-links.js';
 import type { AuthClaims } from './tokens.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** The verified token's claims in auth mode; null in open mode and before the guard ran. */
     auth: AuthClaims | null;
+    /** A file download let in by a good signed link instead of a token. */
+    fileLink: boolean;
   }
 }
+
+/** The file route as Fastify names it (http/files.ts). */
+const FILE_ROUTE = '/@/*';
 
 /**
  * The only requests that need no token: `<METHOD> <route pattern>`, matched against the route
@@ -55,27 +63,48 @@ export function bearerToken(header: string | undefined): string | null {
   return BEARER.exec(header)?.[1] ?? null;
 }
 
+/** Whether a download without a token carries a good signed link; null when it carries none. */
+function linkOpens(links: FileLinks, request: FastifyRequest): boolean | null {
+  if (request.routeOptions.url !== FILE_ROUTE || !carriesLink(request.query)) return null;
+  const { exp, sig } = request.query as { exp?: unknown; sig?: unknown };
+  return links.opens((request.params as { '*': string })['*'], exp, sig);
+}
+
 /**
  * Decorates every request with `auth` and, in auth mode, adds the guard. Call it before any route
  * is registered so that every route is behind it.
  */
 export function registerAuthGuard(app: FastifyInstance, { config, auth, policy }: Services): void {
   app.decorateRequest('auth', null);
+  app.decorateRequest('fileLink', false);
   if (config.mode !== 'auth') return;
   if (!auth) throw new Error('auth mode needs the auth services (users, tokens)');
-  const { tokens } = auth;
-  // A callback hook, not an async one: it runs on every request (issue 17).
+  const { authenticator, fileLinks } = auth;
+  // A callback hook, not an async one: it runs on every request, and a token seen before is
+  // decided without an await (issue 17); only a token's first use waits for its verification.
   app.addHook('onRequest', (request, _reply, done) => {
     if (isPublicRoute(request.method, request.routeOptions.url)) return done();
     const header = request.headers.authorization;
-    // No token at all: `anonymous` (CONTRACT §6). A token that is given must be valid.
-    if (header === undefined && anonymousMay(policy, request)) return done();
-    const token = bearerToken(header);
-    const claims = token === null ? null : tokens.verify(token);
-    if (claims === null) {
-      return done(token !== null && tokens.expired(token) ? tokenExpired() : accessDenied());
+    if (header === undefined) {
+      // A signed link that was edited or has expired is refused like a missing token.
+      const opens = linkOpens(fileLinks, request);
+      if (opens !== null) {
+        request.fileLink = opens;
+        return done(opens ? undefined : accessDenied());
+      }
+      // No token at all: `anonymous` (CONTRACT §6). A token that is given must be valid.
+      if (anonymousMay(policy, request)) return done();
     }
-    request.auth = claims;
-    done();
+    const token = bearerToken(header);
+    if (token === null) return done(accessDenied());
+    const known = authenticator.known(token);
+    if (known !== undefined) {
+      request.auth = known;
+      return done();
+    }
+    authenticator.authenticate(token).then((claims) => {
+      request.auth = claims;
+      done();
+    }, done);
   });
 }

@@ -6,9 +6,10 @@
  */
 import { Algorithm, hash, verify } from '@node-rs/argon2';
 import { USERS_TABLE } from '../db/schema.js';
-import { invalidBody, userExists } from '../errors.js';
+import { invalidBody, userExists, wrongPassword } from '../errors.js';
 import type { Database } from '../execute/database.js';
 import { EMAIL_MAX_LENGTH, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../limits.js';
+import type { UserState } from './user-states.js';
 
 /** CONTRACT §6: `role VARCHAR(64) NOT NULL DEFAULT 'user'`. */
 export const ROLE_MAX_LENGTH = 64;
@@ -45,6 +46,14 @@ const CREATE_USERS_TABLE = `CREATE TABLE IF NOT EXISTS \`${USERS_TABLE}\` (
  * MariaDB 10.3+): every row keeps its data and gets the default role.
  */
 const ADD_ROLE_COLUMN = `ALTER TABLE \`${USERS_TABLE}\` ADD COLUMN role VARCHAR(${ROLE_MAX_LENGTH}) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL DEFAULT '${DEFAULT_ROLE}' AFTER password`;
+
+/**
+ * A token's password version (`pwv`): the first 16 hex digits of SHA-256 over the stored argon2
+ * PHC string. The salt is new with every hash, so a new password — even the same one again —
+ * gives a new version, and tokens signed before it stop working (auth/user-states.ts). Computed
+ * by MySQL, so the hashes never leave it for this, and one expression serves every reader.
+ */
+const PASSWORD_VERSION = 'LEFT(SHA2(password, 256), 16)';
 
 /** What register, login and the user CLI read and write; a foreign table of our name must have them. */
 const USED_COLUMNS = ['id', 'email', 'password', 'role'];
@@ -125,13 +134,40 @@ export function parseCredentials(body: unknown): Credentials {
     throw invalidBody(`'email' must be at most ${EMAIL_MAX_LENGTH} characters`);
   }
   if (!EMAIL_SHAPE.test(normalized)) throw invalidBody("'email' must be an email address");
+  checkPasswordLength('password', password);
+  return { email: normalized, password };
+}
+
+function checkPasswordLength(field: string, password: string): void {
   const length = characters(password);
   if (length < PASSWORD_MIN_LENGTH || length > PASSWORD_MAX_LENGTH) {
     throw invalidBody(
-      `'password' must be ${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters long`,
+      `'${field}' must be ${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters long`,
     );
   }
-  return { email: normalized, password };
+}
+
+export interface PasswordChange {
+  readonly oldPassword: string;
+  readonly newPassword: string;
+}
+
+/** The body of `POST /auth/password` → PasswordChange, or a 400 naming what is wrong. */
+export function parsePasswordChange(body: unknown): PasswordChange {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw invalidBody("Request body must be a JSON object with 'old_password' and 'new_password'");
+  }
+  const fields = body as Record<string, unknown>;
+  for (const field of ['old_password', 'new_password']) {
+    if (fields[field] === undefined) throw invalidBody(`'${field}' is required`);
+    if (typeof fields[field] !== 'string') throw invalidBody(`'${field}' must be a string`);
+  }
+  const oldPassword = fields.old_password as string;
+  const newPassword = fields.new_password as string;
+  // The old one is checked against the hash, not its length: any text is simply not it.
+  if (characters(oldPassword) > PASSWORD_MAX_LENGTH) throw wrongPassword();
+  checkPasswordLength('new_password', newPassword);
+  return { oldPassword, newPassword };
 }
 
 export function hashPassword(password: string): Promise<string> {
@@ -143,6 +179,11 @@ export interface User {
   readonly id: string;
   readonly email: string;
   readonly role: string;
+}
+
+/** A user as a token is signed for: with the version of their password (PASSWORD_VERSION). */
+export interface SignedInUser extends User {
+  readonly passwordVersion: string;
 }
 
 export interface ListedUser extends User {
@@ -202,15 +243,101 @@ export class UserStore {
   }
 
   /** The user when email and password match, null otherwise — in the same time either way. */
-  async authenticate({ email, password }: Credentials): Promise<User | null> {
-    const rows = await this.db.rows<{ id: unknown; password: unknown; role: unknown }>({
-      sql: `SELECT id, password, role FROM \`${USERS_TABLE}\` WHERE email = ?`,
+  async authenticate({ email, password }: Credentials): Promise<SignedInUser | null> {
+    const rows = await this.db.rows<{
+      id: unknown;
+      password: unknown;
+      role: unknown;
+      pwv: unknown;
+    }>({
+      sql: `SELECT id, password, role, ${PASSWORD_VERSION} AS pwv FROM \`${USERS_TABLE}\` WHERE email = ?`,
       params: [email],
     });
     const row = rows[0];
     const stored = row ? String(row.password) : this.dummyHash;
     const matches = await verify(stored, password).catch(() => false);
-    return row && matches ? { id: String(row.id), email, role: String(row.role) } : null;
+    return row && matches
+      ? { id: String(row.id), email, role: String(row.role), passwordVersion: String(row.pwv) }
+      : null;
+  }
+
+  /**
+   * `POST /auth/password`: the user with this id gets the new password if the old one is theirs.
+   * Null when it is not (or the user is gone); else the user as a new token is signed for.
+   */
+  async changePassword(
+    id: string,
+    oldPassword: string,
+    newPassword: string,
+  ): Promise<SignedInUser | null> {
+    const rows = await this.db.rows<{ password: unknown }>({
+      sql: `SELECT password FROM \`${USERS_TABLE}\` WHERE id = ?`,
+      params: [id],
+    });
+    const row = rows[0];
+    const stored = row ? String(row.password) : this.dummyHash;
+    const matches = await verify(stored, oldPassword).catch(() => false);
+    if (!row || !matches) return null;
+    const passwordHash = await hashPassword(newPassword);
+    // Only over the hash just checked: of two changes at once, the second finds it gone.
+    const result = await this.db.run({
+      sql: `UPDATE \`${USERS_TABLE}\` SET password = ? WHERE id = ? AND password = ?`,
+      params: [passwordHash, id, stored],
+    });
+    if (result.affectedRows === 0) return null;
+    return this.signedIn(id);
+  }
+
+  /** The user with this id as a token is signed for, or null when there is none. */
+  private async signedIn(id: string): Promise<SignedInUser | null> {
+    const rows = await this.db.rows<Record<string, unknown>>({
+      sql: `SELECT id, email, role, ${PASSWORD_VERSION} AS pwv FROM \`${USERS_TABLE}\` WHERE id = ?`,
+      params: [id],
+    });
+    const row = rows[0];
+    return row
+      ? {
+          id: String(row.id),
+          email: String(row.email),
+          role: String(row.role),
+          passwordVersion: String(row.pwv),
+        }
+      : null;
+  }
+
+  /** The role and password version of each of these users that exists (auth/user-states.ts). */
+  async states(ids: readonly string[]): Promise<Map<string, UserState>> {
+    const states = new Map<string, UserState>();
+    // Only ids a verified token carried reach here, but the column is BIGINT UNSIGNED: another
+    // text can name no user, and must not be converted by MySQL into one that does.
+    const numeric = ids.filter((id) => /^\d{1,20}$/.test(id));
+    if (numeric.length === 0) return states;
+    const rows = await this.db.rows<Record<string, unknown>>({
+      sql: `SELECT id, role, ${PASSWORD_VERSION} AS pwv FROM \`${USERS_TABLE}\` WHERE id IN (${numeric.map(() => '?').join(', ')})`,
+      params: numeric,
+    });
+    for (const row of rows) {
+      states.set(String(row.id), { role: String(row.role), passwordVersion: String(row.pwv) });
+    }
+    return states;
+  }
+
+  /** `tablegate user set-password`: false when no user has that email. */
+  async setPassword(email: string, password: string): Promise<boolean> {
+    const result = await this.db.run({
+      sql: `UPDATE \`${USERS_TABLE}\` SET password = ? WHERE email = ?`,
+      params: [await hashPassword(password), normalizeEmail(email)],
+    });
+    return result.affectedRows > 0;
+  }
+
+  /** Each role users have, with how many have it (the start-up check against the policy). */
+  async roleCounts(): Promise<Map<string, number>> {
+    const rows = await this.db.rows<{ role: unknown; users: unknown }>({
+      sql: `SELECT role, COUNT(*) AS users FROM \`${USERS_TABLE}\` GROUP BY role ORDER BY role`,
+      params: [],
+    });
+    return new Map(rows.map((row) => [String(row.role), Number(row.users)]));
   }
 
   /** False when no user has that email. */

@@ -5,11 +5,14 @@
  */
 import { isIP } from 'node:net';
 import path from 'node:path';
+import { DEFAULT_CLAIM_NAMES } from '../auth/claims.js';
+import { MIN_SECRET_BYTES } from '../auth/tokens.js';
 import { roleProblem } from '../auth/users.js';
 import {
   type Config,
   DEFAULTS,
   defaultStateDir,
+  type IdentityProvider,
   type Registration,
   type TrustProxy,
 } from '../config.js';
@@ -26,6 +29,7 @@ export const USAGE = `Usage
 
   tablegate user add <email> [--role <role>]   -h <host> -u <user> -p <password> -P <port> -D <database>
   tablegate user set-role <email> <role>       (same connection flags)
+  tablegate user set-password <email>          (same connection flags)
   tablegate user remove <email>                (same connection flags)
   tablegate user list                          (same connection flags)
 
@@ -33,8 +37,9 @@ export const USAGE = `Usage
   tablegate demo -h <host> -u <user> -p <password> -P <port> -D <empty database> [-o <output_port>]
 
   With 'auth' every request needs a JWT Bearer token from POST /auth/login.
-  'user' manages the users of auth mode; 'user add' reads the new password from
-  TABLEGATE_USER_PASSWORD or, failing that, from standard input (never from a flag).
+  'user' manages the users of auth mode; 'user add' and 'user set-password' read the new
+  password from TABLEGATE_USER_PASSWORD or, failing that, from standard input (never from a
+  flag). With --policy <file> (or TABLEGATE_POLICY), a role the policy does not define is refused.
   'demo' serves an example shop in auth mode on port 8080 (127.0.0.1), on a private MariaDB/MySQL
   server started from the PATH, or in the empty database given; it prints how to log in and query.
 
@@ -49,8 +54,9 @@ Database and listener (each also from the environment variable shown)
 
 Options
   --base-url <url>           what accessURL starts with (default http://<Host header>)
-  --jwt-secret <secret>      HS256 secret, 32+ bytes    TABLEGATE_JWT_SECRET
-  --token-ttl <ttl>          token lifetime (default 1h)
+  --jwt-secret <secret>      auth mode: HS256 secret, 32+ bytes  TABLEGATE_JWT_SECRET
+  --token-ttl <ttl>          auth mode: token lifetime: 1h, 30m, 7d, 3600 (seconds) (default 1h)
+  --file-url-ttl <ttl>       auth mode: how long a signed upload accessURL opens its file (default 1h)
   --uploads-dir <dir>        default ~/.tablegate/uploads
   --max-file-size <size>     per uploaded file (default 100MiB)
   --max-files <n>            per upload request (default 20)
@@ -68,7 +74,8 @@ Options
   --schema-refresh <time>    least time between two re-reads of the schema (default 1s)
   --listen-host <address>    address to bind (default 0.0.0.0)
   --registration <mode>      auth mode: open or closed POST /auth/register (default open)
-  --default-role <role>      role of a user made by POST /auth/register (default user)
+  --default-role <role>      auth mode: role of a user made by POST /auth/register, and of a
+                             provider's token that names no role the policy defines (default user)
   --policy <file>            who may do what: a JSON or YAML file (see README); default none
   --trust-proxy <proxies>    believe X-Forwarded-For from these proxies: a hop count, addresses
                              or CIDRs (10.0.0.0/8,loopback), or true for any (default: none)
@@ -86,7 +93,19 @@ Options
                              Replication node waits for the cluster's earlier writes (default eventual)
   --help                     this text
 
-Every option also reads TABLEGATE_<OPTION_NAME> (e.g. TABLEGATE_MAX_FILE_SIZE).`;
+Identity provider (auth mode: its tokens are accepted beside the gateway's own)
+  --jwks-url <url>           where its keys are (a JWKS), e.g. Keycloak's
+                             https://sso.example.com/realms/shop/protocol/openid-connect/certs
+  --jwt-public-key <file>    or its key in a file: a PEM public key, a JWK or a JWK set
+  --jwt-issuer <iss>         required: what the tokens' iss must be
+  --jwt-audience <aud>       required: what the tokens' aud must name
+  --role-claim <path>        where the role is (default role; a dotted path such as
+                             realm_access.roles; of a list, the first role the policy defines)
+  --user-id-claim <path>     what @user.id is (default sub)
+  --email-claim <path>       what @user.email is (default email)
+
+Every option also reads TABLEGATE_<OPTION_NAME> (e.g. TABLEGATE_MAX_FILE_SIZE). An auth mode
+option given to an open gateway is a usage error.`;
 
 /** Raw option values as given on the command line; undefined when absent. */
 export type RawFlags = Partial<Record<FlagName, string>>;
@@ -127,6 +146,15 @@ export const ENVIRONMENT: Readonly<Record<string, string>> = {
   redisUrl: 'TABLEGATE_REDIS_URL',
   shutdownDelay: 'TABLEGATE_SHUTDOWN_DELAY',
   readConsistency: 'TABLEGATE_READ_CONSISTENCY',
+  // Identity (README "Identity"): an identity provider's tokens, signed file links.
+  jwksUrl: 'TABLEGATE_JWKS_URL',
+  jwtPublicKey: 'TABLEGATE_JWT_PUBLIC_KEY',
+  jwtIssuer: 'TABLEGATE_JWT_ISSUER',
+  jwtAudience: 'TABLEGATE_JWT_AUDIENCE',
+  roleClaim: 'TABLEGATE_ROLE_CLAIM',
+  userIdClaim: 'TABLEGATE_USER_ID_CLAIM',
+  emailClaim: 'TABLEGATE_EMAIL_CLAIM',
+  fileUrlTtl: 'TABLEGATE_FILE_URL_TTL',
 };
 
 export type FlagName = keyof typeof ENVIRONMENT;
@@ -304,6 +332,149 @@ export function parseTrustProxy(text: string): TrustProxy {
   return entries;
 }
 
+/** Seconds per unit of a lifetime, in the words `ms` (and so jsonwebtoken) took for them. */
+const LIFETIME_UNITS: ReadonlyArray<[RegExp, number]> = [
+  [/^(?:s|secs?|seconds?)$/, 1],
+  [/^(?:m|mins?|minutes?)$/, 60],
+  [/^(?:h|hrs?|hours?)$/, 3600],
+  [/^(?:d|days?)$/, 86_400],
+  [/^(?:w|weeks?)$/, 604_800],
+  [/^(?:y|yrs?|years?)$/, 31_557_600],
+];
+/** Longer than any token should live; keeps `exp` a small number. */
+const MAX_LIFETIME_SECONDS = 10 * 31_557_600;
+
+/**
+ * `--token-ttl`, `--file-url-ttl`: `3600` (seconds), `90s`, `30m`, `1h`, `1.5h`, `7d`, `2 weeks`
+ * → whole seconds, at least 1.
+ */
+export function parseLifetime(name: FlagName, text: string): number {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(text);
+  const unit = match?.[2] ?? '';
+  const factor =
+    unit === '' ? 1 : LIFETIME_UNITS.find(([words]) => words.test(unit.toLowerCase()))?.[1];
+  const seconds = match && factor !== undefined ? Math.floor(Number(match[1]) * factor) : 0;
+  if (seconds < 1 || seconds > MAX_LIFETIME_SECONDS) {
+    throw new UsageError(
+      `${flagLabel(name)} must be a duration like 1h, 30m, 7d or 3600 (seconds), got '${text}'`,
+    );
+  }
+  return seconds;
+}
+
+/** The options that mean something only in auth mode: given in open mode, a usage error. */
+const AUTH_ONLY: readonly FlagName[] = [
+  'jwtSecret',
+  'tokenTtl',
+  'registration',
+  'defaultRole',
+  'redisUrl',
+  'jwksUrl',
+  'jwtPublicKey',
+  'jwtIssuer',
+  'jwtAudience',
+  'roleClaim',
+  'userIdClaim',
+  'emailClaim',
+  'fileUrlTtl',
+];
+
+function refuseAuthOnly(flags: RawFlags, env: NodeJS.ProcessEnv): void {
+  for (const name of AUTH_ONLY) {
+    const given =
+      flags[name] !== undefined
+        ? flagLabel(name)
+        : env[ENVIRONMENT[name] as string] !== undefined
+          ? (ENVIRONMENT[name] as string)
+          : null;
+    if (given !== null) {
+      throw new UsageError(
+        `${given} is for auth mode: run 'tablegate run auth …' (or set TABLEGATE_AUTH=true), or leave it out`,
+      );
+    }
+  }
+}
+
+/** `--jwt-secret`: at least MIN_SECRET_BYTES bytes (RFC 7518 §3.2); never echoed. */
+function jwtSecretFrom(text: string | undefined): string | null {
+  if (text === undefined) return null;
+  const bytes = Buffer.byteLength(text, 'utf8');
+  if (bytes < MIN_SECRET_BYTES) {
+    throw new UsageError(
+      `--jwt-secret (or TABLEGATE_JWT_SECRET) must be at least ${MIN_SECRET_BYTES} bytes; it is ${bytes}`,
+    );
+  }
+  return text;
+}
+
+/**
+ * `--jwks-url` or `--jwt-public-key`, with `--jwt-issuer` and `--jwt-audience` (both required:
+ * without them any token the provider signs, for any application, would do) and the claim
+ * names; null when no provider is configured (then the others are refused too).
+ */
+export function identityProviderFrom(
+  get: (name: FlagName) => string | undefined,
+): IdentityProvider | null {
+  const jwksUrl = get('jwksUrl');
+  const publicKey = get('jwtPublicKey');
+  if (jwksUrl !== undefined && publicKey !== undefined) {
+    throw new UsageError('give --jwks-url or --jwt-public-key, not both');
+  }
+  const dependent: FlagName[] = [
+    'jwtIssuer',
+    'jwtAudience',
+    'roleClaim',
+    'userIdClaim',
+    'emailClaim',
+  ];
+  if (jwksUrl === undefined && publicKey === undefined) {
+    const stray = dependent.find((name) => get(name) !== undefined);
+    if (stray !== undefined) {
+      throw new UsageError(
+        `${flagLabel(stray)} is for an identity provider's tokens: give --jwks-url or --jwt-public-key too`,
+      );
+    }
+    return null;
+  }
+  if (jwksUrl !== undefined) {
+    let url: URL | null = null;
+    try {
+      url = new URL(jwksUrl);
+    } catch {
+      // Said below.
+    }
+    if (url === null || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
+      throw new UsageError(`--jwks-url must be an http:// or https:// URL, got '${jwksUrl}'`);
+    }
+  }
+  if (publicKey === '') throw new UsageError('--jwt-public-key needs a file name');
+  const text = (name: FlagName, fallback?: string) => {
+    const value = get(name) ?? fallback;
+    if (value === undefined || value.trim() === '') {
+      throw new UsageError(
+        `${flagLabel(name)} is required with ${jwksUrl !== undefined ? '--jwks-url' : '--jwt-public-key'}: tokens are accepted only when their ${name === 'jwtIssuer' ? 'iss' : 'aud'} names it`,
+      );
+    }
+    return value.trim();
+  };
+  const claim = (name: FlagName, fallback: string) => {
+    const value = get(name) ?? fallback;
+    if (value.trim() === '') throw new UsageError(`${flagLabel(name)} needs a claim name or path`);
+    return value.trim();
+  };
+  return {
+    jwksUrl: jwksUrl ?? null,
+    publicKeyFile: publicKey === undefined ? null : path.resolve(publicKey),
+    issuer: text('jwtIssuer'),
+    audience: text('jwtAudience'),
+    claims: {
+      userId: claim('userIdClaim', DEFAULT_CLAIM_NAMES.userId),
+      email: claim('emailClaim', DEFAULT_CLAIM_NAMES.email),
+      role: claim('roleClaim', DEFAULT_CLAIM_NAMES.role),
+    },
+  };
+}
+
 const LOG_LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
 
 /** Builds the run configuration. `words` are the positional arguments after `run`. */
@@ -322,6 +493,7 @@ export function configFromRun(
     throw new UsageError(`TABLEGATE_AUTH must be 'true' or 'false', got '${env.TABLEGATE_AUTH}'`);
   }
   const auth = words.includes('auth') || authFromEnv === 'true' || authFromEnv === '1';
+  if (!auth) refuseAuthOnly(flags, env);
   const get = (name: FlagName) => pick(name, flags, env);
   const logLevel = get('logLevel') ?? DEFAULTS.logLevel;
   if (!LOG_LEVELS.has(logLevel)) {
@@ -341,6 +513,10 @@ export function configFromRun(
   const size = (name: FlagName, fallback: number) => {
     const text = get(name);
     return text === undefined ? fallback : parseSize(name, text);
+  };
+  const lifetime = (name: FlagName, fallback: number) => {
+    const text = get(name);
+    return text === undefined ? fallback : parseLifetime(name, text);
   };
   const duration = (name: FlagName, fallback: number) => {
     const text = get(name);
@@ -389,8 +565,8 @@ export function configFromRun(
     listenPort,
     listenHost: get('listenHost') ?? DEFAULTS.listenHost,
     baseUrl: baseUrl?.replace(/\/+$/, '') ?? null,
-    jwtSecret: get('jwtSecret') ?? null,
-    tokenTtl: get('tokenTtl') ?? DEFAULTS.tokenTtl,
+    jwtSecret: jwtSecretFrom(get('jwtSecret')),
+    tokenTtlSeconds: lifetime('tokenTtl', DEFAULTS.tokenTtlSeconds),
     stateDir,
     uploadsDir: path.resolve(get('uploadsDir') ?? path.join(stateDir, 'uploads')),
     maxFileSize: size('maxFileSize', DEFAULTS.maxFileSize),
@@ -418,5 +594,7 @@ export function configFromRun(
         ? DEFAULTS.shutdownDelayMs
         : parseDuration('shutdownDelay', shutdownDelay, true),
     readConsistency: readConsistency as ReadConsistency,
+    identityProvider: identityProviderFrom(get),
+    fileUrlTtlSeconds: lifetime('fileUrlTtl', DEFAULTS.fileUrlTtlSeconds),
   };
 }

@@ -1,10 +1,13 @@
 /**
- * `tablegate user add|set-role|remove|list` (CONTRACT §6): the users of auth mode managed from a
- * shell, with the same connection flags and environment as `run`. The new password comes from
- * TABLEGATE_USER_PASSWORD or standard input, never from a flag. Returns what to print and the
+ * `tablegate user add|set-role|set-password|remove|list`: the users of auth mode managed from a
+ * shell, with the same connection flags and environment as `run`. A new password comes from
+ * TABLEGATE_USER_PASSWORD or standard input, never from a flag. With `--policy` (or
+ * TABLEGATE_POLICY) a role the policy does not define is refused. Returns what to print and the
  * exit code (0 done, 1 MySQL problem or unknown email, 2 usage); cli.ts prints and exits.
  */
 
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import readline from 'node:readline/promises';
 import { Writable } from 'node:stream';
 import {
@@ -20,9 +23,11 @@ import { reasonOf } from '../db/errors.js';
 import { hostsLabel } from '../db/pool.js';
 import { ApiError } from '../errors.js';
 import { type Database, openDatabase } from '../execute/database.js';
-import { dbConfigFrom, type RawFlags, UsageError } from './options.js';
+import { PolicyError, parsePolicyText } from '../policy/policy.js';
+import { didYouMean } from './did-you-mean.js';
+import { dbConfigFrom, ENVIRONMENT, type RawFlags, UsageError } from './options.js';
 
-export const USER_SUBCOMMANDS = ['add', 'set-role', 'remove', 'list'] as const;
+export const USER_SUBCOMMANDS = ['add', 'set-role', 'set-password', 'remove', 'list'] as const;
 
 export interface UserCommandResult {
   readonly code: 0 | 1;
@@ -30,7 +35,7 @@ export interface UserCommandResult {
   readonly output: string;
 }
 
-/** Where the new password of `user add` comes from: the environment, else standard input. */
+/** Where the new password of `user add` and `user set-password` comes from, failing the environment. */
 export type PasswordSource = () => Promise<string>;
 
 /**
@@ -72,13 +77,18 @@ function parseWords(words: readonly string[], roleFlag: string | undefined): Par
         : `unknown subcommand 'user ${subcommand}'`,
     );
   }
-  const wanted = { add: 1, 'set-role': roleFlag === undefined ? 2 : 1, remove: 1, list: 0 }[
-    subcommand as Parsed['subcommand']
-  ];
+  const wanted = {
+    add: 1,
+    'set-role': roleFlag === undefined ? 2 : 1,
+    'set-password': 1,
+    remove: 1,
+    list: 0,
+  }[subcommand as Parsed['subcommand']];
   if (rest.length !== wanted) {
     const shape = {
       add: 'user add <email> [--role <role>]',
       'set-role': 'user set-role <email> <role>',
+      'set-password': 'user set-password <email>',
       remove: 'user remove <email>',
       list: 'user list',
     }[subcommand as Parsed['subcommand']];
@@ -103,8 +113,52 @@ function parseWords(words: readonly string[], roleFlag: string | undefined): Par
 }
 
 /**
- * Runs one `tablegate user …`. Usage problems (including a missing, empty or too short password)
- * throw UsageError before anything touches MySQL, so nothing is created then.
+ * The roles `--policy` defines, read from the file alone (the tables it names are the gateway's
+ * to check against the schema): a file that cannot be read or parsed is a usage error.
+ */
+async function policyRoles(file: string): Promise<ReadonlySet<string>> {
+  const problem = (why: string) => new UsageError(`--policy ${file}: ${why}`);
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    throw problem(`cannot read it: ${(error as { code?: string }).code ?? String(error)}`);
+  }
+  let document: unknown;
+  try {
+    document = parsePolicyText(text, file);
+  } catch (error) {
+    if (error instanceof PolicyError) throw problem(error.message);
+    throw error;
+  }
+  const roles = (document as { roles?: unknown } | null)?.roles;
+  if (typeof roles !== 'object' || roles === null || Array.isArray(roles)) {
+    throw problem("it has no 'roles' object");
+  }
+  return new Set(Object.keys(roles));
+}
+
+/** With a policy, a role it does not define would let its user do nothing: refused. */
+async function checkRoleAgainstPolicy(
+  role: string | null,
+  flags: RawFlags,
+  env: NodeJS.ProcessEnv,
+): Promise<void> {
+  const file = flags.policy ?? env[ENVIRONMENT.policy as string];
+  if (role === null || file === undefined || file === '') return;
+  const roles = await policyRoles(path.resolve(file));
+  if (!roles.has(role)) {
+    const known = [...roles];
+    throw new UsageError(
+      `role '${role}' is not defined by the policy ${file} (it defines ${known.length === 0 ? 'none' : known.map((r) => `'${r}'`).join(', ')})${didYouMean(role, known)}`,
+    );
+  }
+}
+
+/**
+ * Runs one `tablegate user …`. Usage problems (including a missing, empty or too short password,
+ * or a role the policy does not define) throw UsageError before anything touches MySQL, so
+ * nothing is created or changed then.
  */
 export async function runUserCommand(
   words: readonly string[],
@@ -115,8 +169,9 @@ export async function runUserCommand(
 ): Promise<UserCommandResult> {
   const parsed = parseWords(words, roleFlag);
   const db = dbConfigFrom(flags, env, 1);
+  await checkRoleAgainstPolicy(parsed.role, flags, env);
   let credentials: Credentials | null = null;
-  if (parsed.subcommand === 'add') {
+  if (parsed.subcommand === 'add' || parsed.subcommand === 'set-password') {
     const password = env.TABLEGATE_USER_PASSWORD ?? (await readPassword());
     try {
       credentials = parseCredentials({ email: parsed.email, password });
@@ -168,12 +223,22 @@ async function perform(
       return (await users.setRole(email, parsed.role as string))
         ? {
             code: 0,
-            output: `${email} now has the role ${parsed.role}; it applies from their next login`,
+            output: `${email} now has the role ${parsed.role}; tokens they hold stop working within 10 s (they log in again)`,
+          }
+        : { code: 1, output: `no user has the email ${email}` };
+    case 'set-password':
+      return (await users.setPassword(
+        email,
+        (credentials as NonNullable<typeof credentials>).password,
+      ))
+        ? {
+            code: 0,
+            output: `${email} has a new password; tokens they hold stop working within 10 s`,
           }
         : { code: 1, output: `no user has the email ${email}` };
     case 'remove':
       return (await users.remove(email))
-        ? { code: 0, output: `removed ${email}; a token they hold stays valid until it expires` }
+        ? { code: 0, output: `removed ${email}; tokens they hold stop working within 10 s` }
         : { code: 1, output: `no user has the email ${email}` };
     case 'list': {
       const listed = await users.list();

@@ -71,8 +71,9 @@ interface ParameterRow {
 }
 
 /**
- * Types no JSON value travels in yet: a routine with such a parameter or result is not served
- * (docs/routines.md) rather than answering 500 for every call.
+ * Spatial types: a routine's arguments and results are not converted to and from GeoJSON as a
+ * table's columns are (db/geometry.ts), so a routine with such a parameter or result is not
+ * served (docs/routines.md) rather than answering 500 for every call.
  */
 const UNSUPPORTED_TYPES: ReadonlySet<string> = new Set([
   'geometry',

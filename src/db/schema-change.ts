@@ -44,7 +44,13 @@ const FINGERPRINT_SQL = `SELECT CONCAT_WS(' ',
     ],
     'TABLE_SCHEMA',
   )},
+  ${checksum('VIEWS', ['TABLE_NAME', 'IS_UPDATABLE'], 'TABLE_SCHEMA')},
   ${checksum('TRIGGERS', ['TRIGGER_NAME', 'EVENT_OBJECT_TABLE'], 'TRIGGER_SCHEMA')},
+  ${checksum(
+    'STATISTICS',
+    ['TABLE_NAME', 'INDEX_NAME', 'NON_UNIQUE', 'SEQ_IN_INDEX', 'COLUMN_NAME'],
+    'TABLE_SCHEMA',
+  )},
   ${checksum('CHECK_CONSTRAINTS', ['CONSTRAINT_NAME', 'CHECK_CLAUSE'], 'CONSTRAINT_SCHEMA')},
   ${checksum(
     'KEY_COLUMN_USAGE',
@@ -78,6 +84,9 @@ const FINGERPRINT_SQL = `SELECT CONCAT_WS(' ',
   )}
 ) AS fingerprint`;
 
+/** One `?` per checksum: the database each counts in. */
+const FINGERPRINT_PARAMS = FINGERPRINT_SQL.match(/= \?\)/g) ?? [];
+
 /**
  * One string that changes whenever the schema of `database` does; null when the server refuses
  * the statement (MySQL 5.7 has no CHECK_CONSTRAINTS), and then every re-read is a full one.
@@ -87,7 +96,7 @@ export async function schemaFingerprint(db: Database, database: string): Promise
   try {
     const [row] = await db.rows<{ fingerprint: string | null }>({
       sql: FINGERPRINT_SQL,
-      params: [database, database, database, database, database, database, database],
+      params: FINGERPRINT_PARAMS.map(() => database),
     });
     return row?.fingerprint ?? null;
   } catch (error) {

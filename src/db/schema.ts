@@ -8,6 +8,7 @@
 
 import { ApiError, unknownRoutine, unknownTable } from '../errors.js';
 import type { Database } from '../execute/database.js';
+import { isSpatialType } from './geometry.js';
 import { type ForeignKey, nameRelations } from './relations.js';
 import {
   type NamedRoutines,
@@ -80,7 +81,9 @@ export function columnFromRow(row: ColumnRow, jsonColumns: ReadonlySet<string>):
     name: row.COLUMN_NAME,
     dataType,
     columnType: row.COLUMN_TYPE,
-    kind: isJson ? 'json' : (KIND_BY_DATA_TYPE[dataType] ?? 'string'),
+    kind: isJson
+      ? 'json'
+      : (KIND_BY_DATA_TYPE[dataType] ?? (isSpatialType(dataType) ? 'geometry' : 'string')),
     nullable,
     unsigned: /\bunsigned\b/i.test(row.COLUMN_TYPE),
     autoIncrement,
@@ -115,6 +118,34 @@ async function mariaDbJsonColumns(db: Database, database: string): Promise<Set<s
   return keys;
 }
 
+/**
+ * The SRID each spatial column declares (`table\0column` → SRID), read only when the schema has
+ * spatial columns: MariaDB lists them in GEOMETRY_COLUMNS (REF_SYSTEM_ID, 0 when none), MySQL 8
+ * in ST_GEOMETRY_COLUMNS (SRS_ID, NULL when none). Either may be missing: then none is known.
+ */
+async function spatialReferences(db: Database, database: string): Promise<Map<string, number>> {
+  const srids = new Map<string, number>();
+  const queries = [
+    'SELECT G_TABLE_NAME, G_GEOMETRY_COLUMN, SRID FROM information_schema.GEOMETRY_COLUMNS WHERE G_TABLE_SCHEMA = ?',
+    'SELECT TABLE_NAME, COLUMN_NAME, SRS_ID FROM information_schema.ST_GEOMETRY_COLUMNS WHERE TABLE_SCHEMA = ?',
+  ];
+  for (const sql of queries) {
+    try {
+      const rows = await db.rows<Record<string, unknown>>({ sql, params: [database] });
+      for (const row of rows) {
+        const [table, column, srid] = Object.values(row);
+        if (srid !== null && srid !== undefined) {
+          srids.set(`${String(table)}\u0000${String(column)}`, Number(srid));
+        }
+      }
+      return srids;
+    } catch {
+      // Not this server's table: try the other one.
+    }
+  }
+  return srids;
+}
+
 export async function readSchema(db: Database, database: string): Promise<Map<string, TableInfo>> {
   const tableRows = await db.rows<{ TABLE_NAME: string; TABLE_TYPE: string }>({
     sql: 'SELECT TABLE_NAME, TABLE_TYPE FROM information_schema.TABLES WHERE TABLE_SCHEMA = ?',
@@ -132,11 +163,26 @@ export async function readSchema(db: Database, database: string): Promise<Map<st
     params: [database],
   });
   const withTriggers = new Set(triggerRows.map((row) => String(row.EVENT_OBJECT_TABLE)));
+  const viewRows = await db.rows<{ TABLE_NAME: string; IS_UPDATABLE: string }>({
+    sql: 'SELECT TABLE_NAME, IS_UPDATABLE FROM information_schema.VIEWS WHERE TABLE_SCHEMA = ?',
+    params: [database],
+  });
+  const readOnlyViews = new Set(
+    viewRows
+      .filter((row) => String(row.IS_UPDATABLE).toUpperCase() !== 'YES')
+      .map((row) => String(row.TABLE_NAME)),
+  );
   const keys = await readForeignKeys(db, database);
+  const uniqueKeys = await readUniqueKeys(db, database);
   const columnsByTable = new Map<string, ColumnInfo[]>();
   const primaryKeys = new Map<string, string[]>();
+  const srids = columnRows.some((row) => isSpatialType(row.DATA_TYPE.toLowerCase()))
+    ? await spatialReferences(db, database)
+    : new Map<string, number>();
   for (const row of columnRows) {
-    const column = columnFromRow(row, jsonColumns);
+    const read = columnFromRow(row, jsonColumns);
+    const srid = srids.get(`${row.TABLE_NAME}\u0000${row.COLUMN_NAME}`);
+    const column = srid === undefined || read.kind !== 'geometry' ? read : { ...read, srid };
     const list = columnsByTable.get(row.TABLE_NAME) ?? [];
     list.push(column);
     columnsByTable.set(row.TABLE_NAME, list);
@@ -155,15 +201,40 @@ export async function readSchema(db: Database, database: string): Promise<Map<st
     tables.set(name, {
       name,
       kind: String(row.TABLE_TYPE).toUpperCase().includes('VIEW') ? 'view' : 'table',
+      ...(readOnlyViews.has(name) ? { updatable: false as const } : {}),
       columns,
       columnsByName: new Map(columns.map((c) => [c.name, c])),
       primaryKey: primaryKeys.get(name) ?? [],
+      uniqueKeys: uniqueKeys.get(name) ?? [],
       hasTriggers: withTriggers.has(name),
       relations: named,
     });
   }
   nameRelations(tables, relations, keys);
   return tables;
+}
+
+/**
+ * The UNIQUE indexes other than the primary key, per table, each as its columns in index order
+ * (by index name, so the order is the same on every read). A unique index over a prefix of a
+ * column (`SUB_PART`) still makes the whole values unique: equal values have equal prefixes.
+ */
+async function readUniqueKeys(db: Database, database: string): Promise<Map<string, string[][]>> {
+  const rows = await db.rows<{ TABLE_NAME: string; INDEX_NAME: string; COLUMN_NAME: string }>({
+    sql: `SELECT TABLE_NAME, INDEX_NAME, COLUMN_NAME FROM information_schema.STATISTICS
+      WHERE TABLE_SCHEMA = ? AND NON_UNIQUE = 0 AND INDEX_NAME <> 'PRIMARY'
+      ORDER BY TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX`,
+    params: [database],
+  });
+  const keys = new Map<string, Map<string, string[]>>();
+  for (const row of rows) {
+    const table = String(row.TABLE_NAME);
+    const byIndex = keys.get(table) ?? new Map<string, string[]>();
+    keys.set(table, byIndex);
+    const index = String(row.INDEX_NAME);
+    byIndex.set(index, [...(byIndex.get(index) ?? []), String(row.COLUMN_NAME)]);
+  }
+  return new Map([...keys].map(([table, byIndex]) => [table, [...byIndex.values()]]));
 }
 
 /** The foreign keys within the database, each with its columns in key order. */
@@ -218,6 +289,13 @@ export class SchemaCache {
 
   get tableCount(): number {
     return this.tables.size;
+  }
+
+  /** How many of the served tables are base tables and how many views (the start-up line). */
+  get counts(): { tables: number; views: number } {
+    let views = 0;
+    for (const table of this.tables.values()) if (table.kind === 'view') views++;
+    return { tables: this.tables.size - views, views };
   }
 
   all(): Iterable<TableInfo> {
@@ -300,9 +378,14 @@ export class SchemaCache {
    * table's 404 has (find: a re-read when the last one is old enough), so neither its bytes nor
    * its time tell it from a table that does not exist.
    */
-  async refuse(name: string): Promise<never> {
+  async refuse(name: string, visible: (table: TableInfo) => boolean): Promise<never> {
     if (name !== USERS_TABLE) await this.refreshIfStale();
-    throw unknownTable(name);
+    throw this.unknown(name, visible);
+  }
+
+  /** The 404 of a table that is not there, its "did you mean" naming only tables `visible` keeps. */
+  unknown(name: string, visible: (table: TableInfo) => boolean): ApiError {
+    return unknownTable(name, this.names(visible));
   }
 
   /** The stored procedures and functions served (never re-reads). */
@@ -350,8 +433,19 @@ export class SchemaCache {
 
   private async requireAfterRead(name: string): Promise<TableInfo> {
     const table = await this.find(name);
-    if (!table) throw unknownTable(name);
+    if (!table)
+      throw unknownTable(
+        name,
+        this.names(() => true),
+      );
     return table;
+  }
+
+  /** The names of the tables `visible` keeps: what a "did you mean" may suggest. */
+  private names(visible: (table: TableInfo) => boolean): string[] {
+    const names: string[] = [];
+    for (const table of this.tables.values()) if (visible(table)) names.push(table.name);
+    return names;
   }
 
   /**

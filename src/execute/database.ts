@@ -44,10 +44,10 @@ import { type RowFlow, type RowSink, streamRetrying } from './stream.js';
 import { withTimeLimit } from './time-limit.js';
 import { Watchdog } from './watchdog.js';
 import {
-  aloneStatement,
   runAlone,
   runTransaction,
-  type WriteOptions,
+  type TransactionJob,
+  type WriteJob,
   type WriteResult,
 } from './write.js';
 
@@ -83,12 +83,11 @@ export interface Database {
   rows<T extends object = Record<string, unknown>>(query: CompiledQuery): Promise<T[]>;
   /** One statement under autocommit (users, DDL), retried as a write (retry.ts). */
   run(query: CompiledQuery): Promise<{ affectedRows: number; insertId: number }>;
-  /** Statements in one transaction: all or none (write.ts), retried where safe (retry.ts). */
-  write(
-    statements: readonly CompiledQuery[],
-    options?: WriteOptions,
-    caller?: Caller,
-  ): Promise<WriteResult>;
+  /**
+   * A write job (write.ts): one autocommit statement or one transaction, as the job says; all or
+   * none, retried where safe (retry.ts).
+   */
+  write(job: WriteJob, caller?: Caller): Promise<WriteResult>;
   /**
    * A stored routine's call (call.ts): on a connection of the caller's fair share, under the
    * caller's time limit, never inside a transaction of ours; a connection the routine left
@@ -170,11 +169,19 @@ function byName(rows: readonly unknown[][], fields: readonly FieldPacket[]): obj
   return rows.map((row) => Object.fromEntries(fields.map((field, at) => [field.name, row[at]])));
 }
 
-/** Resolves with the promise's value, or rejects when it takes longer than `ms`. */
+/**
+ * Resolves with the promise's value, or rejects when it takes longer than `ms`. The verdict
+ * waits one turn of the event loop after the timer (setImmediate runs after the poll for I/O):
+ * an answer that arrived while the gateway was busy (a loaded machine, a long synchronous task)
+ * is read first, so a late timer never calls a live server silent.
+ */
 function within<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+    timer = setTimeout(
+      () => setImmediate(() => reject(new Error(`no answer within ${ms} ms`))),
+      ms,
+    );
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
@@ -392,7 +399,13 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
         return;
       }
       backend.watchdog.watch(held);
+      // mysql2 calls an execute's callback twice when the connection breaks while the statement
+      // is being prepared (once for the prepare, once for the execute queued behind it): the
+      // second call would retry the read again and answer the request twice.
+      let finished = false;
       const finish = (failure: unknown, value?: T) => {
+        if (finished) return;
+        finished = true;
         giveBack(backend, held, failure);
         done(failure, value);
       };
@@ -441,23 +454,28 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
   /** The statement as it runs for `caller` (a new query object only under a limit of its own). */
   const timed = (query: CompiledQuery, caller: Caller): CompiledQuery =>
     ownLimit(caller) ? withTimeLimit(switcher.backend.server.flavour, query, anonymousMs) : query;
-  /** A transaction's statements and guards as they run for `caller`. */
-  const timedWrite = (
-    statements: readonly CompiledQuery[],
-    writeOptions: WriteOptions,
-    caller: Caller,
-  ): [readonly CompiledQuery[], WriteOptions] => {
-    if (!ownLimit(caller)) return [statements, writeOptions];
-    const guards = writeOptions.guards?.map((guard) => ({
-      ...guard,
-      lookup: guard.lookup === null ? null : timed(guard.lookup, caller),
-      queries: (outcome: Parameters<typeof guard.queries>[0]) =>
-        guard.queries(outcome)?.map((query) => timed(query, caller)) ?? null,
-    }));
-    return [
-      statements.map((statement) => timed(statement, caller)),
-      guards === undefined ? writeOptions : { ...writeOptions, guards },
-    ];
+  /** A transaction's statements, guards and read-back as they run for `caller`. */
+  const timedWrite = (job: TransactionJob, caller: Caller): TransactionJob => {
+    if (!ownLimit(caller)) return job;
+    const timedAll = (queries: readonly CompiledQuery[] | null) =>
+      queries?.map((query) => timed(query, caller)) ?? null;
+    const { readBack } = job;
+    return {
+      ...job,
+      statements: job.statements.map((statement) => timed(statement, caller)),
+      guards: job.guards.map((guard) => ({
+        ...guard,
+        lookup: guard.lookup === null ? null : timed(guard.lookup, caller),
+        queries: (outcome) => timedAll(guard.queries(outcome)),
+      })),
+      readBack:
+        readBack === null
+          ? null
+          : {
+              lookup: readBack.lookup === null ? null : timed(readBack.lookup, caller),
+              queries: (outcome) => timedAll(readBack.queries(outcome)) ?? [],
+            },
+    };
   };
 
   return {
@@ -545,24 +563,18 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
           return { affectedRows: result.affectedRows, insertId: result.insertId };
         }),
       ),
-    write: (statements, writeOptions = {}, caller = GATEWAY) => {
+    write: (job, caller = GATEWAY) => {
       const address = caller.client;
-      const only = aloneStatement(statements, writeOptions);
-      if (only === null) {
-        const [run, guarded] = timedWrite(statements, writeOptions, caller);
+      if (job.mode === 'transaction') {
+        const run = timedWrite(job, caller);
         return writeRetrying((progress) =>
-          using(address, (held) => runTransaction(held, run, guarded, progress)),
+          using(address, (held) => runTransaction(held, run, progress)),
         );
       }
       // Most writes: one autocommit statement, run by callback (issue 17).
-      const unprepare = writeOptions.unprepare ?? false;
-      const statement = timed(only, caller);
+      const alone = ownLimit(caller) ? { ...job, statement: timed(job.statement, caller) } : job;
       return writeRetryingBy<WriteResult>((progress, done) =>
-        usingBy(
-          address,
-          (held, finish) => runAlone(held, statement, unprepare, progress, finish),
-          done,
-        ),
+        usingBy(address, (held, finish) => runAlone(held, alone, progress, finish), done),
       );
     },
     call: (job, caller = GATEWAY) => {

@@ -1,15 +1,16 @@
 /**
- * mysql2 waits for a server's answer for ever. While connections are busy with statements, the
- * watchdog asks every ALIVE_CHECK_MS whether the server still answers (one shared ping on the
- * control connection); when it does not — frozen, partitioned — the sockets of the connections
- * busy since before the check are destroyed, so their statements fail at once as
- * DATABASE_UNAVAILABLE (never retried: execute/retry.ts) and the pool drops them. A slow but
- * live server is left alone.
+ * mysql2 waits for a server's answer for ever. Every WATCHDOG_TICK_MS the watchdog looks at the
+ * connections busy with a statement; when one has waited STATEMENT_ALIVE_CHECK_MS for its answer
+ * it asks whether the server still answers (one shared ping on the control connection, bounded
+ * by HEALTH_TIMEOUT_MS). When it does not — frozen, partitioned — the sockets of the statements
+ * it waited for are destroyed, so they fail at once as DATABASE_UNAVAILABLE (never retried:
+ * execute/retry.ts) and the pool drops them. A slow but live server answers the ping and is
+ * left alone, however long its statements run.
  */
 import type { Socket } from 'node:net';
 import type { PoolConnection } from 'mysql2';
 import { ServerSilent } from '../db/errors.js';
-import { ALIVE_CHECK_MS } from '../limits.js';
+import { STATEMENT_ALIVE_CHECK_MS, WATCHDOG_TICK_MS } from '../limits.js';
 
 /** A connection between statements. */
 const IDLE = 0;
@@ -29,7 +30,7 @@ export class Watchdog {
   private readonly timer: NodeJS.Timeout;
 
   constructor(private readonly isAlive: () => Promise<boolean>) {
-    this.timer = setInterval(() => void this.check(), ALIVE_CHECK_MS);
+    this.timer = setInterval(() => void this.check(), WATCHDOG_TICK_MS);
     this.timer.unref();
   }
 
@@ -61,15 +62,19 @@ export class Watchdog {
   }
 
   private async check(): Promise<void> {
-    const startedBefore = Date.now() - ALIVE_CHECK_MS;
-    const overdue: PoolConnection[] = [];
+    const startedBefore = Date.now() - STATEMENT_ALIVE_CHECK_MS;
+    // Each with the start of its statement: a connection that finished it while the ping was on
+    // its way, and began another, is not cut for the old one (that one got its answer).
+    const overdue = new Map<PoolConnection, number>();
     for (const [connection, since] of this.busySince) {
       if (since === IDLE) {
         if (socketOf(connection).destroyed) this.busySince.delete(connection);
-      } else if (since <= startedBefore) overdue.push(connection);
+      } else if (since <= startedBefore) overdue.set(connection, since);
     }
-    if (overdue.length === 0 || (await this.isAlive())) return;
-    for (const connection of overdue) this.fail(connection, new ServerSilent());
+    if (overdue.size === 0 || (await this.isAlive())) return;
+    for (const [connection, since] of overdue) {
+      if (this.busySince.get(connection) === since) this.fail(connection, new ServerSilent());
+    }
   }
 
   private fail(connection: PoolConnection, error: Error): void {

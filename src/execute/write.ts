@@ -5,11 +5,19 @@
  * policy's row condition) may read rows first (its lookup, a SELECT … FOR UPDATE) and then, after
  * the statements, runs the SELECTs it makes of what they answered, in the same transaction: a row
  * back means the write broke the rule, and everything is rolled back with the guard's error.
+ * A row limit (`Prefer: max-affected`) is checked after the statements the same way, and the
+ * written rows may be read back (`Prefer: return=representation`) just before the COMMIT. A job
+ * of one statement proven exact runs alone under autocommit instead (WriteJob's `mode`).
  */
 import type { PoolConnection, ResultSetHeader, RowDataPacket } from 'mysql2';
 import { mapDataWarnings } from '../db/errors.js';
-import type { ApiError } from '../errors.js';
-import type { CompiledGuard, StatementResult } from '../sql/compile-write.js';
+import { type ApiError, tooManyRows } from '../errors.js';
+import type {
+  CompiledGuard,
+  CompiledReadBack,
+  ReturnedRows,
+  StatementResult,
+} from '../sql/compile-write.js';
 import type { CompiledQuery } from '../sql/compiled-query.js';
 import { bind } from './bind.js';
 
@@ -18,26 +26,54 @@ export interface WriteGuard extends CompiledGuard {
   readonly error: () => ApiError;
 }
 
-export interface WriteOptions {
-  /**
-   * Drop each prepared statement after use: multi-row INSERT texts rarely repeat, and each
-   * cached one holds a server-side statement.
-   */
-  readonly unprepare?: boolean;
-  readonly guards?: readonly WriteGuard[];
-  /**
-   * The caller proved (plan/exact-write.ts) that the statement cannot leave a data warning: one
-   * statement without guards then runs under autocommit, one round trip instead of BEGIN +
-   * statement, COMMIT. A single statement is atomic by itself; the transaction only served to
-   * take back a write MySQL changed silently, which the proof rules out.
-   */
-  readonly autocommit?: boolean;
-}
+/**
+ * Everything a write runs, and how: decided once by the write pipeline (pipeline/write.ts), never
+ * again here.
+ * - `alone`: the one statement under autocommit, one round trip instead of BEGIN + statement +
+ *   COMMIT. Only for a statement proven unable to leave a data warning (plan/exact-write.ts),
+ *   without guards, a row limit or a read-back: a single statement is atomic by itself, and the
+ *   transaction only served to take back a write MySQL changed silently, which the proof rules
+ *   out.
+ * - `transaction`: the guards' lookups, the statements, the row limit, the guards' checks and the
+ *   read-back, then COMMIT; anything failing rolls everything back.
+ */
+export type WriteJob =
+  | {
+      readonly mode: 'alone';
+      readonly statement: CompiledQuery;
+      /** Drop the prepared statement after use (see the transaction's `unprepare`). */
+      readonly unprepare: boolean;
+      /** The statement returns the rows it wrote (`INSERT … RETURNING`), shaped so; else null. */
+      readonly returning: ReturnedRows | null;
+    }
+  | {
+      readonly mode: 'transaction';
+      readonly statements: readonly CompiledQuery[];
+      /**
+       * Drop each prepared statement after use: multi-row INSERT texts rarely repeat, and each
+       * cached one holds a server-side statement.
+       */
+      readonly unprepare: boolean;
+      readonly guards: readonly WriteGuard[];
+      /** `Prefer: max-affected`: more rows affected than this roll everything back (400). */
+      readonly maxAffected: number | null;
+      /** `Prefer: return=representation`: the written rows read back before the COMMIT. */
+      readonly readBack: CompiledReadBack | null;
+      /**
+       * The written table's generated columns: MySQL's notes that it rounded their expressions
+       * are no refusal (db/errors.ts mapDataWarnings).
+       */
+      readonly generated: readonly string[];
+    };
+
+export type TransactionJob = Extract<WriteJob, { mode: 'transaction' }>;
 
 export interface WriteResult {
   readonly affectedRows: number;
   /** The first auto-increment id of the first statement; null when there is none. */
   readonly insertId: number | string | null;
+  /** The rows the job's read-back found, as arrays in select order; null without one. */
+  readonly rows: readonly (readonly unknown[])[] | null;
 }
 
 /**
@@ -79,25 +115,13 @@ function control(
   });
 }
 
-/** The one statement that runs under autocommit (see WriteOptions.autocommit), or null. */
-export function aloneStatement(
-  statements: readonly CompiledQuery[],
-  { autocommit = false, guards = [] }: WriteOptions,
-): CompiledQuery | null {
-  const only = statements[0];
-  return autocommit && only !== undefined && statements.length === 1 && guards.length === 0
-    ? only
-    : null;
-}
-
 /**
- * The guards' lookups, the statements and then the guards' checks, in one transaction; the write
- * that aloneStatement() refused.
+ * The guards' lookups, the statements, the row limit, then the guards' checks and the read-back,
+ * in one transaction (a job the pipeline made a `transaction`).
  */
 export async function runTransaction(
   connection: PoolConnection,
-  statements: readonly CompiledQuery[],
-  { unprepare = false, guards = [] }: WriteOptions,
+  { statements, unprepare, guards, maxAffected, readBack, generated }: TransactionJob,
   progress: WriteProgress,
 ): Promise<WriteResult> {
   let committed = false;
@@ -117,17 +141,23 @@ export async function runTransaction(
     for (const guard of guards) {
       found.push(guard.lookup ? ((await run<RowDataPacket[]>(guard.lookup)) as unknown[][]) : []);
     }
+    const lookedUp = readBack?.lookup
+      ? ((await run<RowDataPacket[]>(readBack.lookup)) as unknown[][])
+      : [];
     const results: StatementResult[] = [];
     let affectedRows = 0;
     for (const statement of statements) {
       const result = await run<ResultSetHeader>(statement);
       if (unprepare) connection.unprepare(statement.sql);
-      if (result.warningStatus !== 0) await refuseDataWarnings(connection);
+      if (result.warningStatus !== 0) await refuseDataWarnings(connection, generated);
       affectedRows += result.affectedRows;
       results.push({
         affectedRows: result.affectedRows,
         insertId: publicInsertId(result.insertId),
       });
+    }
+    if (maxAffected !== null && affectedRows > maxAffected) {
+      throw tooManyRows(affectedRows, maxAffected);
     }
     for (const [index, guard] of guards.entries()) {
       const queries = guard.queries({ found: found[index] ?? [], results });
@@ -139,10 +169,18 @@ export async function runTransaction(
         if (rows.length > 0) throw guard.error();
       }
     }
+    let rows: unknown[][] | null = null;
+    if (readBack !== null) {
+      rows = [];
+      for (const query of readBack.queries({ found: lookedUp, results })) {
+        for (const row of (await run<RowDataPacket[]>(query)) as unknown[][]) rows.push(row);
+        if (unprepare) connection.unprepare(query.sql);
+      }
+    }
     progress.committing = true;
     await control(connection, 'commit');
     committed = true;
-    return { affectedRows, insertId: results[0]?.insertId ?? null };
+    return { affectedRows, insertId: results[0]?.insertId ?? null, rows };
   } finally {
     // A broken connection cannot roll back; the server rolls back when it goes away.
     if (!committed) await control(connection, 'rollback').catch(() => {});
@@ -150,14 +188,13 @@ export async function runTransaction(
 }
 
 /**
- * One statement under autocommit (see WriteOptions.autocommit), by callback: most writes take
- * this path, and the execute stage runs their first attempt without a promise (issue 17).
+ * One statement under autocommit (a job the pipeline made `alone`), by callback: most writes
+ * take this path, and the execute stage runs their first attempt without a promise (issue 17).
  * `done` gets null and the result, or the error.
  */
 export function runAlone(
   connection: PoolConnection,
-  statement: CompiledQuery,
-  unprepare: boolean,
+  { statement, unprepare, returning }: Extract<WriteJob, { mode: 'alone' }>,
   progress: WriteProgress,
   done: (error: unknown, result?: WriteResult) => void,
 ): void {
@@ -169,19 +206,44 @@ export function runAlone(
       return;
     }
     if (unprepare) connection.unprepare(statement.sql);
+    if (returning !== null) {
+      done(null, returned(result as unknown as unknown[][], returning));
+      return;
+    }
     const written = {
       affectedRows: result.affectedRows,
       insertId: publicInsertId(result.insertId),
+      rows: null,
     };
-    // Cannot happen when the caller's proof holds; if it ever did, the client still hears the
+    // Cannot happen when the pipeline's proof holds; if it ever did, the client still hears the
     // error rather than a success for a changed value.
     if (result.warningStatus === 0) done(null, written);
-    else refuseDataWarnings(connection).then(() => done(null, written), done);
+    else refuseDataWarnings(connection, []).then(() => done(null, written), done);
   });
 }
 
+/**
+ * The result of an `INSERT … RETURNING`: a row per row inserted (a result set has no OK packet
+ * to count them or carry the insert id, so the rows do). Its statement was proven exact like
+ * any alone (no data warning to look for).
+ */
+function returned(rows: readonly unknown[][], shape: ReturnedRows): WriteResult {
+  const { width, visibleAt, insertIdAt } = shape;
+  const first = rows[0];
+  const id = insertIdAt === null || first === undefined ? null : first[insertIdAt];
+  const visible = visibleAt === null ? rows : rows.filter((row) => Number(row[visibleAt]) === 1);
+  return {
+    affectedRows: rows.length,
+    insertId: typeof id === 'number' || typeof id === 'string' ? publicInsertId(id) : null,
+    rows: visible.map((row) => (row.length === width ? row : row.slice(0, width))),
+  };
+}
+
 /** A statement MySQL let through with a data warning is answered like the error. */
-async function refuseDataWarnings(connection: PoolConnection): Promise<void> {
+async function refuseDataWarnings(
+  connection: PoolConnection,
+  generated: readonly string[],
+): Promise<void> {
   const warnings = await new Promise<WarningRow[]>((resolve, reject) => {
     connection.query<WarningRow[]>('SHOW WARNINGS', (error, rows) =>
       error ? reject(error) : resolve(rows),
@@ -189,6 +251,7 @@ async function refuseDataWarnings(connection: PoolConnection): Promise<void> {
   });
   const error = mapDataWarnings(
     warnings.map(([Level, Code, Message]) => ({ Level, Code, Message })),
+    generated,
   );
   if (error) throw error;
 }

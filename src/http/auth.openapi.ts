@@ -97,3 +97,83 @@ export const loginOperation: RouteOperation = {
     },
   }),
 };
+
+export const ME_STAGES: readonly Stage[] = ['request'];
+/** A password change checks the old one like a login and writes the new hash. */
+export const PASSWORD_STAGES: readonly Stage[] = [
+  'json-body',
+  'password',
+  'login',
+  'request',
+  'execute',
+];
+
+const ME: JsonSchema = {
+  type: 'object',
+  required: ['id', 'email', 'role'],
+  properties: {
+    id: { type: 'string', description: 'What `@user.id` is in a policy' },
+    email: { type: ['string', 'null'], description: 'null when the token carries none' },
+    role: { type: 'string' },
+  },
+};
+
+const PASSWORD_CHANGE: JsonSchema = {
+  type: 'object',
+  required: ['old_password', 'new_password'],
+  properties: {
+    old_password: { type: 'string' },
+    new_password: {
+      type: 'string',
+      minLength: PASSWORD_MIN_LENGTH,
+      maxLength: PASSWORD_MAX_LENGTH,
+    },
+  },
+};
+
+const PASSWORD_CHANGED: JsonSchema = {
+  type: 'object',
+  required: ['success', 'message', 'token'],
+  properties: {
+    success: { const: true },
+    message: { const: SUCCESS_MESSAGES.passwordChanged },
+    token: { type: 'string', description: 'A new token: the ones before stop working' },
+  },
+};
+
+export const meOperation: RouteOperation = {
+  path: '/auth/me',
+  method: 'get',
+  schemas: { Me: ME },
+  authOnly: true,
+  signedIn: true,
+  describe: (context) => ({
+    tags: ['auth'],
+    operationId: 'me',
+    summary: 'Who the token says the caller is',
+    responses: {
+      200: { description: 'The caller', content: json(context.shared('Me')) },
+      ...context.errors('me', ME_STAGES),
+    },
+  }),
+};
+
+export const passwordOperation: RouteOperation = {
+  path: '/auth/password',
+  method: 'post',
+  schemas: { PasswordChange: PASSWORD_CHANGE, PasswordChanged: PASSWORD_CHANGED },
+  authOnly: true,
+  signedIn: true,
+  describe: (context) => ({
+    tags: ['auth'],
+    operationId: 'changePassword',
+    summary: "Change the caller's password",
+    description:
+      "For the gateway's own users. Every token signed before stops working within 10 s; the answer carries a new one.",
+    requestBody: { required: true, content: json(context.shared('PasswordChange')) },
+    responses: {
+      200: { description: 'Changed', content: json(context.shared('PasswordChanged')) },
+      ...context.errors('changePassword', PASSWORD_STAGES),
+    },
+  }),
+};

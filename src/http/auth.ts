@@ -1,20 +1,33 @@
 /**
- * `POST /auth/register` and `POST /auth/login` (auth mode only; in open mode they do not exist
- * and answer the JSON 404 of any unknown route). What one client may cost is auth/limits.ts:
- * attempts counted before the password is checked, argon2 work through a bounded queue.
+ * The routes of auth mode (in open mode they do not exist and answer the JSON 404 of any unknown
+ * route): `POST /auth/register` and `POST /auth/login` (public), `GET /auth/me` and
+ * `POST /auth/password` (behind the guard). What one client may cost is auth/limits.ts: attempts
+ * counted before a password is checked, argon2 work through a bounded queue.
  */
 import type { FastifyInstance } from 'fastify';
 import { AuthLimits } from '../auth/limits.js';
-import { parseCredentials } from '../auth/users.js';
-import { invalidCredentials, registrationClosed } from '../errors.js';
+import { parseCredentials, parsePasswordChange, type SignedInUser } from '../auth/users.js';
+import {
+  accessDenied,
+  invalidCredentials,
+  notOwnUser,
+  registrationClosed,
+  wrongPassword,
+} from '../errors.js';
 import { SUCCESS_MESSAGES } from '../messages.js';
 import type { Services } from '../services.js';
 import { MemoryCounterStore } from '../throttle/counter-store.js';
 
 export function authRoutes(app: FastifyInstance, { config, auth }: Services): void {
   if (config.mode !== 'auth' || !auth) return;
-  const { users, tokens } = auth;
+  const { users, tokens, states } = auth;
   const limits = new AuthLimits(auth.counters ?? new MemoryCounterStore());
+
+  /** A token for the user as just read, whose state revocation now knows too. */
+  const tokenFor = (user: SignedInUser, checkedAt: number) => {
+    states.remember(user.id, user, checkedAt);
+    return tokens.sign(user);
+  };
 
   app.post('/auth/register', async (request) => {
     // Before the body is even looked at: a closed gateway says the same to every caller.
@@ -30,7 +43,8 @@ export function authRoutes(app: FastifyInstance, { config, auth }: Services): vo
     const credentials = parseCredentials(request.body);
     // Counted before verifying: every request of a parallel burst is counted (issue 13).
     const attempt = await limits.beginLogin(request.ip, credentials.email);
-    let user: Awaited<ReturnType<typeof users.authenticate>>;
+    const startedAt = Date.now();
+    let user: SignedInUser | null;
     try {
       user = await limits.hashing(request.ip, () => users.authenticate(credentials));
     } catch (error) {
@@ -40,6 +54,41 @@ export function authRoutes(app: FastifyInstance, { config, auth }: Services): vo
     }
     if (!user) throw invalidCredentials();
     await attempt.succeeded();
-    return { success: true, token: tokens.sign(user) };
+    return { success: true, token: await tokenFor(user, startedAt) };
+  });
+
+  // Who the token says the caller is; an own user's or a provider's alike.
+  app.get('/auth/me', async (request) => {
+    const claims = request.auth;
+    if (claims === null) throw accessDenied();
+    return { id: claims.sub, email: claims.email === '' ? null : claims.email, role: claims.role };
+  });
+
+  // An own user's new password: their other tokens stop working (README "Revocation"); the
+  // answer carries a new one so that this client goes on.
+  app.post('/auth/password', async (request) => {
+    const claims = request.auth;
+    if (claims === null) throw accessDenied();
+    if (claims.passwordVersion === null) throw notOwnUser();
+    const change = parsePasswordChange(request.body);
+    // A stolen token must not make a password-guessing oracle: counted as failed logins are.
+    const attempt = await limits.beginLogin(request.ip, claims.email);
+    const startedAt = Date.now();
+    let user: SignedInUser | null;
+    try {
+      user = await limits.hashing(request.ip, () =>
+        users.changePassword(claims.sub, change.oldPassword, change.newPassword),
+      );
+    } catch (error) {
+      await attempt.succeeded();
+      throw error;
+    }
+    if (!user) throw wrongPassword();
+    await attempt.succeeded();
+    return {
+      success: true,
+      message: SUCCESS_MESSAGES.passwordChanged,
+      token: await tokenFor(user, startedAt),
+    };
   });
 }

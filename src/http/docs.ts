@@ -26,17 +26,7 @@ import { VERSION } from '../version.js';
 import { DescriptionCache, type Format } from './description-cache.js';
 import { DOCS_PREFIX } from './docs-prefix.js';
 import { tablegateAuthPlugin } from './docs-ui.js';
-import { chooseCoding, matchesETag } from './negotiate.js';
-
-/** Adds `names` to the reply's Vary header (CORS may have put Origin there). */
-function vary(reply: FastifyReply, names: readonly string[]): void {
-  const present = reply.getHeader('vary');
-  const listed = typeof present === 'string' && present !== '' ? present.split(/\s*,\s*/) : [];
-  const missing = names.filter(
-    (name) => !listed.some((l) => l.toLowerCase() === name.toLowerCase()),
-  );
-  reply.header('Vary', [...listed, ...missing].join(', '));
-}
+import { chooseCoding, matchesETag, vary } from './negotiate.js';
 
 export function docsRoutes(app: FastifyInstance, { config, schema, policy, log }: Services): void {
   const auth = config.mode === 'auth';

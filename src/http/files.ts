@@ -5,8 +5,6 @@
  * (never a symlink) are served, and types that could run script in this origin go out as
  * sandboxed attachments. Every refusal is the same JSON 404.
  */
-import { lstat } from 'node:fs/promises';
-import path from 'node:path';
 import fastifyStatic from '@fastify/static';
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import { fileNotFound, preconditionFailed, rangeNotSatisfiable } from '../errors.js';
@@ -21,15 +19,6 @@ import { sendError } from './errors.js';
  * may not keep it.
  */
 const CACHE_CONTROL = 'private, no-cache';
-
-/** Is `name` a regular file directly in `directory`? A symlink, even to a file, is not. */
-async function isRegularFile(directory: string, name: string): Promise<boolean> {
-  try {
-    return (await lstat(path.join(directory, name))).isFile();
-  } catch {
-    return false;
-  }
-}
 
 /**
  * Once @fastify/send has chosen the Content-Type (from the stored extension, never from what the
@@ -62,8 +51,8 @@ function sendFileError(error: FastifyError, reply: FastifyReply): FastifyReply {
   }
 }
 
-export function fileRoutes(app: FastifyInstance, { config }: Services): void {
-  const directory = path.resolve(config.uploadsDir);
+export function fileRoutes(app: FastifyInstance, { uploads }: Services): void {
+  const { directory } = uploads;
 
   app.register(async (scope) => {
     await scope.register(fastifyStatic, {
@@ -93,7 +82,7 @@ export function fileRoutes(app: FastifyInstance, { config }: Services): void {
         // First gate: the generator's own pattern, so `..`, `/`, `\`, `%`, NUL, dotfiles and
         // absolute paths never reach the file system. Second: a regular file, not a symlink or
         // directory planted in the uploads directory. Third: @fastify/send's containment in root.
-        if (!isStoredName(name) || !(await isRegularFile(directory, name))) throw fileNotFound();
+        if (!isStoredName(name) || (await uploads.stat(name)) === null) throw fileNotFound();
         reply.header('x-content-type-options', 'nosniff');
         reply.header('cache-control', CACHE_CONTROL);
         return reply.sendFile(name);

@@ -1,6 +1,7 @@
 /**
- * Frames a row stream as a JSON array, serialized as rows arrive. A result that fits in one
- * chunk (64 KiB) goes out as one string with a Content-Length; a larger one streams, with
+ * Frames a row stream as a JSON array — or, in the same way, any framing of rows (csv-rows.ts:
+ * a header record, then one record a row) — serialized as rows arrive. A result that fits in
+ * one chunk (64 KiB) goes out as one string with a Content-Length; a larger one streams, with
  * back-pressure: when the socket is full the row flow pauses, and it resumes with the bytes the
  * client has taken (the execute stage holds them against the minimum rate). An error before the
  * first chunk is an ordinary JSON error; after it, the response can only be cut short. A client
@@ -16,15 +17,28 @@ import type { CompiledQuery } from '../sql/compiled-query.js';
 
 export const JSON_TYPE = 'application/json; charset=utf-8';
 
+/** How rows are written around their serialized text: before, between and after them. */
+export interface RowsFraming {
+  readonly type: string;
+  readonly head: string;
+  readonly between: string;
+  readonly tail: string;
+}
+
+/** A JSON array of the row objects. */
+export const JSON_ROWS: RowsFraming = { type: JSON_TYPE, head: '[', between: ',', tail: ']' };
+
 export function sendJsonRows(
   reply: FastifyReply,
   db: Database,
   query: CompiledQuery,
   serialize: RowSerializer,
   caller: Caller,
+  framing: RowsFraming = JSON_ROWS,
 ): Promise<void> {
+  const { type, between } = framing;
   return new Promise((resolve, reject) => {
-    let text = '[';
+    let text = framing.head;
     let first = true;
     let body: Readable | null = null;
     let ended = false;
@@ -37,7 +51,7 @@ export function sendJsonRows(
       query,
       {
         row(values) {
-          text += (first ? '' : ',') + serialize(values);
+          text += (first ? '' : between) + serialize(values);
           first = false;
           if (text.length < RESPONSE_CHUNK_BYTES) return;
           if (!body) {
@@ -48,7 +62,7 @@ export function sendJsonRows(
                 callback(error);
               },
             });
-            reply.type(JSON_TYPE).send(body);
+            reply.type(type).send(body);
             resolve();
           }
           // As bytes, which is what push() would make of the text anyway, to count them.
@@ -59,12 +73,12 @@ export function sendJsonRows(
         },
         end() {
           ended = true;
-          text += ']';
+          text += framing.tail;
           if (body) {
             body.push(text);
             body.push(null);
           } else {
-            reply.type(JSON_TYPE).send(text);
+            reply.type(type).send(text);
             resolve();
           }
         },
@@ -89,12 +103,13 @@ export function sendJsonRowsAtOnce(
   reply: FastifyReply,
   rows: readonly unknown[][],
   serialize: RowSerializer,
+  framing: RowsFraming = JSON_ROWS,
 ): FastifyReply {
-  let text = '[';
+  let text = framing.head;
   for (let i = 0; i < rows.length; i++) {
-    text += (i === 0 ? '' : ',') + serialize(rows[i] as unknown[]);
+    text += (i === 0 ? '' : framing.between) + serialize(rows[i] as unknown[]);
   }
-  text += ']';
-  reply.type(JSON_TYPE);
+  text += framing.tail;
+  reply.type(framing.type);
   return reply.send(text.length < RESPONSE_CHUNK_BYTES ? text : Readable.from([text]));
 }

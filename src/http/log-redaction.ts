@@ -20,6 +20,8 @@ const SECRET_PARAMETERS: ReadonlySet<string> = new Set([
   'client_secret',
   'api_key',
   'apikey',
+  // A signed file link's MAC (uploads/file-links.ts): whoever has it may download the file.
+  'sig',
 ]);
 
 export const REDACTED = '[redacted]';

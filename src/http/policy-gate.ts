@@ -7,7 +7,8 @@
  * what is allowed. Without a policy it adds nothing.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { forbidden } from '../errors.js';
+import type { TableInfo } from '../db/schema-types.js';
+import { ApiError, forbidden } from '../errors.js';
 import { type Action, ANONYMOUS, type Policy, type Requested } from '../policy/policy.js';
 import type { Access } from '../policy/views.js';
 import type { Services } from '../services.js';
@@ -37,8 +38,9 @@ export function requestedAction(
 ): Requested {
   const get = method === 'GET' || method === 'HEAD';
   const table = (params as { table?: unknown } | undefined)?.table;
-  if (route === '/table/:table/read' && get && typeof table === 'string') {
-    return { kind: 'table', table, action: 'read' };
+  // `read` and `read(<key>,<value>)`; any other GET of a table is a 404 of the route itself.
+  if ((route === '/table/:table/read' || route === '/table/:table/:action') && get) {
+    if (typeof table === 'string') return { kind: 'table', table, action: 'read' };
   }
   const action = TABLE_ACTION_BY_METHOD[method];
   if (route === '/table/:table/:action' && action !== undefined && typeof table === 'string') {
@@ -76,6 +78,12 @@ function accessOf(policy: Policy, request: FastifyRequest): Access {
   };
 }
 
+/** Whether `role` may read a table: what a 404's "did you mean" may name (made only for a 404). */
+function readableBy(policy: Policy, role: string): (table: TableInfo) => boolean {
+  return (table) =>
+    policy.decide(role, { kind: 'table', table: table.name, action: 'read' }).allowed;
+}
+
 export function registerPolicyGate(app: FastifyInstance, { policy, schema }: Services): void {
   app.decorateRequest('access', null);
   if (policy === undefined) return;
@@ -87,7 +95,10 @@ export function registerPolicyGate(app: FastifyInstance, { policy, schema }: Ser
     // Only tables, files and routines are refused here; other routes answer for themselves.
     if (requested.kind === 'description' || requested.kind === 'other') return done();
     const decision = policy.decide(access.role, requested);
-    if (requested.kind === 'files') return done(decision.allowed ? undefined : forbidden());
+    if (requested.kind === 'files') {
+      // A signed link was made only for an uploader whose role may download (http/upload.ts).
+      return done(decision.allowed || request.fileLink ? undefined : forbidden());
+    }
     if (requested.kind === 'routine') {
       // Withheld: the 404 of a routine that does not exist, after the same wait (db/schema.ts).
       if (decision.allowed) return done();
@@ -97,13 +108,23 @@ export function registerPolicyGate(app: FastifyInstance, { policy, schema }: Ser
     // A table the role may not read and one that does not exist answer alike, here, before the
     // body is read (else a body error would tell them apart), after the same schema re-read
     // (db/schema.ts refuse); only a table that exists is 403 for another action.
+    // Its "did you mean" names only tables the role may read.
     if (!decision.allowed && decision.refusal === 'unknown-table') {
-      schema.refuse(requested.table).catch(done);
+      schema.refuse(requested.table, readableBy(policy, access.role)).catch(done);
       return;
     }
     const found = schema.require(requested.table);
     const answer = decision.allowed ? undefined : forbidden();
     if (!(found instanceof Promise)) return done(answer);
-    found.then(() => done(answer), done);
+    found.then(
+      () => done(answer),
+      // Not there after the same re-read: the same 404, its suggestions the role's.
+      (error: unknown) =>
+        done(
+          error instanceof ApiError && error.code === 'UNKNOWN_TABLE'
+            ? schema.unknown(requested.table, readableBy(policy, access.role))
+            : (error as Error),
+        ),
+    );
   });
 }

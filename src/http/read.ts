@@ -1,17 +1,37 @@
 /**
  * `GET /table/<table>/read`: route → the read pipeline (pipeline/read.ts: the compiled read of
- * the query string for the caller) → execute → the rows as a JSON array, streamed, or fetched
- * whole when the plan bounds the result (plan/small-read.ts).
+ * the query string for the caller) → execute → the rows as a JSON array, or as CSV when Accept
+ * prefers `text/csv` (docs/reading.md), streamed, or fetched whole when the plan bounds the
+ * result (plan/small-read.ts). `GET /table/<table>/read(<key>,<value>)`: the one row as a JSON
+ * object (or a CSV header and record), 404 ROW_NOT_FOUND without one. find-my-way cannot match
+ * parentheses in a pattern, so that last segment is a parameter and key-value.ts reads it.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TableInfo } from '../db/schema-types.js';
-import { bindRead, type CompiledRead, ReadPipeline } from '../pipeline/read.js';
+import { routeNotFound, rowNotFound } from '../errors.js';
+import {
+  bindRead,
+  type CompiledRead,
+  compileKeyRead,
+  csvOf,
+  ReadPipeline,
+} from '../pipeline/read.js';
+import { isKeyRead, parseKeyRead } from '../query/key-value.js';
 import type { Services } from '../services.js';
 import type { CompiledQuery } from '../sql/compiled-query.js';
-import { sendJsonRows, sendJsonRowsAtOnce } from './json-rows.js';
+import { csvFraming } from './csv-rows.js';
+import { toApiError } from './errors.js';
+import { JSON_TYPE, sendJsonRows, sendJsonRowsAtOnce } from './json-rows.js';
+import { prefersCsv, vary } from './negotiate.js';
 
 type QueryObject = Record<string, string | string[] | undefined>;
 type ReadRequest = FastifyRequest<{ Params: { table: string }; Querystring: QueryObject }>;
+type KeyReadRequest = FastifyRequest<{
+  Params: { table: string; action: string };
+  Querystring: QueryObject;
+}>;
+
+const ACCEPT = ['Accept'];
 
 export function readRoutes(app: FastifyInstance, { db, schema }: Services): void {
   const pipeline = new ReadPipeline(schema, db.flavour);
@@ -36,6 +56,8 @@ export function readRoutes(app: FastifyInstance, { db, schema }: Services): void
   }
 
   function answer(reply: FastifyReply, compiled: CompiledRead): Promise<FastifyReply> | undefined {
+    // The same URL answers JSON or CSV by its Accept header: caches must tell them apart.
+    vary(reply, ACCEPT);
     if (compiled.count !== null) return counted(reply, compiled.count, compiled);
     return rows(reply, compiled);
   }
@@ -58,7 +80,12 @@ export function readRoutes(app: FastifyInstance, { db, schema }: Services): void
         // Thrown here it would reach the driver, not the error handler.
         try {
           if (error !== null && error !== undefined) fail(reply, error);
-          else sendJsonRowsAtOnce(reply, found as unknown[][], compiled.serialize);
+          else if (!prefersCsv(reply.request.headers.accept)) {
+            sendJsonRowsAtOnce(reply, found as unknown[][], compiled.serialize);
+          } else {
+            const csv = csvOf(compiled);
+            sendJsonRowsAtOnce(reply, found as unknown[][], csv.serialize, csvFraming(csv));
+          }
         } catch (thrown) {
           fail(reply, thrown);
         }
@@ -70,7 +97,13 @@ export function readRoutes(app: FastifyInstance, { db, schema }: Services): void
   }
 
   async function streamed(reply: FastifyReply, compiled: CompiledRead): Promise<FastifyReply> {
-    await sendJsonRows(reply, db, compiled.select, compiled.serialize, reply.request);
+    const { request } = reply;
+    if (!prefersCsv(request.headers.accept)) {
+      await sendJsonRows(reply, db, compiled.select, compiled.serialize, request);
+    } else {
+      const csv = csvOf(compiled);
+      await sendJsonRows(reply, db, compiled.select, csv.serialize, request, csvFraming(csv));
+    }
     return reply;
   }
 
@@ -85,9 +118,52 @@ export function readRoutes(app: FastifyInstance, { db, schema }: Services): void
         : read(request, reply, found);
     },
   );
+
+  /**
+   * `read(<key>,<value>)`: compiled afresh each time (a key read's URL seldom repeats). A 404
+   * for the table comes before a 400 for the key.
+   */
+  async function keyRead(request: KeyReadRequest, reply: FastifyReply) {
+    const { access } = request;
+    const known = await schema.require(request.params.table);
+    const key = parseKeyRead(request.params.action);
+    const made = schema.plan(known, (t) =>
+      compileKeyRead(t, key, request.query, access, db.flavour),
+    );
+    const compiled = bindRead((made instanceof Promise ? await made : made).plan, access);
+    const found = await new Promise<unknown[][]>((resolve, reject) => {
+      db.arrays(
+        compiled.select,
+        (error, rows) => (error ? reject(error) : resolve(rows ?? [])),
+        request,
+      );
+    });
+    const [row] = found;
+    if (row === undefined) throw rowNotFound(known.name);
+    vary(reply, ACCEPT);
+    if (prefersCsv(request.headers.accept)) {
+      const csv = csvOf(compiled);
+      return sendJsonRowsAtOnce(reply, [row], csv.serialize, csvFraming(csv));
+    }
+    reply.type(JSON_TYPE);
+    return compiled.serialize(row);
+  }
+
+  app.get<{ Params: { table: string; action: string }; Querystring: QueryObject }>(
+    '/table/:table/:action',
+    (request, reply) => {
+      if (!isKeyRead(request.params.action)) throw routeNotFound(request.method, request.url);
+      return keyRead(request, reply);
+    },
+  );
 }
 
-/** To the error handler, as a rejected handler promise goes: reply.send answers an Error so. */
+/**
+ * To the error handler, as a rejected handler promise goes: reply.send answers an Error so. It
+ * takes for an error only an Error of its own realm; anything else is mapped here, so that a
+ * socket error Node made in another realm (under a VM context, as in jest) is still the 503 it
+ * is rather than a 500 that lost its code.
+ */
 function fail(reply: FastifyReply, error: unknown): void {
-  reply.send(error instanceof Error ? error : new Error(String(error)));
+  reply.send(error instanceof Error ? error : toApiError(error));
 }

@@ -5,7 +5,6 @@
  * the answer — removes every file of the request.
  */
 import type { IncomingMessage } from 'node:http';
-import path from 'node:path';
 import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import {
@@ -25,7 +24,7 @@ import {
 import { requestLog } from '../log.js';
 import type { Services } from '../services.js';
 import { accessBase, type FileRecord, fileRecord } from '../uploads/record.js';
-import { StorageError, UploadBatch } from '../uploads/store.js';
+import { StorageError } from '../uploads/store.js';
 
 /** The one accepted file field name (spec: "a part whose key is exactly `files`"). */
 export const FILES_FIELD = 'files';
@@ -68,8 +67,26 @@ function discardRestOfBody(raw: IncomingMessage): void {
   if (!raw.readableEnded && !raw.destroyed) raw.resume();
 }
 
-export function uploadRoutes(app: FastifyInstance, { config, metrics, log }: Services): void {
-  const directory = path.resolve(config.uploadsDir);
+/**
+ * Auth mode: accessURLs are signed links, so `<img src>` works without a header. A link lets
+ * whoever holds it download that one file until it expires, so it is made only for an uploader
+ * whose role may download files (README "Signed file links"); for any other, the plain URL.
+ */
+function linkSigner(
+  { auth, policy }: Services,
+  request: FastifyRequest,
+): ((filename: string) => string) | null {
+  if (auth === undefined) return null;
+  const role = request.access?.role;
+  if (policy !== undefined && (role === undefined || !policy.mayFiles(role, 'download'))) {
+    return null;
+  }
+  const now = Date.now();
+  return (filename) => auth.fileLinks.query(filename, now);
+}
+
+export function uploadRoutes(app: FastifyInstance, services: Services): void {
+  const { config, metrics, log, uploads } = services;
   const { maxFiles, maxFileSize } = config;
 
   app.register(async (scope) => {
@@ -94,8 +111,9 @@ export function uploadRoutes(app: FastifyInstance, { config, metrics, log }: Ser
       const base = accessBase(config.baseUrl, request.headers.host);
       if (base === null) throw invalidHost();
       if (!request.isMultipart()) throw notMultipart();
+      const sign = linkSigner(services, request);
 
-      const batch = new UploadBatch(directory, maxFileSize);
+      const batch = uploads.batch(maxFileSize);
       // A client that leaves before the answer never learns the names: remove the files.
       reply.raw.once('close', () => {
         if (!reply.raw.writableFinished) void batch.discard();
@@ -118,11 +136,12 @@ export function uploadRoutes(app: FastifyInstance, { config, metrics, log }: Ser
                 originalname: part.filename,
                 encoding: part.encoding,
                 mimetype: part.mimetype,
-                destination: directory,
+                destination: uploads.directory,
                 filename: stored.filename,
                 size: stored.size,
               },
               base,
+              sign === null ? '' : sign(stored.filename),
             ),
           );
         }

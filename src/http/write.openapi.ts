@@ -1,8 +1,10 @@
 /**
  * The descriptions of `POST /table/<t>/create`, `PUT /table/<t>/update(<key>,<value>)` and
- * `DELETE /table/<t>/delete(<key>,<value>)` (write.ts): the stages each runs, whose errors are
- * its error responses, and the operations — bodies of the columns the caller may write, keys
- * among the columns it may read, and the success bodies.
+ * `update?$filter=…`, `DELETE /table/<t>/delete(<key>,<value>)` and `delete?$filter=…`
+ * (write.ts): the stages each runs, whose errors are its error responses, and the operations —
+ * bodies of the columns the caller may write, keys and filters among the columns it may read,
+ * the `Prefer` header and `Preference-Applied`, and the success bodies (with `rows` under
+ * `return=representation`).
  */
 import type { Stage } from '../errors.js';
 import { MAX_INSERT_ROWS } from '../limits.js';
@@ -15,6 +17,7 @@ import {
   json,
   type TableOperation,
 } from '../openapi/operation.js';
+import { rowRef } from './read.openapi.js';
 
 const WRITE_STAGES: readonly Stage[] = ['request', 'table', 'execute', 'write'];
 export const CREATE_STAGES: readonly Stage[] = [
@@ -32,8 +35,18 @@ export const UPDATE_STAGES: readonly Stage[] = [
   ...WRITE_STAGES,
   'policy-action',
   'policy-rows',
+  'prefer',
 ];
-export const DELETE_STAGES: readonly Stage[] = ['key', ...WRITE_STAGES, 'policy-action'];
+export const DELETE_STAGES: readonly Stage[] = ['key', ...WRITE_STAGES, 'policy-action', 'prefer'];
+/** By `$filter`: the filter's errors instead of the key's. */
+const FILTER_UPDATE_STAGES: readonly Stage[] = [
+  'read-options',
+  ...UPDATE_STAGES.filter((stage) => stage !== 'key'),
+];
+const FILTER_DELETE_STAGES: readonly Stage[] = [
+  'read-options',
+  ...DELETE_STAGES.filter((stage) => stage !== 'key'),
+];
 /** MySQL's refusals of a write, under their own error names: reads' and conflicts. */
 export const WRITE_MYSQL_STATUSES: readonly number[] = [400, 403, 404, 409];
 
@@ -102,11 +115,69 @@ function keyParameters({ table, view }: DescribedTable, context: DescriptionCont
   ];
 }
 
+const prefer = (description: string): JsonSchema => ({
+  name: 'Prefer',
+  in: 'header',
+  required: false,
+  schema: { type: 'string' },
+  description: `${description}; several are comma-separated, and any other is ignored (RFC 7240)`,
+});
+
+const REPRESENTATION =
+  '`return=representation` adds `rows`: the written rows as a read shows them (defaults, generated columns and new ids filled in; only what the caller may read)';
+const MAX_AFFECTED =
+  '`max-affected=<n>`: when more rows would change, none does and the answer is 400 `TOO_MANY_ROWS`';
+
+const PREFER_CREATE = prefer(
+  `${REPRESENTATION}; \`resolution=merge-duplicates\` updates the row a new row's primary or unique key meets with its columns instead (needs the update grant too), \`resolution=ignore-duplicates\` leaves that row as it is`,
+);
+const PREFER_UPDATE = prefer(`${REPRESENTATION}; ${MAX_AFFECTED}`);
+const PREFER_DELETE = prefer(MAX_AFFECTED);
+
+const APPLIED = {
+  'Preference-Applied': {
+    description: 'The preferences of `Prefer` that were honoured, as given',
+    schema: { type: 'string' },
+  },
+};
+
+/** The shared result body, with `rows` of the table's row schema under return=representation. */
+function withRows(
+  result: string,
+  described: DescribedTable,
+  context: DescriptionContext,
+): JsonSchema {
+  return {
+    allOf: [
+      context.shared(result),
+      {
+        type: 'object',
+        properties: {
+          rows: {
+            type: 'array',
+            items: rowRef(described, context),
+            description: 'With `Prefer: return=representation`: the written rows, by primary key',
+          },
+        },
+      },
+    ],
+  };
+}
+
+const FILTER: JsonSchema = {
+  name: '$filter',
+  in: 'query',
+  required: true,
+  schema: { type: 'string' },
+  description:
+    "The rows to change: a condition in the language of a read's `$filter`, on the table's own columns",
+};
+
 const what = ({ table }: DescribedTable) => `${table.kind} ${table.name}`;
 
 const viewNote = ({ table }: DescribedTable) =>
   table.kind === 'view'
-    ? ' MySQL writes only through simple views (no GROUP BY, DISTINCT, aggregates or UNION).'
+    ? ' MySQL inserts only through views whose columns are plain columns of one table; a view it cannot write at all is offered no writes here.'
     : '';
 
 export const createOperation: TableOperation = {
@@ -122,6 +193,7 @@ export const createOperation: TableOperation = {
       operationId: `create_${names.id}`,
       summary: `Insert rows into ${what(described)}`,
       description: `One row, or an array of rows inserted in one transaction (all or none).${viewNote(described)}`,
+      parameters: [context.parameter('prefer-create', PREFER_CREATE)],
       requestBody: {
         required: true,
         content: json({
@@ -129,7 +201,11 @@ export const createOperation: TableOperation = {
         }),
       },
       responses: {
-        200: { description: 'Inserted', content: json(context.shared('InsertResult')) },
+        200: {
+          description: 'Inserted',
+          headers: APPLIED,
+          content: json(withRows('InsertResult', described, context)),
+        },
         ...context.errors('create', CREATE_STAGES, WRITE_MYSQL_STATUSES),
       },
     };
@@ -148,14 +224,53 @@ export const updateOperation: TableOperation = {
       operationId: `update_${names.id}`,
       summary: `Update rows of ${what(described)} where key = value`,
       description: `No matching row is not an error: \`affectedRows\` is 0.${viewNote(described)}`,
-      parameters: keyParameters(described, context),
+      parameters: [
+        ...keyParameters(described, context),
+        context.parameter('prefer-update', PREFER_UPDATE),
+      ],
       requestBody: {
         required: true,
         content: json(context.schema(names.update, () => updateSchema(view.update ?? []))),
       },
       responses: {
-        200: { description: 'Updated', content: json(context.shared('UpdateResult')) },
+        200: {
+          description: 'Updated',
+          headers: APPLIED,
+          content: json(withRows('UpdateResult', described, context)),
+        },
         ...context.errors('update', UPDATE_STAGES, WRITE_MYSQL_STATUSES),
+      },
+    };
+  },
+};
+
+export const filterUpdateOperation: TableOperation = {
+  action: 'update',
+  method: 'put',
+  schemas: { UpdateResult: UPDATE_RESULT },
+  path: '/update',
+  describe: (described, context) => {
+    const { view, names } = described;
+    return {
+      tags: [names.tag],
+      operationId: `update_filter_${names.id}`,
+      summary: `Update every row of ${what(described)} that $filter matches`,
+      description: `For a composite key or many rows at once; \`$filter=true eq true\` for every row. \`affectedRows\` counts the rows matched.${viewNote(described)}`,
+      parameters: [
+        context.parameter('write-filter', FILTER),
+        context.parameter('prefer-update', PREFER_UPDATE),
+      ],
+      requestBody: {
+        required: true,
+        content: json(context.schema(names.update, () => updateSchema(view.update ?? []))),
+      },
+      responses: {
+        200: {
+          description: 'Updated',
+          headers: APPLIED,
+          content: json(withRows('UpdateResult', described, context)),
+        },
+        ...context.errors('update-filter', FILTER_UPDATE_STAGES, WRITE_MYSQL_STATUSES),
       },
     };
   },
@@ -171,10 +286,42 @@ export const deleteOperation: TableOperation = {
     operationId: `delete_${described.names.id}`,
     summary: `Delete rows of ${what(described)} where key = value`,
     description: `No matching row is not an error: \`affectedRows\` is 0.${viewNote(described)}`,
-    parameters: keyParameters(described, context),
+    parameters: [
+      ...keyParameters(described, context),
+      context.parameter('prefer-delete', PREFER_DELETE),
+    ],
     responses: {
-      200: { description: 'Deleted', content: json(context.shared('DeleteResult')) },
+      200: {
+        description: 'Deleted',
+        headers: APPLIED,
+        content: json(context.shared('DeleteResult')),
+      },
       ...context.errors('delete', DELETE_STAGES, WRITE_MYSQL_STATUSES),
+    },
+  }),
+};
+
+export const filterDeleteOperation: TableOperation = {
+  action: 'delete',
+  method: 'delete',
+  schemas: { DeleteResult: DELETE_RESULT },
+  path: '/delete',
+  describe: (described, context) => ({
+    tags: [described.names.tag],
+    operationId: `delete_filter_${described.names.id}`,
+    summary: `Delete every row of ${what(described)} that $filter matches`,
+    description: `For a composite key or many rows at once; \`$filter=true eq true\` for every row.${viewNote(described)}`,
+    parameters: [
+      context.parameter('write-filter', FILTER),
+      context.parameter('prefer-delete', PREFER_DELETE),
+    ],
+    responses: {
+      200: {
+        description: 'Deleted',
+        headers: APPLIED,
+        content: json(context.shared('DeleteResult')),
+      },
+      ...context.errors('delete-filter', FILTER_DELETE_STAGES, WRITE_MYSQL_STATUSES),
     },
   }),
 };

@@ -1,9 +1,10 @@
 /**
- * `POST /table/<t>/create`, `PUT /table/<t>/update(<key>,<value>)` and
- * `DELETE /table/<t>/delete(<key>,<value>)`: route → action (query/key-value) → the write
- * pipeline (pipeline/write.ts: a job of statements and guards) → execute → `{ success, message,
- * … }`. find-my-way cannot match parentheses in a pattern, so the last segment is a parameter
- * and key-value.ts reads it; an unknown action is a 404.
+ * `POST /table/<t>/create`, `PUT /table/<t>/update(<key>,<value>)` or `update?$filter=…` and
+ * `DELETE /table/<t>/delete(<key>,<value>)` or `delete?$filter=…`: route → action
+ * (query/key-value, query/write-query) and preferences (query/prefer) → the write pipeline
+ * (pipeline/write.ts: a job) → execute → `{ success, message, … }`, with `Preference-Applied`
+ * naming what was honoured (docs/writes.md). find-my-way cannot match parentheses in a pattern,
+ * so the last segment is a parameter and key-value.ts reads it; an unknown action is a 404.
  */
 import type {
   FastifyInstance,
@@ -12,11 +13,16 @@ import type {
   HookHandlerDoneFunction,
 } from 'fastify';
 import type { TableInfo } from '../db/schema-types.js';
-import { routeNotFound, unsupportedMediaType } from '../errors.js';
+import { methodNotAllowed, routeNotFound, unsupportedMediaType } from '../errors.js';
+import type { WriteResult } from '../execute/write.js';
 import { SUCCESS_MESSAGES } from '../messages.js';
-import { createJob, deleteJob, updateJob, type WriteJob } from '../pipeline/write.js';
+import { createJob, deleteJob, type PlannedWrite, updateJob } from '../pipeline/write.js';
 import { parseWriteAction, type WriteAction } from '../query/key-value.js';
+import type { QueryObject } from '../query/options.js';
+import { appliedPreferences, type Preferences, parsePrefer } from '../query/prefer.js';
+import { parseWriteTarget } from '../query/write-query.js';
 import type { Services } from '../services.js';
+import { tableActionMethods } from './allowed-methods.js';
 import { JSON_TYPE } from './json-rows.js';
 
 /**
@@ -30,16 +36,34 @@ const DELETED = `{"success":true,"message":${JSON.stringify(SUCCESS_MESSAGES.del
 
 interface WriteRoute {
   Params: { table: string; action: string };
+  Querystring: QueryObject;
   Body: unknown;
 }
 
 export function writeRoutes(app: FastifyInstance, { db, schema }: Services): void {
   /** The job a write asks for, re-planned once against a fresh schema when it names something unknown. */
-  async function jobOf(table: string, make: (table: TableInfo) => WriteJob): Promise<WriteJob> {
+  async function jobOf(
+    table: string,
+    make: (table: TableInfo) => PlannedWrite,
+  ): Promise<PlannedWrite> {
     const found = schema.require(table);
     const known = found instanceof Promise ? await found : found; // see http/read.ts
     const made = schema.plan(known, make);
     return (made instanceof Promise ? await made : made).plan;
+  }
+
+  /** The job run; on success, the preferences it honoured echoed. */
+  async function run(
+    request: FastifyRequest<WriteRoute>,
+    reply: FastifyReply,
+    preferences: Preferences,
+    planned: PlannedWrite,
+  ): Promise<WriteResult> {
+    const result = await db.write(planned.job, request);
+    const applied = appliedPreferences(preferences, planned.applied);
+    if (applied !== '') reply.header('Preference-Applied', applied);
+    reply.type(JSON_TYPE);
+    return result;
   }
 
   app.post<WriteRoute>('/table/:table/:action', async (request, reply) => {
@@ -47,12 +71,13 @@ export function writeRoutes(app: FastifyInstance, { db, schema }: Services): voi
     const found = schema.require(request.params.table);
     if (found instanceof Promise) await found; // a 404 comes before a 415
     requireJson(request);
-    const job = await jobOf(request.params.table, (t) =>
-      createJob(t, request.body, request.access),
+    const preferences = parsePrefer(request.headers.prefer);
+    const planned = await jobOf(request.params.table, (t) =>
+      createJob(t, request.body, request.access, preferences, db.flavour),
     );
-    const result = await db.write(job.statements, job.options, request);
-    reply.type(JSON_TYPE);
-    return `${INSERTED}${JSON.stringify(result.insertId)},"affectedRows":${result.affectedRows}}`;
+    const result = await run(request, reply, preferences, planned);
+    const rows = rowsText(planned.representation, result.rows);
+    return `${INSERTED}${JSON.stringify(result.insertId)},"affectedRows":${result.affectedRows}${rows}}`;
   });
 
   app.put<WriteRoute>('/table/:table/:action', async (request, reply) => {
@@ -60,12 +85,13 @@ export function writeRoutes(app: FastifyInstance, { db, schema }: Services): voi
     const found = schema.require(request.params.table);
     if (found instanceof Promise) await found; // a 404 comes before a 415
     requireJson(request);
-    const job = await jobOf(request.params.table, (t) =>
-      updateJob(t, match, request.body, request.access),
+    const target = parseWriteTarget('update', match, request.query);
+    const preferences = parsePrefer(request.headers.prefer);
+    const planned = await jobOf(request.params.table, (t) =>
+      updateJob(t, target, request.body, request.access, preferences, db.flavour),
     );
-    const result = await db.write(job.statements, job.options, request);
-    reply.type(JSON_TYPE);
-    return `${UPDATED}${result.affectedRows}}`;
+    const result = await run(request, reply, preferences, planned);
+    return `${UPDATED}${result.affectedRows}${rowsText(planned.representation, result.rows)}}`;
   });
 
   app.delete<WriteRoute>(
@@ -73,21 +99,46 @@ export function writeRoutes(app: FastifyInstance, { db, schema }: Services): voi
     { onRequest: ignoreEmptyBody },
     async (request, reply) => {
       const { match } = actionOf(request, 'delete');
-      const job = await jobOf(request.params.table, (t) => deleteJob(t, match, request.access));
-      const result = await db.write(job.statements, job.options, request);
-      reply.type(JSON_TYPE);
-      return `${DELETED}${result.affectedRows}}`;
+      const target = parseWriteTarget('delete', match, request.query);
+      const preferences = parsePrefer(request.headers.prefer);
+      const planned = await jobOf(request.params.table, (t) =>
+        deleteJob(t, target, request.access, preferences),
+      );
+      const { affectedRows } = await run(request, reply, preferences, planned);
+      return `${DELETED}${affectedRows}}`;
     },
   );
 }
 
-/** The action the last segment names, if it is this method's; any other is a 404. */
+/** `,"rows":[…]`: the rows read back, serialized as a read serializes them; '' when not asked for. */
+function rowsText(
+  representation: PlannedWrite['representation'],
+  rows: readonly (readonly unknown[])[] | null,
+): string {
+  if (representation === null) return '';
+  if (representation === 'none' || rows === null) return ',"rows":[]';
+  let text = ',"rows":[';
+  for (let i = 0; i < rows.length; i++) {
+    text += (i === 0 ? '' : ',') + representation(rows[i] as readonly unknown[]);
+  }
+  return `${text}]`;
+}
+
+/**
+ * The action the last segment names, if it is this method's; another action's is a 405 naming
+ * the method it takes, no action a 404.
+ */
 function actionOf<K extends WriteAction['kind']>(
   request: FastifyRequest<WriteRoute>,
   kind: K,
 ): Extract<WriteAction, { kind: K }> {
   const action = parseWriteAction(request.params.action);
-  if (action?.kind !== kind) throw routeNotFound(request.method, request.url);
+  if (action?.kind !== kind) {
+    const allowed = tableActionMethods(request.url.split('?')[0] ?? '');
+    throw allowed.length > 0
+      ? methodNotAllowed(request.method, allowed)
+      : routeNotFound(request.method, request.url);
+  }
   return action as Extract<WriteAction, { kind: K }>;
 }
 

@@ -17,6 +17,7 @@ import type { JsonSchema } from './column-schema.js';
 import { Components } from './components.js';
 import { codesOf, ERROR_SCHEMA, errorResponses, GENERAL_ERROR_STAGES } from './error-codes.js';
 import type {
+  DescribedRelation,
   DescriptionContext,
   DocumentConfig,
   DocumentView,
@@ -24,6 +25,7 @@ import type {
   RoutineOperation,
   TableNames,
   TableOperation,
+  TableView,
 } from './operation.js';
 import { authRoutes, otherRoutes, routineOperations, tableOperations } from './routes.js';
 
@@ -37,6 +39,7 @@ const FULL_VIEW: DocumentView = {
     create: table.columns,
     update: table.columns,
     delete: true,
+    relations: [...table.relations.values()],
   }),
   upload: true,
   download: true,
@@ -111,7 +114,8 @@ function contextFor(
 function describeApi(config: DocumentConfig): string {
   const lines = [
     'The tables and views of the database that you may use, read live from its schema.',
-    'Rows are JSON objects; reads take `$select`, `$filter`, `$orderby`, `$top`, `$skip` and `$count`.',
+    'Rows are JSON objects; reads take `$select`, `$filter`, `$orderby`, `$top`, `$skip`, `$count` and `$expand`',
+    "(related rows through the database's foreign keys: each read lists its table's relations).",
     'Every error is `{"success": false, "message": …, "code": …}`.',
     `Besides each operation's own errors, any request may get ${codesOf(GENERAL_ERROR_STAGES)
       .map((code) => `\`${code}\` (${ERRORS[code].status})`)
@@ -178,6 +182,9 @@ function* assemble(
 ): Generator<void, OpenApiDocument> {
   const { config, view } = assembly;
   const auth = config.mode === 'auth';
+  // Open mode: every operation says outright that it needs no credentials (`security: []`).
+  const needsNothing = (operation: JsonSchema): JsonSchema =>
+    auth || operation.security !== undefined ? operation : { ...operation, security: [] };
   const components = new Components();
   const errorsByName = new Map<string, JsonSchema>();
   const shown = (route: RouteOperation) =>
@@ -188,7 +195,9 @@ function* assemble(
   const describe = (routes: readonly RouteOperation[]) => {
     const paths: Record<string, JsonSchema> = {};
     for (const route of routes.filter(shown)) {
-      const operation = route.describe(contextFor(assembly, components, route, errorsByName));
+      const operation = needsNothing(
+        route.describe(contextFor(assembly, components, route, errorsByName)),
+      );
       paths[route.path] = { ...paths[route.path], [route.method]: operation };
     }
     return paths;
@@ -210,6 +219,8 @@ function* assemble(
   const tableTags: JsonSchema[] = [];
   const sorted = assembly.publicOnly ? [] : [...tables];
   sorted.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  // Names first, every table's: a row schema refers to the rows of the tables it relates to.
+  const described = new Map<TableInfo, { view: TableView; names: TableNames }>();
   for (const table of sorted) {
     const tableView = view.table(table);
     if (tableView === null) continue;
@@ -217,22 +228,40 @@ function* assemble(
     for (let n = 2; tagNames.has(tag); n++) tag = `${table.name} (${table.kind} ${n})`;
     tagNames.add(tag);
     const row = uniqueName(table.name, taken);
-    const names: TableNames = {
-      tag,
-      id: uniqueName(table.name, ids),
-      row,
-      insert: uniqueName(row, taken, '.insert'),
-      update: uniqueName(row, taken, '.update'),
-    };
+    described.set(table, {
+      view: tableView,
+      names: {
+        tag,
+        id: uniqueName(table.name, ids),
+        row,
+        insert: uniqueName(row, taken, '.insert'),
+        update: uniqueName(row, taken, '.update'),
+      },
+    });
+  }
+  for (const [table, { view: tableView, names }] of described) {
+    const relations = tableView.relations.flatMap((relation): DescribedRelation[] => {
+      const target = described.get(relation.target);
+      return target === undefined
+        ? []
+        : [{ relation, row: { $ref: `#/components/schemas/${target.names.row}` } }];
+    });
     const base = `/table/${encodeURIComponent(table.name)}`;
     for (const operation of tableOperations) {
-      if (operation.action !== 'read' && !tableView[operation.action]) continue;
+      if (
+        operation.action !== 'read' &&
+        (!tableView[operation.action] || table.updatable === false)
+      ) {
+        continue;
+      }
+      const one = { table, view: tableView, names, relations };
+      if (operation.applies !== undefined && !operation.applies(one)) continue;
       const context = contextFor(assembly, components, operation, errorsByName);
-      const described = operation.describe({ table, view: tableView, names }, context);
+      const described = needsNothing(operation.describe(one, context));
       tablePaths[`${base}${operation.path}`] = { [operation.method]: described };
     }
     tableTags.push({
-      name: tag,
+      name: names.tag,
       description: `${table.kind === 'view' ? 'View' : 'Table'} ${table.name}`,
     });
     yield;
@@ -263,7 +292,12 @@ function* assemble(
       version,
       description: assembly.publicOnly ? LOGIN_DESCRIPTION : describeApi(config),
     },
-    ...(config.baseUrl ? { servers: [{ url: config.baseUrl }] } : {}),
+    // `/`: the origin the description itself came from (what Swagger UI at /docs calls).
+    servers: [
+      config.baseUrl
+        ? { url: config.baseUrl }
+        : { url: '/', description: 'This gateway, where the description was read' },
+    ],
     ...(auth ? { security: [{ [BEARER_SCHEME]: [] }] } : {}),
     tags,
     paths: { ...leading, ...tablePaths, ...rpcPaths, ...trailing },

@@ -6,7 +6,7 @@
  */
 import type { Config } from '../config.js';
 import type { RoutineInfo } from '../db/routines.js';
-import type { ColumnInfo, TableInfo } from '../db/schema-types.js';
+import type { ColumnInfo, Relation, TableInfo } from '../db/schema-types.js';
 import type { Stage } from '../errors.js';
 import type { JsonSchema } from './column-schema.js';
 
@@ -26,6 +26,8 @@ export interface TableView {
   readonly create?: readonly ColumnInfo[];
   readonly update?: readonly ColumnInfo[];
   readonly delete?: true;
+  /** The relations it may follow (plan/view.ts `followable`), in the table's order. */
+  readonly relations: readonly Relation[];
 }
 
 /**
@@ -54,11 +56,18 @@ export interface TableNames {
   readonly update: string;
 }
 
+/** A relation the caller may follow, with a `$ref` to its target's row schema. */
+export interface DescribedRelation {
+  readonly relation: Relation;
+  readonly row: JsonSchema;
+}
+
 /** One table as an operation describes it: the table, what the caller may use, its names. */
 export interface DescribedTable {
   readonly table: TableInfo;
   readonly view: TableView;
   readonly names: TableNames;
+  readonly relations: readonly DescribedRelation[];
 }
 
 export type Method = 'get' | 'post' | 'put' | 'delete';
@@ -100,6 +109,8 @@ export interface TableOperation extends Operation {
   readonly action: 'read' | 'create' | 'update' | 'delete';
   /** Appended to `/table/<name>`. */
   readonly path: string;
+  /** Whether the table has the operation at all for this caller (absent: it has). */
+  applies?(described: DescribedTable): boolean;
   describe(described: DescribedTable, context: DescriptionContext): JsonSchema;
 }
 

@@ -4,11 +4,16 @@
  * operations, then per stored routine its operations, then the rest. A new route adds its
  * description here.
  */
-import { loginOperation, registerOperation } from '../http/auth.openapi.js';
+import {
+  loginOperation,
+  meOperation,
+  passwordOperation,
+  registerOperation,
+} from '../http/auth.openapi.js';
 import { descriptionOperation } from '../http/docs.openapi.js';
 import { downloadOperation } from '../http/files.openapi.js';
 import { healthOperation, liveOperation } from '../http/health.openapi.js';
-import { readOperation } from '../http/read.openapi.js';
+import { keyReadOperation, readOperation } from '../http/read.openapi.js';
 import { indexOperation } from '../http/root.openapi.js';
 import {
   functionGetOperation,
@@ -16,16 +21,30 @@ import {
   procedureOperation,
 } from '../http/rpc.openapi.js';
 import { uploadOperation } from '../http/upload.openapi.js';
-import { createOperation, deleteOperation, updateOperation } from '../http/write.openapi.js';
+import {
+  createOperation,
+  deleteOperation,
+  filterDeleteOperation,
+  filterUpdateOperation,
+  updateOperation,
+} from '../http/write.openapi.js';
 import type { RouteOperation, RoutineOperation, TableOperation } from './operation.js';
 
-export const authRoutes: readonly RouteOperation[] = [registerOperation, loginOperation];
+export const authRoutes: readonly RouteOperation[] = [
+  registerOperation,
+  loginOperation,
+  meOperation,
+  passwordOperation,
+];
 
 export const tableOperations: readonly TableOperation[] = [
   readOperation,
+  keyReadOperation,
   createOperation,
   updateOperation,
+  filterUpdateOperation,
   deleteOperation,
+  filterDeleteOperation,
 ];
 
 /** Per stored routine, after the tables: a procedure's POST, a function's GET and POST. */

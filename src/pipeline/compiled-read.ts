@@ -1,5 +1,5 @@
 /** What a read needs besides the database: pipeline/read.ts makes it, the caches keep it. */
-import type { RowSerializer } from '../db/rows.js';
+import type { Field, RowSerializer } from '../db/rows.js';
 import type { CompiledQuery } from '../sql/compiled-query.js';
 
 /** What a read needs besides the database. Shared by requests: nothing in it is ever changed. */
@@ -12,4 +12,6 @@ export interface CompiledRead {
   readonly small: boolean;
   /** Whether the queries hold a caller's `@user` value, put in per request (bindRead). */
   readonly namesUser: boolean;
+  /** What each row object holds, key by key (db/rows.ts): the CSV header and records (csvOf). */
+  readonly fields: readonly Field[];
 }

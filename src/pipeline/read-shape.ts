@@ -97,6 +97,7 @@ function instantiate(
     serialize: read.serialize,
     small: read.small,
     namesUser: read.namesUser,
+    fields: read.fields,
   };
 }
 

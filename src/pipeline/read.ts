@@ -6,6 +6,8 @@
  * read-shape.ts) can keep its results; ReadPipeline puts them together and owns the schema
  * re-read when a request names something the cached schema does not know.
  */
+
+import { csvHeader, csvSerializer } from '../db/csv-rows.js';
 import {
   cachedRowSerializer,
   type Field,
@@ -14,13 +16,20 @@ import {
 } from '../db/rows.js';
 import type { SchemaCache } from '../db/schema.js';
 import type { TableInfo } from '../db/schema-types.js';
+import { invalidQuery } from '../errors.js';
 import type { Flavour } from '../execute/database.js';
+import { planApply } from '../plan/apply.js';
 import { planRead, type ReadPlan, type Selection, selectedColumns } from '../plan/read-plan.js';
 import { isSmallRead } from '../plan/small-read.js';
-import { type Access, viewerFor } from '../policy/views.js';
+import { isSingleColumnKey } from '../plan/unique-keys.js';
+import { planKeyMatch } from '../plan/write-plan.js';
+import { type Access, readView, viewerFor } from '../policy/views.js';
+import type { KeyValue } from '../query/key-value.js';
 import { parseReadOptions, type QueryObject } from '../query/options.js';
 import { compileCount, compileRead as compileSelect } from '../sql/compile-read.js';
+import { compileKeyMatch } from '../sql/compile-write.js';
 import { bindUser, namesUser } from '../sql/user-values.js';
+import { compileApplyPlan } from './apply-read.js';
 import type { CompiledRead } from './compiled-read.js';
 import { ReadCache, rawQueryString } from './read-cache.js';
 import { ShapeCache } from './read-shape.js';
@@ -37,20 +46,28 @@ export function compileReadPlan(plan: ReadPlan, flavour: Flavour = 'mariadb'): C
   return {
     select,
     count,
-    serialize: serializerOf(plan),
+    serialize: readSerializer(plan),
     small: isSmallRead(plan),
     namesUser: namesUser(select.params) || (count !== null && namesUser(count.params)),
+    fields: fieldsOf(plan.selections),
   };
 }
 
-/** parse → plan → compile: the read `query` asks of `table`, as the caller's role sees it. */
+/**
+ * parse → plan → compile: the read `query` asks of `table`, as the caller's role sees it; with
+ * `$apply`, its totals (apply-read.ts).
+ */
 export function compileRead(
   table: TableInfo,
   query: QueryObject,
   access: Access | null,
   flavour: Flavour = 'mariadb',
 ): CompiledRead {
-  return compileReadPlan(planRead(parseReadOptions(query), table, viewerFor(access)), flavour);
+  const request = parseReadOptions(query);
+  const viewer = viewerFor(access);
+  return request.apply === undefined
+    ? compileReadPlan(planRead(request, table, viewer), flavour)
+    : compileApplyPlan(planApply(request, table, viewer), flavour);
 }
 
 /** The read with the caller's `@user` values in place (the same object when it names none). */
@@ -71,7 +88,7 @@ const serializers = new WeakMap<readonly Selection[], RowSerializer>();
  * names (two plans of the same `$select` share it: read-shape.ts compares reads by it); with
  * relations, per list.
  */
-function serializerOf(plan: ReadPlan): RowSerializer {
+export function readSerializer(plan: ReadPlan): RowSerializer {
   const { selections } = plan;
   if (selections.every((s) => s.kind === 'column' && s.expr.source === plan.source)) {
     return cachedRowSerializer(plan.source.table, selectedColumns(plan));
@@ -84,17 +101,111 @@ function serializerOf(plan: ReadPlan): RowSerializer {
   return serializer;
 }
 
-/** The row shape of the selections: the order of the compiler's select list, slot by slot. */
-function fieldsOf(selections: readonly Selection[]): Field[] {
+const fieldLists = new WeakMap<readonly Selection[], readonly Field[]>();
+
+/**
+ * The row shape of the selections: the order of the compiler's select list, slot by slot. Kept
+ * per list, so that a read without `$select` has the same fields every time (csvOf keeps by them).
+ */
+function fieldsOf(selections: readonly Selection[]): readonly Field[] {
+  let fields = fieldLists.get(selections);
+  if (fields === undefined) {
+    fields = fieldsMade(selections);
+    fieldLists.set(selections, fields);
+  }
+  return fields;
+}
+
+function fieldsMade(selections: readonly Selection[]): Field[] {
   return selections.map((selection): Field => {
     if (selection.kind === 'column') {
       return { kind: 'value', name: selection.name, column: selection.expr.column };
     }
     if (selection.kind === 'one') {
-      return { kind: 'object', name: selection.name, fields: fieldsOf(selection.selections) };
+      return { kind: 'object', name: selection.name, fields: fieldsMade(selection.selections) };
     }
-    return { kind: 'array', name: selection.name, fields: fieldsOf(selection.plan.selections) };
+    return { kind: 'array', name: selection.name, fields: fieldsMade(selection.plan.selections) };
   });
+}
+
+/**
+ * A read's rows as CSV: its header record, and one record a row, each record starting with the
+ * CRLF that ends the one before it (http/csv-rows.ts ends the last).
+ */
+export interface CsvRead {
+  readonly header: string;
+  readonly serialize: RowSerializer;
+}
+
+const csvReads = new WeakMap<readonly Field[], CsvRead>();
+
+/** The CSV shape of a read (db/csv-rows.ts), made once per select list. */
+export function csvOf(read: CompiledRead): CsvRead {
+  let made = csvReads.get(read.fields);
+  if (made === undefined) {
+    const { fields } = read;
+    const record = csvSerializer(fields);
+    made = { header: csvHeader(fields), serialize: (row) => `\r\n${record(row)}` };
+    csvReads.set(read.fields, made);
+  }
+  return made;
+}
+
+/**
+ * `read(<key>,<value>)`: the one row whose key column — its primary key or a unique key, alone
+ * (plan/unique-keys.ts) — holds the value, as the read `query` asks for it: `$select` and
+ * `$expand` apply, other options are refused (one row has no order, page or count). The key
+ * is resolved as update's is (plan/write-plan.ts planKeyMatch), among the columns the caller
+ * may read; the row must be one the caller may read.
+ */
+export function compileKeyRead(
+  table: TableInfo,
+  key: KeyValue,
+  query: QueryObject,
+  access: Access | null,
+  flavour: Flavour = 'mariadb',
+): CompiledRead {
+  const request = parseReadOptions(query);
+  const other =
+    request.filter !== null
+      ? '$filter'
+      : request.orderBy.length > 0
+        ? '$orderby'
+        : request.top !== null
+          ? '$top'
+          : request.skip !== null
+            ? '$skip'
+            : request.count
+              ? '$count'
+              : null;
+  if (other !== null) {
+    throw invalidQuery(
+      `read(<key>,<value>) reads one row and takes $select and $expand only, not ${other}`,
+    );
+  }
+  const match = planKeyMatch(readView(access, table), key);
+  if (!isSingleColumnKey(table, match.column.name)) {
+    throw invalidQuery(
+      `Column '${match.column.name}' is not the primary key or a unique key of '${table.name}' on its own, so read(<key>,<value>) could find many rows: read them with $filter=…`,
+    );
+  }
+  if (match.kind === 'isNull') {
+    throw invalidQuery(
+      `read(${match.column.name},null) matches no row by a key (a unique key may hold NULL in many rows): read them with $filter=${match.column.name} eq null`,
+    );
+  }
+  const plan = planRead(request, table, viewerFor(access));
+  const select = compileSelect(plan, flavour, (column, params) =>
+    compileKeyMatch(match, params, column),
+  );
+  return {
+    select,
+    count: null,
+    serialize: readSerializer(plan),
+    small: true,
+    namesUser: namesUser(select.params),
+    fields: fieldsOf(plan.selections),
+  };
 }
 
 /**

@@ -7,7 +7,7 @@
  */
 import { CHARACTER_TYPES, type ColumnInfo, type TableInfo } from '../db/schema-types.js';
 import type { WriteParam } from '../db/value-codec.js';
-import type { DeletePlan, InsertPlan, KeyMatch, UpdatePlan } from './write-plan.js';
+import type { DeletePlan, InsertPlan, RowMatch, UpdatePlan } from './write-plan.js';
 
 /** `YYYY-MM-DD`, optionally with `[ T]HH:MM[:SS[.f…]]`: MySQL reads these without a warning. */
 const DATETIME_TEXT = /^\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?$/;
@@ -30,6 +30,9 @@ export function storesExactly(column: ColumnInfo, value: WriteParam): boolean {
     case 'decimal':
     case 'float':
       return true;
+    case 'geometry':
+      // Stored as sent or refused; kept in the transaction all the same (rarely written).
+      return false;
     case 'binary':
     case 'json':
       return column.maxLength !== null && byteLength(value) <= column.maxLength;
@@ -70,9 +73,11 @@ function plainTable(table: TableInfo): boolean {
 
 /**
  * A key comparison that cannot warn: numbers are compared as exact numbers, text keys against
- * text columns; a date or TIME key given as text might be read with a "truncated" warning.
+ * text columns; a date or TIME key given as text might be read with a "truncated" warning. A
+ * `$filter` keeps the transaction: its comparisons are not proven here.
  */
-function exactKey(match: KeyMatch): boolean {
+function exactKey(match: RowMatch): boolean {
+  if (match.kind === 'filter') return false;
   if (match.kind === 'isNull') return true;
   const { column } = match;
   return (

@@ -5,10 +5,12 @@
  */
 import type { ColumnInfo, TableInfo } from '../db/schema-types.js';
 import { coerceValue, encodeKey, type KeyOperand, type WriteParam } from '../db/value-codec.js';
-import { generatedColumn, invalidQuery, unknownColumn } from '../errors.js';
-import type { KeyValue } from '../query/key-value.js';
+import { generatedColumn, invalidQuery, unknownColumn, viewNotWritable } from '../errors.js';
+import type { KeyValue, WriteTarget } from '../query/key-value.js';
+import type { Resolution } from '../query/prefer.js';
 import type { PlannedFilter } from './read-plan.js';
 import { insertRows, updateEntries } from './write-body.js';
+import { planWriteFilter } from './write-target.js';
 
 export type { KeyOperand, WriteParam } from '../db/value-codec.js';
 
@@ -59,6 +61,39 @@ export interface InsertPlan {
   readonly condition?: PlannedFilter | null;
   /** …checked after the INSERT, in its transaction, on the rows found so. */
   readonly recheck?: InsertedRows;
+  /** `Prefer: resolution=…`: what a row whose primary or unique key exists does instead. */
+  readonly onDuplicate?: OnDuplicate;
+}
+
+/**
+ * An upsert (docs/writes.md): `merge-duplicates` updates the row a new row's primary or unique
+ * key meets with the new row's columns (its primary key columns excepted: the row stays where
+ * it is), `ignore-duplicates` leaves it as it is. MySQL decides which rows meet one
+ * (`INSERT … ON DUPLICATE KEY UPDATE`).
+ */
+export interface OnDuplicate {
+  readonly resolution: Resolution;
+  /**
+   * One INSERT per row, so that each row's own result says what it did: set where a policy
+   * checks the rows (`checks`) or the rows are read back.
+   */
+  readonly perRow: boolean;
+  /** A policy's checks of each row, set by the policy stage (policy/stage.ts guardUpsert). */
+  readonly checks?: UpsertChecks;
+}
+
+/**
+ * What a policy asks of an upsert's rows, checked in its transaction: each row's primary and
+ * unique keys are looked up first (locked), every row found must satisfy `before`, and
+ * afterwards every row written must satisfy `after`, found by its primary key.
+ */
+export interface UpsertChecks {
+  /** The update where, on a row a new row meets, before it is changed; null: any row. */
+  readonly before: PlannedFilter | null;
+  /** Every where the written rows must satisfy (create, and update for a merge); null: none. */
+  readonly after: PlannedFilter | null;
+  /** The primary key's columns. */
+  readonly key: readonly ColumnInfo[];
 }
 
 export interface Assignment {
@@ -70,10 +105,19 @@ export type KeyMatch =
   | { readonly kind: 'isNull'; readonly column: ColumnInfo }
   | { readonly kind: 'equals'; readonly column: ColumnInfo; readonly value: KeyOperand };
 
+/**
+ * The rows an update or delete changes: those whose key column holds the value
+ * (`update(<key>,<value>)`), or those a `$filter` matches (`update?$filter=…`), planned against
+ * the table alone (plan/write-target.ts).
+ */
+export type RowMatch = KeyMatch | { readonly kind: 'filter'; readonly filter: PlannedFilter };
+
+export type { WriteTarget } from '../query/key-value.js';
+
 export interface UpdatePlan {
   readonly table: TableInfo;
   readonly set: readonly Assignment[];
-  readonly where: KeyMatch;
+  readonly where: RowMatch;
   /** A policy's row condition, ANDed to the key (src/policy/stage.ts). */
   readonly condition?: PlannedFilter | null;
   /**
@@ -85,13 +129,21 @@ export interface UpdatePlan {
 
 export interface DeletePlan {
   readonly table: TableInfo;
-  readonly where: KeyMatch;
+  readonly where: RowMatch;
   /** A policy's row condition, ANDed to the key (src/policy/stage.ts). */
   readonly condition?: PlannedFilter | null;
 }
 
-/** `POST /table/<t>/create`: one object, or a non-empty array of objects (at most MAX_INSERT_ROWS). */
-export function planInsert(table: TableInfo, body: unknown): InsertPlan {
+/**
+ * `POST /table/<t>/create`: one object, or a non-empty array of objects (at most
+ * MAX_INSERT_ROWS); an upsert with `resolution`.
+ */
+export function planInsert(
+  table: TableInfo,
+  body: unknown,
+  resolution: Resolution | null = null,
+): InsertPlan {
+  requireWritable(table);
   const objects = insertRows(body);
   const columns: ColumnInfo[] = [];
   const position = new Map<string, number>();
@@ -114,37 +166,58 @@ export function planInsert(table: TableInfo, body: unknown): InsertPlan {
     }
     return cells;
   });
-  return { table, columns, rows };
+  if (resolution === null) return { table, columns, rows };
+  return { table, columns, rows, onDuplicate: { resolution, perRow: false } };
 }
 
 /**
- * `PUT /table/<t>/update(<key>,<value>)`: the body's columns, set on every matching row. The key
- * is resolved against `keyTable`: a policy lets a role name fewer columns in a key than in a
- * body (policy/view.ts); both share the table's ColumnInfo objects.
+ * `PUT /table/<t>/update(<key>,<value>)` or `update?$filter=…`: the body's columns, set on every
+ * matching row. The key or filter is resolved against `keyTable`: a policy lets a role name
+ * fewer columns in a key than in a body (policy/view.ts); both share the table's ColumnInfo
+ * objects.
  */
 export function planUpdate(
   table: TableInfo,
-  match: KeyValue,
+  target: KeyValue | WriteTarget,
   body: unknown,
   keyTable: TableInfo = table,
 ): UpdatePlan {
+  requireWritable(table);
   const entries = updateEntries(body);
   const columns = entries.map(([name]) => writableColumn(table, name));
   const set = entries.map(([, value], index) => {
     const column = columns[index] as ColumnInfo;
     return { column, value: coerceValue(column, value, null) };
   });
-  return { table, set, where: planKeyMatch(keyTable, match) };
+  return { table, set, where: planRowMatch(keyTable, target) };
 }
 
-/** `DELETE /table/<t>/delete(<key>,<value>)`. */
-export function planDelete(table: TableInfo, match: KeyValue): DeletePlan {
-  return { table, where: planKeyMatch(table, match) };
+/** `DELETE /table/<t>/delete(<key>,<value>)` or `delete?$filter=…`. */
+export function planDelete(table: TableInfo, target: KeyValue | WriteTarget): DeletePlan {
+  requireWritable(table);
+  return { table, where: planRowMatch(table, target) };
+}
+
+function planRowMatch(table: TableInfo, target: KeyValue | WriteTarget): RowMatch {
+  if (!('kind' in target)) return planKeyMatch(table, target);
+  return target.kind === 'key'
+    ? planKeyMatch(table, target.match)
+    : { kind: 'filter', filter: planWriteFilter(table, target.filter) };
+}
+
+/** The columns a "did you mean" may name: those of `table` as the caller sees it. */
+function namesOf(table: TableInfo): string[] {
+  return table.columns.map((c) => c.name);
+}
+
+/** A view MySQL cannot write is refused before its body is read (db/schema-types.ts `updatable`). */
+function requireWritable(table: TableInfo): void {
+  if (table.updatable === false) throw viewNotWritable(table.name);
 }
 
 function writableColumn(table: TableInfo, name: string): ColumnInfo {
   const column = table.columnsByName.get(name);
-  if (column === undefined) throw unknownColumn(table.name, name);
+  if (column === undefined) throw unknownColumn(table.name, name, namesOf(table));
   if (column.generated) throw generatedColumn(table.name, name);
   return column;
 }
@@ -157,12 +230,12 @@ function writableColumn(table: TableInfo, name: string): ColumnInfo {
  */
 export function planKeyMatch(table: TableInfo, match: KeyValue): KeyMatch {
   const column = table.columnsByName.get(match.key);
-  if (column === undefined) throw unknownColumn(table.name, match.key);
+  if (column === undefined) throw unknownColumn(table.name, match.key, namesOf(table));
   const { value: literal, bare } = match;
   if (literal.kind === 'null') return { kind: 'isNull', column };
-  if (column.kind === 'json') {
+  if (column.kind === 'json' || column.kind === 'geometry') {
     throw invalidQuery(
-      `Column '${column.name}' holds JSON and cannot be the key of update(…) or delete(…); use another column`,
+      `Column '${column.name}' holds ${column.kind === 'json' ? 'JSON' : 'spatial values'} and cannot be the key of update(…) or delete(…); use another column`,
     );
   }
   // What the JSON body would have carried for this value.

@@ -8,14 +8,14 @@
  * be found exactly by key: the write is then refused before any SQL.
  */
 import type { ColumnInfo, TableInfo } from '../db/schema-types.js';
-import type { WriteParam } from '../db/value-codec.js';
+import { makesId } from './unique-keys.js';
 import type { InsertedRows, InsertPlan, UpdatedRows, UpdatePlan } from './write-plan.js';
 
 /**
  * The primary key's columns of a base table known to have no triggers (a trigger could move a
  * row to another key), or null.
  */
-function primaryKeyOf(table: TableInfo): readonly ColumnInfo[] | null {
+export function primaryKeyOf(table: TableInfo): readonly ColumnInfo[] | null {
   if (table.kind !== 'table' || table.hasTriggers !== false || table.primaryKey.length === 0) {
     return null;
   }
@@ -23,9 +23,7 @@ function primaryKeyOf(table: TableInfo): readonly ColumnInfo[] | null {
   return key.every((column) => column !== undefined) ? (key as ColumnInfo[]) : null;
 }
 
-/** NULL or 0 into an AUTO_INCREMENT column makes a new id, as leaving it out does. */
-const makesId = (value: WriteParam) => value === null || value === 0 || value === '0';
-
+/** The rows of a plain INSERT (an upsert's are found by each row's own statement: stage.ts). */
 export function insertedRows(plan: InsertPlan): InsertedRows | null {
   const key = primaryKeyOf(plan.table);
   if (key === null) return null;

@@ -8,18 +8,19 @@
 import type { ColumnInfo, TableInfo } from '../db/schema-types.js';
 import { coerceValue } from '../db/value-codec.js';
 import { forbidden, policyViolation, unknownColumn, unknownTable } from '../errors.js';
+import { both } from '../plan/nodes.js';
 import type {
   DeletePlan,
   InsertPlan,
-  KeyMatch,
+  RowMatch,
   UpdatePlan,
   WriteParam,
 } from '../plan/write-plan.js';
-import { insertedRows, updatedRows } from '../plan/written-rows.js';
+import { insertedRows, primaryKeyOf, updatedRows } from '../plan/written-rows.js';
 import { isCanonicalInteger } from '../sql/user-values.js';
 import type { Action, Grant } from './policy.js';
 import { type Access, baseTable } from './views.js';
-import type { RequiredValue } from './where.js';
+import type { RequiredValue, WhereCondition } from './where.js';
 
 export type { Access } from './views.js';
 
@@ -47,8 +48,12 @@ function checkWritable(grant: Grant, columns: Iterable<ColumnInfo>): void {
   for (const column of columns) if (!allowed.has(column.name)) throw forbidden();
 }
 
-/** The key of update(…)/delete(…) may only name a column the role can read. */
-function checkKey(access: Access, table: TableInfo, key: KeyMatch): void {
+/**
+ * The key of update(…)/delete(…) may only name a column the role can read (a `$filter` was
+ * planned through the role's read view already: write-target.ts).
+ */
+function checkKey(access: Access, table: TableInfo, key: RowMatch): void {
+  if (key.kind === 'filter') return;
   const { columns } = grantOf(access, table, 'read');
   if (columns && !columns.includes(key.column.name))
     throw unknownColumn(table.name, key.column.name);
@@ -127,19 +132,7 @@ export function guardInsert(access: Access | null, made: InsertPlan): InsertPlan
   const grant = grantOf(access, plan.table, 'create');
   checkWritable(grant, plan.columns);
   if (grant.where === null) return plan;
-  const { required, complete } = grant.where.equalities(access.user);
-  for (const [name, literals] of required) {
-    const at = plan.columns.findIndex((column) => column.name === name);
-    const column = plan.table.columnsByName.get(name) as ColumnInfo;
-    plan.rows.forEach((row, index) => {
-      const cell = at === -1 ? undefined : row[at];
-      const ok = cell?.kind === 'value' && satisfies(column, cell.value, literals);
-      if (!ok) {
-        const which = plan.rows.length > 1 ? `row ${index + 1}, ` : '';
-        violation(plan.table, 'create', `${which}column '${name}'`);
-      }
-    });
-  }
+  const { complete } = checkRequired(access, plan, grant.where, true);
   if (complete) return plan;
   const recheck = insertedRows(plan);
   if (recheck === null) {
@@ -148,6 +141,79 @@ export function guardInsert(access: Access | null, made: InsertPlan): InsertPlan
     );
   }
   return { ...plan, condition: grant.where.planOn(plan.table), recheck };
+}
+
+/**
+ * The where's top-level `col eq value` conjuncts against the values about to be written, before
+ * any SQL: a row whose value for such a column is another one violates it; one that leaves the
+ * column out does too when `leftOut` says so (its default is not known here). Says whether the
+ * conjuncts are the whole where.
+ */
+function checkRequired(
+  access: Access,
+  plan: InsertPlan,
+  where: WhereCondition,
+  leftOut: boolean,
+): { readonly complete: boolean } {
+  const { required, complete } = where.equalities(access.user);
+  for (const [name, literals] of required) {
+    const at = plan.columns.findIndex((column) => column.name === name);
+    const column = plan.table.columnsByName.get(name) as ColumnInfo;
+    plan.rows.forEach((row, index) => {
+      const cell = at === -1 ? undefined : row[at];
+      if (cell?.kind !== 'value' && !leftOut) return;
+      const ok = cell?.kind === 'value' && satisfies(column, cell.value, literals);
+      if (!ok) {
+        const which = plan.rows.length > 1 ? `row ${index + 1}, ` : '';
+        violation(plan.table, 'create', `${which}column '${name}'`);
+      }
+    });
+  }
+  return { complete };
+}
+
+/** The answer when an upsert's checks (compileUpsertGuards) found a row outside a where. */
+export const upsertedRowViolation = (table: TableInfo) =>
+  policyViolation(
+    `A row of the upsert would change a row this role may not update, or would not satisfy this role's policy for create or update on '${table.name}' (or two rows give the same key); nothing was written`,
+  );
+
+/**
+ * An upsert (`Prefer: resolution=…`, docs/writes.md): a row may insert, so the create grant, its
+ * columns and its where; under `merge-duplicates` it may update the row its key meets, so the
+ * update grant too, its columns (but the primary key's, which only find the row) and its where.
+ * Given values are held against the create where's `col eq value` conjuncts before any SQL; then,
+ * where either where exists, everything else in the transaction (compileUpsertGuards): each
+ * row's keys are looked up first, a row met must satisfy the update where (else it is another
+ * tenant's row: 403, nothing written), and every row written must satisfy both wheres after,
+ * found by primary key. Where rows cannot be found so, the upsert is refused.
+ */
+export function guardUpsert(access: Access | null, made: InsertPlan): InsertPlan {
+  const { onDuplicate } = made;
+  if (access === null || onDuplicate === undefined) return made;
+  const plan = onBaseTable(made);
+  const { table } = plan;
+  const merge = onDuplicate.resolution === 'merge-duplicates';
+  const create = grantOf(access, table, 'create');
+  checkWritable(create, plan.columns);
+  const update = merge ? grantOf(access, table, 'update') : null;
+  if (update !== null) {
+    checkWritable(
+      update,
+      plan.columns.filter((column) => !table.primaryKey.includes(column.name)),
+    );
+  }
+  const before = update?.where?.planOn(table) ?? null;
+  if (create.where === null && before === null) return plan;
+  if (create.where !== null) checkRequired(access, plan, create.where, false);
+  const key = primaryKeyOf(table);
+  if (key === null) {
+    throw policyViolation(
+      `This role's policy for ${merge ? 'create and update' : 'create'} on '${table.name}' has a where, ${CANNOT_FIND}`,
+    );
+  }
+  const after = both(create.where?.planOn(table) ?? null, before);
+  return { ...plan, onDuplicate: { ...onDuplicate, perRow: true, checks: { before, after, key } } };
 }
 
 /**

@@ -9,7 +9,7 @@
  * name (`now`) only when qualified. Names are the schema's (db/routines.ts), values only `?`.
  */
 import type { RoutineInfo } from '../db/routines.js';
-import type { ColumnInfo } from '../db/schema-types.js';
+import { type ColumnInfo, fractionDigits } from '../db/schema-types.js';
 import type { WriteParam } from '../db/value-codec.js';
 import type { CompiledCall } from './compiled-query.js';
 import { quoteIdent } from './quote.js';
@@ -26,11 +26,6 @@ function bounded(value: number | null, min: number, max: number, fallback: numbe
     : fallback;
 }
 
-/** The n of `datetime(n)`, `time(n)`; 0 without one. */
-function fraction(column: ColumnInfo): number {
-  return Number(/\((\d)\)/.exec(column.columnType)?.[1] ?? 0);
-}
-
 /** The CAST target that gives a variable back in its parameter's type; null: as it is. */
 export function castTarget(column: ColumnInfo): string | null {
   switch (column.kind) {
@@ -44,7 +39,7 @@ export function castTarget(column: ColumnInfo): string | null {
     case 'date':
       return 'DATE';
     case 'datetime': {
-      const digits = fraction(column);
+      const digits = fractionDigits(column);
       return digits > 0 ? `DATETIME(${digits})` : 'DATETIME';
     }
     case 'binary':
@@ -54,13 +49,16 @@ export function castTarget(column: ColumnInfo): string | null {
       return 'JSON';
     case 'string': {
       if (column.dataType !== 'time') return null;
-      const digits = fraction(column);
+      const digits = fractionDigits(column);
       return digits > 0 ? `TIME(${digits})` : 'TIME';
     }
     case 'float':
     case 'year':
     case 'bit':
       // A DOUBLE or an integer in the variable already, written as the declared type says.
+      return null;
+    case 'geometry':
+      // Never reached: a routine with a spatial parameter is not served (db/routines.ts).
       return null;
   }
 }

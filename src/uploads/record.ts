@@ -1,6 +1,7 @@
 /**
  * The file record `POST /upload` answers with (CONTRACT §3.3), and the base its `accessURL`
  * starts with: `--base-url`, or `http://<Host header>` when the header is a plain host[:port].
+ * In auth mode the accessURL is a signed link (uploads/file-links.ts).
  */
 import path from 'node:path';
 
@@ -27,8 +28,11 @@ export interface StoredUpload {
   readonly size: number;
 }
 
-/** The record, keys in the contract's order; `base` has no trailing slash. */
-export function fileRecord(upload: StoredUpload, base: string): FileRecord {
+/**
+ * The record, keys in the contract's order; `base` has no trailing slash. `link` is what the
+ * accessURL ends with after the name: a signed link's query (uploads/file-links.ts), or nothing.
+ */
+export function fileRecord(upload: StoredUpload, base: string, link = ''): FileRecord {
   return {
     fieldname: upload.fieldname,
     originalname: upload.originalname,
@@ -38,7 +42,7 @@ export function fileRecord(upload: StoredUpload, base: string): FileRecord {
     filename: upload.filename,
     path: path.join(upload.destination, upload.filename),
     size: upload.size,
-    accessURL: `${base}/@/${upload.filename}`,
+    accessURL: `${base}/@/${upload.filename}${link}`,
   };
 }
 

@@ -29,7 +29,7 @@ export async function startTestGateway(
     listenHost: '127.0.0.1',
     baseUrl: null,
     jwtSecret: null,
-    tokenTtl: DEFAULTS.tokenTtl,
+    tokenTtlSeconds: DEFAULTS.tokenTtlSeconds,
     stateDir,
     uploadsDir: path.join(stateDir, 'uploads'),
     maxFileSize: DEFAULTS.maxFileSize,
@@ -57,6 +57,8 @@ export async function startTestGateway(
     redisUrl: null,
     shutdownDelayMs: DEFAULTS.shutdownDelayMs,
     readConsistency: DEFAULTS.readConsistency,
+    identityProvider: null,
+    fileUrlTtlSeconds: DEFAULTS.fileUrlTtlSeconds,
     ...overrides,
   };
   let gateway: Gateway;

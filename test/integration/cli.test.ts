@@ -4,7 +4,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -276,5 +276,110 @@ test('at the default log level the start prints exactly one line, then one line 
     const exit = new Promise((r) => child.on('exit', r));
     child.kill('SIGTERM');
     await exit;
+  }
+});
+
+test.each([
+  [
+    ['run', 'auth', ...FAKE_DB, '--token-ttl', 'forever'],
+    "tablegate: --token-ttl must be a duration like 1h, 30m, 7d or 3600 (seconds), got 'forever'",
+  ],
+  [
+    ['run', 'auth', ...FAKE_DB, '--jwt-secret', 'too-short'],
+    'tablegate: --jwt-secret (or TABLEGATE_JWT_SECRET) must be at least 32 bytes; it is 9',
+  ],
+  [
+    ['run', ...FAKE_DB, '--jwt-secret', 'x'.repeat(32)],
+    "tablegate: --jwt-secret is for auth mode: run 'tablegate run auth …' (or set TABLEGATE_AUTH=true), or leave it out",
+  ],
+  [
+    ['run', ...FAKE_DB, '--registration', 'closed'],
+    "tablegate: --registration is for auth mode: run 'tablegate run auth …' (or set TABLEGATE_AUTH=true), or leave it out",
+  ],
+  [
+    ['run', 'auth', ...FAKE_DB, '--jwks-url', 'https://sso.example.com/certs'],
+    'tablegate: --jwt-issuer is required with --jwks-url: tokens are accepted only when their iss names it',
+  ],
+])('a malformed or misplaced auth option %p is a usage error: exit 2', async (args, line) => {
+  const { code, stderr } = await runCli(args, { HOME: home });
+  expect(code).toBe(2);
+  expect(stderr).toBe(`${line}\n${RUN_USAGE}\n`);
+});
+
+test('a --jwt-public-key file that is not a public key: one line, exit 2', async () => {
+  const keyFile = path.join(home, 'not-a-key.pem');
+  await writeFile(keyFile, 'hello');
+  const args = [
+    'run',
+    'auth',
+    ...dbArgs(await freePort()),
+    '--jwt-public-key',
+    keyFile,
+    '--jwt-issuer',
+    'https://sso.example.com',
+    '--jwt-audience',
+    'shop',
+  ];
+  const { code, stderr } = await runCli(args, { HOME: home });
+  expect(code).toBe(2);
+  expect(stderr).toBe(
+    `tablegate: --jwt-public-key ${keyFile}: not a PEM public key, a JWK or a JWK set\n`,
+  );
+});
+
+test('auth mode with a policy warns at start about users whose role it does not define', async () => {
+  const shop = await createTestDatabase(
+    `CREATE TABLE a (id INT PRIMARY KEY);
+     CREATE TABLE users_created_by_tablegate (
+       id BIGINT UNSIGNED AUTO_INCREMENT PRIMARY KEY, email VARCHAR(254) NOT NULL UNIQUE,
+       password VARCHAR(255) NOT NULL, role VARCHAR(64) NOT NULL DEFAULT 'user',
+       created_at TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP);
+     INSERT INTO users_created_by_tablegate (email, password, role) VALUES
+       ('ann@example.com', 'x', 'user'), ('carol@example.com', 'x', 'admn'),
+       ('dan@example.com', 'x', 'admn'), ('eve@example.com', 'x', 'guest');`,
+  );
+  const policy = path.join(home, 'warn-policy.json');
+  await writeFile(
+    policy,
+    JSON.stringify({ roles: { user: { tables: { a: { read: true } } }, admin: {} } }),
+  );
+  const port = await freePort();
+  const child = spawn(
+    process.execPath,
+    [
+      CLI,
+      'run',
+      'auth',
+      ...connectionFlags(shop.name, server),
+      '-o',
+      String(port),
+      '--policy',
+      policy,
+      '--log-level',
+      'warn',
+      '--jwt-secret',
+      'w'.repeat(32),
+    ],
+    { env: { PATH: process.env.PATH, HOME: home } },
+  );
+  let stdout = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  try {
+    while (!stdout.includes('tablegate listening')) {
+      if (child.exitCode !== null) throw new Error(`exited ${child.exitCode}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const [warning, listening] = stdout.split('\n');
+    expect(JSON.parse(warning as string)).toMatchObject({
+      level: 40,
+      roles: { admn: 2, guest: 1 },
+      msg: "users have roles the policy does not define, so they may do nothing: 'admn' (2 users), 'guest' (1 user); fix them with 'tablegate user set-role'",
+    });
+    expect(listening).toMatch(/^tablegate listening on /);
+  } finally {
+    const exit = new Promise((r) => child.on('exit', r));
+    child.kill('SIGTERM');
+    await exit;
+    await shop.drop();
   }
 });

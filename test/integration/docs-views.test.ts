@@ -170,7 +170,8 @@ function summary(doc: Json): string[] {
   return lines;
 }
 
-const READ_OPTIONS = '$filter, $orderby, $top, $skip, $count';
+const READ_OPTIONS = '$filter, $orderby, $top, $skip, $count, $apply, Accept';
+const KEY_READ = '(key=id, value, $select, $expand, Accept)';
 const COMMON = ['GET /', 'GET /live', 'GET /health', 'GET /openapi.json'];
 // Without a token the index is 401 whatever the policy grants: not described either.
 const PUBLIC = COMMON.filter((line) => line !== 'GET /');
@@ -178,37 +179,54 @@ const AUTH = [
   'POST /auth/register body {email, password}',
   'POST /auth/login body {email, password}',
 ];
+/** With a token, also who it says the caller is, and the password change. */
+const SIGNED_IN = [
+  ...AUTH,
+  'GET /auth/me',
+  'POST /auth/password body {old_password, new_password}',
+];
 
 const EXPECTED: Record<string, string[]> = {
   anonymous: [
     ...AUTH,
     `GET /table/products/read ($select, ${READ_OPTIONS}) rows {id, name, price}`,
+    `GET /table/products/read({key},{value}) ${KEY_READ}`,
     ...PUBLIC,
   ],
   user: [
-    ...AUTH,
+    ...SIGNED_IN,
     `GET /table/orders/read ($select, ${READ_OPTIONS}) rows {id, customer_id, status, note}`,
-    'POST /table/orders/create body {customer_id, note}',
-    'PUT /table/orders/update({key},{value}) (key=id|customer_id|status|note, value) body {note}',
+    `GET /table/orders/read({key},{value}) ${KEY_READ}`,
+    'POST /table/orders/create (Prefer) body {customer_id, note}',
+    'PUT /table/orders/update({key},{value}) (key=id|customer_id|status|note, value, Prefer) body {note}',
+    'PUT /table/orders/update ($filter, Prefer) body {note}',
     `GET /table/products/read ($select, ${READ_OPTIONS}) rows {id, name, price}`,
+    `GET /table/products/read({key},{value}) ${KEY_READ}`,
     `GET /table/tickets/read ($select, ${READ_OPTIONS}) rows {id, owner_email, subject}`,
-    'POST /table/tickets/create body {id, owner_email, subject}',
+    `GET /table/tickets/read({key},{value}) ${KEY_READ}`,
+    'POST /table/tickets/create (Prefer) body {id, owner_email, subject}',
     'POST /upload',
     'GET /@/{filename} (filename, Range)',
     ...COMMON,
   ],
   support: [
-    ...AUTH,
+    ...SIGNED_IN,
     `GET /table/orders/read ($select, ${READ_OPTIONS}) rows {id, customer_id, status, note}`,
-    'PUT /table/orders/update({key},{value}) (key=id|customer_id|status|note, value) body {status, note}',
+    `GET /table/orders/read({key},{value}) ${KEY_READ}`,
+    'PUT /table/orders/update({key},{value}) (key=id|customer_id|status|note, value, Prefer) body {status, note}',
+    'PUT /table/orders/update ($filter, Prefer) body {status, note}',
     `GET /table/products/read ($select, ${READ_OPTIONS}) rows {id, name, price}`,
-    'PUT /table/products/update({key},{value}) (key=id|name|price, value) body {price}',
+    `GET /table/products/read({key},{value}) ${KEY_READ}`,
+    'PUT /table/products/update({key},{value}) (key=id|name|price, value, Prefer) body {price}',
+    'PUT /table/products/update ($filter, Prefer) body {price}',
     `GET /table/tickets/read ($select, ${READ_OPTIONS}) rows {id, owner_email, subject}`,
-    'DELETE /table/tickets/delete({key},{value}) (key=id|owner_email|subject, value)',
+    `GET /table/tickets/read({key},{value}) ${KEY_READ}`,
+    'DELETE /table/tickets/delete({key},{value}) (key=id|owner_email|subject, value, Prefer)',
+    'DELETE /table/tickets/delete ($filter, Prefer)',
     'GET /@/{filename} (filename, Range)',
     ...COMMON,
   ],
-  visitor: [...AUTH, ...COMMON],
+  visitor: [...SIGNED_IN, ...COMMON],
 };
 
 describe.each(Object.keys(EXPECTED))('%s', (role) => {

@@ -64,7 +64,7 @@ function table(name: string): TableInfo {
 
 function keyOf(action: string): KeyValue {
   const parsed = parseWriteAction(action);
-  if (parsed?.kind !== 'update') throw new Error(action);
+  if (parsed?.kind !== 'update' || parsed.match === null) throw new Error(action);
   return parsed.match;
 }
 
@@ -157,6 +157,8 @@ describe('the autocommit fast path (issue 17)', () => {
       '{"dt":"2024-01-01 10:00"}',
       '{"dt":"2024-01-01"}',
       '{"dt":"2024-01-01 25:00:00"}',
+      // ISO 8601 with a zone: converted to UTC wall time before MySQL sees it.
+      '{"dt":"2024-01-01 10:00:00Z"}',
       '{"dt":"2024-01-01 10:00:00.000"}',
       '{"dt6":"2024-01-01 10:00:00.123456"}',
       '{"ts":"1970-01-01 00:00:01"}',

@@ -488,15 +488,21 @@ describe('admin and the description', () => {
       Object.keys(
         ((await call(gw.url, 'GET', '/openapi.json', { token })).body as { paths: object }).paths,
       ).filter((p) => p.startsWith('/table') || p === '/upload');
-    expect(await pathsOf()).toEqual(['/table/products/read']);
+    expect(await pathsOf()).toEqual([
+      '/table/products/read',
+      '/table/products/read({key},{value})',
+    ]);
     expect(await pathsOf(tokens.ann)).toEqual([
       '/table/orders/read',
+      '/table/orders/read({key},{value})',
       '/table/orders/create',
       '/table/orders/update({key},{value})',
+      '/table/orders/update',
       '/table/products/read',
+      '/table/products/read({key},{value})',
       '/upload',
     ]);
-    expect((await pathsOf(tokens.root)).length).toBe(13);
+    expect((await pathsOf(tokens.root)).length).toBe(22);
     const anonymous = (await call(gw.url, 'GET', '/openapi.json')).body as {
       components: { schemas: Record<string, { properties: object }> };
     };
@@ -603,7 +609,26 @@ describe('tablegate user', () => {
     });
   }
 
-  test('add (password from stdin or the environment), set-role from the next login, remove', async () => {
+  /**
+   * Milliseconds until `token` is refused (401 Access Denied) for a table it could read: it must
+   * be within 10 s of the change (README "Revocation"). Polled every 100 ms for at most 12 s.
+   */
+  async function msUntilRefused(token: string): Promise<number> {
+    const start = performance.now();
+    while (performance.now() - start < 12_000) {
+      const answer = await call(gw.url, 'GET', '/table/products/read?$top=1', { token });
+      if (answer.status === 401) {
+        expect(answer.body).toEqual(ACCESS_DENIED);
+        expect(answer.headers.get('www-authenticate')).toBe('Bearer');
+        return performance.now() - start;
+      }
+      expect(answer.status).toBe(200);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    return Number.POSITIVE_INFINITY;
+  }
+
+  test('add (password from stdin or the environment), set-role, remove: tokens stop working within 10 s', async () => {
     const added = await cli(['add', 'Dee@Shop.example', '--role', 'admin'], {}, `${PASSWORD}\n`);
     expect(added.stderr).toBe('');
     expect(added.code).toBe(0);
@@ -613,11 +638,13 @@ describe('tablegate user', () => {
       200,
     );
 
-    expect((await cli(['set-role', 'dee@shop.example', 'user'])).code).toBe(0);
-    // The old token keeps its role until it expires; the next login has the new one.
-    expect((await call(gw.url, 'GET', '/table/secrets/read', { token: first.token })).status).toBe(
-      200,
-    );
+    const setRole = await cli(['set-role', 'dee@shop.example', 'user']);
+    expect([setRole.code, setRole.stdout]).toEqual([
+      0,
+      'dee@shop.example now has the role user; tokens they hold stop working within 10 s (they log in again)\n',
+    ]);
+    // The token signed for the old role stops working; the next login has the new one.
+    expect(await msUntilRefused(first.token)).toBeLessThan(10_000);
     const second = (await login(gw.url, 'dee@shop.example')).body as { token: string };
     expect((await call(gw.url, 'GET', '/table/secrets/read', { token: second.token })).status).toBe(
       404,
@@ -630,11 +657,91 @@ describe('tablegate user', () => {
 
     expect((await cli(['remove', 'dee@shop.example'])).code).toBe(0);
     expect((await login(gw.url, 'dee@shop.example')).status).toBe(401);
+    // A removed user's token: refused within 10 s (measured: 3 s at most, the refresh interval).
+    const removedAfter = await msUntilRefused(second.token);
+    expect(removedAfter).toBeLessThan(10_000);
 
     const env = await cli(['add', 'eve@shop.example'], { TABLEGATE_USER_PASSWORD: PASSWORD });
     expect(env.code).toBe(0);
     expect((await login(gw.url, 'eve@shop.example')).status).toBe(200);
-  });
+    // Each CLI run starts Node and connects to MySQL: seconds on a loaded machine.
+  }, 90_000);
+
+  test('set-password: the new password logs in, the old does not, and old tokens stop within 10 s', async () => {
+    const added = await cli(['add', 'fay@shop.example'], { TABLEGATE_USER_PASSWORD: PASSWORD });
+    expect(added.code).toBe(0);
+    const old = (await login(gw.url, 'fay@shop.example')).body as { token: string };
+    const changed = await cli(['set-password', 'FAY@shop.example'], {}, 'a new long passphrase\n');
+    expect([changed.code, changed.stdout, changed.stderr]).toEqual([
+      0,
+      'fay@shop.example has a new password; tokens they hold stop working within 10 s\n',
+      '',
+    ]);
+    expect((await login(gw.url, 'fay@shop.example')).status).toBe(401);
+    const fresh = await call(gw.url, 'POST', '/auth/login', {
+      json: { email: 'fay@shop.example', password: 'a new long passphrase' },
+    });
+    expect(fresh.status).toBe(200);
+    expect(await msUntilRefused(old.token)).toBeLessThan(10_000);
+    const token = (fresh.body as { token: string }).token;
+    expect((await call(gw.url, 'GET', '/table/products/read', { token })).status).toBe(200);
+
+    const nobody = await cli(['set-password', 'nobody@shop.example'], {}, `${PASSWORD}\n`);
+    expect([nobody.code, nobody.stderr]).toEqual([
+      1,
+      'tablegate: no user has the email nobody@shop.example\n',
+    ]);
+    const short = await cli(['set-password', 'fay@shop.example'], {}, 'short\n');
+    expect(short.code).toBe(2);
+    // Nothing changed: the password set above still logs in.
+    expect(
+      (
+        await call(gw.url, 'POST', '/auth/login', {
+          json: { email: 'fay@shop.example', password: 'a new long passphrase' },
+        })
+      ).status,
+    ).toBe(200);
+    // Each CLI run starts Node and connects to MySQL: seconds on a loaded machine.
+  }, 90_000);
+
+  test('with --policy (or TABLEGATE_POLICY), a role the policy does not define is refused: exit 2, nothing changed', async () => {
+    const file = await policyFile(SHOP_POLICY);
+    const typo = await cli(['set-role', 'ann@shop.example', 'admn', '--policy', file]);
+    expect(typo.code).toBe(2);
+    expect(typo.stderr.split('\n')[0]).toBe(
+      `tablegate: role 'admn' is not defined by the policy ${file} (it defines 'anonymous', 'user', 'clerk', 'editor', 'admin'): did you mean 'admin'?`,
+    );
+    const added = await cli(['add', 'gus@shop.example', '--role', 'boss'], {
+      TABLEGATE_USER_PASSWORD: PASSWORD,
+      TABLEGATE_POLICY: file,
+    });
+    expect([added.code, added.stderr.split('\n')[0]]).toEqual([
+      2,
+      `tablegate: role 'boss' is not defined by the policy ${file} (it defines 'anonymous', 'user', 'clerk', 'editor', 'admin')`,
+    ]);
+    const [rows] = await db.admin.query<mysql.RowDataPacket[]>(
+      `SELECT email, role FROM ${USERS_TABLE} WHERE email IN ('ann@shop.example', 'gus@shop.example')`,
+    );
+    expect(rows.map((row) => [row.email, row.role])).toEqual([['ann@shop.example', 'user']]);
+    // A role it defines is fine, and so is the default role `user`.
+    const ok = await cli(['add', 'gus@shop.example'], {
+      TABLEGATE_USER_PASSWORD: PASSWORD,
+      TABLEGATE_POLICY: file,
+    });
+    expect(ok.code).toBe(0);
+    const unreadable = await cli([
+      'set-role',
+      'gus@shop.example',
+      'admin',
+      '--policy',
+      `${file}.missing`,
+    ]);
+    expect([unreadable.code, unreadable.stderr.split('\n')[0]]).toEqual([
+      2,
+      `tablegate: --policy ${file}.missing: cannot read it: ENOENT`,
+    ]);
+    // Each CLI run starts Node and connects to MySQL: seconds on a loaded machine.
+  }, 90_000);
 
   test.each<[string[], string, number, RegExp]>([
     [

@@ -150,7 +150,7 @@ test('the entrypoint execs node itself: tablegate is the process that gets the s
 test('starts in auth mode from the environment alone, uploads under $HOME/.tablegate', () => {
   expect(startLine).toBe(
     `tablegate listening on http://localhost:${port} (mode: auth, database: ${db.name}, ` +
-      `5 tables, uploads: ${path.join(home, '.tablegate/uploads')}, registration: open, policy: none, read consistency: eventual)`,
+      `4 tables and 1 view, uploads: ${path.join(home, '.tablegate/uploads')}, registration: open, policy: none, read consistency: eventual)`,
   );
 });
 
@@ -218,11 +218,16 @@ test('the README walk-through: register, login, read, create, upload, fetch the 
     JSON.parse(upload.text) as { data: { filename: string; accessURL: string; path: string }[] }
   ).data;
   expect(record?.path).toBe(path.join(home, '.tablegate/uploads', record?.filename ?? ''));
-  expect(record?.accessURL).toBe(`${base}/@/${record?.filename}`);
+  // Auth mode: a signed link (README "Signed file links"), which opens without a token.
+  expect(record?.accessURL).toMatch(
+    new RegExp(`^${base}/@/${record?.filename}\\?exp=\\d+&sig=[A-Za-z0-9_-]{43}$`),
+  );
   expect(await call('GET', `/@/${record?.filename}`)).toEqual({
     status: 200,
     text: 'hello from tablegate\n',
   });
+  const linked = await fetch(record?.accessURL as string);
+  expect([linked.status, await linked.text()]).toEqual([200, 'hello from tablegate\n']);
 });
 
 test('with TABLEGATE_JWT_SECRET set it writes nothing but uploads (a read-only root is fine)', () => {

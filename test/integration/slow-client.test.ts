@@ -13,6 +13,7 @@ import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import type { FastifyInstance } from 'fastify';
 import { HEADERS_TIMEOUT_MS, MAX_HEADER_BYTES, SOCKET_IDLE_TIMEOUT_MS } from '../../src/limits.js';
 import { buildServer } from '../../src/server.js';
+import { DiskStorage } from '../../src/uploads/storage.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
@@ -38,6 +39,7 @@ beforeAll(async () => {
     db: gw.gateway.db,
     schema: gw.gateway.schema,
     log: gw.gateway.log,
+    uploads: new DiskStorage(gw.config.uploadsDir),
   });
   // Read by Node when the server starts listening (connectionsCheckingInterval is missing from
   // @types/node 20's Server type; it is Node's http.Server option of that name).

@@ -700,21 +700,167 @@ describe('auth mode', () => {
     expect(((await file.json()) as ErrorBody).message).toBe('Access Denied');
   });
 
-  test('with a token: upload, then fetch the file (a token is needed for it too)', async () => {
-    const authorization = `Bearer ${token}`;
-    const response = await fetch(`${secured.url}/upload`, {
+  /** Uploads one text file with the token and gives back its record. */
+  async function uploadText(gateway: TestGateway, bearer: string, data: string) {
+    const response = await fetch(`${gateway.url}/upload`, {
       method: 'POST',
-      headers: { authorization },
-      body: form([{ name: 'private.txt', data: 'for members', type: 'text/plain' }]),
+      headers: { authorization: `Bearer ${bearer}` },
+      body: form([{ name: 'private.txt', data, type: 'text/plain' }]),
     });
     expect(response.status).toBe(200);
     const [record] = ((await response.json()) as UploadAnswer).data;
-    const withToken = await fetch(record?.accessURL as string, { headers: { authorization } });
-    expect(withToken.status).toBe(200);
-    expect(await withToken.text()).toBe('for members');
-    const without = await fetch(record?.accessURL as string);
-    expect(without.status).toBe(401);
-    await without.arrayBuffer();
+    return record as NonNullable<typeof record>;
+  }
+
+  async function expectDenied(url: string): Promise<void> {
+    const response = await fetch(url);
+    expect([
+      response.status,
+      response.headers.get('www-authenticate'),
+      await response.json(),
+    ]).toEqual([
+      401,
+      'Bearer',
+      { success: false, message: 'Access Denied', code: 'ACCESS_DENIED' },
+    ]);
+  }
+
+  test('accessURL is a signed link: it opens the file without a header until it expires', async () => {
+    const before = Math.floor(Date.now() / 1000);
+    const record = await uploadText(secured, token, 'for members');
+    const match = new RegExp(
+      `^${secured.url}/@/(${record.filename})\\?exp=(\\d+)&sig=([A-Za-z0-9_-]{43})$`,
+    ).exec(record.accessURL);
+    expect(match).not.toBeNull();
+    const exp = Number(match?.[2]);
+    // --file-url-ttl: 1 h by default.
+    expect(exp - before).toBeGreaterThanOrEqual(3600);
+    expect(exp - before).toBeLessThanOrEqual(3602);
+
+    const linked = await fetch(record.accessURL);
+    expect(linked.status).toBe(200);
+    expect(await linked.text()).toBe('for members');
+    const range = await fetch(record.accessURL, { headers: { range: 'bytes=4-10' } });
+    expect([range.status, await range.text()]).toEqual([206, 'members']);
+
+    // The plain path: a Bearer token still works, nothing else does.
+    const plain = `${secured.url}/@/${record.filename}`;
+    const withToken = await fetch(plain, { headers: { authorization: `Bearer ${token}` } });
+    expect([withToken.status, await withToken.text()]).toEqual([200, 'for members']);
+    await expectDenied(plain);
+  });
+
+  test('an edited, borrowed or expired link is 401 like a missing token', async () => {
+    const record = await uploadText(secured, token, 'one');
+    const other = await uploadText(secured, token, 'two');
+    const url = new URL(record.accessURL);
+    const exp = url.searchParams.get('exp') as string;
+    const sig = url.searchParams.get('sig') as string;
+    const flipped = `${sig.slice(0, -1)}${sig.endsWith('A') ? 'B' : 'A'}`;
+    const base = `${secured.url}/@/${record.filename}`;
+    for (const query of [
+      `?exp=${exp}&sig=${flipped}`,
+      `?exp=${Number(exp) + 3600}&sig=${sig}`,
+      `?exp=${exp}`,
+      `?sig=${sig}`,
+      `?exp=${exp}&sig=`,
+      `?exp=${exp}&sig=${sig}x`,
+      `?exp=-1&sig=${sig}`,
+    ]) {
+      await expectDenied(`${base}${query}`);
+    }
+    // Another file's link does not open this one.
+    await expectDenied(`${base}${new URL(other.accessURL).search}`);
+    // Past its exp.
+    const realNow = Date.now;
+    Date.now = () => realNow() + 3601 * 1000;
+    try {
+      await expectDenied(record.accessURL);
+    } finally {
+      Date.now = realNow;
+    }
+    expect((await fetch(record.accessURL)).status).toBe(200);
+  });
+
+  test('--file-url-ttl sets how long a link lasts', async () => {
+    const short = await startTestGateway(db.name, {
+      mode: 'auth',
+      jwtSecret: secured.config.jwtSecret,
+      fileUrlTtlSeconds: 60,
+    });
+    try {
+      const before = Math.floor(Date.now() / 1000);
+      const record = await uploadText(short, token, 'short');
+      const exp = Number(new URL(record.accessURL).searchParams.get('exp'));
+      expect(exp - before).toBeGreaterThanOrEqual(60);
+      expect(exp - before).toBeLessThanOrEqual(62);
+      const linked = await fetch(record.accessURL);
+      expect([linked.status, await linked.text()]).toEqual([200, 'short']);
+      // Another gateway with the same secret takes the link too: past the guard, it is 404
+      // there only because the file is in this gateway's uploads directory, not that one's.
+      const elsewhere = new URL(record.accessURL);
+      const response = await fetch(`${secured.url}${elsewhere.pathname}${elsewhere.search}`);
+      expect([response.status, ((await response.json()) as ErrorBody).code]).toEqual([
+        404,
+        'FILE_NOT_FOUND',
+      ]);
+    } finally {
+      await short.close();
+    }
+  });
+
+  test('a policy: a link is made only for an uploader whose role may download, and opens for anyone', async () => {
+    const policyFile = path.join(
+      await mkdtemp(path.join(os.tmpdir(), 'tablegate-upload-policy-')),
+      'policy.json',
+    );
+    await writeFile(
+      policyFile,
+      JSON.stringify({
+        roles: {
+          user: { files: { upload: true, download: true } },
+          dropbox: { files: { upload: true } },
+        },
+      }),
+    );
+    const guarded = await startTestGateway(db.name, {
+      mode: 'auth',
+      jwtSecret: secured.config.jwtSecret,
+      policyFile,
+    });
+    try {
+      // `token` is a `user`'s: that role may download, so its link opens without a token,
+      // although `anonymous` may not download.
+      const record = await uploadText(guarded, token, 'shared');
+      expect(record.accessURL).toContain('?exp=');
+      const linked = await fetch(record.accessURL);
+      expect([linked.status, await linked.text()]).toEqual([200, 'shared']);
+      await expectDenied(`${guarded.url}/@/${record.filename}`);
+
+      // A role that may upload but not download gets the plain URL: a link would give more.
+      await db.admin.query(
+        "UPDATE users_created_by_tablegate SET role = 'dropbox' WHERE email = 'uploader@example.com'",
+      );
+      const login = await fetch(`${guarded.url}/auth/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: 'uploader@example.com', password: 'correct horse battery' }),
+      });
+      const dropboxToken = ((await login.json()) as { token: string }).token;
+      const dropped = await uploadText(guarded, dropboxToken, 'dropped');
+      expect(dropped.accessURL).toBe(`${guarded.url}/@/${dropped.filename}`);
+      const refused = await fetch(dropped.accessURL, {
+        headers: { authorization: `Bearer ${dropboxToken}` },
+      });
+      expect(refused.status).toBe(403);
+      await refused.arrayBuffer();
+    } finally {
+      await db.admin.query(
+        "UPDATE users_created_by_tablegate SET role = 'user' WHERE email = 'uploader@example.com'",
+      );
+      await guarded.close();
+      await rm(path.dirname(policyFile), { recursive: true, force: true });
+    }
   });
 
   test('multipart parsing is scoped to /upload: other routes still accept only JSON', async () => {

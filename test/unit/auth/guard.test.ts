@@ -1,5 +1,6 @@
 /** The Authorization header parser, the public-route list and the login-attempt key. */
 import Fastify from 'fastify';
+import { Authenticator } from '../../../src/auth/authenticator.js';
 import {
   bearerToken,
   isPublicRoute,
@@ -7,7 +8,8 @@ import {
   registerAuthGuard,
 } from '../../../src/auth/guard.js';
 import { loginAttemptKey } from '../../../src/auth/limits.js';
-import { TokenService } from '../../../src/auth/tokens.js';
+import { OwnTokens } from '../../../src/auth/tokens.js';
+import { UserStates } from '../../../src/auth/user-states.js';
 import { registerErrorHandling } from '../../../src/http/errors.js';
 import { createLog } from '../../../src/log.js';
 import type { Services } from '../../../src/services.js';
@@ -96,9 +98,15 @@ describe('loginAttemptKey', () => {
 });
 
 describe('registerAuthGuard', () => {
-  const tokens = TokenService.create('guard-unit-secret-0123456789abcdefghij', '1h');
+  const tokens = new OwnTokens('guard-unit-secret-0123456789abcdefghij', 3600);
+  const user = { id: '7', email: 'g@example.com', role: 'user', passwordVersion: 'v7' };
+  const states = new UserStates(async (ids) => new Map(ids.includes('7') ? [['7', user]] : []));
+  const authenticator = new Authenticator(tokens, null, states);
   const services = (mode: 'auth' | 'open') =>
-    ({ config: { mode }, auth: mode === 'auth' ? { tokens } : undefined }) as unknown as Services;
+    ({
+      config: { mode },
+      auth: mode === 'auth' ? { authenticator } : undefined,
+    }) as unknown as Services;
 
   /** Listens on a free port: Fastify's inject() needs an ESM-only module jest cannot require. */
   async function app(mode: 'auth' | 'open') {
@@ -125,13 +133,20 @@ describe('registerAuthGuard', () => {
 
   test('puts the verified claims on request.auth', async () => {
     const instance = await app('auth');
-    const token = tokens.sign({ id: '7', email: 'g@example.com', role: 'user' });
-    for (const url of ['/whoami', '/child/whoami']) {
+    const token = await tokens.sign(user);
+    for (const url of ['/whoami', '/child/whoami', '/whoami']) {
       const response = await instance.get(url, { authorization: `Bearer ${token}` });
       expect(response.status).toBe(200);
       const { auth } = (await response.json()) as { auth: Record<string, unknown> };
       expect(auth).toMatchObject({ sub: '7', email: 'g@example.com', role: 'user' });
-      expect(Object.keys(auth).sort()).toEqual(['email', 'exp', 'iat', 'role', 'sub']);
+      expect(Object.keys(auth).sort()).toEqual([
+        'email',
+        'exp',
+        'nbf',
+        'passwordVersion',
+        'role',
+        'sub',
+      ]);
     }
   });
 

@@ -28,7 +28,7 @@ describe('configFromRun (CONTRACT §1)', () => {
       listenHost: '0.0.0.0',
       baseUrl: null,
       jwtSecret: null,
-      tokenTtl: '1h',
+      tokenTtlSeconds: 3600,
       stateDir: path.join(os.homedir(), '.tablegate'),
       uploadsDir: path.join(os.homedir(), '.tablegate', 'uploads'),
       maxFileSize: 100 * 1024 * 1024,
@@ -53,6 +53,8 @@ describe('configFromRun (CONTRACT §1)', () => {
       redisUrl: null,
       shutdownDelayMs: 0,
       readConsistency: 'eventual',
+      identityProvider: null,
+      fileUrlTtlSeconds: 3600,
     });
   });
 
@@ -97,15 +99,15 @@ describe('configFromRun (CONTRACT §1)', () => {
   test('--redis-url or TABLEGATE_REDIS_URL: a redis:// or rediss:// URL, a flag winning', () => {
     const url = 'redis://:secret@cache:6379/2';
     expect(configFromRun(['auth'], { ...FLAGS, redisUrl: url }, {}).redisUrl).toBe(url);
-    expect(configFromRun([], FLAGS, { TABLEGATE_REDIS_URL: 'rediss://cache' }).redisUrl).toBe(
+    expect(configFromRun(['auth'], FLAGS, { TABLEGATE_REDIS_URL: 'rediss://cache' }).redisUrl).toBe(
       'rediss://cache',
     );
     expect(
-      configFromRun([], { ...FLAGS, redisUrl: url }, { TABLEGATE_REDIS_URL: 'redis://other' })
+      configFromRun(['auth'], { ...FLAGS, redisUrl: url }, { TABLEGATE_REDIS_URL: 'redis://other' })
         .redisUrl,
     ).toBe(url);
     for (const wrong of ['cache:6379', 'http://cache', '', 'redis://']) {
-      expect(() => configFromRun([], { ...FLAGS, redisUrl: wrong }, {})).toThrow(
+      expect(() => configFromRun(['auth'], { ...FLAGS, redisUrl: wrong }, {})).toThrow(
         new UsageError(`--redis-url must start with redis:// or rediss://, got '${wrong}'`),
       );
     }
@@ -277,7 +279,154 @@ describe('who may do what (CONTRACT §6)', () => {
     [{ defaultRole: 'a b' }, "--default-role 'a b': a role holds no spaces or control characters"],
     [{ policy: '' }, '--policy needs a file name'],
   ])('%j is a usage error', (flags, message) => {
-    expect(() => configFromRun([], { ...FLAGS, ...flags }, {})).toThrow(new UsageError(message));
+    expect(() => configFromRun(['auth'], { ...FLAGS, ...flags }, {})).toThrow(
+      new UsageError(message),
+    );
+  });
+});
+
+describe('auth options', () => {
+  const auth = (flags: Record<string, string>, env: Record<string, string> = {}) =>
+    configFromRun(['auth'], { ...FLAGS, ...flags }, env);
+
+  test.each([
+    ['3600', 3600],
+    ['90', 90],
+    [' 90 ', 90],
+    ['90s', 90],
+    ['15m', 900],
+    ['1h', 3600],
+    ['1.5h', 5400],
+    ['2d', 172_800],
+    ['2 days', 172_800],
+    ['1 week', 604_800],
+    ['1y', 31_557_600],
+  ])('--token-ttl %j is %d seconds; --file-url-ttl the same', (text, seconds) => {
+    expect(auth({ tokenTtl: text }).tokenTtlSeconds).toBe(seconds);
+    expect(auth({ fileUrlTtl: text }).fileUrlTtlSeconds).toBe(seconds);
+  });
+
+  test.each(['forever', 'soon', '', '0', '-1h', '500ms', '0.5s', '1 fortnight', '11y'])(
+    '--token-ttl %j is a usage error (exit 2), not a start-up failure',
+    (text) => {
+      expect(() => auth({ tokenTtl: text })).toThrow(
+        new UsageError(
+          `--token-ttl must be a duration like 1h, 30m, 7d or 3600 (seconds), got '${text}'`,
+        ),
+      );
+      expect(() => auth({}, { TABLEGATE_FILE_URL_TTL: text })).toThrow(
+        new UsageError(
+          `--file-url-ttl must be a duration like 1h, 30m, 7d or 3600 (seconds), got '${text}'`,
+        ),
+      );
+    },
+  );
+
+  test('--jwt-secret shorter than 32 bytes is a usage error that does not echo it', () => {
+    expect(auth({ jwtSecret: 'x'.repeat(32) }).jwtSecret).toBe('x'.repeat(32));
+    const attempt = () => auth({}, { TABLEGATE_JWT_SECRET: 'short-secret' });
+    expect(attempt).toThrow(
+      new UsageError('--jwt-secret (or TABLEGATE_JWT_SECRET) must be at least 32 bytes; it is 12'),
+    );
+    expect(attempt).not.toThrow(/short-secret/);
+    // Bytes, not characters.
+    expect(auth({ jwtSecret: '€'.repeat(11) }).jwtSecret).toBe('€'.repeat(11));
+  });
+
+  test.each<[Record<string, string>, Record<string, string>, string]>([
+    [{ jwtSecret: 'x'.repeat(32) }, {}, '--jwt-secret'],
+    [{ tokenTtl: '1h' }, {}, '--token-ttl'],
+    [{ registration: 'closed' }, {}, '--registration'],
+    [{ defaultRole: 'user' }, {}, '--default-role'],
+    [{ redisUrl: 'redis://cache' }, {}, '--redis-url'],
+    [{ jwksUrl: 'https://sso.example.com/certs' }, {}, '--jwks-url'],
+    [{ jwtPublicKey: 'key.pem' }, {}, '--jwt-public-key'],
+    [{ jwtIssuer: 'https://sso.example.com' }, {}, '--jwt-issuer'],
+    [{ jwtAudience: 'shop' }, {}, '--jwt-audience'],
+    [{ roleClaim: 'roles' }, {}, '--role-claim'],
+    [{ userIdClaim: 'oid' }, {}, '--user-id-claim'],
+    [{ emailClaim: 'upn' }, {}, '--email-claim'],
+    [{ fileUrlTtl: '5m' }, {}, '--file-url-ttl'],
+    [{}, { TABLEGATE_JWT_SECRET: 'x'.repeat(32) }, 'TABLEGATE_JWT_SECRET'],
+    [{}, { TABLEGATE_JWKS_URL: 'https://sso.example.com/certs' }, 'TABLEGATE_JWKS_URL'],
+  ])('open mode: %j %j is a usage error naming %s', (flags, env, named) => {
+    expect(() => configFromRun([], { ...FLAGS, ...flags }, env)).toThrow(
+      new UsageError(
+        `${named} is for auth mode: run 'tablegate run auth …' (or set TABLEGATE_AUTH=true), or leave it out`,
+      ),
+    );
+  });
+
+  test('--jwks-url with issuer and audience: a provider with the default claims', () => {
+    expect(
+      auth({
+        jwksUrl: 'https://sso.example.com/realms/shop/protocol/openid-connect/certs',
+        jwtIssuer: 'https://sso.example.com/realms/shop',
+        jwtAudience: 'shop-api',
+      }).identityProvider,
+    ).toEqual({
+      jwksUrl: 'https://sso.example.com/realms/shop/protocol/openid-connect/certs',
+      publicKeyFile: null,
+      issuer: 'https://sso.example.com/realms/shop',
+      audience: 'shop-api',
+      claims: { userId: 'sub', email: 'email', role: 'role' },
+    });
+  });
+
+  test('--jwt-public-key and the claim options, from the environment too', () => {
+    expect(
+      auth(
+        { jwtPublicKey: 'keys/idp.pem', roleClaim: 'https://example.com/roles' },
+        {
+          TABLEGATE_JWT_ISSUER: 'https://tenant.auth0.com/',
+          TABLEGATE_JWT_AUDIENCE: 'https://api.example.com',
+          TABLEGATE_USER_ID_CLAIM: 'https://example.com/user_id',
+          TABLEGATE_EMAIL_CLAIM: 'https://example.com/email',
+        },
+      ).identityProvider,
+    ).toEqual({
+      jwksUrl: null,
+      publicKeyFile: path.resolve('keys/idp.pem'),
+      issuer: 'https://tenant.auth0.com/',
+      audience: 'https://api.example.com',
+      claims: {
+        userId: 'https://example.com/user_id',
+        email: 'https://example.com/email',
+        role: 'https://example.com/roles',
+      },
+    });
+  });
+
+  const provider = { jwksUrl: 'https://sso.example.com/certs', jwtIssuer: 'i', jwtAudience: 'a' };
+  test.each<[Record<string, string>, string]>([
+    [{ ...provider, jwtPublicKey: 'key.pem' }, 'give --jwks-url or --jwt-public-key, not both'],
+    [
+      { jwksUrl: 'https://sso.example.com/certs', jwtAudience: 'a' },
+      '--jwt-issuer is required with --jwks-url: tokens are accepted only when their iss names it',
+    ],
+    [
+      { jwtPublicKey: 'key.pem', jwtIssuer: 'i' },
+      '--jwt-audience is required with --jwt-public-key: tokens are accepted only when their aud names it',
+    ],
+    [
+      { jwtIssuer: 'i', jwtAudience: 'a' },
+      "--jwt-issuer is for an identity provider's tokens: give --jwks-url or --jwt-public-key too",
+    ],
+    [
+      { roleClaim: 'realm_access.roles' },
+      "--role-claim is for an identity provider's tokens: give --jwks-url or --jwt-public-key too",
+    ],
+    [
+      { ...provider, jwksUrl: 'sso.example.com/certs' },
+      "--jwks-url must be an http:// or https:// URL, got 'sso.example.com/certs'",
+    ],
+    [
+      { ...provider, jwksUrl: 'file:///etc/keys.json' },
+      "--jwks-url must be an http:// or https:// URL, got 'file:///etc/keys.json'",
+    ],
+    [{ ...provider, roleClaim: ' ' }, '--role-claim needs a claim name or path'],
+  ])('%j is a usage error', (flags, message) => {
+    expect(() => auth(flags)).toThrow(new UsageError(message));
   });
 });
 

@@ -15,6 +15,8 @@ describe('redactUrl', () => {
     ['/x?token', '/x?token=[redacted]'],
     ['/x?tokens=1&my_password_hint=2', '/x?tokens=1&my_password_hint=2'],
     ['/x?%zz=1&token=%zz', '/x?%zz=1&token=[redacted]'],
+    // A signed file link: the file and its expiry stay, the MAC does not.
+    ['/@/a.png?exp=1767225600&sig=Xk3q0', '/@/a.png?exp=1767225600&sig=[redacted]'],
   ])('%s → %s', (url, expected) => {
     expect(redactUrl(url)).toBe(expected);
   });

@@ -3,7 +3,7 @@
  * coding, `*`, the x-gzip alias, and weak ETag comparison.
  */
 import { describe, expect, test } from '@jest/globals';
-import { chooseCoding, matchesETag } from '../../../src/http/negotiate.js';
+import { chooseCoding, matchesETag, prefersCsv } from '../../../src/http/negotiate.js';
 
 describe('chooseCoding', () => {
   test.each<[string | undefined, string]>([
@@ -45,5 +45,25 @@ describe('matchesETag', () => {
     ['abc', false],
   ])('%j → %s', (header, matches) => {
     expect(matchesETag(header, etag)).toBe(matches);
+  });
+});
+
+describe('prefersCsv', () => {
+  test.each<[string | undefined, boolean]>([
+    [undefined, false],
+    ['*/*', false],
+    ['application/json', false],
+    ['text/csv', true],
+    ['TEXT/CSV; charset=utf-8', true],
+    ['text/*', true],
+    ['text/csv, */*', true],
+    ['application/json;q=0.5, text/csv', true],
+    ['text/csv, application/json', false],
+    ['text/csv;q=0.2, application/json;q=0.8', false],
+    ['text/csv;q=0', false],
+    ['text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8', false],
+    ['application/vnd.csvish+json', false],
+  ])('%j → %s', (header, csv) => {
+    expect(prefersCsv(header)).toBe(csv);
   });
 });

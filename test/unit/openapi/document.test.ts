@@ -29,6 +29,7 @@ import {
   weird,
 } from '../fixtures/routines.js';
 import { column, order, table, text } from '../fixtures/schema.js';
+import { SHOP } from '../fixtures/shop.js';
 
 const config = (mode: 'auth' | 'open'): DocumentConfig => ({
   mode,
@@ -157,12 +158,12 @@ describe('the row schema of a table with every type', () => {
         at: {
           type: 'string',
           pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,6})?$',
-          description: 'datetime(6); YYYY-MM-DD HH:MM:SS[.ffffff] as stored, no time zone',
+          description: 'datetime(6); YYYY-MM-DD HH:MM:SS.ffffff as stored, no time zone',
         },
         stamp: {
           type: 'string',
           pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,6})?$',
-          description: 'timestamp; YYYY-MM-DD HH:MM:SS[.ffffff] in UTC',
+          description: 'timestamp; YYYY-MM-DD HH:MM:SS in UTC',
         },
         label: { type: ['string', 'null'], maxLength: 20, description: 'varchar(20)' },
         body: { type: 'string', description: 'text' },
@@ -274,7 +275,9 @@ describe('validity', () => {
     expect(() => validator.resolveRefs()).not.toThrow();
     expect(Object.keys(doc.paths).filter((p) => p.startsWith('/table'))).toEqual([
       '/table/order/read',
+      '/table/order/read({key},{value})',
       '/table/order/update({key},{value})',
+      '/table/order/update',
     ]);
     expect(doc.paths['/upload']).toBeUndefined();
     const schemas = (doc.components as { schemas: Record<string, { properties?: object }> })
@@ -309,14 +312,18 @@ describe('operations', () => {
     expect(tablePaths).toEqual(
       ['every_type', 'gr%C3%B6%C3%9Fe', 'order', 'order_totals'].flatMap((t) => [
         `/table/${t}/read`,
+        // A view has no key to read one row by.
+        ...(t === 'order_totals' ? [] : [`/table/${t}/read({key},{value})`]),
         `/table/${t}/create`,
         `/table/${t}/update({key},{value})`,
+        `/table/${t}/update`,
         `/table/${t}/delete({key},{value})`,
+        `/table/${t}/delete`,
       ]),
     );
   });
 
-  test('read takes the six $ options and may answer X-Total-Count', () => {
+  test('read takes the seven $ options and may answer X-Total-Count', () => {
     const read = operation(doc, '/table/order/read', 'get');
     const parameters = read.parameters as { name: string; in: string }[];
     expect(parameters.map((p) => `${p.in} ${p.name}`)).toEqual([
@@ -326,6 +333,8 @@ describe('operations', () => {
       'query $top',
       'query $skip',
       'query $count',
+      'query $apply',
+      'header Accept',
     ]);
     const ok = (read.responses as Record<string, Record<string, unknown>>)['200'];
     expect(ok?.headers).toHaveProperty('X-Total-Count');
@@ -333,6 +342,7 @@ describe('operations', () => {
       'application/json': {
         schema: { type: 'array', items: { $ref: '#/components/schemas/order' } },
       },
+      'text/csv': { schema: expect.objectContaining({ type: 'string' }) },
     });
   });
 
@@ -386,6 +396,8 @@ describe('operations', () => {
                         'LIMIT_EXCEEDED',
                         'UNKNOWN_COLUMN',
                         'UNKNOWN_RELATION',
+                        'APPLY_SYNTAX',
+                        'APPLY_TYPE',
                         'MALFORMED_URL',
                         'NON_ASCII_URL',
                       ],
@@ -687,6 +699,7 @@ describe("a caller's view", () => {
     const doc = docOf('anonymous');
     expect(Object.keys(doc.paths).filter((p) => p.startsWith('/table'))).toEqual([
       '/table/products/read',
+      '/table/products/read({key},{value})',
     ]);
     const select = (
       operation(doc, '/table/products/read', 'get').parameters as {
@@ -699,15 +712,36 @@ describe("a caller's view", () => {
     );
     expect(propertiesOf(doc, 'products')).toEqual(['id', 'name', 'price']);
     expect(Object.keys(schemasOf(doc)).sort()).toEqual([
+      'Apply',
       'Credentials',
       'Error',
       'Health',
       'Index',
       'LoginResult',
+      'Me',
+      'PasswordChange',
+      'PasswordChanged',
       'RegisterResult',
       'products',
     ]);
     expect(JSON.stringify(doc)).not.toMatch(/cost_price|supplier_secret|labels/);
+  });
+
+  test('$apply names the columns its aggregates may take, of those the role may read', () => {
+    const applyOf = (doc: Doc) =>
+      (
+        operation(doc, '/table/products/read', 'get').parameters as {
+          name: string;
+          description: string;
+        }[]
+      ).find((p) => p.name === '$apply')?.description;
+    expect(applyOf(docOf('anonymous'))).toContain(
+      'sum and average: id, price; min and max: id, name, price.',
+    );
+    const whole = buildOpenApiDocument([products, labels], config('auth'));
+    expect(applyOf(whole)).toContain(
+      'sum and average: id, price, cost_price; min and max: id, name, price, cost_price, supplier_secret.',
+    );
   });
 
   test('without a token, routes that need one whatever the policy says are left out', () => {
@@ -717,6 +751,7 @@ describe("a caller's view", () => {
       '/auth/register',
       '/auth/login',
       '/table/products/read',
+      '/table/products/read({key},{value})',
       '/live',
       '/health',
       '/openapi.json',
@@ -732,9 +767,12 @@ describe("a caller's view", () => {
     expect(Object.keys(doc.paths).filter((p) => p.startsWith('/table'))).toEqual([
       '/table/labels/read',
       '/table/products/read',
+      '/table/products/read({key},{value})',
       '/table/products/create',
       '/table/products/update({key},{value})',
+      '/table/products/update',
       '/table/products/delete({key},{value})',
+      '/table/products/delete',
     ]);
     expect(keyEnum(doc, '/table/products/update({key},{value})', 'put')).toEqual([
       'id',
@@ -749,6 +787,7 @@ describe("a caller's view", () => {
     expect(parameterNames(doc, '/table/products/update({key},{value})', 'put')).toEqual([
       'key',
       'value',
+      'Prefer',
     ]);
     expect(propertiesOf(doc, 'products')).toEqual(['id', 'name', 'price']);
     expect(propertiesOf(doc, 'products.insert')).toEqual(['name', 'price', 'cost_price']);
@@ -796,17 +835,24 @@ describe('size: what every table shares is written once', () => {
       'top',
       'skip',
       'count',
+      'accept',
+      'prefer-create',
       'key-value',
+      'prefer-update',
+      'write-filter',
+      'prefer-delete',
     ]);
     expect(Object.keys(components.responses ?? {})).toContain('read.400');
-    expect(text.split('"FILTER_SYNTAX"').length - 1).toBe(1);
+    // Once per kind of operation that reads a $filter (read, read by key, update and delete by
+    // filter), whatever the number of tables.
+    expect(text.split('"FILTER_SYNTAX"').length - 1).toBe(4);
   });
 
   // Each operation repeating its parameters and error responses, a table added 20 KB.
-  test('a table adds about 7 KB for seven columns, all four operations and three schemas', () => {
+  test('a table adds about 12 KB for seven columns, all seven operations and three schemas', () => {
     const perTable = (size(40) - size(20)) / 20;
-    expect(perTable).toBeGreaterThan(5000);
-    expect(perTable).toBeLessThan(8000);
+    expect(perTable).toBeGreaterThan(9000);
+    expect(perTable).toBeLessThan(14000);
   });
 });
 
@@ -868,4 +914,161 @@ describe('auth mode and open mode', () => {
 test('enum members: quotes doubled inside', () => {
   expect(enumMembers("enum('a','it''s','')")).toEqual(['a', "it's", '']);
   expect(enumMembers("set('x,y','z')")).toEqual(['x,y', 'z']);
+});
+
+describe('relations (docs/relations.md)', () => {
+  const doc = buildOpenApiDocument(SHOP, config('open'));
+
+  test('each read lists its table’s relations in x-relations: kind, target, key columns', () => {
+    const relationsOf = (name: string) =>
+      operation(doc, `/table/${name}/read`, 'get')['x-relations'];
+    expect(relationsOf('customers')).toEqual({
+      billing_address: {
+        kind: 'to-one',
+        target: 'addresses',
+        columns: { billing_address_id: 'id' },
+      },
+      shipping_address: {
+        kind: 'to-one',
+        target: 'addresses',
+        columns: { shipping_address_id: 'id' },
+      },
+      orders: { kind: 'to-many', target: 'orders', columns: { id: 'customer_id' } },
+    });
+    expect(relationsOf('shipments')).toEqual({
+      order_items: {
+        kind: 'to-one',
+        target: 'order_items',
+        columns: { order_id: 'order_id', line: 'line' },
+      },
+    });
+    expect(relationsOf('employees')).toEqual({
+      manager: { kind: 'to-one', target: 'employees', columns: { manager_id: 'id' } },
+      employees: { kind: 'to-many', target: 'employees', columns: { id: 'manager_id' } },
+    });
+  });
+
+  test('$expand: its syntax, limits and the relations, after the shared options', () => {
+    const read = operation(doc, '/table/orders/read', 'get');
+    const parameters = read.parameters as { name: string; description: string }[];
+    expect(parameters.map((p) => p.name)).toEqual([
+      '$select',
+      '$filter',
+      '$orderby',
+      '$top',
+      '$skip',
+      '$count',
+      '$apply',
+      '$expand',
+      'Accept',
+    ]);
+    const expand = parameters.find((p) => p.name === '$expand')?.description ?? '';
+    expect(expand).toContain(
+      'Relations here: `customer` (to-one → customers), `order_items` (to-many → order_items).',
+    );
+    expect(expand).toContain('`$select`, `$filter`, `$orderby`,');
+    expect(expand).toContain('Limits: 3 levels, 10 relations per request');
+    expect(expand).toContain('E.g. `order_items($select=…;$top=3)`');
+    const filter = (doc.components as { parameters: Record<string, { description: string }> })
+      .parameters.filter;
+    expect(filter?.description).toContain("`customer/country eq 'Japan'`");
+    expect(filter?.description).toContain('`order_items/any(i: i/qty gt 5)`');
+  });
+
+  test('a table without relations has no $expand and no x-relations', () => {
+    const plain = buildOpenApiDocument([order], config('open'));
+    const read = operation(plain, '/table/order/read', 'get');
+    expect((read.parameters as { name: string }[]).map((p) => p.name)).not.toContain('$expand');
+    expect(read).not.toHaveProperty('x-relations');
+  });
+
+  test('the row schema has a key per relation: the related row or null, or an array of rows', () => {
+    const orders = schemasOf(doc).orders as { properties: Record<string, unknown> };
+    expect(Object.keys(orders.properties)).toEqual([
+      'id',
+      'customer_id',
+      'note',
+      'customer',
+      'order_items',
+    ]);
+    expect(orders.properties.customer).toEqual({
+      description: 'With `$expand=customer`: the row of customers (customer_id → id), or null',
+      anyOf: [{ $ref: '#/components/schemas/customers' }, { type: 'null' }],
+    });
+    expect(orders.properties.order_items).toEqual({
+      description: 'With `$expand=order_items`: the rows of order_items (id → order_id)',
+      type: 'array',
+      items: { $ref: '#/components/schemas/order_items' },
+    });
+  });
+
+  test('valid OpenAPI 3.1 and JSON Schema, every $ref resolves (rows refer to each other)', async () => {
+    const validator = new Validator();
+    // resolveRefs puts the referred objects in place: on a copy, as rows refer to each other.
+    const result = await validator.validate(structuredClone(doc));
+    expect(result.errors ?? []).toEqual([]);
+    expect(() => validator.resolveRefs()).not.toThrow();
+    // The components as one schema document, so that `#/components/schemas/…` resolves.
+    const ajv = new Ajv2020({ strict: false, validateFormats: false });
+    ajv.addSchema({ $id: 'https://tablegate.test/openapi', components: doc.components });
+    // An expanded answer is a valid row.
+    const validate = ajv.getSchema('https://tablegate.test/openapi#/components/schemas/orders');
+    expect(
+      validate?.({
+        id: 10,
+        customer_id: 1,
+        note: null,
+        customer: {
+          id: 1,
+          name: 'Ann',
+          country: null,
+          billing_address_id: 2,
+          shipping_address_id: null,
+        },
+        order_items: [{ order_id: 10, line: 1, product: 'tea', qty: 2 }],
+      }),
+    ).toBe(true);
+    expect(validate?.({ id: 10, customer: 'Ann' })).toBe(false);
+  });
+
+  test('a caller sees only the relations it may follow: target readable, key columns readable', async () => {
+    const policy = validatePolicy(
+      {
+        roles: {
+          clerk: {
+            tables: {
+              orders: { read: true },
+              // customer_id hidden: orders.customer cannot pair rows for this role.
+              customers: { read: { columns: ['id', 'name'] } },
+              order_items: { read: true },
+              // products and addresses are not readable.
+            },
+          },
+        },
+      },
+      new Map(SHOP.map((t) => [t.name, t])),
+    );
+    const view = buildOpenApiDocument(SHOP, config('auth'), '1', documentView(policy, 'clerk'));
+    const relationsOf = (name: string) =>
+      Object.keys(
+        (operation(view, `/table/${name}/read`, 'get')['x-relations'] as object | undefined) ?? {},
+      );
+    expect(relationsOf('orders')).toEqual(['customer', 'order_items']);
+    // customers.billing_address: addresses unreadable; customers.orders: the key is readable
+    // on both sides (customers.id, orders.customer_id).
+    expect(relationsOf('customers')).toEqual(['orders']);
+    // order_items.products: products unreadable; shipments unreadable.
+    expect(relationsOf('order_items')).toEqual(['order']);
+    const schemas = (view.components as { schemas: Record<string, { properties: object }> })
+      .schemas;
+    expect(Object.keys(schemas.order_items?.properties ?? {})).toEqual([
+      'order_id',
+      'line',
+      'product',
+      'qty',
+      'order',
+    ]);
+    const result = await new Validator().validate(view);
+    expect(result.errors ?? []).toEqual([]);
+  });
 });

@@ -152,6 +152,11 @@ describe('validatePolicy', () => {
       { roles: { user: { tables: { users_created_by_tablegate: { read: true } } } } },
       "roles.user.tables.users_created_by_tablegate: table 'users_created_by_tablegate' does not exist",
     ],
+    // A quoted string that is no number meets a number column: refused at start, as in $filter.
+    [
+      { roles: { user: { tables: { orders: { read: { where: "customer_id eq 'abc'" } } } } } },
+      "roles.user.tables.orders.read.where: Invalid $filter at position 13: the string 'abc' cannot be compared with column 'customer_id' (bigint), which is a number: it is not a number",
+    ],
   ])('%j → %s', (document, message) => {
     expect(() => validatePolicy(document, SCHEMA)).toThrow(new PolicyError(message));
   });

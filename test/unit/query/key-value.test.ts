@@ -1,6 +1,12 @@
 import { describe, expect, test } from '@jest/globals';
 import { ApiError } from '../../../src/errors.js';
-import { parseKeyValue, parseWriteAction, type WriteAction } from '../../../src/query/key-value.js';
+import {
+  isKeyRead,
+  parseKeyRead,
+  parseKeyValue,
+  parseWriteAction,
+  type WriteAction,
+} from '../../../src/query/key-value.js';
 
 function failure(run: () => unknown): unknown {
   try {
@@ -14,6 +20,9 @@ function failure(run: () => unknown): unknown {
 describe('parseWriteAction', () => {
   test.each<[string, WriteAction]>([
     ['create', { kind: 'create' }],
+    // Alone, their rows are a $filter's (query/write-query.ts).
+    ['update', { kind: 'update', match: null }],
+    ['delete', { kind: 'delete', match: null }],
     [
       'update(id,5)',
       { kind: 'update', match: { key: 'id', value: { kind: 'number', text: '5' }, bare: '5' } },
@@ -58,8 +67,6 @@ describe('parseWriteAction', () => {
   });
 
   test.each<[string, string]>([
-    ['update', 'Write update(<key>,<value>): the key and value are missing'],
-    ['delete', 'Write delete(<key>,<value>): the key and value are missing'],
     ['update(id,5', "Write update(<key>,<value>): 'update(id,5' has no closing parenthesis"],
     ['update(id,5) ', "Write update(<key>,<value>): 'update(id,5) ' has no closing parenthesis"],
     ['update()', 'Write update(<key>,<value>): the key column is empty'],
@@ -125,6 +132,15 @@ describe('parseKeyValue', () => {
     ['`a,b`,5', { key: 'a,b', value: { kind: 'number', text: '5' }, bare: '5' }],
     ['`we``ird` ,5', { key: 'we`ird', value: { kind: 'number', text: '5' }, bare: '5' }],
     ['` x `,5', { key: ' x ', value: { kind: 'number', text: '5' }, bare: '5' }],
+    // Double quotes too, as everywhere else a request names a column.
+    [
+      '"zip code",\'40301\'',
+      { key: 'zip code', value: { kind: 'string', value: '40301' }, bare: null },
+    ],
+    ['"a,b" , 5', { key: 'a,b', value: { kind: 'number', text: '5' }, bare: '5' }],
+    ['"say ""hi""",5', { key: 'say "hi"', value: { kind: 'number', text: '5' }, bare: '5' }],
+    ['"a`b",5', { key: 'a`b', value: { kind: 'number', text: '5' }, bare: '5' }],
+    ['"größe.v2",5', { key: 'größe.v2', value: { kind: 'number', text: '5' }, bare: '5' }],
     // A hostile key is just a name; the plan stage finds no such column.
     [
       'id` = 1; DROP TABLE x; --,5',
@@ -142,6 +158,9 @@ describe('parseKeyValue refusals', () => {
     ['id', 'a comma and a value must follow the key'],
     ['`id`', 'a comma and a value must follow the key'],
     ['`id', 'the key has no closing backtick'],
+    ['"id,5', 'the key has no closing double quote'],
+    ['"",5', 'the key column is empty'],
+    ['"id" x,5', 'unexpected text after the quoted key at position 6'],
     ['`🎉` x,5', 'unexpected text after the quoted key at position 5'],
   ])('%j', (text, message) => {
     expect(() => parseKeyValue(text)).toThrow(message);
@@ -153,5 +172,40 @@ describe('parseKeyValue, a digit value first', () => {
     const match = parseKeyValue(`id,${digits}`);
     expect(match).toEqual({ key: 'id', value: { kind: 'number', text: digits }, bare: digits });
     expect(parseKeyValue(`id, ${digits}  `)).toEqual(match);
+  });
+});
+
+describe('parseKeyRead', () => {
+  test('read(<key>,<value>) as update takes it', () => {
+    expect(isKeyRead("read(email,'a@b.c')")).toBe(true);
+    expect(parseKeyRead("read(email,'a@b.c')")).toEqual({
+      key: 'email',
+      value: { kind: 'string', value: 'a@b.c' },
+      bare: null,
+    });
+    expect(parseKeyRead('read(`a,b`,007)')).toEqual({
+      key: 'a,b',
+      value: { kind: 'number', text: '007' },
+      bare: '007',
+    });
+  });
+
+  test.each(['read', 'reads(id,1)', 'Read(id,1)', 'update(id,1)', ''])(
+    '%j is no key read (404)',
+    (segment) => {
+      expect(isKeyRead(segment)).toBe(false);
+    },
+  );
+
+  test.each<[string, string]>([
+    ['read(id,1', "Read read(<key>,<value>): 'read(id,1' has no closing parenthesis"],
+    ['read()', 'Read read(<key>,<value>): the key column is empty'],
+    ['read(id)', 'Read read(<key>,<value>): a comma and a value must follow the key'],
+  ])('%j fails with 400', (segment, message) => {
+    expect(failure(() => parseKeyRead(segment))).toMatchObject({
+      status: 400,
+      code: 'INVALID_QUERY',
+      message,
+    });
   });
 });

@@ -1,0 +1,80 @@
+import { describe, expect, test } from '@jest/globals';
+import { csvField, csvHeader, csvSerializer } from '../../../src/db/csv-rows.js';
+import type { Field } from '../../../src/db/rows.js';
+import { column, text } from '../fixtures/schema.js';
+
+const value = (name: string, info = text(name)): Field => ({ kind: 'value', name, column: info });
+
+describe('csvField', () => {
+  test.each([
+    ['plain', 'plain'],
+    ['', '""'],
+    ['a,b', '"a,b"'],
+    ['say "hi"', '"say ""hi"""'],
+    ['two\nlines', '"two\nlines"'],
+    ['cr\r', '"cr\r"'],
+    ['  spaced  ', '  spaced  '],
+    ['Zürich 東京 😀', 'Zürich 東京 😀'],
+  ])('%j → %j', (input, output) => {
+    expect(csvField(input)).toBe(output);
+  });
+});
+
+describe('csvSerializer', () => {
+  const fields: Field[] = [
+    value('id', column('id')),
+    value('big', column('big', { dataType: 'bigint' })),
+    value('amount', column('amount', { kind: 'decimal', dataType: 'decimal' })),
+    value('ratio', column('ratio', { kind: 'float', dataType: 'float' })),
+    value('flags', column('flags', { kind: 'bit', dataType: 'bit' })),
+    value('doc', column('doc', { kind: 'json', dataType: 'json' })),
+    value('data', column('data', { kind: 'binary', dataType: 'varbinary' })),
+    value('name'),
+  ];
+
+  test('the JSON answer’s values as text, NULL empty and an empty value ""', () => {
+    const write = csvSerializer(fields);
+    expect(
+      write([
+        7,
+        '9007199254740993',
+        '-0.0100',
+        1.100000023841858,
+        Buffer.from([1, 0]),
+        '{"a": "x,y"}',
+        Buffer.from([0, 255]),
+        'O"Brien, Jo',
+      ]),
+    ).toBe('7,9007199254740993,-0.0100,1.1,256,"{""a"": ""x,y""}",AP8=,"O""Brien, Jo"');
+    expect(write([null, null, null, null, null, null, Buffer.alloc(0), ''])).toBe(',,,,,,"",""');
+  });
+
+  test("a spatial column's cell is the GeoJSON of the JSON answer, quoted for its commas", () => {
+    const point = Buffer.alloc(21);
+    point.writeUInt8(1, 0);
+    point.writeUInt32LE(1, 1);
+    point.writeDoubleLE(1.5, 5);
+    point.writeDoubleLE(-2, 13);
+    const write = csvSerializer([
+      value('at', column('at', { kind: 'geometry', dataType: 'point' })),
+      value('n', column('n')),
+    ]);
+    expect(write([point, 1])).toBe('"{""type"":""Point"",""coordinates"":[1.5,-2]}",1');
+    expect(write([null, 2])).toBe(',2');
+  });
+
+  test('an expanded relation holds its JSON; the header names every field', () => {
+    const shaped: Field[] = [
+      value('id', column('id')),
+      { kind: 'object', name: 'owner', fields: [value('email')] },
+      { kind: 'array', name: 'pets', fields: [value('name')] },
+      value('after'),
+    ];
+    const write = csvSerializer(shaped);
+    expect(write([1, 5, 'a@b.c', '2:["Rex, dog"],["Tom"]', 'x'])).toBe(
+      '1,"{""email"":""a@b.c""}","[{""name"":""Rex, dog""},{""name"":""Tom""}]",x',
+    );
+    expect(write([2, null, null, '0:', 'y'])).toBe('2,null,[],y');
+    expect(csvHeader([...shaped, value('a,b')])).toBe('id,owner,pets,after,"a,b"');
+  });
+});
