@@ -6,7 +6,9 @@
 #   $apply: groupby names, aggregate columns, methods and aliases, filter() values, compute()
 #   columns, $orderby of an alias), the key and the value of update(<key>,<value>) and
 #   delete(<key>,<value>) in the path,
-#   the create body (JSON, every value), and the login body (auth mode); then, in auth mode under
+#   the create body (JSON, every value), names in double quotes (a column with a space and one
+#   with a dot, in $select, $filter, $orderby and an update key), a GeoJSON body for a spatial
+#   column, and the login body (auth mode); then, in auth mode under
 #   a --policy (issue 14), a signed-in role's $filter, update value and create body on a table it
 #   may see and change only where category eq 'books' (every other row must stay as it was), and
 #   its totals ($apply) over those rows.
@@ -127,6 +129,10 @@ db "DROP DATABASE IF EXISTS $DB_NAME;
   INSERT INTO items (name, category, price, note, created_at)
     SELECT CONCAT('item ', seq), ELT(1 + seq % 3, 'books', 'games', 'tools'), seq * 1.25, NULL,
       '2024-01-01 00:00:00' + INTERVAL seq DAY FROM seq_1_to_20;
+  CREATE TABLE places (id INT AUTO_INCREMENT PRIMARY KEY, \`zip code\` VARCHAR(10) NOT NULL,
+    \`a.b\` INT NULL, spot POINT NULL);
+  INSERT INTO places (\`zip code\`, \`a.b\`, spot) VALUES ('40301', 1, POINT(1, 2)),
+    ('10115', 2, NULL);
   CREATE TABLE canary (id INT PRIMARY KEY, secret VARCHAR(50) NOT NULL);
   INSERT INTO canary VALUES (1, 'sqlmap must never read this');" > /dev/null
 TABLES_BEFORE="$(db "SHOW FULL TABLES FROM $DB_NAME")"
@@ -216,6 +222,15 @@ target delete-key "$OPEN_LOG" --method DELETE -u "$BASE/table/items/delete(id*,9
 target delete-value "$OPEN_LOG" --method DELETE -u "$BASE/table/items/delete(id,999999*)"
 target create-body "$OPEN_LOG" --method POST "${JSON[@]}" -u "$BASE/table/items/create" \
   --data '{"name":"sqlmap*","category":"books*","price":"1.5*","note":"n*"}'
+# Names in double quotes (docs/types.md) and GeoJSON bodies.
+target quoted-select "$OPEN_LOG" -u "$BASE/table/places/read?\$select=id,%22zip%20code*%22"
+target quoted-filter "$OPEN_LOG" \
+  -u "$BASE/table/places/read?\$filter=%22zip%20code*%22%20eq%20'40301'%20and%20%22a.b%22%20ge%201*"
+target quoted-orderby "$OPEN_LOG" -u "$BASE/table/places/read?\$orderby=%22a.b*%22%20desc"
+target quoted-key "$OPEN_LOG" --method PUT "${JSON[@]}" --data '{"a.b":5}' \
+  -u "$BASE/table/places/update(%22zip%20code*%22,'40301*')"
+target geojson-body "$OPEN_LOG" --method POST "${JSON[@]}" -u "$BASE/table/places/create" \
+  --data '{"zip code":"1*","spot":{"type":"Point*","coordinates":[1.5,-2]}}'
 
 # ---- auth mode: the login body ----
 AUTH_LOG="$TMP/auth.log"

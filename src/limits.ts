@@ -51,6 +51,16 @@ export const WRITE_ATTEMPTS = 3;
 export const RETRY_PAUSE_MIN_MS = 5;
 export const RETRY_PAUSE_MAX_MS = 50;
 
+// Stored routines (`/rpc/<name>`, docs/routines.md).
+/**
+ * Characters of JSON a routine call's result sets may take together. The answer is built whole
+ * before it is sent (a routine's SIGNAL after its first SELECT must still answer 400, and its
+ * OUT values come last), so unlike a read it does not stream: past this the routine is stopped
+ * and the call answers 400 ROUTINE_RESULT_TOO_LARGE. Page big results in the routine, or read
+ * them from a table or view.
+ */
+export const MAX_ROUTINE_RESULT_CHARS = 32 * 1024 * 1024;
+
 // Auth mode (CONTRACT §4).
 export const EMAIL_MAX_LENGTH = 254;
 export const PASSWORD_MIN_LENGTH = 8;

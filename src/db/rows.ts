@@ -5,7 +5,8 @@
  * exact strings, FLOAT/DOUBLE/INT as numbers, binary and BIT as Buffers.
  */
 import { relatedRowsTooLarge } from '../errors.js';
-import type { ColumnInfo, JsonKind, TableInfo } from './schema-types.js';
+import { wkbToGeoJson } from './geometry.js';
+import { type ColumnInfo, fractionDigits, type JsonKind, type TableInfo } from './schema-types.js';
 
 type ValueWriter = (value: unknown) => string;
 
@@ -64,31 +65,36 @@ function writeTemporal(value: unknown): string {
   return typeof value === 'string' ? `"${value}"` : writeString(value);
 }
 
-/** The n of DATETIME(n), TIMESTAMP(n), TIME(n) from the column's type text; 0 without one. */
-export function fractionDigits(column: ColumnInfo): number {
-  const match = /\((\d)\)/.exec(column.columnType);
-  return match === null ? 0 : Number(match[1]);
-}
-
 /**
  * `text` with exactly `digits` fractional digits, as MySQL shows the value. mysql2's binary
  * protocol (every prepared statement) leaves out a fraction of zero (`09:00:00` for a
  * DATETIME(3) `09:00:00.000`) and writes a TIME's without its trailing zeros (`10:00:00.5`);
  * the text protocol and CAST(… AS CHAR) give the column's digits already.
  */
-export function withFraction(text: string, digits: number): string {
+export function withFraction(text: string, digits: number, zeros = ZEROS[digits] ?? ''): string {
   const point = text.lastIndexOf('.');
-  if (point === -1) return `${text}.${'0'.repeat(digits)}`;
+  if (point === -1) return text + zeros;
   const have = text.length - point - 1;
   if (have === digits) return text;
-  return have < digits ? text + '0'.repeat(digits - have) : text.slice(0, point + 1 + digits);
+  return have < digits ? text + zeros.slice(have + 1) : text.slice(0, point + 1 + digits);
 }
 
-/** A DATETIME(n)/TIMESTAMP(n)/TIME(n) writer: exactly n fractional digits (none for n = 0). */
-function temporalWriter(digits: number): ValueWriter {
+/** `.`, `.0`, … `.000000`: the zero fractions, made once. */
+const ZEROS = ['', '.0', '.00', '.000', '.0000', '.00000', '.000000'];
+
+/**
+ * A DATETIME(n)/TIMESTAMP(n)/TIME(n) writer: exactly n fractional digits (none for n = 0). A
+ * DATETIME already `YYYY-MM-DD HH:MM:SS.` and n digits long (every nonzero fraction from the
+ * driver) is written as it is.
+ */
+function temporalWriter(digits: number, datetime: boolean): ValueWriter {
   if (digits === 0) return writeTemporal;
-  return (value) =>
-    typeof value === 'string' ? `"${withFraction(value, digits)}"` : writeString(value);
+  const zeros = ZEROS[digits] ?? '';
+  const complete = datetime ? 20 + digits : -1;
+  return (value) => {
+    if (typeof value !== 'string') return writeString(value);
+    return value.length === complete ? `"${value}"` : `"${withFraction(value, digits, zeros)}"`;
+  };
 }
 
 /**
@@ -126,14 +132,23 @@ function writerFor(column: ColumnInfo): ValueWriter {
     case 'date':
       return writeTemporal;
     case 'datetime':
-      return temporalWriter(fractionDigits(column));
+      return temporalWriter(fractionDigits(column), true);
     case 'string':
-      return column.dataType === 'time' ? temporalWriter(fractionDigits(column)) : writeString;
+      return column.dataType === 'time'
+        ? temporalWriter(fractionDigits(column), false)
+        : writeString;
     case 'json':
       return writeJson;
     case 'binary':
       return writeBinary;
+    case 'geometry':
+      // WKB from ST_AsBinary (sql/compile-read.ts).
+      return writeGeometry;
   }
+}
+
+function writeGeometry(value: unknown): string {
+  return Buffer.isBuffer(value) ? wkbToGeoJson(value) : writeString(value);
 }
 
 export type RowSerializer = (row: readonly unknown[]) => string;
@@ -191,6 +206,9 @@ function tokenWriterFor(column: ColumnInfo): ValueWriter {
     case 'binary':
       // TO_BASE64 breaks its text into lines of 76 characters (`\n` in the token).
       return (t) => (t as string).replaceAll('\\n', '');
+    case 'geometry':
+      // TO_BASE64(ST_AsBinary(…)): the same WKB as at the top level (base64 skips the `\n`s).
+      return (t) => wkbToGeoJson(Buffer.from(decoded(t as string), 'base64'));
     case 'json':
       // The column's text, itself JSON.
       return (t) => decoded(t as string);

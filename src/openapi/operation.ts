@@ -5,6 +5,7 @@
  * it uses, so that the document carries each of those once however many tables share it.
  */
 import type { Config } from '../config.js';
+import type { RoutineInfo } from '../db/routines.js';
 import type { ColumnInfo, Relation, TableInfo } from '../db/schema-types.js';
 import type { Stage } from '../errors.js';
 import type { JsonSchema } from './column-schema.js';
@@ -29,9 +30,14 @@ export interface TableView {
   readonly relations: readonly Relation[];
 }
 
-/** A policy's view for one caller: per table its view (null hides it), and the file routes. */
+/**
+ * A policy's view for one caller: per table its view (null hides it), the routines it may call,
+ * and the file routes.
+ */
 export interface DocumentView {
   table(table: TableInfo): TableView | null;
+  /** Whether the caller may call the routine; every routine when absent. */
+  routine?(routine: RoutineInfo): boolean;
   readonly upload: boolean;
   readonly download: boolean;
   /**
@@ -106,6 +112,25 @@ export interface TableOperation extends Operation {
   /** Whether the table has the operation at all for this caller (absent: it has). */
   applies?(described: DescribedTable): boolean;
   describe(described: DescribedTable, context: DescriptionContext): JsonSchema;
+}
+
+/** The names the assembler gave one routine (unique in the document). */
+export interface RoutineNames {
+  /** For operationIds: unique among routines, procedures and functions apart. */
+  readonly id: string;
+}
+
+/** One routine as an operation describes it. */
+export interface DescribedRoutine {
+  readonly routine: RoutineInfo;
+  readonly names: RoutineNames;
+}
+
+/** An operation of every stored procedure or function, under `/rpc/<name>`. */
+export interface RoutineOperation extends Operation {
+  /** The routines it describes. */
+  readonly kind: RoutineInfo['kind'];
+  describe(described: DescribedRoutine, context: DescriptionContext): JsonSchema;
 }
 
 /** An operation of its own path (auth, files, health…). */

@@ -27,12 +27,14 @@ import type {
 } from '../query/ast.js';
 import {
   checkCall,
+  checkFilterable,
   checkMatchCall,
   checkTemporal,
   type Described,
   describeCall,
   describeColumn,
   describeLiteral,
+  typedString,
 } from './filter-types.js';
 import {
   both,
@@ -148,7 +150,10 @@ export class Scope {
   /** A column of this scope's own table. */
   column(name: string): PlannedColumn {
     const column = this.view.column(name);
-    if (column === undefined) throw unknownColumn(this.source.table.name, name);
+    if (column === undefined) {
+      const known = this.view.columns.map((c) => c.name);
+      throw unknownColumn(this.source.table.name, name, known);
+    }
     return this.own(column);
   }
 
@@ -183,12 +188,22 @@ export class Scope {
 
   /** A relation the caller may follow from this scope's table, and its target as the caller sees it. */
   private follow(name: string): { relation: Relation; view: TableView } {
+    const found = this.visibleRelation(name);
+    if (found === null) {
+      // A "did you mean" names only relations the caller may follow.
+      const known = [...this.source.table.relations.keys()].filter(
+        (other) => this.visibleRelation(other) !== null,
+      );
+      throw unknownRelation(this.source.table.name, name, known);
+    }
+    return found;
+  }
+
+  /** The relation and its target's view, when the caller may follow it; else null. */
+  private visibleRelation(name: string): { relation: Relation; view: TableView } | null {
     const relation = this.view.relation(name);
     const view = relation === undefined ? null : followable(this.view, relation, this.viewer);
-    if (relation === undefined || view === null) {
-      throw unknownRelation(this.source.table.name, name);
-    }
-    return { relation, view };
+    return relation === undefined || view === null ? null : { relation, view };
   }
 
   /**
@@ -325,14 +340,16 @@ export class Scope {
         return this.compare(expr);
       case 'in': {
         const column = this.columnExpr(expr.column);
-        const values = expr.values.filter(
-          (value): value is NonNullFilterLiteral => value.kind !== 'null',
-        );
-        for (const value of values) checkLiteral(value, column, positionOf(expr.column));
+        const position = positionOf(expr.column);
+        if (column.kind === 'column') checkFilterable(column.column, position);
+        const values = expr.values
+          .filter((value): value is NonNullFilterLiteral => value.kind !== 'null')
+          .map((value) => typedLiteral(value, column, position) as NonNullFilterLiteral);
         return { kind: 'in', column, values, orNull: values.length < expr.values.length };
       }
       case 'match': {
         const column = this.columnExpr(expr.column);
+        if (column.kind === 'column') checkFilterable(column.column, positionOf(expr.column));
         if (column.kind === 'call') {
           checkMatchCall(expr.fn, describe(column), positionOf(expr.column));
         }
@@ -356,9 +373,19 @@ export class Scope {
         `Invalid $filter at position ${position}: null cannot be compared with '${op}'; use 'eq null' or 'ne null'`,
       );
     }
-    checkLiteral(l, r, position);
-    checkLiteral(r, l, position);
-    return { kind: 'compare', op, left: l, right: r };
+    for (const [operand, planned] of [
+      [left, l],
+      [right, r],
+    ] as const) {
+      if (planned.kind === 'column')
+        checkFilterable(planned.column, positionOf(operand as ColumnExpr));
+    }
+    return {
+      kind: 'compare',
+      op,
+      left: typedLiteral(l, r, position),
+      right: typedLiteral(r, l, position),
+    };
   }
 
   private operand(operand: Operand): PlannedColumnExpr | FilterLiteral {
@@ -419,12 +446,29 @@ function positionOf(expr: ColumnExpr): number {
 }
 
 /**
- * A date/time `side` must meet an operand of a matching type; any other side passes. Only
- * then is the other side described, so plain comparisons pay one `kind` test.
+ * One side of a comparison as planned: a date/time literal must
+ * meet an operand of a matching type; a quoted string meeting a number, date or time becomes
+ * the literal of that type it spells, or is refused (filter-types.ts typedString). Only then is
+ * the other side described, so plain comparisons pay a `kind` test or two.
  */
-function checkLiteral(side: PlannedOperand, other: PlannedOperand, position: number): void {
-  if (side.kind !== 'date' && side.kind !== 'datetime' && side.kind !== 'timeofday') return;
-  checkTemporal(side, describe(other), position);
+function typedLiteral(
+  side: PlannedOperand,
+  other: PlannedOperand,
+  position: number,
+): PlannedOperand {
+  switch (side.kind) {
+    case 'date':
+    case 'datetime':
+    case 'timeofday':
+      checkTemporal(side, describe(other), position);
+      return side;
+    case 'string':
+      return other.kind === 'column' || other.kind === 'call'
+        ? typedString(side, describe(other), position)
+        : side;
+    default:
+      return side;
+  }
 }
 
 function describe(operand: PlannedOperand): Described {

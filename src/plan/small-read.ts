@@ -85,7 +85,7 @@ function pinsOneRow(filter: PlannedFilter, source: Source): boolean {
 
 /** The most bytes one value of the column can take, or null when that is not small. */
 function widthBytes(column: ColumnInfo): number | null {
-  if (column.kind === 'json') return null;
+  if (column.kind === 'json' || column.kind === 'geometry') return null;
   if (column.kind === 'string' || column.kind === 'binary') {
     if (column.maxLength === null || column.maxLength > MAX_BOUNDED_CHARS) return null;
     return column.maxLength * BYTES_PER_CHAR;

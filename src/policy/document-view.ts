@@ -2,7 +2,7 @@
  * A role's view of the API description (`/openapi.json` shows a caller only the tables and
  * operations its role may use, docs/policies.md): per table the actions Policy.decide allows
  * and their columns, and the relations its reads may follow (the planner's own rule, through
- * the role's read views: policy/views.ts).
+ * the role's read views: policy/views.ts), and the routines it may call.
  */
 import type { ColumnInfo, TableInfo } from '../db/schema-types.js';
 import type { DocumentView, TableView } from '../openapi/document.js';
@@ -38,6 +38,7 @@ export function documentView(policy: Policy, role: string): DocumentView {
         ),
       };
     },
+    routine: (routine) => policy.decide(role, { kind: 'routine', routine: routine.name }).allowed,
     upload: policy.mayFiles(role, 'upload'),
     download: policy.mayFiles(role, 'download'),
   };

@@ -33,7 +33,12 @@ export const NO_LIMIT = '18446744073709551615';
  * The select list of a read of plain columns, kept per list: a read without `$select` uses the
  * same selections on every request (plan/scope.ts), so its text is built once per schema.
  */
-const plainSelectLists = new WeakMap<readonly Selection[], string>();
+const plainSelectLists: Readonly<
+  Record<ServerKind['flavour'], WeakMap<readonly Selection[], string>>
+> = {
+  mariadb: new WeakMap(),
+  mysql: new WeakMap(),
+};
 
 /**
  * A condition on the root table's columns compiled elsewhere, ANDed to the plan's filter: the
@@ -217,19 +222,41 @@ function selectList(
   params: unknown[],
 ): string {
   if (!context.qualify) {
-    let text = plainSelectLists.get(selections);
+    // Per flavour: a spatial column's WKB is asked for differently (wkb below).
+    const lists = plainSelectLists[context.flavour];
+    let text = lists.get(selections);
     if (text === undefined) {
       text = selections
-        .map((s) => quoteIdent((s as Extract<Selection, { kind: 'column' }>).expr.column.name))
+        .map((s) => {
+          const { column } = (s as Extract<Selection, { kind: 'column' }>).expr;
+          return asIs(quoteIdent(column.name), column, context);
+        })
         .join(', ');
-      plainSelectLists.set(selections, text);
+      lists.set(selections, text);
     }
     return text;
   }
   return slots(selections, context, params, asIs).join(', ');
 }
 
-const asIs = (column: string): string => column;
+/**
+ * A column as the driver should read it: as it is, but a spatial one as WKB named as the column
+ * (mysql2 would parse MySQL's geometry into objects that lose the geometry's type).
+ */
+function asIs(column: string, info: ColumnInfo, context: SqlContext): string {
+  return info.kind === 'geometry' ? `${wkb(column, context)} AS ${quoteIdent(info.name)}` : column;
+}
+
+/**
+ * WKB of a spatial column. MySQL 8 writes a geographic SRID's coordinates in the SRS's own axis
+ * order (latitude first for 4326) unless told otherwise; GeoJSON is longitude first. MariaDB
+ * knows no axis order (and no second argument): x, y as stored.
+ */
+function wkb(column: string, context: SqlContext): string {
+  return context.flavour === 'mysql'
+    ? `ST_AsBinary(${column}, 'axis-order=long-lat')`
+    : `ST_AsBinary(${column})`;
+}
 
 /** The slot expressions of `selections`, each column's made by `value` (as is, or as text). */
 function slots(
@@ -365,6 +392,8 @@ function correlation(
 export function textOf(column: string, info: ColumnInfo, context: SqlContext): string {
   const { flavour } = context;
   switch (info.kind) {
+    case 'geometry':
+      return `TO_BASE64(${wkb(column, context)})`;
     case 'integer':
       return info.dataType === 'bigint' ? `CAST(${column} AS CHAR)` : column;
     case 'year':

@@ -25,9 +25,13 @@ import type {
 const OPS: readonly CompareOp[] = ['eq', 'ne', 'lt', 'le', 'gt', 'ge'];
 const FNS: readonly MatchFn[] = ['contains', 'startswith', 'endswith'];
 
-/** A name the filter grammar can spell (identifier characters only, not a keyword). */
+/**
+ * A name the filter grammar can spell (identifier characters only, not a keyword), of a column
+ * that can be filtered (not a spatial one).
+ */
 export function filterableColumns(table: TableInfo): string[] {
   return table.columns
+    .filter((c) => c.kind !== 'geometry')
     .map((c) => c.name)
     .filter(
       (name) =>
@@ -96,6 +100,10 @@ export const literalArb: fc.Arbitrary<Literal> = fc.oneof(
 );
 
 const nonNullLiteral = literalArb.filter((l) => l.kind !== 'null');
+/** Literals any column may meet: a quoted string meets a number, date or time only if it spells one. */
+const untypedLiteral = (withNull: boolean) =>
+  (withNull ? literalArb : nonNullLiteral).filter((l) => l.kind !== 'string');
+const quoted = (text: string): Literal => ({ kind: 'string', value: text });
 
 const pad = (n: number, width = 2) => String(n).padStart(width, '0');
 
@@ -199,14 +207,32 @@ interface Subject {
   readonly type: ValueType;
 }
 
-/** Literals that may meet a subject of this type: plain ones always, date/time ones by type. */
+/**
+ * Literals that may meet a subject of this type: plain ones always (strings only where they
+ * spell a value of the type), date/time ones by type, also quoted.
+ */
 function literalFor(type: ValueType, withNull: boolean): fc.Arbitrary<FilterLiteral> {
-  const plain = withNull ? literalArb : nonNullLiteral;
-  if (type === 'date' || type === 'datetime') {
-    return fc.oneof(plain, dateLiteralArb, datetimeLiteralArb);
+  const plain = untypedLiteral(withNull);
+  switch (type) {
+    case 'number':
+      return fc.oneof(plain, numberText.map(quoted));
+    case 'date':
+    case 'datetime':
+      return fc.oneof(
+        plain,
+        dateLiteralArb,
+        datetimeLiteralArb,
+        fc.oneof(dateLiteralArb, datetimeLiteralArb).map((literal) => quoted(literal.text)),
+      );
+    case 'time':
+      return fc.oneof(
+        plain,
+        timeOfDayLiteralArb,
+        timeOfDayLiteralArb.map((literal) => quoted(literal.text)),
+      );
+    default:
+      return withNull ? literalArb : nonNullLiteral;
   }
-  if (type === 'time') return fc.oneof(plain, timeOfDayLiteralArb);
-  return plain;
 }
 
 /**
@@ -249,8 +275,12 @@ export function filterArb(
       fc.boolean(),
     )
     .map(([[expr, literal], swap]) => (swap ? [literal, expr] : [expr, literal]));
-  const plainOperand: fc.Arbitrary<Operand> = fc.oneof(column, nonNullLiteral);
-  const operands = fc.oneof(typedPair, fc.tuple(plainOperand, plainOperand));
+  const plainOperand: fc.Arbitrary<Operand> = fc.oneof(column, untypedLiteral(false));
+  const operands = fc.oneof(
+    typedPair,
+    fc.tuple(plainOperand, plainOperand),
+    fc.tuple(nonNullLiteral, nonNullLiteral),
+  );
   const compare: fc.Arbitrary<FilterExpr> = fc.oneof(
     fc
       .tuple(fc.constantFrom(...OPS), operands)

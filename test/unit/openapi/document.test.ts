@@ -19,6 +19,15 @@ import { documentView } from '../../../src/policy/document-view.js';
 import { validatePolicy } from '../../../src/policy/policy.js';
 import { COLUMN_FNS } from '../../../src/query/ast.js';
 import { FN_SQL } from '../../../src/sql/compile-filter.js';
+import {
+  balance,
+  placeOrder,
+  ROUTINES,
+  report,
+  twinFunction,
+  twinProcedure,
+  weird,
+} from '../fixtures/routines.js';
 import { column, order, table, text } from '../fixtures/schema.js';
 import { SHOP } from '../fixtures/shop.js';
 
@@ -149,12 +158,12 @@ describe('the row schema of a table with every type', () => {
         at: {
           type: 'string',
           pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,6})?$',
-          description: 'datetime(6); YYYY-MM-DD HH:MM:SS[.ffffff] as stored, no time zone',
+          description: 'datetime(6); YYYY-MM-DD HH:MM:SS.ffffff as stored, no time zone',
         },
         stamp: {
           type: 'string',
           pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,6})?$',
-          description: 'timestamp; YYYY-MM-DD HH:MM:SS[.ffffff] in UTC',
+          description: 'timestamp; YYYY-MM-DD HH:MM:SS in UTC',
         },
         label: { type: ['string', 'null'], maxLength: 20, description: 'varchar(20)' },
         body: { type: 'string', description: 'text' },
@@ -230,7 +239,7 @@ describe('the row schema of a table with every type', () => {
 
 describe('validity', () => {
   test.each(['auth', 'open'] as const)('%s mode: valid OpenAPI 3.1', async (mode) => {
-    const doc = buildOpenApiDocument(TABLES, config(mode), '1.2.3');
+    const doc = buildOpenApiDocument(TABLES, config(mode), '1.2.3', undefined, ROUTINES);
     const validator = new Validator();
     const result = await validator.validate(doc);
     expect(result.errors ?? []).toEqual([]);
@@ -427,14 +436,16 @@ describe('operations', () => {
       new Map([[order.name, order]]),
     );
     const text =
-      JSON.stringify(buildOpenApiDocument([everyType, order], config('auth'))) +
+      JSON.stringify(
+        buildOpenApiDocument([everyType, order], config('auth'), '0', undefined, ROUTINES),
+      ) +
       JSON.stringify(
         buildOpenApiDocument([order], config('auth'), '0', documentView(underPolicy, 'admin')),
       );
     for (const code of Object.keys(ERRORS)) {
       expect([code, new RegExp(`\\b${code}\\b`).test(text)]).toEqual([code, true]);
     }
-    const full = buildOpenApiDocument([everyType, order], config('auth'));
+    const full = buildOpenApiDocument([everyType, order], config('auth'), '0', undefined, ROUTINES);
     for (const item of Object.values(full.paths)) {
       for (const op of Object.values(
         resolved(full, item) as Record<string, { responses: object }>,
@@ -467,6 +478,181 @@ describe('operations', () => {
         },
       },
     });
+  });
+});
+
+describe('stored routines', () => {
+  const doc = buildOpenApiDocument([order], config('open'), '1', undefined, ROUTINES);
+  const schemaOf = (op: Record<string, unknown>) =>
+    (op.requestBody as { content: Record<string, { schema: unknown }> }).content['application/json']
+      ?.schema;
+
+  test('a procedure is a POST, a function a GET and a POST; one name, both kinds: POST calls the procedure', () => {
+    const rpc = Object.entries(doc.paths)
+      .filter(([path]) => path.startsWith('/rpc/'))
+      .map(([path, item]) => [path, Object.keys(item)]);
+    expect(rpc).toEqual([
+      ['/rpc/balance', ['get', 'post']],
+      ['/rpc/place_order', ['post']],
+      ['/rpc/report', ['post']],
+      ['/rpc/twin', ['post', 'get']],
+      ['/rpc/we%22ird%60name', ['post']],
+    ]);
+    expect(operation(doc, '/rpc/twin', 'post').operationId).toBe(
+      `call_procedure_${twinProcedure.name}`,
+    );
+    expect(operation(doc, '/rpc/twin', 'get').operationId).toBe(
+      `get_function_${twinFunction.name}`,
+    );
+    expect(doc.tags).toContainEqual({
+      name: 'rpc',
+      description: 'Stored procedures and functions',
+    });
+  });
+
+  test('a procedure: its IN and INOUT parameters required by name, its OUT ones answered', () => {
+    const call = operation(doc, '/rpc/place_order', 'post');
+    expect(call.description).toMatch(/^Places an order and answers its total\.\n\n/);
+    expect(schemaOf(call)).toEqual({
+      type: 'object',
+      properties: {
+        customer: {
+          type: ['integer', 'null'],
+          minimum: -2147483648,
+          maximum: 2147483647,
+          description: 'int(11)',
+        },
+        note: { type: ['string', 'null'], maxLength: 100, description: 'varchar(100)' },
+        stock: {
+          type: ['integer', 'null'],
+          minimum: -2147483648,
+          maximum: 2147483647,
+          description: 'int(11); INOUT',
+        },
+      },
+      required: ['customer', 'note', 'stock'],
+      additionalProperties: false,
+    });
+    const ok = (
+      call.responses as Record<
+        string,
+        { content: Record<string, { schema: { properties: Record<string, unknown> } }> }
+      >
+    )[200];
+    expect(ok?.content['application/json']?.schema.properties.out).toEqual({
+      type: 'object',
+      description: 'The OUT and INOUT parameters by name, after the call',
+      properties: {
+        total: {
+          type: ['number', 'null'],
+          description: 'decimal(10,2); exactly the stored digits',
+        },
+        stock: {
+          type: ['integer', 'null'],
+          minimum: -2147483648,
+          maximum: 2147483647,
+          description: 'int(11); INOUT',
+        },
+      },
+      required: ['total', 'stock'],
+      additionalProperties: false,
+    });
+    expect(call.requestBody).toMatchObject({ required: true });
+    expect(operation(doc, '/rpc/report', 'post').requestBody).toMatchObject({ required: false });
+  });
+
+  test('a function: query parameters by name, and its value typed as declared', () => {
+    const get = operation(doc, '/rpc/balance', 'get');
+    expect(get.parameters).toEqual([
+      {
+        name: 'customer',
+        in: 'query',
+        required: true,
+        schema: {
+          type: 'integer',
+          minimum: -2147483648,
+          maximum: 2147483647,
+          description: 'int(11)',
+        },
+      },
+      {
+        name: 'day',
+        in: 'query',
+        required: true,
+        schema: {
+          type: 'string',
+          format: 'date',
+          pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$',
+          description: 'YYYY-MM-DD',
+        },
+      },
+    ]);
+    const ok = (
+      get.responses as Record<string, { content: Record<string, { schema: unknown }> }>
+    )[200];
+    expect(ok?.content['application/json']?.schema).toEqual({
+      type: 'object',
+      required: ['success', 'value'],
+      properties: {
+        success: { const: true },
+        value: {
+          type: ['number', 'null'],
+          description: 'decimal(10,2); exactly the stored digits',
+        },
+      },
+    });
+    const responses = Object.keys(get.responses as object);
+    expect(responses).toEqual([
+      '200',
+      '400',
+      '403',
+      '404',
+      '405',
+      '409',
+      '429',
+      '500',
+      '502',
+      '503',
+      '504',
+    ]);
+  });
+
+  test('under a policy: only the routines the role may call; none, and the tag is gone', () => {
+    const routines = {
+      procedures: new Map([placeOrder, report, weird, twinProcedure].map((r) => [r.name, r])),
+      functions: new Map([balance, twinFunction].map((r) => [r.name, r])),
+    };
+    const policy = validatePolicy(
+      {
+        roles: {
+          caller: { routines: { '*': true, report: false } },
+          reader: { tables: { order: { read: true } } },
+        },
+      },
+      new Map([[order.name, order]]),
+      'policy',
+      routines,
+    );
+    const rpcPaths = (role: string) =>
+      Object.keys(
+        buildOpenApiDocument([order], config('auth'), '1', documentView(policy, role), ROUTINES)
+          .paths,
+      ).filter((p) => p.startsWith('/rpc/'));
+    expect(rpcPaths('caller')).toEqual([
+      '/rpc/balance',
+      '/rpc/place_order',
+      '/rpc/twin',
+      '/rpc/we%22ird%60name',
+    ]);
+    expect(rpcPaths('reader')).toEqual([]);
+    const reader = buildOpenApiDocument(
+      [order],
+      config('auth'),
+      '1',
+      documentView(policy, 'reader'),
+      ROUTINES,
+    );
+    expect(reader.tags).not.toContainEqual(expect.objectContaining({ name: 'rpc' }));
   });
 });
 
