@@ -191,7 +191,8 @@ async function openSkiptokens(config: Config, log: Log): Promise<Skiptokens> {
 async function openPolicy(config: Config, schema: SchemaCache): Promise<Policy | undefined> {
   if (config.policyFile === null) return undefined;
   try {
-    return await loadPolicy(config.policyFile, new Map([...schema.all()].map((t) => [t.name, t])));
+    const tables = new Map([...schema.all()].map((t) => [t.name, t]));
+    return await loadPolicy(config.policyFile, tables, schema.routines);
   } catch (error) {
     if (!(error instanceof PolicyError)) throw error;
     throw new StartupError(`policy ${config.policyFile}: ${error.message}`, 2);
@@ -356,10 +357,13 @@ export async function openGateway(config: Config): Promise<Gateway> {
 /** The CLI's entry: start, print the start-up line, stop cleanly on a signal. */
 export async function startGateway(config: Config): Promise<void> {
   const gateway = await openGateway(config);
-  const tables = gateway.schema.tableCount;
+  const { tables, views } = gateway.schema.counts;
+  const served =
+    `${tables} table${tables === 1 ? '' : 's'}` +
+    (views === 0 ? '' : ` and ${views} view${views === 1 ? '' : 's'}`);
   process.stdout.write(
     `tablegate listening on ${gateway.url} (mode: ${config.mode}, database: ${config.db.database}, ` +
-      `${tables} table${tables === 1 ? '' : 's'}, uploads: ${config.uploadsDir}, ` +
+      `${served}, uploads: ${config.uploadsDir}, ` +
       `${config.mode === 'auth' ? `registration: ${config.registration}, ` : ''}` +
       `policy: ${config.policyFile ?? 'none'}, read consistency: ${config.readConsistency})\n`,
   );

@@ -8,6 +8,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import { registerAuthGuard } from './auth/guard.js';
 import type { TrustProxy } from './config.js';
 import { malformedUrl } from './errors.js';
+import { RouteMethods } from './http/allowed-methods.js';
 import { authRoutes } from './http/auth.js';
 import { registerBodyGuards } from './http/body-guards.js';
 import { registerCaller } from './http/caller.js';
@@ -20,6 +21,7 @@ import { redactUrl } from './http/log-redaction.js';
 import { registerPolicyGate } from './http/policy-gate.js';
 import { readRoutes } from './http/read.js';
 import { rootRoutes } from './http/root.js';
+import { rpcRoutes } from './http/rpc.js';
 import { registerSecurityHeaders } from './http/security-headers.js';
 import { uploadRoutes } from './http/upload.js';
 import { writeRoutes } from './http/write.js';
@@ -106,7 +108,10 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
   registerCaller(app);
   // First: every answer, whatever a later hook decides, carries these headers.
   registerSecurityHeaders(app);
-  registerErrorHandling(app, log, () => services.schema.refreshIfStale());
+  // Every route's methods, for the 405 of a known path asked with another method.
+  const routes = new RouteMethods();
+  routes.watch(app);
+  registerErrorHandling(app, log, () => services.schema.refreshIfStale(), routes);
   // --metrics-port: its hooks exist only then (hot path, issue 17).
   services.metrics?.register(app, services.policy);
   registerBodyGuards(app, config.bodyTimeoutMs);
@@ -131,6 +136,7 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
   healthRoutes(app, services);
   readRoutes(app, services);
   writeRoutes(app, services);
+  rpcRoutes(app, services);
   uploadRoutes(app, services);
   fileRoutes(app, services);
   docsRoutes(app, services);

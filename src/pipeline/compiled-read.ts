@@ -1,6 +1,5 @@
 /** What a read needs besides the database: pipeline/read.ts makes it, the caches keep it. */
-import type { RowSerializer } from '../db/rows.js';
-import type { Selection } from '../plan/nodes.js';
+import type { Field, RowSerializer } from '../db/rows.js';
 import type { KeySlot } from '../sql/compile-read.js';
 import type { CompiledQuery } from '../sql/compiled-query.js';
 
@@ -14,8 +13,8 @@ export interface CompiledRead {
   readonly small: boolean;
   /** Whether the queries hold a caller's `@user` value, put in per request (bindRead). */
   readonly namesUser: boolean;
-  /** The plan's top-level selections: the row's keys, and the CSV header (csvOf). */
-  readonly selections: readonly Selection[];
+  /** What each row object holds, key by key (db/rows.ts): the CSV header and records (csvOf). */
+  readonly fields: readonly Field[];
   /** A paged read's page: what its Link to the next page is made of (http/next-link.ts). */
   readonly page: ReadPage | null;
 }

@@ -97,7 +97,7 @@ function instantiate(
     serialize: read.serialize,
     small: read.small,
     namesUser: read.namesUser,
-    selections: read.selections,
+    fields: read.fields,
     page: read.page,
   };
 }

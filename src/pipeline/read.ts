@@ -18,6 +18,7 @@ import type { SchemaCache } from '../db/schema.js';
 import type { TableInfo } from '../db/schema-types.js';
 import { badSkiptoken, invalidQuery } from '../errors.js';
 import type { Flavour } from '../execute/database.js';
+import { planApply } from '../plan/apply.js';
 import { planRead, type ReadPlan, type Selection, selectedColumns } from '../plan/read-plan.js';
 import { isSmallRead } from '../plan/small-read.js';
 import { isSingleColumnKey } from '../plan/unique-keys.js';
@@ -29,6 +30,7 @@ import { compileCount, compileRead as compileSelect, pageKeySlots } from '../sql
 import { bindSeek, keyParameter } from '../sql/compile-seek.js';
 import { compileKeyMatch } from '../sql/compile-write.js';
 import { bindUser, namesUser } from '../sql/user-values.js';
+import { compileApplyPlan } from './apply-read.js';
 import type { CompiledRead, ReadPage } from './compiled-read.js';
 import { ReadCache, rawQueryString } from './read-cache.js';
 import { ShapeCache } from './read-shape.js';
@@ -49,7 +51,7 @@ export function compileReadPlan(plan: ReadPlan, flavour: Flavour = 'mariadb'): C
     serialize: readSerializer(plan),
     small: isSmallRead(plan),
     namesUser: namesUser(select.params) || (count !== null && namesUser(count.params)),
-    selections: plan.selections,
+    fields: fieldsOf(plan.selections),
     page: pageOf(plan),
   };
 }
@@ -94,14 +96,21 @@ export function continueAt(read: CompiledRead, position: Position): CompiledRead
   };
 }
 
-/** parse → plan → compile: the read `query` asks of `table`, as the caller's role sees it. */
+/**
+ * parse → plan → compile: the read `query` asks of `table`, as the caller's role sees it; with
+ * `$apply`, its totals (apply-read.ts).
+ */
 export function compileRead(
   table: TableInfo,
   query: QueryObject,
   access: Access | null,
   flavour: Flavour = 'mariadb',
 ): CompiledRead {
-  return compileReadPlan(planRead(parseReadOptions(query), table, viewerFor(access)), flavour);
+  const request = parseReadOptions(query);
+  const viewer = viewerFor(access);
+  return request.apply === undefined
+    ? compileReadPlan(planRead(request, table, viewer), flavour)
+    : compileApplyPlan(planApply(request, table, viewer), flavour);
 }
 
 /** The read with the caller's `@user` values in place (the same object when it names none). */
@@ -135,16 +144,30 @@ export function readSerializer(plan: ReadPlan): RowSerializer {
   return serializer;
 }
 
-/** The row shape of the selections: the order of the compiler's select list, slot by slot. */
-function fieldsOf(selections: readonly Selection[]): Field[] {
+const fieldLists = new WeakMap<readonly Selection[], readonly Field[]>();
+
+/**
+ * The row shape of the selections: the order of the compiler's select list, slot by slot. Kept
+ * per list, so that a read without `$select` has the same fields every time (csvOf keeps by them).
+ */
+function fieldsOf(selections: readonly Selection[]): readonly Field[] {
+  let fields = fieldLists.get(selections);
+  if (fields === undefined) {
+    fields = fieldsMade(selections);
+    fieldLists.set(selections, fields);
+  }
+  return fields;
+}
+
+function fieldsMade(selections: readonly Selection[]): Field[] {
   return selections.map((selection): Field => {
     if (selection.kind === 'column') {
       return { kind: 'value', name: selection.name, column: selection.expr.column };
     }
     if (selection.kind === 'one') {
-      return { kind: 'object', name: selection.name, fields: fieldsOf(selection.selections) };
+      return { kind: 'object', name: selection.name, fields: fieldsMade(selection.selections) };
     }
-    return { kind: 'array', name: selection.name, fields: fieldsOf(selection.plan.selections) };
+    return { kind: 'array', name: selection.name, fields: fieldsMade(selection.plan.selections) };
   });
 }
 
@@ -157,16 +180,16 @@ export interface CsvRead {
   readonly serialize: RowSerializer;
 }
 
-const csvReads = new WeakMap<readonly Selection[], CsvRead>();
+const csvReads = new WeakMap<readonly Field[], CsvRead>();
 
 /** The CSV shape of a read (db/csv-rows.ts), made once per select list. */
 export function csvOf(read: CompiledRead): CsvRead {
-  let made = csvReads.get(read.selections);
+  let made = csvReads.get(read.fields);
   if (made === undefined) {
-    const fields = fieldsOf(read.selections);
+    const { fields } = read;
     const record = csvSerializer(fields);
     made = { header: csvHeader(fields), serialize: (row) => `\r\n${record(row)}` };
-    csvReads.set(read.selections, made);
+    csvReads.set(read.fields, made);
   }
   return made;
 }
@@ -226,7 +249,7 @@ export function compileKeyRead(
     serialize: readSerializer(plan),
     small: true,
     namesUser: namesUser(select.params),
-    selections: plan.selections,
+    fields: fieldsOf(plan.selections),
     page: null,
   };
 }

@@ -32,6 +32,11 @@ export interface Join {
   readonly parent: Source;
   /** The caller's row condition on the related table, and an `$expand` item's `$filter`. */
   readonly filter: PlannedFilter | null;
+  /**
+   * The joins `filter` walks (an expanded to-one's `$filter` naming a path from the related
+   * row), joined inside this one: when the filter fails, they are missing with it.
+   */
+  readonly nested: readonly Join[];
 }
 
 /** A column of one source of the read. */

@@ -25,6 +25,22 @@ export interface TableView {
 /** The view of each table for one caller; null for a table it may not read. */
 export type Viewer = (table: TableInfo) => TableView | null;
 
+/**
+ * The target's view when the caller may follow `relation` from a table it sees as `view`: the
+ * target is a table it may read, and the key columns on both sides are columns it may read
+ * (they tell which rows belong together, so a hidden one would leak through the pairing).
+ * Null otherwise: for the caller the relation does not exist.
+ */
+export function followable(view: TableView, relation: Relation, viewer: Viewer): TableView | null {
+  const target = viewer(relation.target);
+  if (target === null) return null;
+  const keysVisible = relation.on.every(
+    ({ local, remote }) =>
+      view.column(local.name) !== undefined && target.column(remote.name) !== undefined,
+  );
+  return keysVisible ? target : null;
+}
+
 const fullViews = new WeakMap<TableInfo, TableView>();
 
 /** Everything of the table. */
