@@ -12,6 +12,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import mysql from 'mysql2';
+import { TOTALS_APPLY, TOTALS_SQL } from './lib/scenarios.mjs';
 
 const env = process.env;
 const poolSize = Number(env.FLOOR_POOL_SIZE ?? 10);
@@ -66,6 +67,49 @@ function run(res, sql, params, answer) {
 
 const rows = (result) => result;
 
+function query(sql, params) {
+  return new Promise((resolve, reject) => {
+    pool.execute(sql, params, (error, result) => (error ? reject(error) : resolve(result)));
+  });
+}
+
+/**
+ * Scenario (i) as a hand-written client would do it: the page of orders, then its customers by
+ * id and its items by order id (both at once), assembled into the JSON tablegate's
+ * `$expand=customer,order_items` gives: each order's columns, then `customer` (the row or null),
+ * then `order_items` (ordered by order and line, [] when none).
+ */
+async function ordersWithRelated(res, top, skip) {
+  try {
+    const orders = await query('SELECT * FROM orders ORDER BY id LIMIT ? OFFSET ?', [top, skip]);
+    if (orders.length === 0) return send(res, 200, '[]');
+    const customerIds = [...new Set(orders.map((o) => o.customer_id))];
+    const orderIds = orders.map((o) => o.id);
+    const marks = (list) => list.map(() => '?').join(',');
+    const [customers, items] = await Promise.all([
+      query(`SELECT * FROM customers WHERE id IN (${marks(customerIds)})`, customerIds),
+      query(
+        `SELECT * FROM order_items WHERE order_id IN (${marks(orderIds)}) ORDER BY order_id, line`,
+        orderIds,
+      ),
+    ]);
+    const byId = new Map(customers.map((c) => [c.id, c]));
+    const itemsOf = new Map();
+    for (const item of items) {
+      const list = itemsOf.get(item.order_id);
+      if (list === undefined) itemsOf.set(item.order_id, [item]);
+      else list.push(item);
+    }
+    for (const order of orders) {
+      order.customer = byId.get(order.customer_id) ?? null;
+      order.order_items = itemsOf.get(order.id) ?? [];
+    }
+    send(res, 200, JSON.stringify(orders));
+  } catch {
+    fail(res, 500, 'Database error');
+  }
+}
+
 // The read shapes the scenarios send, and nothing else.
 const BY_ID = /^id eq (\d+)$/;
 const CATEGORY_AND_PRICE = /^category eq '([a-z]+)' and price ge (\d+) and price le (\d+)$/;
@@ -89,6 +133,19 @@ function read(res, query) {
       [q.get('$top'), q.get('$skip')],
       rows,
     );
+  } else if (keys === '$apply' && q.get('$apply') === TOTALS_APPLY) {
+    // Scenario (j): tablegate's own SQL, its rows named as the aliases.
+    pool.execute({ sql: TOTALS_SQL, rowsAsArray: true }, [], (error, result) => {
+      if (error) fail(res, 500, 'Database error');
+      else {
+        const groups = result.map(([category, total, avgQty]) => ({
+          category,
+          total,
+          avg_qty: avgQty,
+        }));
+        send(res, 200, JSON.stringify(groups));
+      }
+    });
   } else if (byCategory) {
     run(
       res,
@@ -181,6 +238,20 @@ function validToken(header) {
   }
 }
 
+function ordersRead(res, query) {
+  const q = new URLSearchParams(query);
+  const keys = [...q.keys()].sort().join(',');
+  if (
+    keys === '$expand,$orderby,$skip,$top' &&
+    q.get('$orderby') === 'id' &&
+    q.get('$expand') === 'customer,order_items'
+  ) {
+    ordersWithRelated(res, q.get('$top'), q.get('$skip'));
+  } else {
+    fail(res, 400, 'The floor server does not know this query');
+  }
+}
+
 const server = http.createServer((req, res) => {
   const mark = req.url.indexOf('?');
   const pathname = mark === -1 ? req.url : req.url.slice(0, mark);
@@ -191,6 +262,7 @@ const server = http.createServer((req, res) => {
   }
   const updateKey = req.method === 'PUT' ? UPDATE_PATH.exec(pathname) : null;
   if (req.method === 'GET' && pathname === '/table/items/read') read(res, query);
+  else if (req.method === 'GET' && pathname === '/table/orders/read') ordersRead(res, query);
   else if (req.method === 'POST' && pathname === '/table/items/create') create(req, res);
   else if (updateKey) update(req, res, updateKey[1]);
   else if (req.method === 'POST' && pathname === '/upload') upload(req, res);

@@ -30,7 +30,7 @@ const log = (text) => process.stderr.write(`${text}\n`);
 const scenarioId = process.env.BENCH_PROFILE_SCENARIO ?? 'a';
 const scenario = SCENARIOS.find((s) => s.id === scenarioId && s.kind === 'load');
 if (!scenario) {
-  process.stderr.write(`BENCH_PROFILE_SCENARIO must name a load scenario (a, b, c, e, f, h)\n`);
+  process.stderr.write(`BENCH_PROFILE_SCENARIO must name a load scenario (a, b, c, e, f, h, i)\n`);
   process.exit(2);
 }
 // BENCH_PROFILE_SERVER=floor profiles the floor under the same load, for comparison.
@@ -49,6 +49,7 @@ let code = 1;
 try {
   log('creating tablegate_bench.items (100,000 rows)…');
   await createBenchDatabase(admin);
+  await scenario.setup?.(admin);
   const credentials = await createBenchUser(admin);
   const db = { host: config.host, port: config.port, ...credentials };
   const before = Date.now();

@@ -120,7 +120,7 @@ async function loadScenario(scenario, running, index) {
     log(`  ${scenario.id}: warm-up ${a.server.key}`);
     await runLoad({
       base: a.server.base,
-      connections: settings.connections,
+      connections: scenario.connections ?? settings.connections,
       seconds: settings.warmupSeconds,
       next: next(a.dialect, 999),
       tally: null,
@@ -137,7 +137,7 @@ async function loadScenario(scenario, running, index) {
       const cpuBefore = cpuSeconds(a.server.pid);
       await runLoad({
         base: a.server.base,
-        connections: settings.connections,
+        connections: scenario.connections ?? settings.connections,
         seconds: settings.seconds,
         next: next(a.dialect, 1000 * (index + 1) + round),
         tally: a.tally,
@@ -180,7 +180,7 @@ async function bigScenario(scenario, running) {
       continue;
     }
     const watch = new PeakWatch(server.pid, 20).start();
-    const request = dialect.all();
+    const request = scenario.request(dialect);
     const first = await timedGet(server.base, request.path, { keepBody: true }).catch((error) => ({
       status: 0,
       text: error.message,
@@ -358,9 +358,19 @@ async function main() {
   const db = { host: dbAdmin.host, port: dbAdmin.port, ...credentials };
 
   const wanted = SERVERS.filter((s) => !settings.servers || settings.servers.includes(s.key));
+  // A scenario that is part of another runs with it (`i-all` with `i`).
   const scenarios = SCENARIOS.filter(
-    (s) => !settings.scenarios || settings.scenarios.includes(s.id),
+    (s) =>
+      !settings.scenarios ||
+      settings.scenarios.includes(s.id) ||
+      (s.partOf !== undefined && settings.scenarios.includes(s.partOf)),
   );
+  for (const scenario of scenarios) {
+    if (scenario.setup) {
+      log(`setting up scenario ${scenario.id}…`);
+      await scenario.setup(admin);
+    }
+  }
 
   log('installing xmysql and mysql-rest from the npm registry into a temporary folder…');
   const tools = {};

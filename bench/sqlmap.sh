@@ -2,10 +2,16 @@
 # sqlmap against tablegate (issue 9): the built gateway (dist/cli.js) on a fixture database, once
 # in open mode and once in auth mode, each injection point marked with `*`:
 #   every read option ($filter in a number and in a string context, after an unquoted datetime,
-#   inside a function's column argument and after a function, $select, $orderby, $top, $skip), the key and the value of update(<key>,<value>) and delete(<key>,<value>) in the path,
-#   the create body (JSON, every value), and the login body (auth mode); then, in auth mode under
+#   inside a function's column argument and after a function, $select, $orderby, $top, $skip,
+#   $apply: groupby names, aggregate columns, methods and aliases, filter() values, compute()
+#   columns, $orderby of an alias), the key and the value of update(<key>,<value>) and
+#   delete(<key>,<value>) in the path,
+#   the create body (JSON, every value), names in double quotes (a column with a space and one
+#   with a dot, in $select, $filter, $orderby and an update key), a GeoJSON body for a spatial
+#   column, and the login body (auth mode); then, in auth mode under
 #   a --policy (issue 14), a signed-in role's $filter, update value and create body on a table it
-#   may see and change only where category eq 'books' (every other row must stay as it was).
+#   may see and change only where category eq 'books' (every other row must stay as it was), and
+#   its totals ($apply) over those rows.
 # sqlmap runs with --batch --level 3 --risk 2 --flush-session and writes to a temporary folder.
 # Only http://127.0.0.1 is ever targeted: the gateway listens on 127.0.0.1 alone.
 #
@@ -123,6 +129,10 @@ db "DROP DATABASE IF EXISTS $DB_NAME;
   INSERT INTO items (name, category, price, note, created_at)
     SELECT CONCAT('item ', seq), ELT(1 + seq % 3, 'books', 'games', 'tools'), seq * 1.25, NULL,
       '2024-01-01 00:00:00' + INTERVAL seq DAY FROM seq_1_to_20;
+  CREATE TABLE places (id INT AUTO_INCREMENT PRIMARY KEY, \`zip code\` VARCHAR(10) NOT NULL,
+    \`a.b\` INT NULL, spot POINT NULL);
+  INSERT INTO places (\`zip code\`, \`a.b\`, spot) VALUES ('40301', 1, POINT(1, 2)),
+    ('10115', 2, NULL);
   CREATE TABLE canary (id INT PRIMARY KEY, secret VARCHAR(50) NOT NULL);
   INSERT INTO canary VALUES (1, 'sqlmap must never read this');" > /dev/null
 TABLES_BEFORE="$(db "SHOW FULL TABLES FROM $DB_NAME")"
@@ -192,6 +202,18 @@ target select "$OPEN_LOG" -u "$BASE/table/items/read?\$select=id,name*"
 target orderby "$OPEN_LOG" -u "$BASE/table/items/read?\$orderby=price*%20desc"
 target top "$OPEN_LOG" -u "$BASE/table/items/read?\$top=5*"
 target skip "$OPEN_LOG" -u "$BASE/table/items/read?\$top=5&\$skip=2*"
+# $apply (totals): a groupby name, an aggregate's column, method and alias, a filter() value, a
+# compute() column, and $orderby over an alias.
+APPLY="$BASE/table/items/read?\$apply="
+target apply-groupby "$OPEN_LOG" -u "${APPLY}groupby((category*),aggregate(price%20with%20sum%20as%20total))"
+target apply-column "$OPEN_LOG" -u "${APPLY}groupby((category),aggregate(price*%20with%20sum%20as%20total))"
+target apply-method "$OPEN_LOG" -u "${APPLY}aggregate(price%20with%20average*%20as%20avg)"
+target apply-alias "$OPEN_LOG" -u "${APPLY}aggregate(\$count%20as%20n*)"
+target apply-filter "$OPEN_LOG" -u "${APPLY}filter(price%20gt%201*)/groupby((category))"
+target apply-string "$OPEN_LOG" -u "${APPLY}filter(name%20eq%20'item%201*')/aggregate(\$count%20as%20n)"
+target apply-compute "$OPEN_LOG" -u "${APPLY}compute(year(created_at*)%20as%20y)/groupby((y))"
+target apply-orderby "$OPEN_LOG" \
+  -u "${APPLY}groupby((category),aggregate(price%20with%20sum%20as%20total))&\$orderby=total*%20desc"
 target update-key "$OPEN_LOG" --method PUT "${JSON[@]}" --data '{"note":"n"}' \
   -u "$BASE/table/items/update(name*,'no%20such%20item')"
 target update-value "$OPEN_LOG" --method PUT "${JSON[@]}" --data '{"note":"n"}' \
@@ -200,6 +222,15 @@ target delete-key "$OPEN_LOG" --method DELETE -u "$BASE/table/items/delete(id*,9
 target delete-value "$OPEN_LOG" --method DELETE -u "$BASE/table/items/delete(id,999999*)"
 target create-body "$OPEN_LOG" --method POST "${JSON[@]}" -u "$BASE/table/items/create" \
   --data '{"name":"sqlmap*","category":"books*","price":"1.5*","note":"n*"}'
+# Names in double quotes (docs/types.md) and GeoJSON bodies.
+target quoted-select "$OPEN_LOG" -u "$BASE/table/places/read?\$select=id,%22zip%20code*%22"
+target quoted-filter "$OPEN_LOG" \
+  -u "$BASE/table/places/read?\$filter=%22zip%20code*%22%20eq%20'40301'%20and%20%22a.b%22%20ge%201*"
+target quoted-orderby "$OPEN_LOG" -u "$BASE/table/places/read?\$orderby=%22a.b*%22%20desc"
+target quoted-key "$OPEN_LOG" --method PUT "${JSON[@]}" --data '{"a.b":5}' \
+  -u "$BASE/table/places/update(%22zip%20code*%22,'40301*')"
+target geojson-body "$OPEN_LOG" --method POST "${JSON[@]}" -u "$BASE/table/places/create" \
+  --data '{"zip code":"1*","spot":{"type":"Point*","coordinates":[1.5,-2]}}'
 
 # ---- auth mode: the login body ----
 AUTH_LOG="$TMP/auth.log"
@@ -240,6 +271,8 @@ Content-Type: application/json")
 target policy-filter "$POLICY_LOG" "${BEARER[@]}" \
   -u "$POLICY_BASE/table/items/read?\$filter=name%20eq%20'item%203'*"
 target policy-number "$POLICY_LOG" "${BEARER[@]}" -u "$POLICY_BASE/table/items/read?\$filter=id%20gt%201*"
+target policy-apply "$POLICY_LOG" "${BEARER[@]}" \
+  -u "$POLICY_BASE/table/items/read?\$apply=filter(name%20ne%20'item%203'*)/groupby((category),aggregate(price%20with%20sum%20as%20total))"
 # 403 POLICY_VIOLATION for a row outside the where is an answer, not an error.
 target policy-update "$POLICY_LOG" --method PUT "${POLICY_JSON[@]}" --ignore-code 403 \
   --data '{"price":"2.5*"}' -u "$POLICY_BASE/table/items/update(id,3*)"

@@ -81,6 +81,11 @@ export interface Config {
   readonly shutdownDelayMs: number;
   /** `--read-consistency`: what a read waits for on a Galera or Group Replication node. */
   readonly readConsistency: ReadConsistency;
+  /**
+   * `--skiptoken-secret`: what `$skiptoken`s are sealed with; null: the JWT secret (auth mode's,
+   * or the one kept in the state directory). Gateways behind one load balancer share it.
+   */
+  readonly skiptokenSecret: string | null;
   /** `--jwks-url` or `--jwt-public-key` and what its tokens must say; null: own tokens only. */
   readonly identityProvider: IdentityProvider | null;
   /** `--file-url-ttl` in seconds: how long a signed upload accessURL opens its file. */

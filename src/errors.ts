@@ -5,6 +5,7 @@
  * API description reads this table directly. MySQL's own refusals keep MySQL's error names
  * (the `mysql` group, mapped in db/errors.ts). Retired codes are never reused.
  */
+import { didYouMean } from './cli/did-you-mean.js';
 import { WRITE_ATTEMPTS } from './limits.js';
 
 /**
@@ -32,6 +33,9 @@ export type Stage =
   | 'files'
   | 'policy-action' // --policy: an action the caller's role may not do (CONTRACT §6)
   | 'policy-rows' // --policy: a created or updated row outside the role's where
+  | 'routine' // the stored procedure or function named in `/rpc/<name>`
+  | 'arguments' // the parameters of a routine call (a JSON body, or a function's query string)
+  | 'routine-call' // the routine's own refusal (SIGNAL), and what it leaves behind
   | 'prefer' // the Prefer header of an update or delete (max-affected)
   | 'row' // read(<key>,<value>): the one row
   | 'mysql'; // MySQL's refusals, under MySQL's error name
@@ -90,12 +94,26 @@ export const ERRORS = {
     stages: ['routing'],
     message: (method: string, url: string) => `No route for ${method} ${url.split('?')[0]}`,
   },
-  /** A route that exists, asked with a method it does not answer. */
+  /** The path exists, for other methods: `Allow` lists them (RFC 9110 §15.5.6). */
   METHOD_NOT_ALLOWED: {
     status: 405,
     stages: ['routing'],
-    message: (allow: string) => `This route answers ${allow} only`,
-    headers: { Allow: 'The methods the route answers' },
+    message: (method: string, allowed: string) =>
+      `${method} is not allowed here; this path answers ${allowed}`,
+    headers: { Allow: 'The methods the path answers' },
+  },
+  /**
+   * A write to a view MySQL cannot write (GROUP BY, aggregates, DISTINCT, UNION, subqueries in
+   * the select list: information_schema.VIEWS.IS_UPDATABLE = 'NO'). The write paths of such a
+   * view allow no method at all: an empty `Allow`, as RFC 9110 §10.2.1 foresees for a resource
+   * that is disabled. Its operations are not in the API description.
+   */
+  VIEW_NOT_WRITABLE: {
+    status: 405,
+    stages: ['routing'],
+    message: (view: string) =>
+      `View '${view}' cannot be written: MySQL writes only through simple views (no GROUP BY, DISTINCT, aggregate functions, UNION or subqueries in the select list); read it with GET /table/<view>/read`,
+    headers: { Allow: 'Empty: the view takes no writes' },
   },
   INTERNAL_ERROR: { status: 500, stages: ['request'], message: 'Internal server error' },
 
@@ -196,7 +214,7 @@ export const ERRORS = {
   UNKNOWN_TABLE: {
     status: 404,
     stages: ['table'],
-    message: (table: string) => `Table '${table}' does not exist`,
+    message: (table: string, hint = '') => `Table '${table}' does not exist${hint}`,
   },
   INVALID_QUERY: { status: 400, stages: ['read-options', 'key'], message: detail },
   /** `?filter=…` (or a `$filter` a shell replaced with nothing) would silently read every row. */
@@ -215,19 +233,30 @@ export const ERRORS = {
   UNKNOWN_COLUMN: {
     status: 400,
     stages: ['read-options', 'key', 'values'],
-    message: (table: string, column: string) =>
-      `Column '${column}' does not exist in table '${table}'`,
+    message: (table: string, column: string, hint = '') =>
+      `Column '${column}' does not exist in table '${table}'${hint}`,
     schemaMiss: true,
   },
   /** `$expand`, a path or a lambda names a relation the table does not have (or the role cannot follow). */
   UNKNOWN_RELATION: {
     status: 400,
     stages: ['read-options'],
-    message: (table: string, relation: string) =>
-      `Relation '${relation}' does not exist on table '${table}'`,
+    message: (table: string, relation: string, hint = '') =>
+      `Relation '${relation}' does not exist on table '${table}'${hint}`,
     schemaMiss: true,
   },
-  INVALID_VALUE: { status: 400, stages: ['key', 'values'], message: detail },
+  // $apply (totals): its grammar, and an aggregate or compute() function on a column of a type
+  // it does not take (`sum(name)`).
+  APPLY_SYNTAX: { status: 400, stages: ['read-options'], message: detail },
+  APPLY_TYPE: { status: 400, stages: ['read-options'], message: detail },
+  INVALID_VALUE: { status: 400, stages: ['key', 'values', 'arguments'], message: detail },
+  /** A `$skiptoken` edited, cut short, or sent with another table or other read options. */
+  BAD_SKIPTOKEN: {
+    status: 400,
+    stages: ['read-options'],
+    message:
+      "The $skiptoken is not one this read's page before gave: send the Link of the page before unchanged, with the same table, $filter, $orderby, $select and $expand",
+  },
   GENERATED_COLUMN: {
     status: 400,
     stages: ['values'],
@@ -241,6 +270,52 @@ export const ERRORS = {
     stages: ['stream'],
     message: (relation: string) =>
       `The related rows of '${relation}' for one row are more than MySQL sends in one value (max_allowed_packet); read them in pages with ${relation}($top=…)`,
+  },
+
+  // routines (`/rpc/<name>`, docs/routines.md): the routine, its arguments, its own refusals.
+  UNKNOWN_ROUTINE: {
+    status: 404,
+    stages: ['routine'],
+    message: (name: string) => `Routine '${name}' does not exist`,
+  },
+  /** `GET /rpc/<name>` where only a procedure has the name (functions answer GET). */
+  PROCEDURE_NEEDS_POST: {
+    status: 405,
+    stages: ['routine'],
+    message: (name: string) => `'${name}' is a stored procedure: call it with POST`,
+    headers: { Allow: 'POST' },
+  },
+  UNKNOWN_PARAMETER: {
+    status: 400,
+    stages: ['arguments'],
+    message: (routine: string, parameter: string, note = '') =>
+      `Routine '${routine}' has no parameter '${parameter}' to send${note}`,
+  },
+  MISSING_PARAMETER: {
+    status: 400,
+    stages: ['arguments'],
+    message: (routine: string, parameter: string) =>
+      `Parameter '${parameter}' of routine '${routine}' is missing: every IN and INOUT parameter is required (send null for NULL)`,
+  },
+  INVALID_ARGUMENTS: { status: 400, stages: ['arguments'], message: detail },
+  /** `SIGNAL SQLSTATE '45000'` (or any user SIGNAL) in a routine or trigger: its MESSAGE_TEXT. */
+  ROUTINE_ERROR: { status: 400, stages: ['routine-call'], message: detail },
+  /**
+   * A procedure returned with a transaction of its own still open: the gateway rolled it back
+   * (docs/routines.md). The routine, not the request, is at fault, hence a 5xx that is no bug of
+   * the gateway's: 502, an upstream that answered wrongly.
+   */
+  ROUTINE_TRANSACTION_OPEN: {
+    status: 502,
+    stages: ['routine-call'],
+    message:
+      'The procedure returned with its transaction still open (no COMMIT or ROLLBACK): the gateway rolled it back, so nothing done in that transaction was kept',
+  },
+  ROUTINE_RESULT_TOO_LARGE: {
+    status: 400,
+    stages: ['routine-call'],
+    message: (limitChars: number) =>
+      `The routine's results are more than ${limitChars} characters of JSON, the most one answer carries: it was stopped (what it wrote before may stay)`,
   },
 
   // execute and stream.
@@ -492,6 +567,17 @@ export const MYSQL_ERRORS: Readonly<
   },
   // A table dropped after the schema was read.
   ER_NO_SUCH_TABLE: { status: 404, schemaMiss: true },
+  // Routines (docs/routines.md): dropped or changed after the schema was read.
+  ER_SP_DOES_NOT_EXIST: {
+    status: 404,
+    schemaMiss: true,
+    message: 'A routine no longer exists: the database changed after the gateway read it',
+  },
+  ER_SP_WRONG_NO_OF_ARGS: {
+    status: 400,
+    schemaMiss: true,
+    message: "The routine's parameters changed after the gateway read them; try again",
+  },
 };
 
 export type ErrorCode = keyof typeof ERRORS;
@@ -543,11 +629,15 @@ export const optionWithoutDollar = (key: string, meant: string) =>
 export const filterSyntax = (message: string) => apiError('FILTER_SYNTAX', message);
 export const filterType = (message: string) => apiError('FILTER_TYPE', message);
 export const limitExceeded = (message: string) => apiError('LIMIT_EXCEEDED', message);
-export const unknownColumn = (table: string, column: string) =>
-  apiError('UNKNOWN_COLUMN', table, column);
-export const unknownTable = (table: string) => apiError('UNKNOWN_TABLE', table);
-export const unknownRelation = (table: string, relation: string) =>
-  apiError('UNKNOWN_RELATION', table, relation);
+export const applySyntax = (message: string) => apiError('APPLY_SYNTAX', message);
+export const applyType = (message: string) => apiError('APPLY_TYPE', message);
+/** `known`: the names the caller may see, for a "did you mean" (never a hidden one). */
+export const unknownColumn = (table: string, column: string, known: readonly string[] = []) =>
+  apiError('UNKNOWN_COLUMN', table, column, didYouMean(column, known));
+export const unknownTable = (table: string, known: readonly string[] = []) =>
+  apiError('UNKNOWN_TABLE', table, didYouMean(table, known));
+export const unknownRelation = (table: string, relation: string, known: readonly string[] = []) =>
+  apiError('UNKNOWN_RELATION', table, relation, didYouMean(relation, known));
 export const relatedRowsTooLarge = (relation: string) =>
   apiError('RELATED_ROWS_TOO_LARGE', relation);
 export const invalidBody = (message: string) => apiError('INVALID_BODY', message);
@@ -557,8 +647,6 @@ export const unsupportedMediaType = () => apiError('UNSUPPORTED_MEDIA_TYPE');
 export const malformedUrl = () => apiError('MALFORMED_URL');
 export const nonAsciiUrl = () => apiError('NON_ASCII_URL');
 export const routeNotFound = (method: string, url: string) => apiError('NOT_FOUND', method, url);
-export const methodNotAllowed = (allow: string) =>
-  withHeaders(apiError('METHOD_NOT_ALLOWED', allow), { Allow: allow });
 export const databaseUnavailable = () => apiError('DATABASE_UNAVAILABLE');
 export const databaseBusy = () => apiError('DATABASE_BUSY');
 export const writeOutcomeUnknown = () => apiError('WRITE_OUTCOME_UNKNOWN');
@@ -567,6 +655,12 @@ export const streamStalled = (stallMs: number) => apiError('STREAM_STALLED', sta
 export const streamTooSlow = (bytes: number, waitedMs: number, minRate: number) =>
   apiError('STREAM_TOO_SLOW', bytes, waitedMs, minRate);
 export const internalError = () => apiError('INTERNAL_ERROR');
+export const methodNotAllowed = (method: string, allowed: readonly string[]) =>
+  withHeaders(apiError('METHOD_NOT_ALLOWED', method, allowed.join(', ')), {
+    Allow: allowed.join(', '),
+  });
+export const viewNotWritable = (view: string) =>
+  withHeaders(apiError('VIEW_NOT_WRITABLE', view), { Allow: '' });
 export const accessDenied = () =>
   withHeaders(apiError('ACCESS_DENIED'), { 'WWW-Authenticate': 'Bearer' });
 /** The same 401, plus RFC 6750 §3's hint that logging in again helps. */
@@ -614,5 +708,18 @@ export const tooManyRows = (affected: number, max: number) =>
   apiError('TOO_MANY_ROWS', affected, max);
 export const rowNotFound = (table: string) => apiError('ROW_NOT_FOUND', table);
 export const invalidValue = (message: string) => apiError('INVALID_VALUE', message);
+export const badSkiptoken = () => apiError('BAD_SKIPTOKEN');
 export const generatedColumn = (table: string, column: string) =>
   apiError('GENERATED_COLUMN', table, column);
+export const unknownRoutine = (name: string) => apiError('UNKNOWN_ROUTINE', name);
+export const procedureNeedsPost = (name: string) =>
+  withHeaders(apiError('PROCEDURE_NEEDS_POST', name), { Allow: 'POST' });
+export const unknownParameter = (routine: string, parameter: string, note?: string) =>
+  apiError('UNKNOWN_PARAMETER', routine, parameter, note);
+export const missingParameter = (routine: string, parameter: string) =>
+  apiError('MISSING_PARAMETER', routine, parameter);
+export const invalidArguments = (message: string) => apiError('INVALID_ARGUMENTS', message);
+export const routineError = (message: string) => apiError('ROUTINE_ERROR', message);
+export const routineTransactionOpen = () => apiError('ROUTINE_TRANSACTION_OPEN');
+export const routineResultTooLarge = (limitChars: number) =>
+  apiError('ROUTINE_RESULT_TOO_LARGE', limitChars);

@@ -28,6 +28,15 @@ export const MAX_EXPAND_DEPTH = 3;
 /** Relations one read may expand in all (every path segment of every `$expand` item counts). */
 export const MAX_EXPANDED_RELATIONS = 10;
 
+// Totals ($apply).
+/** Bytes of `$apply` text (UTF-8): its filter() steps share the `$filter` limits besides. */
+export const MAX_APPLY_BYTES = 8192;
+/**
+ * compute() items, groupby values and aggregates of one `$apply` together: each is an expression
+ * MySQL evaluates on every row, and COUNT(DISTINCT …) keeps a set of values per group.
+ */
+export const MAX_APPLY_ITEMS = 32;
+
 // Writes.
 /** Rows one `create` request may insert. */
 export const MAX_INSERT_ROWS = 10_000;
@@ -41,6 +50,16 @@ export const MAX_INSERT_ROWS = 10_000;
 export const WRITE_ATTEMPTS = 3;
 export const RETRY_PAUSE_MIN_MS = 5;
 export const RETRY_PAUSE_MAX_MS = 50;
+
+// Stored routines (`/rpc/<name>`, docs/routines.md).
+/**
+ * Characters of JSON a routine call's result sets may take together. The answer is built whole
+ * before it is sent (a routine's SIGNAL after its first SELECT must still answer 400, and its
+ * OUT values come last), so unlike a read it does not stream: past this the routine is stopped
+ * and the call answers 400 ROUTINE_RESULT_TOO_LARGE. Page big results in the routine, or read
+ * them from a table or view.
+ */
+export const MAX_ROUTINE_RESULT_CHARS = 32 * 1024 * 1024;
 
 // Auth mode (CONTRACT §4).
 export const EMAIL_MAX_LENGTH = 254;
@@ -88,6 +107,19 @@ export const RESPONSE_CHUNK_BYTES = 64 * 1024;
  */
 export const SMALL_READ_MAX_ROWS = 100;
 export const SMALL_READ_MAX_BYTES = 256 * 1024;
+/**
+ * A page that may link to the next (`$top`) is held whole before it is sent, since its Link
+ * header names its last row (http/json-rows.ts), up to this many bytes of JSON; a larger page
+ * starts at that point and its Link skips the rest of it by count (README "Paging through big
+ * tables"). Bounded so that many large pages at once cannot fill the memory.
+ */
+export const PAGE_HOLD_BYTES = 1024 * 1024;
+/**
+ * Links of pages read without a `$skiptoken` kept sealed (pipeline/skiptoken.ts), least recently
+ * used dropped first, none whose read and position take more characters than this.
+ */
+export const SEALED_TOKENS = 1024;
+export const SEALED_TOKENS_MAX_KEY_CHARS = 1024;
 /**
  * Compiled reads kept by table and query string (http/read-cache.ts), least recently used
  * dropped first: at most this many in all (one bound for every table, so a schema of many

@@ -20,6 +20,7 @@ import { SHUTDOWN_GRACE_MS } from './limits.js';
 import { createLog, type Log } from './log.js';
 import { listenMetrics, type MetricsListener } from './metrics/listener.js';
 import { GatewayMetrics } from './metrics/metrics.js';
+import { Skiptokens } from './pipeline/skiptoken.js';
 import { loadPolicy, type Policy, PolicyError } from './policy/policy.js';
 import { buildServer } from './server.js';
 import type { AuthServices, ShutdownState } from './services.js';
@@ -51,6 +52,7 @@ export interface Gateway {
   readonly url: string;
   /** `http://<host>:<port>/metrics` with --metrics-port, else null. */
   readonly metricsUrl: string | null;
+  readonly skiptokens: Skiptokens;
   close(): Promise<void>;
 }
 
@@ -164,11 +166,33 @@ async function openCounters(config: Config): Promise<RedisCounterStore | undefin
   }
 }
 
+/**
+ * The key of `$skiptoken`s (pipeline/skiptoken.ts). In open mode without `--skiptoken-secret`, a
+ * state directory that cannot be written (a read-only file system) costs only this: the key is
+ * this process's own, so links do not outlive a restart or work on another gateway, and the
+ * gateway says so once.
+ */
+async function openSkiptokens(config: Config, log: Log): Promise<Skiptokens> {
+  try {
+    return await Skiptokens.open(config);
+  } catch (error) {
+    if (config.mode === 'auth' || config.skiptokenSecret !== null) {
+      throw new StartupError(`cannot set up $skiptoken links: ${reasonOf(error)}`);
+    }
+    log.warn(
+      { reason: reasonOf(error) },
+      `cannot keep a secret in ${config.stateDir}: $skiptoken links work on this gateway until it stops; set --skiptoken-secret to share them`,
+    );
+    return Skiptokens.ofThisProcess();
+  }
+}
+
 /** `--policy`: read and checked against the schema just read; a problem is exit 2. */
 async function openPolicy(config: Config, schema: SchemaCache): Promise<Policy | undefined> {
   if (config.policyFile === null) return undefined;
   try {
-    return await loadPolicy(config.policyFile, new Map([...schema.all()].map((t) => [t.name, t])));
+    const tables = new Map([...schema.all()].map((t) => [t.name, t]));
+    return await loadPolicy(config.policyFile, tables, schema.routines);
   } catch (error) {
     if (!(error instanceof PolicyError)) throw error;
     throw new StartupError(`policy ${config.policyFile}: ${error.message}`, 2);
@@ -215,6 +239,7 @@ export async function openGateway(config: Config): Promise<Gateway> {
   const metrics = config.metricsPort === null ? undefined : new GatewayMetrics(db, schema);
   let counters: RedisCounterStore | undefined;
   let auth: AuthServices | undefined;
+  let skiptokens: Skiptokens;
   const shutdown: ShutdownState | undefined =
     config.shutdownDelayMs > 0 ? { draining: false } : undefined;
   try {
@@ -228,8 +253,20 @@ export async function openGateway(config: Config): Promise<Gateway> {
     if (auth !== undefined && policy !== undefined) {
       await warnOfUndefinedRoles(auth.users, policy, log);
     }
+    skiptokens = await openSkiptokens(config, log);
     const uploads = new DiskStorage(config.uploadsDir);
-    app = await buildServer({ config, db, schema, log, uploads, auth, policy, metrics, shutdown });
+    app = await buildServer({
+      config,
+      db,
+      schema,
+      log,
+      uploads,
+      skiptokens,
+      auth,
+      policy,
+      metrics,
+      shutdown,
+    });
     await app.ready();
   } catch (error) {
     auth?.states.stop();
@@ -293,6 +330,7 @@ export async function openGateway(config: Config): Promise<Gateway> {
     counters,
     url,
     metricsUrl: metricsListener?.url ?? null,
+    skiptokens,
     close: () => {
       closing ??= (async () => {
         if (shutdown) {
@@ -319,10 +357,13 @@ export async function openGateway(config: Config): Promise<Gateway> {
 /** The CLI's entry: start, print the start-up line, stop cleanly on a signal. */
 export async function startGateway(config: Config): Promise<void> {
   const gateway = await openGateway(config);
-  const tables = gateway.schema.tableCount;
+  const { tables, views } = gateway.schema.counts;
+  const served =
+    `${tables} table${tables === 1 ? '' : 's'}` +
+    (views === 0 ? '' : ` and ${views} view${views === 1 ? '' : 's'}`);
   process.stdout.write(
     `tablegate listening on ${gateway.url} (mode: ${config.mode}, database: ${config.db.database}, ` +
-      `${tables} table${tables === 1 ? '' : 's'}, uploads: ${config.uploadsDir}, ` +
+      `${served}, uploads: ${config.uploadsDir}, ` +
       `${config.mode === 'auth' ? `registration: ${config.registration}, ` : ''}` +
       `policy: ${config.policyFile ?? 'none'}, read consistency: ${config.readConsistency})\n`,
   );

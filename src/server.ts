@@ -8,6 +8,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import { registerAuthGuard } from './auth/guard.js';
 import type { TrustProxy } from './config.js';
 import { malformedUrl } from './errors.js';
+import { RouteMethods } from './http/allowed-methods.js';
 import { authRoutes } from './http/auth.js';
 import { registerBodyGuards } from './http/body-guards.js';
 import { registerCaller } from './http/caller.js';
@@ -21,6 +22,7 @@ import { mcpRoutes } from './http/mcp.js';
 import { registerPolicyGate } from './http/policy-gate.js';
 import { readRoutes } from './http/read.js';
 import { rootRoutes } from './http/root.js';
+import { rpcRoutes } from './http/rpc.js';
 import { registerSecurityHeaders } from './http/security-headers.js';
 import { uploadRoutes } from './http/upload.js';
 import { writeRoutes } from './http/write.js';
@@ -108,7 +110,10 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
   registerCaller(app);
   // First: every answer, whatever a later hook decides, carries these headers.
   registerSecurityHeaders(app);
-  registerErrorHandling(app, log, () => services.schema.refreshIfStale());
+  // Every route's methods, for the 405 of a known path asked with another method.
+  const routes = new RouteMethods();
+  routes.watch(app);
+  registerErrorHandling(app, log, () => services.schema.refreshIfStale(), routes);
   // --metrics-port: its hooks exist only then (hot path, issue 17).
   services.metrics?.register(app, services.policy);
   registerBodyGuards(app, config.bodyTimeoutMs);
@@ -120,7 +125,7 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
     strictPreflight: false,
     // Browsers hide response headers from scripts unless they are listed. One string: a list
     // is joined again for every request (issue 17).
-    exposedHeaders: 'X-Total-Count, Retry-After, WWW-Authenticate',
+    exposedHeaders: 'X-Total-Count, Link, Retry-After, WWW-Authenticate',
     maxAge: 600,
   });
   // After CORS (a 429 carries its headers too), before the guard (a flood of bad tokens counts).
@@ -132,10 +137,11 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
   authRoutes(app, services);
   healthRoutes(app, services);
   // One read pipeline (and its caches) for the REST reads and the MCP tools.
-  const reads = new ReadPipeline(services.schema, services.db.flavour);
+  const reads = new ReadPipeline(services.schema, services.db.flavour, services.skiptokens);
   readRoutes(app, services, reads);
   mcpRoutes(app, services, reads);
   writeRoutes(app, services);
+  rpcRoutes(app, services);
   uploadRoutes(app, services);
   fileRoutes(app, services);
   docsRoutes(app, services);

@@ -12,6 +12,7 @@ import type { SchemaCache } from './db/schema.js';
 import type { Database } from './execute/database.js';
 import type { Log } from './log.js';
 import type { GatewayMetrics } from './metrics/metrics.js';
+import type { Skiptokens } from './pipeline/skiptoken.js';
 import type { Policy } from './policy/policy.js';
 import type { CounterStore } from './throttle/counter-store.js';
 import type { FileLinks } from './uploads/file-links.js';
@@ -39,6 +40,8 @@ export interface Services {
   readonly uploads: UploadStorage;
   /** Where the gateway logs (log.ts). */
   readonly log: Log;
+  /** Seals and opens the `$skiptoken`s of paged reads (pipeline/skiptoken.ts). */
+  readonly skiptokens: Skiptokens;
   /** Present exactly when `config.mode` is `auth` (buildServer refuses auth mode without it). */
   readonly auth?: AuthServices;
   /** `--policy`: absent when everything is allowed (CONTRACT §6). */

@@ -95,3 +95,59 @@ export async function serverVersion(admin) {
   const [rows] = await admin.query('SELECT VERSION() AS v');
   return String(rows[0].v);
 }
+
+export const ORDER_COUNT = 100_000;
+export const CUSTOMER_COUNT = 10_000;
+
+/**
+ * Scenario (i): `customers` (10,000), `orders` (100,000, each of one customer) and
+ * `order_items` (1 to 5 per order, keyed by order and line, each naming an item), with the
+ * foreign keys that make them relations: orders.customer, orders.order_items (docs/relations.md).
+ * Every value is a function of the row numbers, as for `items`. Made only when (i) runs.
+ */
+export async function createOrderTables(admin) {
+  await admin.query(`USE ${BENCH_DB}`);
+  await admin.query(`CREATE TABLE customers (
+      id INT PRIMARY KEY,
+      name VARCHAR(64) NOT NULL,
+      email VARCHAR(100) NOT NULL,
+      country VARCHAR(2) NOT NULL,
+      created_at DATETIME NOT NULL
+    ) ENGINE=InnoDB`);
+  await admin.query(`CREATE TABLE orders (
+      id INT PRIMARY KEY,
+      customer_id INT NOT NULL,
+      placed DATETIME NOT NULL,
+      status VARCHAR(16) NOT NULL,
+      total DECIMAL(10,2) NOT NULL,
+      FOREIGN KEY (customer_id) REFERENCES customers (id)
+    ) ENGINE=InnoDB`);
+  await admin.query(`CREATE TABLE order_items (
+      order_id INT NOT NULL,
+      line INT NOT NULL,
+      item_id INT NOT NULL,
+      qty INT NOT NULL,
+      price DECIMAL(10,2) NOT NULL,
+      PRIMARY KEY (order_id, line),
+      FOREIGN KEY (order_id) REFERENCES orders (id),
+      FOREIGN KEY (item_id) REFERENCES items (id)
+    ) ENGINE=InnoDB`);
+  // The keys hold by construction; checking them row by row would only slow the load.
+  await admin.query('SET foreign_key_checks = 0');
+  await admin.query(`INSERT INTO customers
+    SELECT seq, CONCAT('customer-', LPAD(seq, 5, '0')), CONCAT('c', seq, '@example.com'),
+           ELT(1 + seq % 5, 'FR', 'JP', 'DE', 'US', 'BR'),
+           TIMESTAMP'2023-01-01 00:00:00' + INTERVAL seq * 53 MINUTE
+      FROM seq_1_to_${CUSTOMER_COUNT}`);
+  await admin.query(`INSERT INTO orders
+    SELECT seq, 1 + seq * 7919 % ${CUSTOMER_COUNT},
+           TIMESTAMP'2024-01-01 00:00:00' + INTERVAL seq * 5 MINUTE,
+           ELT(1 + seq % 4, 'new', 'paid', 'shipped', 'closed'), (seq * 131 % 100000) / 100
+      FROM seq_1_to_${ORDER_COUNT}`);
+  await admin.query(`INSERT INTO order_items
+    SELECT o.seq, l.seq, 1 + (o.seq * 31 + l.seq * 7) % ${ROW_COUNT}, 1 + (o.seq + l.seq) % 9,
+           (o.seq * 17 + l.seq) % 10000 / 100
+      FROM seq_1_to_${ORDER_COUNT} AS o JOIN seq_1_to_5 AS l ON l.seq <= 1 + o.seq % 5`);
+  await admin.query('SET foreign_key_checks = 1');
+  await admin.query('ANALYZE TABLE customers, orders, order_items');
+}

@@ -4,9 +4,23 @@
  * database holds, values normalised: DECIMAL as two-decimal text, DATETIME as
  * `YYYY-MM-DD HH:MM:SS`, whatever JSON type a server chose for them).
  */
-import { BENCH_DB, CATEGORIES, COLUMNS, ROW_COUNT, selectRows } from './database.mjs';
+import {
+  BENCH_DB,
+  CATEGORIES,
+  COLUMNS,
+  createOrderTables,
+  ORDER_COUNT,
+  ROW_COUNT,
+  selectRows,
+} from './database.mjs';
 
 export const PAGE = 50;
+/** Scenario (j): totals per category over every row, two aggregates (README "Totals"). */
+export const TOTALS_APPLY =
+  'groupby((category),aggregate(price with sum as total,qty with average as avg_qty))';
+/** The SQL tablegate compiles TOTALS_APPLY to, which the floor runs as it is. */
+export const TOTALS_SQL =
+  'SELECT `category`, SUM(`price`), AVG(`qty`) FROM `items` GROUP BY `category` ORDER BY `category` ASC';
 // A new object per request: autocannon writes Content-Length into the headers object it is given.
 const jsonHeaders = () => ({ 'content-type': 'application/json' });
 
@@ -43,6 +57,18 @@ function odata() {
         `%20and%20price%20le%20${high}&$orderby=id&$top=${PAGE}`,
     }),
     all: () => ({ method: 'GET', path: '/table/items/read' }),
+    totals: () => ({
+      method: 'GET',
+      path: `/table/items/read?$apply=${encodeURIComponent(TOTALS_APPLY)}`,
+    }),
+    ordersPage: (skip) => ({
+      method: 'GET',
+      path: `/table/orders/read?$orderby=id&$top=${PAGE}&$skip=${skip}&$expand=customer,order_items`,
+    }),
+    allOrders: () => ({
+      method: 'GET',
+      path: '/table/orders/read?$orderby=id&$expand=customer,order_items',
+    }),
     create: (row) => ({
       method: 'POST',
       path: '/table/items/create',
@@ -70,6 +96,8 @@ function odata() {
 
 function xmysqlStyle(prefix, { bigReadLimit, envelope }) {
   return {
+    ordersPage: null,
+    allOrders: null,
     byId: (id) => ({ method: 'GET', path: `${prefix}/${id}` }),
     page: (skip) => ({
       method: 'GET',
@@ -119,6 +147,8 @@ export function authDialect(token) {
     };
   return {
     ...base,
+    ordersPage: signed(base.ordersPage),
+    allOrders: signed(base.allOrders),
     byId: signed(base.byId),
     page: signed(base.page),
     filter: signed(base.filter),
@@ -185,6 +215,88 @@ export function compareRows(actual, expected) {
     const got = canonical(row);
     const want = canonical(expected[i]);
     if (got !== want) return `row ${i}: got ${got}, expected ${want}`;
+  }
+  return null;
+}
+
+/** An order with its customer and items, values normalised as `canonical` does (scenario i). */
+function canonicalOrder(order) {
+  if (order === null || typeof order !== 'object') return 'not an object';
+  const customer = order.customer;
+  const items = order.order_items;
+  return JSON.stringify({
+    keys: Object.keys(order).join(','),
+    order: [
+      Number(order.id),
+      Number(order.customer_id),
+      canonicalDate(order.placed),
+      String(order.status),
+      Number(order.total).toFixed(2),
+    ],
+    customer:
+      customer === null || typeof customer !== 'object'
+        ? customer
+        : [
+            Object.keys(customer).join(','),
+            Number(customer.id),
+            String(customer.name),
+            String(customer.email),
+            String(customer.country),
+            canonicalDate(customer.created_at),
+          ],
+    items: Array.isArray(items)
+      ? items.map((item) => [
+          Object.keys(item).join(','),
+          Number(item.order_id),
+          Number(item.line),
+          Number(item.item_id),
+          Number(item.qty),
+          Number(item.price).toFixed(2),
+        ])
+      : items,
+  });
+}
+
+/** The orders of `ids`' range as the database holds them, each with its customer and items. */
+async function expectedOrders(admin, where, params) {
+  const orders = await selectRows(
+    admin,
+    `SELECT * FROM ${BENCH_DB}.orders WHERE ${where} ORDER BY id`,
+    params,
+  );
+  if (orders.length === 0) return [];
+  const ids = orders.map((o) => o.id);
+  const customers = await selectRows(admin, `SELECT * FROM ${BENCH_DB}.customers WHERE id IN (?)`, [
+    [...new Set(orders.map((o) => o.customer_id))],
+  ]);
+  const items = await selectRows(
+    admin,
+    `SELECT * FROM ${BENCH_DB}.order_items WHERE order_id BETWEEN ? AND ? ORDER BY order_id, line`,
+    [ids[0], ids.at(-1)],
+  );
+  const byCustomer = new Map(customers.map((c) => [c.id, c]));
+  const byOrder = new Map();
+  for (const item of items) {
+    if (!byOrder.has(item.order_id)) byOrder.set(item.order_id, []);
+    byOrder.get(item.order_id).push(item);
+  }
+  return orders.map((o) => ({
+    ...o,
+    customer: byCustomer.get(o.customer_id) ?? null,
+    order_items: byOrder.get(o.id) ?? [],
+  }));
+}
+
+/** null when `actual` holds exactly the `expected` orders (customers, items, key order), else what differs. */
+export function compareOrders(actual, expected) {
+  if (!Array.isArray(actual)) return `expected a JSON array of orders, got ${typeof actual}`;
+  if (actual.length !== expected.length) {
+    return `expected ${expected.length} orders, got ${actual.length}`;
+  }
+  for (let i = 0; i < expected.length; i++) {
+    const got = canonicalOrder(actual[i]);
+    const want = canonicalOrder(expected[i]);
+    if (got !== want) return `order ${i}: got ${got.slice(0, 300)}, expected ${want.slice(0, 300)}`;
   }
   return null;
 }
@@ -383,6 +495,90 @@ export const SCENARIOS = [
     check: async (d, base, admin) => {
       const read = await SCENARIOS[0].check(d, base, admin);
       return read.ok ? SCENARIOS.find((s) => s.id === 'f').check(d, base, admin) : read;
+    },
+  },
+  {
+    id: 'j',
+    title: 'totals: group by category over 100,000 rows, a sum and an average',
+    kind: 'load',
+    // xmysql's group-by counts only; the floor runs the very SQL tablegate compiles.
+    servers: ['tablegate', 'floor'],
+    // One request per pool connection: each keeps MySQL busy for a whole scan, and more would
+    // only wait in the pools' queues (at 32 they waited past the load generator's 10 s).
+    connections: 10,
+    request: (d) => d.totals(),
+    check: async (d, base, admin) => {
+      const answer = await call(base, d.totals());
+      if (answer.status !== 200) return httpFailure(answer);
+      const expected = await selectRows(
+        admin,
+        `SELECT category, SUM(price) AS total, AVG(qty) AS avg_qty FROM ${BENCH_DB}.items GROUP BY category ORDER BY category`,
+      );
+      const canonicalTotals = (rows) =>
+        JSON.stringify(
+          rows.map((r) => [
+            String(r.category),
+            Number(r.total).toFixed(2),
+            Number(r.avg_qty).toFixed(4),
+          ]),
+        );
+      const got = Array.isArray(answer.body) ? canonicalTotals(answer.body) : answer.text;
+      const want = canonicalTotals(expected);
+      return got === want ? { ok: true } : { ok: false, reason: `got ${got}, expected ${want}` };
+    },
+  },
+  {
+    id: 'i',
+    title: `page of ${PAGE} orders, each with its customer and its items ($expand)`,
+    kind: 'load',
+    setup: createOrderTables,
+    // The floor runs the three queries a hand-written client would (the page, its customers by
+    // id, its items by order id) and assembles the same JSON.
+    servers: ['tablegate', 'tablegate-policy', 'floor'],
+    unsupported: (d) => (d.ordersPage ? null : 'no related rows in one request'),
+    request: (d, random) => d.ordersPage(PAGE * pick(random, PAGES)),
+    check: async (d, base, admin) => {
+      const answer = await call(base, d.ordersPage(PAGE_CHECK_SKIP));
+      if (answer.status !== 200) return httpFailure(answer);
+      const expected = await expectedOrders(admin, 'id > ? AND id <= ?', [
+        PAGE_CHECK_SKIP,
+        PAGE_CHECK_SKIP + PAGE,
+      ]);
+      const problem = compareOrders(d.rowsOf(answer.body), expected);
+      return problem ? { ok: false, reason: problem } : { ok: true };
+    },
+  },
+  {
+    id: 'i-all',
+    // Run with (i): BENCH_SCENARIOS=i selects both.
+    partOf: 'i',
+    title: `${ORDER_COUNT.toLocaleString('en')} orders with their customers and items in one response`,
+    kind: 'big',
+    servers: ['tablegate'],
+    unsupported: (d) => (d.allOrders ? null : 'no related rows in one request'),
+    request: (d) => d.allOrders(),
+    /** Every order, in id order, with its customer and items; 3 compared with the database. */
+    checkBody: async (d, text, admin) => {
+      let body;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        return { ok: false, reason: 'the answer is not complete JSON' };
+      }
+      const orders = d.rowsOf(body);
+      if (!Array.isArray(orders) || orders.length !== ORDER_COUNT) {
+        return { ok: false, reason: `expected ${ORDER_COUNT} orders, got ${orders?.length}` };
+      }
+      for (let i = 0; i < orders.length; i++) {
+        if (Number(orders[i].id) !== i + 1)
+          return { ok: false, reason: `order ${i} is not id ${i + 1}` };
+      }
+      for (const id of [1, ORDER_COUNT / 2, ORDER_COUNT]) {
+        const expected = await expectedOrders(admin, 'id = ?', [id]);
+        const problem = compareOrders([orders[id - 1]], expected);
+        if (problem) return { ok: false, reason: problem };
+      }
+      return { ok: true };
     },
   },
   {

@@ -92,6 +92,8 @@ Options
                              in this Redis (redis://host:6379/0); default: per process
   --read-consistency <level> eventual, session or strict: whether a read on a Galera or Group
                              Replication node waits for the cluster's earlier writes (default eventual)
+  --skiptoken-secret <secret> what $skiptoken links are sealed with, 32+ bytes, the same on every
+                             gateway of one API (default: the JWT secret, or ~/.tablegate/jwt-secret)
   --help                     this text
 
 Identity provider (auth mode: its tokens are accepted beside the gateway's own)
@@ -148,6 +150,7 @@ export const ENVIRONMENT: Readonly<Record<string, string>> = {
   redisUrl: 'TABLEGATE_REDIS_URL',
   shutdownDelay: 'TABLEGATE_SHUTDOWN_DELAY',
   readConsistency: 'TABLEGATE_READ_CONSISTENCY',
+  skiptokenSecret: 'TABLEGATE_SKIPTOKEN_SECRET',
   // Identity (README "Identity"): an identity provider's tokens, signed file links.
   jwksUrl: 'TABLEGATE_JWKS_URL',
   jwtPublicKey: 'TABLEGATE_JWT_PUBLIC_KEY',
@@ -558,6 +561,15 @@ export function configFromRun(
   }
   const redisUrl = get('redisUrl');
   const shutdownDelay = get('shutdownDelay');
+  const skiptokenSecret = get('skiptokenSecret');
+  if (
+    skiptokenSecret !== undefined &&
+    Buffer.byteLength(skiptokenSecret, 'utf8') < MIN_SECRET_BYTES
+  ) {
+    throw new UsageError(
+      `--skiptoken-secret must be at least ${MIN_SECRET_BYTES} bytes; it is ${Buffer.byteLength(skiptokenSecret, 'utf8')}`,
+    );
+  }
   if (redisUrl !== undefined && !/^rediss?:\/\/\S+$/i.test(redisUrl)) {
     throw new UsageError(`--redis-url must start with redis:// or rediss://, got '${redisUrl}'`);
   }
@@ -597,6 +609,7 @@ export function configFromRun(
         ? DEFAULTS.shutdownDelayMs
         : parseDuration('shutdownDelay', shutdownDelay, true),
     readConsistency: readConsistency as ReadConsistency,
+    skiptokenSecret: skiptokenSecret ?? null,
     identityProvider: identityProviderFrom(get),
     fileUrlTtlSeconds: lifetime('fileUrlTtl', DEFAULTS.fileUrlTtlSeconds),
   };

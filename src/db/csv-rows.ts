@@ -1,12 +1,14 @@
 /**
  * MySQL value → one CSV field (RFC 4180), for reads answered as `text/csv` (docs/reading.md):
  * the values the JSON serializer writes (rows.ts, CONTRACT §2) as text — numbers with the same
- * digits, dates and times as stored, binary as base64, a JSON column's JSON text — and NULL as
+ * digits, dates and times as stored, binary as base64, a JSON column's JSON text, a spatial
+ * column's GeoJSON — and NULL as
  * an empty field, told from an empty string, which is written `""`. An expanded relation's
  * cell holds its JSON (the object, `null`, or the array), exactly what the JSON answer holds
  * under that key. A field with a comma, a quote, CR or LF is quoted, its quotes doubled.
  * Built once per row shape, like the JSON serializer.
  */
+import { wkbToGeoJson } from './geometry.js';
 import { type Field, type RowSerializer, shapeSerializer, writeFloat32 } from './rows.js';
 import type { ColumnInfo } from './schema-types.js';
 
@@ -64,12 +66,23 @@ function cellWriterFor(column: ColumnInfo): CellWriter {
     case 'json':
     case 'string':
       return text;
+    case 'geometry':
+      // The GeoJSON the JSON answer holds.
+      return (value) => (Buffer.isBuffer(value) ? csvField(wkbToGeoJson(value)) : text(value));
   }
 }
 
 /** How many slots of the row array a field reads (rows.ts Field). */
 function width(field: Field): number {
-  return field.kind === 'object' ? 1 + field.fields.reduce((sum, f) => sum + width(f), 0) : 1;
+  const inner = (fields: readonly Field[]) => fields.reduce((sum, f) => sum + width(f), 0);
+  switch (field.kind) {
+    case 'object':
+      return 1 + inner(field.fields);
+    case 'nested':
+      return inner(field.fields);
+    default:
+      return 1;
+  }
 }
 
 /**

@@ -9,6 +9,7 @@ import {
   internalError,
   MYSQL_ERRORS,
   queryTimeout,
+  routineError,
 } from '../errors.js';
 
 interface DriverError {
@@ -169,6 +170,19 @@ export function withoutQualifiers(message: string): string {
   return message.replace(QUALIFIER, '');
 }
 
+/** A user SIGNAL's default error number (ER_SIGNAL_EXCEPTION), whatever its SQLSTATE. */
+const ER_SIGNAL_EXCEPTION = 1644;
+
+/**
+ * A stored routine's or trigger's own refusal: `SIGNAL SQLSTATE '45000'` (the SQLSTATE for an
+ * unhandled user-defined exception, which no server error uses), or a SIGNAL of another SQLSTATE
+ * that kept the default error number. Its MESSAGE_TEXT is the routine author's sentence for the
+ * client (docs/routines.md).
+ */
+function isUserSignal(error: DriverError): boolean {
+  return error.sqlState === '45000' || error.errno === ER_SIGNAL_EXCEPTION;
+}
+
 /** The ApiError for a driver error, or a generic 500 (the caller logs the original). */
 export function mapDbError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
@@ -179,6 +193,10 @@ export function mapDbError(error: unknown): ApiError {
   }
   // mysql2's "Can't add new command when connection is in closed state" has no code, only fatal.
   if (isFatal(error)) return databaseUnavailable();
+  // Before the name: a SIGNAL may carry an error number of its own that no server error has.
+  if (isDriverError(error) && isUserSignal(error)) {
+    return routineError(error.sqlMessage ?? 'Unhandled user-defined exception condition');
+  }
   const code = isDriverError(error) ? errorName(error) : undefined;
   if (!isDriverError(error) || !code) return internalError();
   if (UNAVAILABLE.has(code) || code.startsWith('PROTOCOL_') || error.fatal) {
@@ -208,12 +226,30 @@ const DATA_WARNINGS: Readonly<Record<number, string>> = {
   1406: 'ER_DATA_TOO_LONG',
 };
 
-/** `SHOW WARNINGS` rows (Level, Code, Message) → the error for the first data warning, or null. */
+/** The column a data warning names (`… for column 'x' at row 1`, quotes inside as they are), or null. */
+function warnedColumn(message: string): string | null {
+  return /for column '(.*)' at row \d+$/s.exec(message)?.[1] ?? null;
+}
+
+/**
+ * `SHOW WARNINGS` rows (Level, Code, Message) → the error for the first data warning, or null.
+ * A truncation note about a generated column (`price_with_tax DECIMAL(12,2) AS (price * 1.2)`
+ * STORED rounding its expression) is MySQL computing the column, as it always does, not a
+ * value of the client's cut: `generated` names those columns, and such notes are let pass.
+ */
 export function mapDataWarnings(
   warnings: readonly { Level?: unknown; Code?: unknown; Message?: unknown }[],
+  generated: readonly string[] = [],
 ): ApiError | null {
   for (const warning of warnings) {
     const code = DATA_WARNINGS[Number(warning.Code)];
+    if (
+      code === 'WARN_DATA_TRUNCATED' &&
+      generated.length > 0 &&
+      generated.includes(warnedColumn(String(warning.Message)) ?? '')
+    ) {
+      continue;
+    }
     if (code !== undefined) {
       return mapDbError({ code, errno: Number(warning.Code), sqlMessage: String(warning.Message) });
     }

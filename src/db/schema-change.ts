@@ -19,8 +19,11 @@ function checksum(table: string, values: readonly string[], where: string): stri
      FROM information_schema.${table} WHERE ${where} = ?)`;
 }
 
-// Every information_schema table and column readSchema reads: reading more there means adding
-// it here, or a change to it would go unseen until a full re-read.
+// Every information_schema table and column readSchema and readRoutines (routines.ts) read:
+// reading more there means adding it here, or a change to it would go unseen until a full
+// re-read. A routine's visibility follows the user's grants on it, so a routine granted or
+// revoked moves this too; grants on the whole database do not (SHOW GRANTS is no SELECT), and
+// are seen at the next full read (an unknown name asks for one).
 const FINGERPRINT_SQL = `SELECT CONCAT_WS(' ',
   ${checksum('TABLES', ['TABLE_NAME', 'TABLE_TYPE'], 'TABLE_SCHEMA')},
   ${checksum(
@@ -41,6 +44,7 @@ const FINGERPRINT_SQL = `SELECT CONCAT_WS(' ',
     ],
     'TABLE_SCHEMA',
   )},
+  ${checksum('VIEWS', ['TABLE_NAME', 'IS_UPDATABLE'], 'TABLE_SCHEMA')},
   ${checksum('TRIGGERS', ['TRIGGER_NAME', 'EVENT_OBJECT_TABLE'], 'TRIGGER_SCHEMA')},
   ${checksum(
     'STATISTICS',
@@ -60,8 +64,28 @@ const FINGERPRINT_SQL = `SELECT CONCAT_WS(' ',
       'REFERENCED_COLUMN_NAME',
     ],
     'TABLE_SCHEMA',
+  )},
+  ${checksum('ROUTINES', ['ROUTINE_NAME', 'ROUTINE_TYPE', 'ROUTINE_COMMENT'], 'ROUTINE_SCHEMA')},
+  ${checksum(
+    'PARAMETERS',
+    [
+      'SPECIFIC_NAME',
+      'ROUTINE_TYPE',
+      'ORDINAL_POSITION',
+      'PARAMETER_MODE',
+      'PARAMETER_NAME',
+      'DATA_TYPE',
+      'DTD_IDENTIFIER',
+      'CHARACTER_MAXIMUM_LENGTH',
+      'NUMERIC_PRECISION',
+      'NUMERIC_SCALE',
+    ],
+    'SPECIFIC_SCHEMA',
   )}
 ) AS fingerprint`;
+
+/** One `?` per checksum: the database each counts in. */
+const FINGERPRINT_PARAMS = FINGERPRINT_SQL.match(/= \?\)/g) ?? [];
 
 /**
  * One string that changes whenever the schema of `database` does; null when the server refuses
@@ -72,7 +96,7 @@ export async function schemaFingerprint(db: Database, database: string): Promise
   try {
     const [row] = await db.rows<{ fingerprint: string | null }>({
       sql: FINGERPRINT_SQL,
-      params: [database, database, database, database, database, database],
+      params: FINGERPRINT_PARAMS.map(() => database),
     });
     return row?.fingerprint ?? null;
   } catch (error) {

@@ -14,7 +14,8 @@ export type JsonKind =
   | 'datetime' // DATETIME/TIMESTAMP: "YYYY-MM-DD HH:MM:SS[.ffffff]"
   | 'string' // CHAR, VARCHAR, TEXT, TIME, ENUM, SET, and anything else textual
   | 'json' // JSON (MySQL) or LONGTEXT with a json_valid() check (MariaDB)
-  | 'binary'; // BINARY, VARBINARY, BLOB: base64
+  | 'binary' // BINARY, VARBINARY, BLOB: base64
+  | 'geometry'; // GEOMETRY, POINT, LINESTRING, POLYGON, MULTI…, GEOMETRYCOLLECTION: GeoJSON
 
 /** information_schema DATA_TYPEs of character strings (ENUM and SET are not among them). */
 export const CHARACTER_TYPES: ReadonlySet<string> = new Set([
@@ -25,6 +26,24 @@ export const CHARACTER_TYPES: ReadonlySet<string> = new Set([
   'mediumtext',
   'longtext',
 ]);
+
+/**
+ * The information_schema.COLUMNS row a column is read from (schema.ts columnFromRow); a routine's
+ * parameter is read into the same shape (routines.ts).
+ */
+export interface ColumnRow {
+  TABLE_NAME: string;
+  COLUMN_NAME: string;
+  COLUMN_DEFAULT: string | null;
+  IS_NULLABLE: string;
+  DATA_TYPE: string;
+  COLUMN_TYPE: string;
+  CHARACTER_MAXIMUM_LENGTH: string | number | null;
+  NUMERIC_PRECISION: string | number | null;
+  NUMERIC_SCALE: string | number | null;
+  COLUMN_KEY: string;
+  EXTRA: string;
+}
 
 export interface ColumnInfo {
   readonly name: string;
@@ -49,11 +68,22 @@ export interface ColumnInfo {
   readonly maxLength: number | null;
   readonly numericPrecision: number | null;
   readonly numericScale: number | null;
+  /**
+   * A spatial column's spatial reference system, when it declares one (MySQL's `SRID n`,
+   * MariaDB's REF_SYSTEM_ID): what written values carry. Absent otherwise (values carry 0).
+   */
+  readonly srid?: number;
 }
 
 export interface TableInfo {
   readonly name: string;
   readonly kind: 'table' | 'view';
+  /**
+   * False for a view MySQL cannot write (information_schema.VIEWS.IS_UPDATABLE = 'NO': GROUP BY,
+   * aggregates, DISTINCT, UNION, subqueries in the select list…); absent for tables and views
+   * it can. Such a view is offered no create, update or delete.
+   */
+  readonly updatable?: false;
   /** In ordinal order. */
   readonly columns: readonly ColumnInfo[];
   readonly columnsByName: ReadonlyMap<string, ColumnInfo>;
@@ -87,4 +117,10 @@ export interface Relation {
   readonly target: TableInfo;
   /** Which column of this table equals which column of the target, in key order. */
   readonly on: readonly { readonly local: ColumnInfo; readonly remote: ColumnInfo }[];
+}
+
+/** The n of DATETIME(n), TIMESTAMP(n), TIME(n) from the column's type text; 0 without one. */
+export function fractionDigits(column: ColumnInfo): number {
+  const match = /\((\d)\)/.exec(column.columnType);
+  return match === null ? 0 : Number(match[1]);
 }

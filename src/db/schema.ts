@@ -1,31 +1,27 @@
 /**
- * The schema cache: tables, views and columns of the served database, read from
- * information_schema at start. A name the cache does not know triggers one re-read (shared by
- * concurrent callers, at most once per `refreshIntervalMs`), so a table created after start is
- * served without a restart. The users table of auth mode is never part of it.
+ * The schema cache: tables, views and columns of the served database, and its stored routines
+ * (routines.ts), read from information_schema at start. A name the cache does not know triggers
+ * one re-read (shared by concurrent callers, at most once per `refreshIntervalMs`), so a table
+ * or routine created after start is served without a restart. The users table of auth mode is
+ * never part of it.
  */
 
-import { ApiError, unknownTable } from '../errors.js';
+import { ApiError, unknownRoutine, unknownTable } from '../errors.js';
 import type { Database } from '../execute/database.js';
+import { isSpatialType } from './geometry.js';
 import { type ForeignKey, nameRelations } from './relations.js';
-import { sameTables, schemaFingerprint } from './schema-change.js';
-import type { ColumnInfo, JsonKind, Relation, TableInfo } from './schema-types.js';
+import {
+  type NamedRoutines,
+  NO_ROUTINES,
+  type RoutineInfo,
+  type RoutineKind,
+  type Routines,
+  readRoutines,
+} from './routines.js';
+import { sameData, sameTables, schemaFingerprint } from './schema-change.js';
+import type { ColumnInfo, ColumnRow, JsonKind, Relation, TableInfo } from './schema-types.js';
 
 export const USERS_TABLE = 'users_created_by_tablegate';
-
-interface ColumnRow {
-  TABLE_NAME: string;
-  COLUMN_NAME: string;
-  COLUMN_DEFAULT: string | null;
-  IS_NULLABLE: string;
-  DATA_TYPE: string;
-  COLUMN_TYPE: string;
-  CHARACTER_MAXIMUM_LENGTH: string | number | null;
-  NUMERIC_PRECISION: string | number | null;
-  NUMERIC_SCALE: string | number | null;
-  COLUMN_KEY: string;
-  EXTRA: string;
-}
 
 const KIND_BY_DATA_TYPE: Readonly<Record<string, JsonKind>> = {
   tinyint: 'integer',
@@ -85,7 +81,9 @@ export function columnFromRow(row: ColumnRow, jsonColumns: ReadonlySet<string>):
     name: row.COLUMN_NAME,
     dataType,
     columnType: row.COLUMN_TYPE,
-    kind: isJson ? 'json' : (KIND_BY_DATA_TYPE[dataType] ?? 'string'),
+    kind: isJson
+      ? 'json'
+      : (KIND_BY_DATA_TYPE[dataType] ?? (isSpatialType(dataType) ? 'geometry' : 'string')),
     nullable,
     unsigned: /\bunsigned\b/i.test(row.COLUMN_TYPE),
     autoIncrement,
@@ -120,6 +118,34 @@ async function mariaDbJsonColumns(db: Database, database: string): Promise<Set<s
   return keys;
 }
 
+/**
+ * The SRID each spatial column declares (`table\0column` → SRID), read only when the schema has
+ * spatial columns: MariaDB lists them in GEOMETRY_COLUMNS (REF_SYSTEM_ID, 0 when none), MySQL 8
+ * in ST_GEOMETRY_COLUMNS (SRS_ID, NULL when none). Either may be missing: then none is known.
+ */
+async function spatialReferences(db: Database, database: string): Promise<Map<string, number>> {
+  const srids = new Map<string, number>();
+  const queries = [
+    'SELECT G_TABLE_NAME, G_GEOMETRY_COLUMN, SRID FROM information_schema.GEOMETRY_COLUMNS WHERE G_TABLE_SCHEMA = ?',
+    'SELECT TABLE_NAME, COLUMN_NAME, SRS_ID FROM information_schema.ST_GEOMETRY_COLUMNS WHERE TABLE_SCHEMA = ?',
+  ];
+  for (const sql of queries) {
+    try {
+      const rows = await db.rows<Record<string, unknown>>({ sql, params: [database] });
+      for (const row of rows) {
+        const [table, column, srid] = Object.values(row);
+        if (srid !== null && srid !== undefined) {
+          srids.set(`${String(table)}\u0000${String(column)}`, Number(srid));
+        }
+      }
+      return srids;
+    } catch {
+      // Not this server's table: try the other one.
+    }
+  }
+  return srids;
+}
+
 export async function readSchema(db: Database, database: string): Promise<Map<string, TableInfo>> {
   const tableRows = await db.rows<{ TABLE_NAME: string; TABLE_TYPE: string }>({
     sql: 'SELECT TABLE_NAME, TABLE_TYPE FROM information_schema.TABLES WHERE TABLE_SCHEMA = ?',
@@ -137,12 +163,26 @@ export async function readSchema(db: Database, database: string): Promise<Map<st
     params: [database],
   });
   const withTriggers = new Set(triggerRows.map((row) => String(row.EVENT_OBJECT_TABLE)));
+  const viewRows = await db.rows<{ TABLE_NAME: string; IS_UPDATABLE: string }>({
+    sql: 'SELECT TABLE_NAME, IS_UPDATABLE FROM information_schema.VIEWS WHERE TABLE_SCHEMA = ?',
+    params: [database],
+  });
+  const readOnlyViews = new Set(
+    viewRows
+      .filter((row) => String(row.IS_UPDATABLE).toUpperCase() !== 'YES')
+      .map((row) => String(row.TABLE_NAME)),
+  );
   const keys = await readForeignKeys(db, database);
   const uniqueKeys = await readUniqueKeys(db, database);
   const columnsByTable = new Map<string, ColumnInfo[]>();
   const primaryKeys = new Map<string, string[]>();
+  const srids = columnRows.some((row) => isSpatialType(row.DATA_TYPE.toLowerCase()))
+    ? await spatialReferences(db, database)
+    : new Map<string, number>();
   for (const row of columnRows) {
-    const column = columnFromRow(row, jsonColumns);
+    const read = columnFromRow(row, jsonColumns);
+    const srid = srids.get(`${row.TABLE_NAME}\u0000${row.COLUMN_NAME}`);
+    const column = srid === undefined || read.kind !== 'geometry' ? read : { ...read, srid };
     const list = columnsByTable.get(row.TABLE_NAME) ?? [];
     list.push(column);
     columnsByTable.set(row.TABLE_NAME, list);
@@ -161,6 +201,7 @@ export async function readSchema(db: Database, database: string): Promise<Map<st
     tables.set(name, {
       name,
       kind: String(row.TABLE_TYPE).toUpperCase().includes('VIEW') ? 'view' : 'table',
+      ...(readOnlyViews.has(name) ? { updatable: false as const } : {}),
       columns,
       columnsByName: new Map(columns.map((c) => [c.name, c])),
       primaryKey: primaryKeys.get(name) ?? [],
@@ -233,6 +274,7 @@ async function readForeignKeys(db: Database, database: string): Promise<ForeignK
 
 export class SchemaCache {
   private tables = new Map<string, TableInfo>();
+  private routineSet: Routines = NO_ROUTINES;
   private lastRead = 0;
   private reading: Promise<void> | null = null;
   private reads = 0;
@@ -247,6 +289,13 @@ export class SchemaCache {
 
   get tableCount(): number {
     return this.tables.size;
+  }
+
+  /** How many of the served tables are base tables and how many views (the start-up line). */
+  get counts(): { tables: number; views: number } {
+    let views = 0;
+    for (const table of this.tables.values()) if (table.kind === 'view') views++;
+    return { tables: this.tables.size - views, views };
   }
 
   all(): Iterable<TableInfo> {
@@ -292,10 +341,13 @@ export class SchemaCache {
       const fingerprint = await schemaFingerprint(this.db, this.database);
       if (!onlyIfChanged || fingerprint === null || fingerprint !== this.fingerprint) {
         const tables = await readSchema(this.db, this.database);
-        if (!sameTables(tables, this.tables)) {
-          this.tables = tables;
-          this.reads++;
-        }
+        const routines = await readRoutines(this.db, this.database, columnFromRow);
+        // Each part is replaced only when it changed: what is cached by table object stays.
+        const tablesChanged = !sameTables(tables, this.tables);
+        const routinesChanged = !sameData(routines, this.routineSet);
+        if (tablesChanged) this.tables = tables;
+        if (routinesChanged) this.routineSet = routines;
+        if (tablesChanged || routinesChanged) this.reads++;
       }
       this.fingerprint = fingerprint;
       this.lastRead = Date.now();
@@ -326,15 +378,74 @@ export class SchemaCache {
    * table's 404 has (find: a re-read when the last one is old enough), so neither its bytes nor
    * its time tell it from a table that does not exist.
    */
-  async refuse(name: string): Promise<never> {
+  async refuse(name: string, visible: (table: TableInfo) => boolean): Promise<never> {
     if (name !== USERS_TABLE) await this.refreshIfStale();
-    throw unknownTable(name);
+    throw this.unknown(name, visible);
+  }
+
+  /** The 404 of a table that is not there, its "did you mean" naming only tables `visible` keeps. */
+  unknown(name: string, visible: (table: TableInfo) => boolean): ApiError {
+    return unknownTable(name, this.names(visible));
+  }
+
+  /** The stored procedures and functions served (never re-reads). */
+  get routines(): Routines {
+    return this.routineSet;
+  }
+
+  /** The routine of that kind and name as last read, or undefined (never re-reads). */
+  routine(kind: RoutineKind, name: string): RoutineInfo | undefined {
+    return (kind === 'procedure' ? this.routineSet.procedures : this.routineSet.functions).get(
+      name,
+    );
+  }
+
+  /**
+   * The procedure and function of that name, re-reading the schema once when there is neither
+   * and the last read is old enough; the 404 of an unknown routine when there is still none.
+   */
+  async requireRoutines(name: string): Promise<NamedRoutines> {
+    let found = this.routinesNamed(name);
+    if (found === null) {
+      await this.refreshIfStale();
+      found = this.routinesNamed(name);
+    }
+    if (found === null) throw unknownRoutine(name);
+    return found;
+  }
+
+  /**
+   * The 404 of a routine a caller may not know of (a policy withholds it), after the wait a
+   * missing routine's 404 has, as refuse() does for tables.
+   */
+  async refuseRoutine(name: string): Promise<never> {
+    await this.refreshIfStale();
+    throw unknownRoutine(name);
+  }
+
+  private routinesNamed(name: string): NamedRoutines | null {
+    const procedure = this.routineSet.procedures.get(name);
+    const fn = this.routineSet.functions.get(name);
+    if (procedure !== undefined)
+      return fn === undefined ? { procedure } : { procedure, function: fn };
+    return fn === undefined ? null : { function: fn };
   }
 
   private async requireAfterRead(name: string): Promise<TableInfo> {
     const table = await this.find(name);
-    if (!table) throw unknownTable(name);
+    if (!table)
+      throw unknownTable(
+        name,
+        this.names(() => true),
+      );
     return table;
+  }
+
+  /** The names of the tables `visible` keeps: what a "did you mean" may suggest. */
+  private names(visible: (table: TableInfo) => boolean): string[] {
+    const names: string[] = [];
+    for (const table of this.tables.values()) if (visible(table)) names.push(table.name);
+    return names;
   }
 
   /**

@@ -6,7 +6,9 @@
  */
 import { invalidValue } from '../errors.js';
 import { excerpt, isDigitRun } from '../query/lexer.js';
-import type { ColumnInfo } from './schema-types.js';
+import { readTemporalText } from '../query/temporal.js';
+import { GeoJsonError, geoJsonToGeometry } from './geometry.js';
+import { type ColumnInfo, fractionDigits } from './schema-types.js';
 
 /** What a value is bound as: mysql2 sends a string as text, a number as DOUBLE, a Buffer as bytes. */
 export type WriteParam = string | number | Buffer | null;
@@ -40,6 +42,7 @@ export function coerceValue(
   if (value === null) return null;
   const where = valueWhere(column, rowNumber);
   if (column.kind === 'json') return JSON.stringify(value);
+  if (column.kind === 'geometry') return geometryBytes(column, value, where);
   if (typeof value === 'object') {
     throw invalidValue(
       `${where} takes a single value, not ${describe(value)}; objects and arrays go only into JSON columns`,
@@ -64,8 +67,9 @@ export function coerceValue(
       }
       return base64Bytes(value, where);
     case 'datetime':
-      if (typeof value === 'string') checkFractionalSeconds(column, value, where);
-      return textValue(value, where);
+      return typeof value === 'string'
+        ? datetimeText(column, value, where)
+        : textValue(value, where);
     case 'date':
       return textValue(value, where);
     case 'string': {
@@ -73,6 +77,26 @@ export function coerceValue(
       if (column.dataType === 'enum' || column.dataType === 'set') checkMember(column, text, where);
       return text;
     }
+  }
+}
+
+/**
+ * A spatial column takes a GeoJSON geometry object (RFC 7946), stored as MySQL's internal
+ * geometry bytes with the column's declared SRID, else 0 (db/geometry.ts). Anything else (WKT
+ * text such as 'POINT(1 2)', a Feature) is refused here: MySQL would refuse it with an error
+ * that does not say what it takes.
+ */
+function geometryBytes(column: ColumnInfo, value: unknown, where: string): Buffer {
+  if (typeof value !== 'object') {
+    throw invalidValue(
+      `${where} is spatial and takes a GeoJSON geometry object such as {"type": "Point", "coordinates": [1, 2]}, not ${describe(value)}`,
+    );
+  }
+  try {
+    return geoJsonToGeometry(value, column.dataType, column.srid ?? 0, where);
+  } catch (error) {
+    if (error instanceof GeoJsonError) throw invalidValue(error.message);
+    throw error;
   }
 }
 
@@ -85,19 +109,35 @@ const NUMERIC_TEXT = /^\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*$/;
 
 /**
  * ENUM and SET: a text that is not a member name but a number would store some other member
- * (see NUMERIC_TEXT); refused, naming the members. Other texts MySQL checks itself (strict mode
- * refuses a name that is no member).
+ * (see NUMERIC_TEXT); refused, naming the members. A text that names no member as MySQL
+ * compares them (the column's collation, usually case- and accent-insensitive, trailing spaces
+ * ignored) is refused too, naming the members, where MySQL would only say "Data truncated".
+ * A text that differs from a member only so is left to MySQL, which stores the member.
  */
 function checkMember(column: ColumnInfo, text: string, where: string): void {
-  if (!NUMERIC_TEXT.test(text)) return;
   const members = membersOf(column);
+  const list = () => members.map((member) => `'${member}'`).join(', ');
+  const isEnum = column.dataType === 'enum';
+  if (NUMERIC_TEXT.test(text) && !members.includes(text)) {
+    throw invalidValue(
+      isEnum
+        ? `${where} must be one of ${list()}; MySQL would read ${shown(text)} as the position of a member`
+        : `${where} takes members of ${list()}, separated by commas; MySQL would read ${shown(text)} as a set of positions`,
+    );
+  }
   if (members.includes(text)) return;
-  const list = members.map((member) => `'${member}'`).join(', ');
+  const named = (item: string) => members.some((member) => sameMember(member, item));
+  if (isEnum ? named(text) : text === '' || text.split(',').every(named)) return;
   throw invalidValue(
-    column.dataType === 'enum'
-      ? `${where} must be one of ${list}; MySQL would read ${shown(text)} as the position of a member`
-      : `${where} takes members of ${list}, separated by commas; MySQL would read ${shown(text)} as a set of positions`,
+    isEnum
+      ? `${where} must be one of ${list()}; ${shown(text)} is not`
+      : `${where} takes members of ${list()}, separated by commas; ${shown(text)} names another`,
   );
+}
+
+/** A member as MySQL's usual *_ci collations match it: case and accents aside, trailing spaces cut. */
+function sameMember(member: string, text: string): boolean {
+  return member.localeCompare(text.replace(/ +$/, ''), 'en', { sensitivity: 'base' }) === 0;
 }
 
 /** The members of an ENUM or SET column, read once per column from its type text. */
@@ -125,14 +165,41 @@ function textValue(value: unknown, where: string): string {
   throw invalidValue(`${where} takes text, not ${describe(value)}`);
 }
 
+/** Ends like ISO 8601 with a zone: `…T10:00:00Z`, `…+02:00`. */
+const ZONED = /^\d{4}-\d{2}-\d{2}[ Tt].*(?:[Zz]|[+-]\d{2}:?\d{2})$/;
+
+/**
+ * A DATETIME/TIMESTAMP value. ISO 8601 with a zone (`2024-05-01T10:00:00.250Z`, what
+ * `Date.toISOString()` writes, or an offset) is stored as its UTC wall time, as a `$filter`
+ * datetime literal is compared (query/temporal.ts); the session's time zone is UTC, so a
+ * TIMESTAMP stores that instant. Other text goes to MySQL as it is (it reads `T` without a zone
+ * as wall time, and refuses what is no date in strict mode).
+ */
+function datetimeText(column: ColumnInfo, value: string, where: string): string {
+  const precision = fractionDigits(column);
+  if (!ZONED.test(value)) {
+    const fraction = /^\d{4}-\d{2}-\d{2}[ Tt]\d{2}:\d{2}:\d{2}\.(\d+)$/.exec(value)?.[1];
+    if (fraction !== undefined) checkFractionalSeconds(precision, fraction, value, where);
+    return wellFormed(value, where);
+  }
+  const read = readTemporalText(value, 'datetime');
+  if (typeof read === 'string') throw invalidValue(`${where}: ${shown(value)} is ${read}`);
+  // `YYYY-MM-DD hh:mm:ss.ffffff`: the fraction kept to the column's digits once checked.
+  const fraction = read.value.slice(20);
+  checkFractionalSeconds(precision, fraction, value, where);
+  return precision === 0 ? read.value.slice(0, 19) : read.value.slice(0, 20 + precision);
+}
+
 /**
  * DATETIME(n)/TIMESTAMP(n) keep n fractional digits; MySQL rounds more and MariaDB cuts them,
  * both without a warning, so a value with more (non-zero) digits than the column keeps is refused.
  */
-function checkFractionalSeconds(column: ColumnInfo, value: string, where: string): void {
-  const fraction = /^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}\.(\d+)$/.exec(value)?.[1];
-  if (fraction === undefined) return;
-  const precision = Number(/\((\d)\)/.exec(column.columnType)?.[1] ?? 0);
+function checkFractionalSeconds(
+  precision: number,
+  fraction: string,
+  value: string,
+  where: string,
+): void {
   if (fraction.replace(/0+$/, '').length > precision) {
     throw invalidValue(
       `${where} keeps ${precision} digit${precision === 1 ? '' : 's'} of fractional seconds; ${shown(value)} would be ${precision === 0 ? 'cut to whole seconds' : 'cut'}`,
@@ -330,6 +397,9 @@ export function encodeKey(column: ColumnInfo, given: unknown, text: string): Key
       return { kind: 'value', value: floatValue(given, where) };
     case 'binary':
       return { kind: 'value', value: base64Bytes(text, where) };
+    case 'datetime':
+      // The same instant a written value or a $filter datetime means (ISO 8601 with a zone).
+      return { kind: 'value', value: datetimeText(column, text, where) };
     default:
       return { kind: 'value', value: wellFormed(text, where) };
   }

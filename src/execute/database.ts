@@ -26,10 +26,11 @@ import {
   type ServerKind,
   sessionSetup,
 } from '../db/pool.js';
-import { HEALTH_TIMEOUT_MS } from '../limits.js';
+import { HEALTH_TIMEOUT_MS, MAX_ROUTINE_RESULT_CHARS } from '../limits.js';
 import type { CompiledQuery } from '../sql/compiled-query.js';
 import { Acquirer, type PoolStats } from './acquire.js';
 import { bind } from './bind.js';
+import { type CallJob, type CallResult, callRetrying, runCall } from './call.js';
 import { type Caller, GATEWAY } from './caller.js';
 import { type HostBackend, type HostEvents, HostSwitch } from './hosts.js';
 import {
@@ -87,6 +88,12 @@ export interface Database {
    * none, retried where safe (retry.ts).
    */
   write(job: WriteJob, caller?: Caller): Promise<WriteResult>;
+  /**
+   * A stored routine's call (call.ts): on a connection of the caller's fair share, under the
+   * caller's time limit, never inside a transaction of ours; a connection the routine left
+   * changed, or whose call failed, is dropped rather than given back.
+   */
+  call(job: CallJob, caller?: Caller): Promise<CallResult>;
   /**
    * True when the server answers within `HEALTH_TIMEOUT_MS`; never waits behind the pool.
    * `fresh`: the answer comes from a ping sent after the call (not one already in flight).
@@ -207,6 +214,8 @@ interface Backend extends HostBackend {
   readonly watchdog: Watchdog;
   ping(fresh?: boolean): Promise<boolean>;
   kill(threadId: number): Promise<void>;
+  /** Ends a connection (KILL CONNECTION): a routine past its time limit (call.ts). */
+  end(threadId: number): Promise<void>;
 }
 
 async function openBackend(
@@ -262,6 +271,9 @@ async function openBackend(
     ping,
     kill: async (threadId) => {
       await control.query('KILL QUERY ?', [threadId]);
+    },
+    end: async (threadId) => {
+      await control.query('KILL CONNECTION ?', [threadId]);
     },
     retire: () => {
       // The host does not answer: nothing in flight there waits for it, and nothing waits for
@@ -563,6 +575,46 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
       const alone = ownLimit(caller) ? { ...job, statement: timed(job.statement, caller) } : job;
       return writeRetryingBy<WriteResult>((progress, done) =>
         usingBy(address, (held, finish) => runAlone(held, alone, progress, finish), done),
+      );
+    },
+    call: (job, caller = GATEWAY) => {
+      const limitMs = ownLimit(caller) ? anonymousMs : options.statementTimeoutMs;
+      // The server's own limit is lifted for the call (0: none): MariaDB's would interrupt only
+      // the statement running inside the routine, which then goes on. call.ts's timer kills the
+      // connection at the caller's limit instead.
+      const flavour = switcher.backend.server.flavour;
+      const unlimited = withTimeLimit(flavour, job.statements.call, 0);
+      const run: CallJob = { ...job, statements: { ...job.statements, call: unlimited } };
+      return callRetrying(
+        (progress) =>
+          new Promise<CallResult>((resolve, reject) => {
+            borrow(caller.client, (error, held, backend) => {
+              if (held === undefined || backend === undefined) {
+                reject(error);
+                return;
+              }
+              backend.watchdog.watch(held);
+              const callOptions = {
+                limitMs,
+                maxChars: MAX_ROUTINE_RESULT_CHARS,
+                kill: () => backend.end(held.threadId),
+                progress,
+              };
+              runCall(held, run, callOptions).then(
+                ({ result, drop }) => {
+                  backend.watchdog.release(held);
+                  backend.acquirer.giveBack(held, drop);
+                  resolve(result);
+                },
+                (failure: unknown) => {
+                  backend.watchdog.release(held);
+                  report(backend, failure);
+                  backend.acquirer.giveBack(held, true);
+                  reject(failure);
+                },
+              );
+            });
+          }),
       );
     },
     ping: (fresh) => switcher.backend.ping(fresh),

@@ -59,6 +59,11 @@ export type WriteJob =
       readonly maxAffected: number | null;
       /** `Prefer: return=representation`: the written rows read back before the COMMIT. */
       readonly readBack: CompiledReadBack | null;
+      /**
+       * The written table's generated columns: MySQL's notes that it rounded their expressions
+       * are no refusal (db/errors.ts mapDataWarnings).
+       */
+      readonly generated: readonly string[];
     };
 
 export type TransactionJob = Extract<WriteJob, { mode: 'transaction' }>;
@@ -116,7 +121,7 @@ function control(
  */
 export async function runTransaction(
   connection: PoolConnection,
-  { statements, unprepare, guards, maxAffected, readBack }: TransactionJob,
+  { statements, unprepare, guards, maxAffected, readBack, generated }: TransactionJob,
   progress: WriteProgress,
 ): Promise<WriteResult> {
   let committed = false;
@@ -144,7 +149,7 @@ export async function runTransaction(
     for (const statement of statements) {
       const result = await run<ResultSetHeader>(statement);
       if (unprepare) connection.unprepare(statement.sql);
-      if (result.warningStatus !== 0) await refuseDataWarnings(connection);
+      if (result.warningStatus !== 0) await refuseDataWarnings(connection, generated);
       affectedRows += result.affectedRows;
       results.push({
         affectedRows: result.affectedRows,
@@ -213,7 +218,7 @@ export function runAlone(
     // Cannot happen when the pipeline's proof holds; if it ever did, the client still hears the
     // error rather than a success for a changed value.
     if (result.warningStatus === 0) done(null, written);
-    else refuseDataWarnings(connection).then(() => done(null, written), done);
+    else refuseDataWarnings(connection, []).then(() => done(null, written), done);
   });
 }
 
@@ -235,7 +240,10 @@ function returned(rows: readonly unknown[][], shape: ReturnedRows): WriteResult 
 }
 
 /** A statement MySQL let through with a data warning is answered like the error. */
-async function refuseDataWarnings(connection: PoolConnection): Promise<void> {
+async function refuseDataWarnings(
+  connection: PoolConnection,
+  generated: readonly string[],
+): Promise<void> {
   const warnings = await new Promise<WarningRow[]>((resolve, reject) => {
     connection.query<WarningRow[]>('SHOW WARNINGS', (error, rows) =>
       error ? reject(error) : resolve(rows),
@@ -243,6 +251,7 @@ async function refuseDataWarnings(connection: PoolConnection): Promise<void> {
   });
   const error = mapDataWarnings(
     warnings.map(([Level, Code, Message]) => ({ Level, Code, Message })),
+    generated,
   );
   if (error) throw error;
 }

@@ -17,6 +17,7 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { allRoutines } from '../db/routines.js';
 import { requestLog } from '../log.js';
 import { buildLoginDocument, documentSteps } from '../openapi/document.js';
 import { documentView } from '../policy/document-view.js';
@@ -53,9 +54,10 @@ export function docsRoutes(app: FastifyInstance, { config, schema, policy, log }
     const key = JSON.stringify([signedIn, named ? role : null]);
     const description = await cache.get(key, schema.version, format, () => {
       const tables = [...schema.all()];
+      const routines = allRoutines(schema.routines);
       const view =
         policy && request.access ? { ...documentView(policy, role), signedIn } : undefined;
-      return () => documentSteps(tables, config, VERSION, view);
+      return () => documentSteps(tables, config, VERSION, view, routines);
     });
     vary(reply, varies);
     reply.header('ETag', description.etag).header('Cache-Control', cacheControl);

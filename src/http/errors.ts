@@ -7,8 +7,9 @@ import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { mapDbError } from '../db/errors.js';
-import { ApiError, apiError, ERRORS, internalError, routeNotFound } from '../errors.js';
+import { ApiError, apiError, ERRORS, internalError } from '../errors.js';
 import { type Log, requestLog } from '../log.js';
+import { RouteMethods } from './allowed-methods.js';
 import { checkBodyDepth } from './body-guards.js';
 import { JSON_TYPE } from './json-rows.js';
 import { setSecurityHeaders } from './security-headers.js';
@@ -52,6 +53,7 @@ export function registerErrorHandling(
   app: FastifyInstance,
   log: Log,
   onSchemaChanged: () => Promise<void>,
+  routes: RouteMethods = new RouteMethods(),
 ): void {
   app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
     const answer = toApiError(error);
@@ -69,7 +71,7 @@ export function registerErrorHandling(
   });
   // A body sent to no route is still parsed, and still bounded in depth (body-guards.ts).
   app.setNotFoundHandler({ preValidation: checkBodyDepth }, (request, reply) =>
-    sendError(reply, routeNotFound(request.method, request.url)),
+    sendError(reply, routes.refusal(request.method, request.url)),
   );
 }
 

@@ -5,15 +5,18 @@
  * back-pressure: when the socket is full the row flow pauses, and it resumes with the bytes the
  * client has taken (the execute stage holds them against the minimum rate). An error before the
  * first chunk is an ordinary JSON error; after it, the response can only be cut short. A client
- * that leaves cancels the flow (the execute stage stops the statement).
+ * that leaves cancels the flow (the execute stage stops the statement). A page that may link to
+ * the next (next-link.ts) is held until it ends, up to PAGE_HOLD_BYTES, since its Link header
+ * names its last row and headers go before the body.
  */
 import { Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
 import type { RowSerializer } from '../db/rows.js';
 import type { Caller, Database } from '../execute/database.js';
 import type { RowFlow } from '../execute/stream.js';
-import { RESPONSE_CHUNK_BYTES } from '../limits.js';
+import { PAGE_HOLD_BYTES, RESPONSE_CHUNK_BYTES } from '../limits.js';
 import type { CompiledQuery } from '../sql/compiled-query.js';
+import type { PageLink } from './next-link.js';
 
 export const JSON_TYPE = 'application/json; charset=utf-8';
 
@@ -35,11 +38,16 @@ export function sendJsonRows(
   serialize: RowSerializer,
   caller: Caller,
   framing: RowsFraming = JSON_ROWS,
+  link: PageLink | null = null,
 ): Promise<void> {
   const { type, between } = framing;
   return new Promise((resolve, reject) => {
     let text = framing.head;
     let first = true;
+    let rows = 0;
+    let last: unknown[] | undefined;
+    /** Bytes the answer holds before it starts: a whole page while it may get a Link. */
+    let hold = link === null ? RESPONSE_CHUNK_BYTES : PAGE_HOLD_BYTES;
     let body: Readable | null = null;
     let ended = false;
     /** Bytes pushed into the body: all of them are the client's by the time it asks for more. */
@@ -53,8 +61,12 @@ export function sendJsonRows(
         row(values) {
           text += (first ? '' : between) + serialize(values);
           first = false;
-          if (text.length < RESPONSE_CHUNK_BYTES) return;
+          rows++;
+          last = values;
+          if (text.length < hold) return;
           if (!body) {
+            hold = RESPONSE_CHUNK_BYTES;
+            if (link !== null) setLink(reply, link(rows, last, false));
             body = new Readable({
               read: () => flow?.resume(sent),
               destroy: (error, callback) => {
@@ -78,7 +90,11 @@ export function sendJsonRows(
             body.push(text);
             body.push(null);
           } else {
-            reply.type(type).send(text);
+            if (link !== null) setLink(reply, link(rows, last, true));
+            // A held page past one chunk goes chunked, as it would have streamed.
+            reply
+              .type(type)
+              .send(text.length < RESPONSE_CHUNK_BYTES ? text : Readable.from([text]));
             resolve();
           }
         },
@@ -104,7 +120,9 @@ export function sendJsonRowsAtOnce(
   rows: readonly unknown[][],
   serialize: RowSerializer,
   framing: RowsFraming = JSON_ROWS,
+  link: PageLink | null = null,
 ): FastifyReply {
+  if (link !== null) setLink(reply, link(rows.length, rows[rows.length - 1], true));
   let text = framing.head;
   for (let i = 0; i < rows.length; i++) {
     text += (i === 0 ? '' : framing.between) + serialize(rows[i] as unknown[]);
@@ -112,4 +130,8 @@ export function sendJsonRowsAtOnce(
   text += framing.tail;
   reply.type(framing.type);
   return reply.send(text.length < RESPONSE_CHUNK_BYTES ? text : Readable.from([text]));
+}
+
+function setLink(reply: FastifyReply, header: string | null): void {
+  if (header !== null) reply.header('Link', header);
 }

@@ -6,7 +6,6 @@
  * DELETE (a session's end) have nothing to serve without sessions: 405.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { methodNotAllowed } from '../errors.js';
 import { answerMcp } from '../mcp/server.js';
 import type { ReadPipeline } from '../pipeline/read.js';
 import type { Services } from '../services.js';
@@ -37,9 +36,4 @@ export function mcpRoutes(app: FastifyInstance, services: Services, reads: ReadP
     });
     return reply.send(await response.text());
   });
-  const refuse = async () => {
-    throw methodNotAllowed('POST');
-  };
-  app.get('/mcp', refuse);
-  app.delete('/mcp', refuse);
 }

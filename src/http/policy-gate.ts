@@ -1,13 +1,13 @@
 /**
  * The policy gate (docs/policies.md): an `onRequest` hook after the auth guard that works out
  * the caller's role (the token's `role`; `anonymous` without a token and in open mode), answers
- * what the role may not do before any body is read — 404 for a table it cannot read, as for one
- * that does not exist; 403 FORBIDDEN for another action on a table that exists, or for files —
- * and leaves `request.access` for the pipelines. Policy.decide says what is allowed. Without a
- * policy it adds nothing.
+ * what the role may not do before any body is read — 404 for a table it cannot read or a routine
+ * it may not call, as for one that does not exist; 403 FORBIDDEN for another action on a table
+ * that exists, or for files — and leaves `request.access` for the pipelines. Policy.decide says
+ * what is allowed. Without a policy it adds nothing.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { forbidden } from '../errors.js';
+import { ApiError, forbidden } from '../errors.js';
 import { type Action, ANONYMOUS, type Policy, type Requested } from '../policy/policy.js';
 import type { Access } from '../policy/views.js';
 import type { Services } from '../services.js';
@@ -44,6 +44,10 @@ export function requestedAction(
   const action = TABLE_ACTION_BY_METHOD[method];
   if (route === '/table/:table/:action' && action !== undefined && typeof table === 'string') {
     return { kind: 'table', table, action };
+  }
+  const routine = (params as { name?: unknown } | undefined)?.name;
+  if (route === '/rpc/:name' && (get || method === 'POST') && typeof routine === 'string') {
+    return { kind: 'routine', routine };
   }
   if (route === '/upload' && method === 'POST') return { kind: 'files', action: 'upload' };
   if (route === '/@/*' && get) return { kind: 'files', action: 'download' };
@@ -82,23 +86,46 @@ export function registerPolicyGate(app: FastifyInstance, { policy, schema }: Ser
     const access = accessOf(policy, request);
     request.access = access;
     const requested = requestedAction(request.method, request.routeOptions.url, request.params);
-    // Only tables and files are refused here; other routes answer for themselves.
-    if (requested.kind !== 'table' && requested.kind !== 'files') return done();
+    // Only tables, files and routines are refused here; other routes answer for themselves (the
+    // MCP tools decide per call, mcp/run-tool.ts).
+    if (
+      requested.kind === 'description' ||
+      requested.kind === 'other' ||
+      requested.kind === 'mcp'
+    ) {
+      return done();
+    }
     const decision = policy.decide(access.role, requested);
     if (requested.kind === 'files') {
       // A signed link was made only for an uploader whose role may download (http/upload.ts).
       return done(decision.allowed || request.fileLink ? undefined : forbidden());
     }
+    if (requested.kind === 'routine') {
+      // Withheld: the 404 of a routine that does not exist, after the same wait (db/schema.ts).
+      if (decision.allowed) return done();
+      schema.refuseRoutine(requested.routine).catch(done);
+      return;
+    }
     // A table the role may not read and one that does not exist answer alike, here, before the
     // body is read (else a body error would tell them apart), after the same schema re-read
     // (db/schema.ts refuse); only a table that exists is 403 for another action.
+    // Its "did you mean" names only tables the role may read.
     if (!decision.allowed && decision.refusal === 'unknown-table') {
-      schema.refuse(requested.table).catch(done);
+      schema.refuse(requested.table, policy.readableBy(access.role)).catch(done);
       return;
     }
     const found = schema.require(requested.table);
     const answer = decision.allowed ? undefined : forbidden();
     if (!(found instanceof Promise)) return done(answer);
-    found.then(() => done(answer), done);
+    found.then(
+      () => done(answer),
+      // Not there after the same re-read: the same 404, its suggestions the role's.
+      (error: unknown) =>
+        done(
+          error instanceof ApiError && error.code === 'UNKNOWN_TABLE'
+            ? schema.unknown(requested.table, policy.readableBy(access.role))
+            : (error as Error),
+        ),
+    );
   });
 }

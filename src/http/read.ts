@@ -21,8 +21,9 @@ import type { Services } from '../services.js';
 import type { CompiledQuery } from '../sql/compiled-query.js';
 import { csvFraming } from './csv-rows.js';
 import { toApiError } from './errors.js';
-import { JSON_TYPE, sendJsonRows, sendJsonRowsAtOnce } from './json-rows.js';
+import { JSON_ROWS, JSON_TYPE, sendJsonRows, sendJsonRowsAtOnce } from './json-rows.js';
 import { prefersCsv, vary } from './negotiate.js';
+import { NextLinks, type PageLink } from './next-link.js';
 
 type QueryObject = Record<string, string | string[] | undefined>;
 type ReadRequest = FastifyRequest<{ Params: { table: string }; Querystring: QueryObject }>;
@@ -35,9 +36,11 @@ const ACCEPT = ['Accept'];
 
 export function readRoutes(
   app: FastifyInstance,
-  { db, schema }: Services,
+  { db, schema, skiptokens, config }: Services,
   pipeline: ReadPipeline,
 ): void {
+  const links = new NextLinks(skiptokens, config.baseUrl);
+
   /**
    * The read of `table`. Not an async function: a small read, nearly every one, answers from the
    * driver's callback and returns nothing (Fastify then waits for reply.send), without a promise
@@ -52,30 +55,41 @@ export function readRoutes(
   ): Promise<FastifyReply> | undefined {
     const { access } = request;
     const compiled = pipeline.read(known, request.url, request.query, access);
+    // The Link to the next page of a paged read (next-link.ts); null for any other.
+    const linked = (made: CompiledRead) => links.of(known, request.query, made);
     return compiled instanceof Promise
-      ? compiled.then((made) => answer(reply, bindRead(made, access)) ?? reply)
-      : answer(reply, bindRead(compiled, access));
+      ? compiled.then((made) => answer(reply, bindRead(made, access), linked(made)) ?? reply)
+      : answer(reply, bindRead(compiled, access), linked(compiled));
   }
 
-  function answer(reply: FastifyReply, compiled: CompiledRead): Promise<FastifyReply> | undefined {
+  function answer(
+    reply: FastifyReply,
+    compiled: CompiledRead,
+    link: PageLink | null,
+  ): Promise<FastifyReply> | undefined {
     // The same URL answers JSON or CSV by its Accept header: caches must tell them apart.
     vary(reply, ACCEPT);
-    if (compiled.count !== null) return counted(reply, compiled.count, compiled);
-    return rows(reply, compiled);
+    if (compiled.count !== null) return counted(reply, compiled.count, compiled, link);
+    return rows(reply, compiled, link);
   }
 
   async function counted(
     reply: FastifyReply,
     count: CompiledQuery,
     compiled: CompiledRead,
+    link: PageLink | null,
   ): Promise<FastifyReply> {
     reply.header('X-Total-Count', String(await db.count(count, reply.request)));
-    return rows(reply, compiled) ?? reply;
+    return rows(reply, compiled, link) ?? reply;
   }
 
   /** The rows: a small read fetched whole and answered from the driver's callback, else streamed. */
-  function rows(reply: FastifyReply, compiled: CompiledRead): Promise<FastifyReply> | undefined {
-    if (!compiled.small) return streamed(reply, compiled);
+  function rows(
+    reply: FastifyReply,
+    compiled: CompiledRead,
+    link: PageLink | null,
+  ): Promise<FastifyReply> | undefined {
+    if (!compiled.small) return streamed(reply, compiled, link);
     db.arrays(
       compiled.select,
       (error, found) => {
@@ -83,10 +97,10 @@ export function readRoutes(
         try {
           if (error !== null && error !== undefined) fail(reply, error);
           else if (!prefersCsv(reply.request.headers.accept)) {
-            sendJsonRowsAtOnce(reply, found as unknown[][], compiled.serialize);
+            sendJsonRowsAtOnce(reply, found as unknown[][], compiled.serialize, JSON_ROWS, link);
           } else {
             const csv = csvOf(compiled);
-            sendJsonRowsAtOnce(reply, found as unknown[][], csv.serialize, csvFraming(csv));
+            sendJsonRowsAtOnce(reply, found as unknown[][], csv.serialize, csvFraming(csv), link);
           }
         } catch (thrown) {
           fail(reply, thrown);
@@ -98,13 +112,18 @@ export function readRoutes(
     return undefined;
   }
 
-  async function streamed(reply: FastifyReply, compiled: CompiledRead): Promise<FastifyReply> {
+  async function streamed(
+    reply: FastifyReply,
+    compiled: CompiledRead,
+    link: PageLink | null,
+  ): Promise<FastifyReply> {
     const { request } = reply;
+    const { select } = compiled;
     if (!prefersCsv(request.headers.accept)) {
-      await sendJsonRows(reply, db, compiled.select, compiled.serialize, request);
+      await sendJsonRows(reply, db, select, compiled.serialize, request, JSON_ROWS, link);
     } else {
       const csv = csvOf(compiled);
-      await sendJsonRows(reply, db, compiled.select, csv.serialize, request, csvFraming(csv));
+      await sendJsonRows(reply, db, select, csv.serialize, request, csvFraming(csv), link);
     }
     return reply;
   }

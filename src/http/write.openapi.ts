@@ -177,7 +177,7 @@ const what = ({ table }: DescribedTable) => `${table.kind} ${table.name}`;
 
 const viewNote = ({ table }: DescribedTable) =>
   table.kind === 'view'
-    ? ' MySQL writes only through simple views (no GROUP BY, DISTINCT, aggregates or UNION).'
+    ? ' MySQL inserts only through views whose columns are plain columns of one table; a view it cannot write at all is offered no writes here.'
     : '';
 
 export const createOperation: TableOperation = {

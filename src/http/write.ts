@@ -13,7 +13,7 @@ import type {
   HookHandlerDoneFunction,
 } from 'fastify';
 import type { TableInfo } from '../db/schema-types.js';
-import { routeNotFound, unsupportedMediaType } from '../errors.js';
+import { methodNotAllowed, routeNotFound, unsupportedMediaType } from '../errors.js';
 import type { WriteResult } from '../execute/write.js';
 import { SUCCESS_MESSAGES } from '../messages.js';
 import { createJob, deleteJob, type PlannedWrite, updateJob } from '../pipeline/write.js';
@@ -22,6 +22,7 @@ import type { QueryObject } from '../query/options.js';
 import { appliedPreferences, type Preferences, parsePrefer } from '../query/prefer.js';
 import { parseWriteTarget } from '../query/write-query.js';
 import type { Services } from '../services.js';
+import { tableActionMethods } from './allowed-methods.js';
 import { JSON_TYPE } from './json-rows.js';
 
 /**
@@ -123,13 +124,21 @@ function rowsText(
   return `${text}]`;
 }
 
-/** The action the last segment names, if it is this method's; any other is a 404. */
+/**
+ * The action the last segment names, if it is this method's; another action's is a 405 naming
+ * the method it takes, no action a 404.
+ */
 function actionOf<K extends WriteAction['kind']>(
   request: FastifyRequest<WriteRoute>,
   kind: K,
 ): Extract<WriteAction, { kind: K }> {
   const action = parseWriteAction(request.params.action);
-  if (action?.kind !== kind) throw routeNotFound(request.method, request.url);
+  if (action?.kind !== kind) {
+    const allowed = tableActionMethods(request.url.split('?')[0] ?? '');
+    throw allowed.length > 0
+      ? methodNotAllowed(request.method, allowed)
+      : routeNotFound(request.method, request.url);
+  }
   return action as Extract<WriteAction, { kind: K }>;
 }
 
@@ -137,7 +146,7 @@ function actionOf<K extends WriteAction['kind']>(
  * Fastify parses a body as its Content-Type says, so `text/plain` arrives here as a string and a
  * missing type with no body as undefined: both are refused like any other type.
  */
-function requireJson(request: FastifyRequest): void {
+export function requireJson(request: FastifyRequest): void {
   const type = request.headers['content-type'];
   if (type === 'application/json') return; // what nearly every client sends: no parsing
   const essence = type?.split(';')[0]?.trim().toLowerCase();
@@ -150,7 +159,7 @@ function requireJson(request: FastifyRequest): void {
  * the type means nothing, so it is dropped before parsing. Runs after the auth guard (route hooks
  * follow the root's).
  */
-function ignoreEmptyBody(
+export function ignoreEmptyBody(
   request: FastifyRequest,
   _reply: FastifyReply,
   done: HookHandlerDoneFunction,

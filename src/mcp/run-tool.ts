@@ -81,10 +81,9 @@ export function listTables(context: ToolContext) {
   for (const table of context.services.schema.all()) {
     const view = viewer(table);
     if (view === null) continue;
-    const relations = [...table.relations.keys()]
-      .map((name) => followable(view, viewer, name))
-      .filter((found) => found !== null)
-      .map(({ relation }) => ({
+    const relations = [...table.relations.values()]
+      .filter((relation) => followable(view, relation, viewer) !== null)
+      .map((relation) => ({
         name: relation.name,
         target: relation.target.name,
         kind: relation.kind === 'one' ? 'to-one' : 'to-many',
@@ -126,8 +125,16 @@ async function tableFor(context: ToolContext, args: Args, action: Action): Promi
   const access = accessOf(context);
   if (access !== null) {
     const decision = access.policy.decide(access.role, { kind: 'table', table: name, action });
-    if (!decision.allowed && decision.refusal === 'unknown-table') return schema.refuse(name);
-    const table = await schema.require(name);
+    // Its "did you mean" names only tables the role may read.
+    const readable = access.policy.readableBy(access.role);
+    if (!decision.allowed && decision.refusal === 'unknown-table') {
+      return schema.refuse(name, readable);
+    }
+    const table = await Promise.resolve(schema.require(name)).catch((error: unknown) => {
+      throw error instanceof ApiError && error.code === 'UNKNOWN_TABLE'
+        ? schema.unknown(name, readable)
+        : error;
+    });
     if (!decision.allowed) throw forbidden();
     return table;
   }

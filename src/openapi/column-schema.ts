@@ -1,10 +1,12 @@
 /**
  * A column → the JSON Schema (2020-12, as OpenAPI 3.1 uses it) of its value in a row, following
  * CONTRACT §2's JSON types: BIGINT may be a string beyond ±2^53, DECIMAL is a number with the
- * stored digits, DATE/DATETIME are strings of a fixed shape, JSON is any value, binary is base64.
+ * stored digits, DATE/DATETIME are strings of a fixed shape, JSON is any value, binary is base64,
+ * spatial values are GeoJSON geometries.
  * A nullable column adds `"null"` to the type. Pure: tested with schema fixtures.
  */
-import type { ColumnInfo } from '../db/schema-types.js';
+import { geometryTypesOf } from '../db/geometry.js';
+import { type ColumnInfo, fractionDigits } from '../db/schema-types.js';
 
 export type JsonSchema = { [keyword: string]: unknown };
 
@@ -20,6 +22,9 @@ const INTEGER_BITS: Readonly<Record<string, number>> = {
 export const DATE_PATTERN = '^[0-9]{4}-[0-9]{2}-[0-9]{2}$';
 export const DATETIME_PATTERN =
   '^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,6})?$';
+/** What a write takes besides: `T` for the space, and a zone (`Z`, `±hh:mm`) converted to UTC. */
+export const DATETIME_WRITE_PATTERN =
+  '^[0-9]{4}-[0-9]{2}-[0-9]{2}([ T][0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,6})?)?(Z|[+-][0-9]{2}:[0-9]{2})?)?$';
 export const TIME_PATTERN = '^-?[0-9]{2,3}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,6})?$';
 export const INTEGER_TEXT_PATTERN = '^-?[0-9]+$';
 
@@ -29,8 +34,75 @@ export function enumMembers(columnType: string): string[] {
   return [...body.matchAll(/'((?:[^']|'')*)'/g)].map((m) => (m[1] ?? '').replaceAll("''", "'"));
 }
 
+/** Whether a schema describes a value in a row read (`read`) or in a create or update body. */
+type Direction = 'read' | 'write';
+
+const POSITION: JsonSchema = {
+  type: 'array',
+  items: { type: 'number' },
+  minItems: 2,
+  maxItems: 2,
+  description: '[x, y]: longitude and latitude for a geographic SRID',
+};
+
+/** The `coordinates` of each GeoJSON geometry type (RFC 7946 §3.1). */
+function coordinatesOf(type: string): JsonSchema {
+  const positions = (min: number): JsonSchema => ({
+    type: 'array',
+    items: POSITION,
+    minItems: min,
+  });
+  const polygon: JsonSchema = { type: 'array', items: positions(4), minItems: 1 };
+  switch (type) {
+    case 'Point':
+      return POSITION;
+    case 'LineString':
+      return positions(2);
+    case 'Polygon':
+      return polygon;
+    case 'MultiPoint':
+      return { type: 'array', items: POSITION };
+    case 'MultiLineString':
+      return { type: 'array', items: positions(2) };
+    default:
+      return { type: 'array', items: polygon };
+  }
+}
+
+/** One GeoJSON geometry type's object; a GeometryCollection's members are any of them. */
+function geometrySchema(type: string): JsonSchema {
+  const member =
+    type === 'GeometryCollection'
+      ? {
+          geometries: {
+            type: 'array',
+            items: { type: 'object', required: ['type'], properties: { type: { type: 'string' } } },
+          },
+        }
+      : { coordinates: coordinatesOf(type) };
+  return {
+    type: 'object',
+    required: ['type', ...Object.keys(member)],
+    properties: {
+      type: { const: type },
+      ...member,
+      bbox: { type: 'array', items: { type: 'number' } },
+    },
+    additionalProperties: false,
+  };
+}
+
+/** A spatial column: the GeoJSON geometry objects (RFC 7946) it holds. */
+function spatialSchema(column: ColumnInfo): JsonSchema {
+  const types = geometryTypesOf(column.dataType);
+  const srid = column.srid ? `; SRID ${column.srid}` : '';
+  const description = `${column.columnType}: a GeoJSON geometry (RFC 7946)${srid}`;
+  if (types.length === 1) return { ...geometrySchema(types[0] as string), description };
+  return { type: 'object', oneOf: types.map(geometrySchema), description };
+}
+
 /** The value's schema without nullability: `type`, its constraints and a description. */
-function valueSchema(column: ColumnInfo): JsonSchema {
+function valueSchema(column: ColumnInfo, direction: Direction): JsonSchema {
   const type = column.columnType;
   switch (column.kind) {
     case 'integer': {
@@ -58,15 +130,27 @@ function valueSchema(column: ColumnInfo): JsonSchema {
       return { type: 'integer', minimum: 0, description: type };
     case 'date':
       return { type: 'string', format: 'date', pattern: DATE_PATTERN, description: 'YYYY-MM-DD' };
-    case 'datetime':
+    case 'datetime': {
+      const digits = fractionDigits(column);
+      const shape = `YYYY-MM-DD HH:MM:SS${digits === 0 ? '' : `.${'f'.repeat(digits)}`}`;
+      if (direction === 'write') {
+        return {
+          type: 'string',
+          pattern: DATETIME_WRITE_PATTERN,
+          description: `${type}; ${shape}, or ISO 8601 with a zone (2024-05-01T10:00:00.250Z), stored as its UTC wall time`,
+        };
+      }
       return {
         type: 'string',
         pattern: DATETIME_PATTERN,
         description:
           column.dataType === 'timestamp'
-            ? `${type}; YYYY-MM-DD HH:MM:SS[.ffffff] in UTC`
-            : `${type}; YYYY-MM-DD HH:MM:SS[.ffffff] as stored, no time zone`,
+            ? `${type}; ${shape} in UTC`
+            : `${type}; ${shape} as stored, no time zone`,
       };
+    }
+    case 'geometry':
+      return spatialSchema(column);
     case 'json':
       return { description: 'JSON: any JSON value' };
     case 'binary':
@@ -100,16 +184,23 @@ function notes(column: ColumnInfo): string[] {
 }
 
 /** The schema of the column's value in a row, `null` included when the column is nullable. */
-export function columnSchema(column: ColumnInfo): JsonSchema {
-  const schema = valueSchema(column);
+export function columnSchema(column: ColumnInfo, direction: Direction = 'read'): JsonSchema {
+  const schema = valueSchema(column, direction);
   const extra = notes(column);
   if (extra.length > 0) schema.description = `${schema.description}; ${extra.join(', ')}`;
   if (column.generated) schema.readOnly = true;
   if (!column.nullable || schema.type === undefined) return schema;
+  if (schema.oneOf !== undefined) return withNull(schema);
   const types = Array.isArray(schema.type) ? schema.type : [schema.type];
   schema.type = [...types, 'null'];
   if (Array.isArray(schema.enum)) schema.enum = [...schema.enum, null];
   return schema;
+}
+
+/** A nullable spatial value: its objects, or null. */
+function withNull(schema: JsonSchema): JsonSchema {
+  const { description, ...value } = schema;
+  return { description, oneOf: [value, { type: 'null' }] };
 }
 
 /**
@@ -130,7 +221,7 @@ export function insertSchema(columns: readonly ColumnInfo[]): JsonSchema {
   const required = writable.filter((c) => !c.hasDefault).map((c) => c.name);
   return {
     type: 'object',
-    properties: Object.fromEntries(writable.map((c) => [c.name, columnSchema(c)])),
+    properties: Object.fromEntries(writable.map((c) => [c.name, columnSchema(c, 'write')])),
     ...(required.length > 0 ? { required } : {}),
     minProperties: 1,
     additionalProperties: false,
@@ -142,7 +233,7 @@ export function updateSchema(columns: readonly ColumnInfo[]): JsonSchema {
   const writable = columns.filter((c) => !c.generated);
   return {
     type: 'object',
-    properties: Object.fromEntries(writable.map((c) => [c.name, columnSchema(c)])),
+    properties: Object.fromEntries(writable.map((c) => [c.name, columnSchema(c, 'write')])),
     minProperties: 1,
     additionalProperties: false,
   };

@@ -1,27 +1,33 @@
 /**
  * The OpenAPI 3.1 description of the gateway, assembled from the route modules' descriptions
  * (src/http/*.openapi.ts): per table and view the table operations the caller's view grants,
- * the other routes, shared components, and in auth mode the Bearer scheme. Pure:
+ * per stored routine the caller may call its operations, the other routes, shared components,
+ * and in auth mode the Bearer scheme. Pure:
  * (tables, config, view) → object. `documentSteps` is the same assembly as a generator that
  * pauses after every table, so a server can build a large description between other requests.
  *
  * No description names the database: no path or parameter needs it, and a signed-in role may be
  * anyone who registered. A document is then a function of the caller's view alone.
  */
+import type { RoutineInfo } from '../db/routines.js';
 import type { TableInfo } from '../db/schema-types.js';
 import { ERRORS, type Stage } from '../errors.js';
+import { RPC_TAG } from '../http/rpc.openapi.js';
 import type { JsonSchema } from './column-schema.js';
 import { Components } from './components.js';
 import { codesOf, ERROR_SCHEMA, errorResponses, GENERAL_ERROR_STAGES } from './error-codes.js';
 import type {
+  DescribedRelation,
   DescriptionContext,
   DocumentConfig,
   DocumentView,
   RouteOperation,
+  RoutineOperation,
   TableNames,
   TableOperation,
+  TableView,
 } from './operation.js';
-import { authRoutes, otherRoutes, tableOperations } from './routes.js';
+import { authRoutes, otherRoutes, routineOperations, tableOperations } from './routes.js';
 
 export type { DocumentConfig, DocumentView, TableView } from './operation.js';
 
@@ -33,6 +39,7 @@ const FULL_VIEW: DocumentView = {
     create: table.columns,
     update: table.columns,
     delete: true,
+    relations: [...table.relations.values()],
   }),
   upload: true,
   download: true,
@@ -44,7 +51,7 @@ export const BEARER_SCHEME = 'bearerAuth';
 const POLICY_STAGES: ReadonlySet<Stage> = new Set(['policy-action', 'policy-rows']);
 
 /** Tags of the routes that are not tables; a table of one of these names gets a tag of its own. */
-const ROUTE_TAGS = ['auth', 'files', 'health'];
+const ROUTE_TAGS = ['auth', RPC_TAG, 'files', 'health'];
 
 /** Component keys must match ^[a-zA-Z0-9.\-_]+$ (OpenAPI 3.1 §4.8.7.1); table names need not. */
 function uniqueName(wanted: string, taken: Set<string>, suffix = ''): string {
@@ -67,7 +74,7 @@ interface Assembly {
 function contextFor(
   assembly: Assembly,
   components: Components,
-  operation: TableOperation | RouteOperation,
+  operation: TableOperation | RoutineOperation | RouteOperation,
   errorsByName: Map<string, JsonSchema>,
 ): DescriptionContext {
   const auth = assembly.config.mode === 'auth';
@@ -107,7 +114,8 @@ function contextFor(
 function describeApi(config: DocumentConfig): string {
   const lines = [
     'The tables and views of the database that you may use, read live from its schema.',
-    'Rows are JSON objects; reads take `$select`, `$filter`, `$orderby`, `$top`, `$skip` and `$count`.',
+    'Rows are JSON objects; reads take `$select`, `$filter`, `$orderby`, `$top`, `$skip`, `$count` and `$expand`',
+    "(related rows through the database's foreign keys: each read lists its table's relations).",
     'Every error is `{"success": false, "message": …, "code": …}`.',
     `Besides each operation's own errors, any request may get ${codesOf(GENERAL_ERROR_STAGES)
       .map((code) => `\`${code}\` (${ERRORS[code].status})`)
@@ -128,13 +136,55 @@ function describeApi(config: DocumentConfig): string {
 const LOGIN_DESCRIPTION =
   'Log in with **POST /auth/login** (Try it out), or paste a token in **Authorize**: the tables of the database appear once the page has a token.';
 
+/** By name; of a procedure and a function of one name, the procedure first. */
+function byNameProceduresFirst(a: RoutineInfo, b: RoutineInfo): number {
+  if (a.name !== b.name) return a.name < b.name ? -1 : 1;
+  if (a.kind === b.kind) return 0;
+  return a.kind === 'procedure' ? -1 : 1;
+}
+
+/**
+ * `/rpc/<name>` per routine the caller may call, by name: a procedure's POST, a function's GET,
+ * and its POST unless a procedure of the same name takes that (rpc.ts).
+ */
+function* routinePaths(
+  routines: readonly RoutineInfo[],
+  assembly: Assembly,
+  components: Components,
+  errorsByName: Map<string, JsonSchema>,
+  paths: Record<string, JsonSchema>,
+): Generator<void, void> {
+  const { view } = assembly;
+  const callable = routines.filter((routine) => view.routine?.(routine) ?? true);
+  callable.sort(byNameProceduresFirst);
+  const ids = new Set<string>();
+  for (const routine of callable) {
+    const path = `/rpc/${encodeURIComponent(routine.name)}`;
+    const names = { id: uniqueName(`${routine.kind}_${routine.name}`, ids) };
+    for (const operation of routineOperations) {
+      if (operation.kind !== routine.kind) continue;
+      if (paths[path]?.[operation.method] !== undefined) continue;
+      const context = contextFor(assembly, components, operation, errorsByName);
+      paths[path] = {
+        ...paths[path],
+        [operation.method]: operation.describe({ routine, names }, context),
+      };
+    }
+    yield;
+  }
+}
+
 function* assemble(
   tables: Iterable<TableInfo>,
   assembly: Assembly,
   version: string,
+  routines: readonly RoutineInfo[] = [],
 ): Generator<void, OpenApiDocument> {
   const { config, view } = assembly;
   const auth = config.mode === 'auth';
+  // Open mode: every operation says outright that it needs no credentials (`security: []`).
+  const needsNothing = (operation: JsonSchema): JsonSchema =>
+    auth || operation.security !== undefined ? operation : { ...operation, security: [] };
   const components = new Components();
   const errorsByName = new Map<string, JsonSchema>();
   const shown = (route: RouteOperation) =>
@@ -145,7 +195,9 @@ function* assemble(
   const describe = (routes: readonly RouteOperation[]) => {
     const paths: Record<string, JsonSchema> = {};
     for (const route of routes.filter(shown)) {
-      const operation = route.describe(contextFor(assembly, components, route, errorsByName));
+      const operation = needsNothing(
+        route.describe(contextFor(assembly, components, route, errorsByName)),
+      );
       paths[route.path] = { ...paths[route.path], [route.method]: operation };
     }
     return paths;
@@ -167,6 +219,8 @@ function* assemble(
   const tableTags: JsonSchema[] = [];
   const sorted = assembly.publicOnly ? [] : [...tables];
   sorted.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  // Names first, every table's: a row schema refers to the rows of the tables it relates to.
+  const described = new Map<TableInfo, { view: TableView; names: TableNames }>();
   for (const table of sorted) {
     const tableView = view.table(table);
     if (tableView === null) continue;
@@ -174,32 +228,60 @@ function* assemble(
     for (let n = 2; tagNames.has(tag); n++) tag = `${table.name} (${table.kind} ${n})`;
     tagNames.add(tag);
     const row = uniqueName(table.name, taken);
-    const names: TableNames = {
-      tag,
-      id: uniqueName(table.name, ids),
-      row,
-      insert: uniqueName(row, taken, '.insert'),
-      update: uniqueName(row, taken, '.update'),
-    };
+    described.set(table, {
+      view: tableView,
+      names: {
+        tag,
+        id: uniqueName(table.name, ids),
+        row,
+        insert: uniqueName(row, taken, '.insert'),
+        update: uniqueName(row, taken, '.update'),
+      },
+    });
+  }
+  for (const [table, { view: tableView, names }] of described) {
+    const relations = tableView.relations.flatMap((relation): DescribedRelation[] => {
+      const target = described.get(relation.target);
+      return target === undefined
+        ? []
+        : [{ relation, row: { $ref: `#/components/schemas/${target.names.row}` } }];
+    });
     const base = `/table/${encodeURIComponent(table.name)}`;
     for (const operation of tableOperations) {
-      if (operation.action !== 'read' && !tableView[operation.action]) continue;
-      const one = { table, view: tableView, names };
+      if (
+        operation.action !== 'read' &&
+        (!tableView[operation.action] || table.updatable === false)
+      ) {
+        continue;
+      }
+      const one = { table, view: tableView, names, relations };
       if (operation.applies !== undefined && !operation.applies(one)) continue;
       const context = contextFor(assembly, components, operation, errorsByName);
-      const described = operation.describe(one, context);
+      const described = needsNothing(operation.describe(one, context));
       tablePaths[`${base}${operation.path}`] = { [operation.method]: described };
     }
     tableTags.push({
-      name: tag,
+      name: names.tag,
       description: `${table.kind === 'view' ? 'View' : 'Table'} ${table.name}`,
     });
     yield;
   }
 
+  const rpcPaths: Record<string, JsonSchema> = {};
+  yield* routinePaths(
+    assembly.publicOnly ? [] : routines,
+    assembly,
+    components,
+    errorsByName,
+    rpcPaths,
+  );
+
   const tags: JsonSchema[] = [
     ...(auth ? [{ name: 'auth', description: 'Register and log in' }] : []),
     ...tableTags,
+    ...(Object.keys(rpcPaths).length > 0
+      ? [{ name: RPC_TAG, description: 'Stored procedures and functions' }]
+      : []),
     ...(assembly.publicOnly ? [] : [{ name: 'files', description: 'Uploads' }]),
     { name: 'health', description: 'Service' },
   ];
@@ -210,10 +292,15 @@ function* assemble(
       version,
       description: assembly.publicOnly ? LOGIN_DESCRIPTION : describeApi(config),
     },
-    ...(config.baseUrl ? { servers: [{ url: config.baseUrl }] } : {}),
+    // `/`: the origin the description itself came from (what Swagger UI at /docs calls).
+    servers: [
+      config.baseUrl
+        ? { url: config.baseUrl }
+        : { url: '/', description: 'This gateway, where the description was read' },
+    ],
     ...(auth ? { security: [{ [BEARER_SCHEME]: [] }] } : {}),
     tags,
-    paths: { ...leading, ...tablePaths, ...trailing },
+    paths: { ...leading, ...tablePaths, ...rpcPaths, ...trailing },
     components: {
       ...components.toObject(),
       ...(auth
@@ -249,6 +336,7 @@ export function documentSteps(
   config: DocumentConfig,
   version = '0.0.0',
   view?: DocumentView,
+  routines: readonly RoutineInfo[] = [],
 ): Generator<void, OpenApiDocument> {
   const assembly = {
     config,
@@ -256,7 +344,7 @@ export function documentSteps(
     underPolicy: view !== undefined,
     publicOnly: false,
   };
-  return assemble(tables, assembly, version);
+  return assemble(tables, assembly, version, routines);
 }
 
 /** The whole description at once (see documentSteps). */
@@ -265,8 +353,9 @@ export function buildOpenApiDocument(
   config: DocumentConfig,
   version = '0.0.0',
   view?: DocumentView,
+  routines: readonly RoutineInfo[] = [],
 ): OpenApiDocument {
-  return drain(documentSteps(tables, config, version, view));
+  return drain(documentSteps(tables, config, version, view, routines));
 }
 
 /**

@@ -26,6 +26,7 @@ const REASONS: Readonly<Record<number, string>> = {
   401: 'No valid token',
   403: "The gateway's database user may not do this",
   404: 'Not found',
+  405: 'Method not allowed',
   408: 'Too slow',
   409: 'Conflict with the stored data',
   412: 'Precondition failed',
@@ -35,6 +36,7 @@ const REASONS: Readonly<Record<number, string>> = {
   429: 'Too many requests from this client',
   431: 'Headers too large',
   500: 'A bug: the detail is logged, never sent',
+  502: 'A stored routine left the database in a state the gateway had to undo',
   503: 'MySQL is unavailable or busy, or the server is busy',
   504: 'The query ran past its time limit',
 };

@@ -40,6 +40,8 @@ export function filterHelp(): string {
     `\`opens lt 09:30:00\` (TIME columns). Functions on a column, with the MySQL function each runs: ${functionList()};`,
     "e.g. `contains(tolower(name),'tea')`, `year(created_at) eq 2024`. A function on a column cannot",
     'use its index. A date or function on a column of the wrong type is 400 FILTER_TYPE.',
+    "Through relations (see `$expand`): a path through to-one relations names a related column (`customer/country eq 'Japan'`);",
+    'to-many relations take lambdas: `order_items/any(i: i/qty gt 5)`, `order_items/all(i: i/qty gt 0)`, `order_items/any()`.',
     `Limits: ${MAX_FILTER_BYTES} bytes, ${MAX_NESTING} levels of nesting, ${MAX_IN_VALUES} \`in\` values, ${MAX_PATTERN_CHARS} characters of contains/startswith/endswith patterns in all, ${MAX_FILTER_CALLS} function calls (each contains/startswith/endswith and column function counts one).`,
   ].join(' ');
 }

@@ -5,7 +5,8 @@
  * it uses, so that the document carries each of those once however many tables share it.
  */
 import type { Config } from '../config.js';
-import type { ColumnInfo, TableInfo } from '../db/schema-types.js';
+import type { RoutineInfo } from '../db/routines.js';
+import type { ColumnInfo, Relation, TableInfo } from '../db/schema-types.js';
 import type { Stage } from '../errors.js';
 import type { JsonSchema } from './column-schema.js';
 
@@ -25,11 +26,18 @@ export interface TableView {
   readonly create?: readonly ColumnInfo[];
   readonly update?: readonly ColumnInfo[];
   readonly delete?: true;
+  /** The relations it may follow (plan/view.ts `followable`), in the table's order. */
+  readonly relations: readonly Relation[];
 }
 
-/** A policy's view for one caller: per table its view (null hides it), and the file routes. */
+/**
+ * A policy's view for one caller: per table its view (null hides it), the routines it may call,
+ * and the file routes.
+ */
 export interface DocumentView {
   table(table: TableInfo): TableView | null;
+  /** Whether the caller may call the routine; every routine when absent. */
+  routine?(routine: RoutineInfo): boolean;
   readonly upload: boolean;
   readonly download: boolean;
   /**
@@ -48,11 +56,18 @@ export interface TableNames {
   readonly update: string;
 }
 
+/** A relation the caller may follow, with a `$ref` to its target's row schema. */
+export interface DescribedRelation {
+  readonly relation: Relation;
+  readonly row: JsonSchema;
+}
+
 /** One table as an operation describes it: the table, what the caller may use, its names. */
 export interface DescribedTable {
   readonly table: TableInfo;
   readonly view: TableView;
   readonly names: TableNames;
+  readonly relations: readonly DescribedRelation[];
 }
 
 export type Method = 'get' | 'post' | 'put' | 'delete';
@@ -97,6 +112,25 @@ export interface TableOperation extends Operation {
   /** Whether the table has the operation at all for this caller (absent: it has). */
   applies?(described: DescribedTable): boolean;
   describe(described: DescribedTable, context: DescriptionContext): JsonSchema;
+}
+
+/** The names the assembler gave one routine (unique in the document). */
+export interface RoutineNames {
+  /** For operationIds: unique among routines, procedures and functions apart. */
+  readonly id: string;
+}
+
+/** One routine as an operation describes it. */
+export interface DescribedRoutine {
+  readonly routine: RoutineInfo;
+  readonly names: RoutineNames;
+}
+
+/** An operation of every stored procedure or function, under `/rpc/<name>`. */
+export interface RoutineOperation extends Operation {
+  /** The routines it describes. */
+  readonly kind: RoutineInfo['kind'];
+  describe(described: DescribedRoutine, context: DescriptionContext): JsonSchema;
 }
 
 /** An operation of its own path (auth, files, health…). */

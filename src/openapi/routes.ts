@@ -1,7 +1,8 @@
 /**
  * Every route the description lists, from the route modules' own descriptions (src/http/
  * *.openapi.ts), in the order the document shows them: the auth routes, then per table its
- * operations, then the rest. A new route adds its description here.
+ * operations, then per stored routine its operations, then the rest. A new route adds its
+ * description here.
  */
 import {
   loginOperation,
@@ -15,6 +16,11 @@ import { healthOperation, liveOperation } from '../http/health.openapi.js';
 import { mcpOperation } from '../http/mcp.openapi.js';
 import { keyReadOperation, readOperation } from '../http/read.openapi.js';
 import { indexOperation } from '../http/root.openapi.js';
+import {
+  functionGetOperation,
+  functionPostOperation,
+  procedureOperation,
+} from '../http/rpc.openapi.js';
 import { uploadOperation } from '../http/upload.openapi.js';
 import {
   createOperation,
@@ -23,7 +29,7 @@ import {
   filterUpdateOperation,
   updateOperation,
 } from '../http/write.openapi.js';
-import type { RouteOperation, TableOperation } from './operation.js';
+import type { RouteOperation, RoutineOperation, TableOperation } from './operation.js';
 
 export const authRoutes: readonly RouteOperation[] = [
   registerOperation,
@@ -40,6 +46,13 @@ export const tableOperations: readonly TableOperation[] = [
   filterUpdateOperation,
   deleteOperation,
   filterDeleteOperation,
+];
+
+/** Per stored routine, after the tables: a procedure's POST, a function's GET and POST. */
+export const routineOperations: readonly RoutineOperation[] = [
+  procedureOperation,
+  functionGetOperation,
+  functionPostOperation,
 ];
 
 export const otherRoutes: readonly RouteOperation[] = [

@@ -1,6 +1,6 @@
 /** What a read needs besides the database: pipeline/read.ts makes it, the caches keep it. */
-import type { RowSerializer } from '../db/rows.js';
-import type { Selection } from '../plan/nodes.js';
+import type { Field, RowSerializer } from '../db/rows.js';
+import type { KeySlot } from '../sql/compile-read.js';
 import type { CompiledQuery } from '../sql/compiled-query.js';
 
 /** What a read needs besides the database. Shared by requests: nothing in it is ever changed. */
@@ -13,6 +13,20 @@ export interface CompiledRead {
   readonly small: boolean;
   /** Whether the queries hold a caller's `@user` value, put in per request (bindRead). */
   readonly namesUser: boolean;
-  /** The plan's top-level selections: the row's keys, and the CSV header (csvOf). */
-  readonly selections: readonly Selection[];
+  /** What each row object holds, key by key (db/rows.ts): the CSV header and records (csvOf). */
+  readonly fields: readonly Field[];
+  /** A paged read's page: what its Link to the next page is made of (http/next-link.ts). */
+  readonly page: ReadPage | null;
+}
+
+/** How a read's next page is found (plan/page.ts), from its last row. */
+export interface ReadPage {
+  /** `$top`: a page of this many rows may have a next one; null: the read has no limit. */
+  readonly top: number | null;
+  /** Rows before this page when pages follow by count: `$skip`, or the token's count. */
+  readonly skip: number;
+  /** Where the sort keys are in a row; null when pages follow by count. */
+  readonly keys: readonly KeySlot[] | null;
+  /** The sort keys by table, column, type and direction, which a token is bound to. */
+  readonly signature: string;
 }

@@ -14,7 +14,7 @@ import { READ_CACHE_MAX_QUERY_CHARS, READ_SHAPE_ENTRIES } from '../limits.js';
 import { isDigitRun, lex, type Token } from '../query/lexer.js';
 import type { QueryObject } from '../query/options.js';
 import type { CompiledQuery } from '../sql/compiled-query.js';
-import type { CompiledRead } from './compiled-read.js';
+import type { CompiledRead, ReadPage } from './compiled-read.js';
 import { FNV_OFFSET, fnv1a, SecondSight } from './read-cache.js';
 
 /** Longest hole: any run of 15 digits is a safe integer (compileNumber binds it as a number). */
@@ -97,7 +97,8 @@ function instantiate(
     serialize: read.serialize,
     small: read.small,
     namesUser: read.namesUser,
-    selections: read.selections,
+    fields: read.fields,
+    page: read.page,
   };
 }
 
@@ -121,7 +122,22 @@ function sameRead(a: CompiledRead, b: CompiledRead): boolean {
     sameQuery(a.select, b.select) &&
     (a.count === null ? b.count === null : b.count !== null && sameQuery(a.count, b.count)) &&
     a.small === b.small &&
-    a.serialize === b.serialize
+    a.serialize === b.serialize &&
+    samePage(a.page, b.page)
+  );
+}
+
+function samePage(a: ReadPage | null, b: ReadPage | null): boolean {
+  if (a === null || b === null) return a === b;
+  return (
+    a.top === b.top &&
+    a.skip === b.skip &&
+    a.signature === b.signature &&
+    (a.keys === null
+      ? b.keys === null
+      : b.keys !== null &&
+        a.keys.length === b.keys.length &&
+        a.keys.every((key, i) => key.slot === b.keys?.[i]?.slot))
   );
 }
 

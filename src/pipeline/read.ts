@@ -16,8 +16,9 @@ import {
 } from '../db/rows.js';
 import type { SchemaCache } from '../db/schema.js';
 import type { TableInfo } from '../db/schema-types.js';
-import { invalidQuery } from '../errors.js';
+import { badSkiptoken, invalidQuery } from '../errors.js';
 import type { Flavour } from '../execute/database.js';
+import { planApply } from '../plan/apply.js';
 import { planRead, type ReadPlan, type Selection, selectedColumns } from '../plan/read-plan.js';
 import { isSmallRead } from '../plan/small-read.js';
 import { isSingleColumnKey } from '../plan/unique-keys.js';
@@ -25,12 +26,15 @@ import { planKeyMatch } from '../plan/write-plan.js';
 import { type Access, readView, viewerFor } from '../policy/views.js';
 import type { KeyValue } from '../query/key-value.js';
 import { parseReadOptions, type QueryObject } from '../query/options.js';
-import { compileCount, compileRead as compileSelect } from '../sql/compile-read.js';
+import { compileCount, compileRead as compileSelect, pageKeySlots } from '../sql/compile-read.js';
+import { bindSeek, keyParameter } from '../sql/compile-seek.js';
 import { compileKeyMatch } from '../sql/compile-write.js';
 import { bindUser, namesUser } from '../sql/user-values.js';
-import type { CompiledRead } from './compiled-read.js';
+import { compileApplyPlan } from './apply-read.js';
+import type { CompiledRead, ReadPage } from './compiled-read.js';
 import { ReadCache, rawQueryString } from './read-cache.js';
 import { ShapeCache } from './read-shape.js';
+import { bindingOf, type Position, type Skiptokens } from './skiptoken.js';
 
 /**
  * The plan's queries, serializer and path. compileCount and compileSelect compile the same
@@ -47,18 +51,66 @@ export function compileReadPlan(plan: ReadPlan, flavour: Flavour = 'mariadb'): C
     serialize: readSerializer(plan),
     small: isSmallRead(plan),
     namesUser: namesUser(select.params) || (count !== null && namesUser(count.params)),
-    selections: plan.selections,
+    fields: fieldsOf(plan.selections),
+    page: pageOf(plan),
   };
 }
 
-/** parse → plan → compile: the read `query` asks of `table`, as the caller's role sees it. */
+function pageOf(plan: ReadPlan): ReadPage | null {
+  if (plan.page === null) return null;
+  const keys = pageKeySlots(plan);
+  const signature =
+    keys === null
+      ? 'count'
+      : keys
+          .map(({ key: { expr, direction } }) => {
+            const { table } = expr.source;
+            return `${table.name}.${expr.column.name} ${expr.column.columnType} ${direction}`;
+          })
+          .join(',');
+  return { top: plan.top, skip: plan.skip ?? 0, keys, signature };
+}
+
+/**
+ * The read of a continued page (a `$skiptoken`, compiled with its position as markers) with the
+ * position's values in place: each sort key's value as its column's exact parameter, and the rows
+ * to skip after it. A position that does not fit the read's keys is refused like a forged token.
+ */
+export function continueAt(read: CompiledRead, position: Position): CompiledRead {
+  const page = read.page;
+  if (page === null) throw badSkiptoken();
+  const keys = page.keys ?? [];
+  const after = position.after ?? [];
+  if ((page.keys === null) !== (position.after === null) || keys.length !== after.length) {
+    throw badSkiptoken();
+  }
+  const values = keys.map(({ key }, i) => {
+    const value = keyParameter(key.expr.column, after[i] ?? null);
+    if (value === undefined) throw badSkiptoken();
+    return value;
+  });
+  return {
+    ...read,
+    select: bindSeek(read.select, values, position.skip),
+    page: { ...page, skip: position.skip },
+  };
+}
+
+/**
+ * parse → plan → compile: the read `query` asks of `table`, as the caller's role sees it; with
+ * `$apply`, its totals (apply-read.ts).
+ */
 export function compileRead(
   table: TableInfo,
   query: QueryObject,
   access: Access | null,
   flavour: Flavour = 'mariadb',
 ): CompiledRead {
-  return compileReadPlan(planRead(parseReadOptions(query), table, viewerFor(access)), flavour);
+  const request = parseReadOptions(query);
+  const viewer = viewerFor(access);
+  return request.apply === undefined
+    ? compileReadPlan(planRead(request, table, viewer), flavour)
+    : compileApplyPlan(planApply(request, table, viewer), flavour);
 }
 
 /** The read with the caller's `@user` values in place (the same object when it names none). */
@@ -92,16 +144,30 @@ export function readSerializer(plan: ReadPlan): RowSerializer {
   return serializer;
 }
 
-/** The row shape of the selections: the order of the compiler's select list, slot by slot. */
-function fieldsOf(selections: readonly Selection[]): Field[] {
+const fieldLists = new WeakMap<readonly Selection[], readonly Field[]>();
+
+/**
+ * The row shape of the selections: the order of the compiler's select list, slot by slot. Kept
+ * per list, so that a read without `$select` has the same fields every time (csvOf keeps by them).
+ */
+function fieldsOf(selections: readonly Selection[]): readonly Field[] {
+  let fields = fieldLists.get(selections);
+  if (fields === undefined) {
+    fields = fieldsMade(selections);
+    fieldLists.set(selections, fields);
+  }
+  return fields;
+}
+
+function fieldsMade(selections: readonly Selection[]): Field[] {
   return selections.map((selection): Field => {
     if (selection.kind === 'column') {
       return { kind: 'value', name: selection.name, column: selection.expr.column };
     }
     if (selection.kind === 'one') {
-      return { kind: 'object', name: selection.name, fields: fieldsOf(selection.selections) };
+      return { kind: 'object', name: selection.name, fields: fieldsMade(selection.selections) };
     }
-    return { kind: 'array', name: selection.name, fields: fieldsOf(selection.plan.selections) };
+    return { kind: 'array', name: selection.name, fields: fieldsMade(selection.plan.selections) };
   });
 }
 
@@ -114,16 +180,16 @@ export interface CsvRead {
   readonly serialize: RowSerializer;
 }
 
-const csvReads = new WeakMap<readonly Selection[], CsvRead>();
+const csvReads = new WeakMap<readonly Field[], CsvRead>();
 
 /** The CSV shape of a read (db/csv-rows.ts), made once per select list. */
 export function csvOf(read: CompiledRead): CsvRead {
-  let made = csvReads.get(read.selections);
+  let made = csvReads.get(read.fields);
   if (made === undefined) {
-    const fields = fieldsOf(read.selections);
+    const { fields } = read;
     const record = csvSerializer(fields);
     made = { header: csvHeader(fields), serialize: (row) => `\r\n${record(row)}` };
-    csvReads.set(read.selections, made);
+    csvReads.set(read.fields, made);
   }
   return made;
 }
@@ -154,7 +220,9 @@ export function compileKeyRead(
             ? '$skip'
             : request.count
               ? '$count'
-              : null;
+              : request.continues
+                ? '$skiptoken'
+                : null;
   if (other !== null) {
     throw invalidQuery(
       `read(<key>,<value>) reads one row and takes $select and $expand only, not ${other}`,
@@ -181,7 +249,8 @@ export function compileKeyRead(
     serialize: readSerializer(plan),
     small: true,
     namesUser: namesUser(select.params),
-    selections: plan.selections,
+    fields: fieldsOf(plan.selections),
+    page: null,
   };
 }
 
@@ -198,17 +267,43 @@ export class ReadPipeline {
   constructor(
     private readonly schema: SchemaCache,
     private readonly flavour: Flavour,
+    private readonly tokens: Skiptokens,
   ) {}
 
-  /** The read of `table` for a request: at once when cached, else a promise only on a re-read. */
+  /**
+   * The read of `table` for a request: at once when cached, else a promise only on a re-read.
+   * A `$skiptoken` read is compiled and kept as its query with an empty token, so every token of
+   * one query shares one compiled read, and the token's position is bound in as parameters.
+   */
   read(
     table: TableInfo,
     url: string,
     query: QueryObject,
     access: Access | null,
   ): CompiledRead | Promise<CompiledRead> {
+    const token = query.$skiptoken;
+    // A repeated `$skiptoken` (an array) is refused by the parse, as any repeated option.
+    if (typeof token !== 'string') return this.compiled(table, rawQueryString(url), query, access);
+    const made = this.compiled(
+      table,
+      withoutToken(rawQueryString(url)),
+      { ...query, $skiptoken: '' },
+      access,
+    );
+    const bind = (read: CompiledRead): CompiledRead => {
+      const binding = bindingOf(table.name, query, read.page?.signature ?? '');
+      return continueAt(read, this.tokens.open(binding, token));
+    };
+    return made instanceof Promise ? made.then(bind) : bind(made);
+  }
+
+  private compiled(
+    table: TableInfo,
+    raw: string | null,
+    query: QueryObject,
+    access: Access | null,
+  ): CompiledRead | Promise<CompiledRead> {
     const role = access?.role ?? '';
-    const raw = rawQueryString(url);
     const cached = raw === null ? undefined : this.cache.get(table, role, raw);
     if (cached !== undefined) return cached;
     // A miss may still find its shape: the same query but for $filter's integers.
@@ -225,6 +320,25 @@ export class ReadPipeline {
     };
     return made instanceof Promise ? made.then(keep) : keep(made);
   }
+}
+
+/** How a `$skiptoken` key may be written in a raw query string; other spellings go uncached. */
+const TOKEN_KEYS = ['$skiptoken=', '%24skiptoken='];
+
+/**
+ * The raw query string with the `$skiptoken` value left out (the cache key of every token of the
+ * query), or null when the key is not found as written in TOKEN_KEYS.
+ */
+export function withoutToken(raw: string | null): string | null {
+  if (raw === null) return null;
+  for (const key of TOKEN_KEYS) {
+    let at = raw.startsWith(key) ? 0 : raw.indexOf(`&${key}`);
+    if (at === -1) continue;
+    if (at > 0) at += 1;
+    const end = raw.indexOf('&', at);
+    return raw.slice(0, at + key.length) + (end === -1 ? '' : raw.slice(end));
+  }
+  return null;
 }
 
 export type { CompiledRead } from './compiled-read.js';

@@ -119,6 +119,7 @@ export function createJob(
           guards,
           maxAffected: null,
           readBack: readBack && boundReadBack(readBack, access),
+          generated: generatedColumns(table),
         };
   return {
     job,
@@ -158,6 +159,7 @@ function upsertJob(
           guards,
           maxAffected: null,
           readBack: readBack && boundReadBack(readBack, access),
+          generated: generatedColumns(plan.table),
         };
   return {
     job,
@@ -202,6 +204,7 @@ export function updateJob(
           guards,
           maxAffected,
           readBack: readBack && boundReadBack(readBack, access),
+          generated: generatedColumns(table),
         };
   return {
     job,
@@ -234,12 +237,24 @@ export function deleteJob(
           guards: [],
           maxAffected,
           readBack: null,
+          generated: [],
         };
   return {
     job,
     representation: null,
     applied: { ...NOTHING_APPLIED, maxAffected: maxAffected !== null },
   };
+}
+
+/** The table's generated columns, by name, once per table object (no allocation per write). */
+const generatedByTable = new WeakMap<TableInfo, readonly string[]>();
+function generatedColumns(table: TableInfo): readonly string[] {
+  let names = generatedByTable.get(table);
+  if (names === undefined) {
+    names = table.columns.filter((column) => column.generated).map((column) => column.name);
+    generatedByTable.set(table, names);
+  }
+  return names;
 }
 
 function bound(query: CompiledQuery, access: Access | null): CompiledQuery {

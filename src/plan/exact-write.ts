@@ -30,6 +30,9 @@ export function storesExactly(column: ColumnInfo, value: WriteParam): boolean {
     case 'decimal':
     case 'float':
       return true;
+    case 'geometry':
+      // Stored as sent or refused; kept in the transaction all the same (rarely written).
+      return false;
     case 'binary':
     case 'json':
       return column.maxLength !== null && byteLength(value) <= column.maxLength;

@@ -1,13 +1,21 @@
 /**
  * The type rules of CONTRACT §3.1a, checked once names are resolved: which columns a function
  * takes (`year` a date, `tolower` text…) and what it gives, and which operands a date, datetime
- * or time-of-day literal may meet. A mismatch is a FILTER_TYPE 400 that names the column.
- * Comparisons without a function or date/time literal are not checked here (MySQL converts).
+ * or time-of-day literal may meet, and which quoted strings a number, date or time may meet (only
+ * a valid value of its type: MySQL would read 'abc' as 0 and 'yesterday' as no date, silently).
+ * A mismatch is a FILTER_TYPE 400 that names the column. A spatial column cannot be filtered.
  */
 import { CHARACTER_TYPES, type ColumnInfo } from '../db/schema-types.js';
 import { filterType } from '../errors.js';
-import type { ColumnFn, MatchFn, NonNullFilterLiteral, TemporalLiteral } from '../query/ast.js';
+import type {
+  ColumnFn,
+  MatchFn,
+  NonNullFilterLiteral,
+  NonNullLiteral,
+  TemporalLiteral,
+} from '../query/ast.js';
 import { excerpt } from '../query/lexer.js';
+import { readTemporalText } from '../query/temporal.js';
 
 /** What a column or a function of one holds, as far as these rules care. */
 export type ValueType = 'text' | 'number' | 'date' | 'datetime' | 'time' | 'other';
@@ -163,5 +171,49 @@ export function checkMatchCall(matchFn: MatchFn, call: Described, position: numb
   if (call.type === 'text') return;
   throw filterType(
     `Invalid $filter at position ${position}: ${matchFn}() needs text, and ${call.label} gives ${TYPE_NAMES[call.type]}`,
+  );
+}
+
+/** The filter language's number (CONTRACT §3.1), the only text a quoted number may hold. */
+const NUMBER_TEXT = /^-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
+
+/**
+ * A quoted string compared with `other`: for a number, date or time, the literal of that type it
+ * spells (`'5'` is the number 5, `'2024-05-01T10:00:00Z'` a datetime in UTC, as a write takes
+ * it), else a FILTER_TYPE 400; for anything else the string itself.
+ */
+export function typedString(
+  literal: Extract<NonNullLiteral, { kind: 'string' }>,
+  other: Described,
+  position: number,
+): NonNullFilterLiteral {
+  const { value } = literal;
+  let problem: string;
+  switch (other.type) {
+    case 'number':
+      if (NUMBER_TEXT.test(value)) return { kind: 'number', text: value };
+      problem = 'not a number';
+      break;
+    case 'date':
+    case 'datetime':
+    case 'time': {
+      const read = readTemporalText(value, other.type === 'time' ? 'time' : 'datetime');
+      if (typeof read !== 'string') return { kind: read.kind, text: read.text, value: read.value };
+      problem = read;
+      break;
+    }
+    default:
+      return literal;
+  }
+  throw filterType(
+    `Invalid $filter at position ${position}: the string '${excerpt(value)}' cannot be compared with ${other.label}, which is ${TYPE_NAMES[other.type]}: it is ${problem}`,
+  );
+}
+
+/** Throws FILTER_TYPE for a spatial column: MySQL compares geometries as bytes, never as shapes. */
+export function checkFilterable(column: ColumnInfo, position: number): void {
+  if (column.kind !== 'geometry') return;
+  throw filterType(
+    `Invalid $filter at position ${position}: ${columnLabel(column)} is spatial and cannot be filtered (only 'eq null' and 'ne null' test it)`,
   );
 }

@@ -32,6 +32,11 @@ export interface Join {
   readonly parent: Source;
   /** The caller's row condition on the related table, and an `$expand` item's `$filter`. */
   readonly filter: PlannedFilter | null;
+  /**
+   * The joins `filter` walks (an expanded to-one's `$filter` naming a path from the related
+   * row), joined inside this one: when the filter fails, they are missing with it.
+   */
+  readonly nested: readonly Join[];
 }
 
 /** A column of one source of the read. */
@@ -198,4 +203,17 @@ export interface ReadPlan {
   readonly top: number | null;
   readonly skip: number | null;
   readonly count: boolean;
+  /**
+   * At the top of a read with `$top` or a `$skiptoken`: how its pages follow one another
+   * (page.ts). Null otherwise, and in every child read.
+   */
+  readonly page: PlannedPage | null;
+}
+
+/** How the pages of a read follow one another (page.ts). */
+export interface PlannedPage {
+  /** The whole order, primary key included; null when pages follow by counting rows. */
+  readonly keys: readonly PlannedOrder[] | null;
+  /** A `$skiptoken` is given: the read starts after its position (bound per request). */
+  readonly continues: boolean;
 }

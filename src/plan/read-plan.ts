@@ -9,6 +9,7 @@
 import type { ColumnInfo, TableInfo } from '../db/schema-types.js';
 import type { ReadRequest } from '../query/ast.js';
 import type { ReadPlan } from './nodes.js';
+import { planPage } from './page.js';
 import { Scope } from './scope.js';
 import { openViewer, type Viewer } from './view.js';
 
@@ -20,6 +21,7 @@ export type {
   PlannedFilter,
   PlannedOperand,
   PlannedOrder,
+  PlannedPage,
   ReadPlan,
   RelatedRows,
   Selection,
@@ -32,7 +34,7 @@ export function planRead(
   viewer: Viewer = openViewer,
 ): ReadPlan {
   const scope = Scope.root(table, viewer);
-  return scope.plan(request, request.count);
+  return planPage(scope.plan(request, request.count), request);
 }
 
 /** The columns a plan writes at its top level, in order (expanded relations left out). */

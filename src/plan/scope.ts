@@ -27,12 +27,14 @@ import type {
 } from '../query/ast.js';
 import {
   checkCall,
+  checkFilterable,
   checkMatchCall,
   checkTemporal,
   type Described,
   describeCall,
   describeColumn,
   describeLiteral,
+  typedString,
 } from './filter-types.js';
 import {
   both,
@@ -46,7 +48,6 @@ import {
   type Selection,
   type Source,
 } from './nodes.js';
-
 import { followable, type TableView, type Viewer } from './view.js';
 
 /** The joins of one SELECT, by the relation walked and the source it was walked from. */
@@ -123,6 +124,7 @@ export class Scope {
       top: options.top,
       skip: options.skip,
       count,
+      page: null,
     };
   }
 
@@ -141,10 +143,18 @@ export class Scope {
     return { kind: 'column', source: this.source, column };
   }
 
+  /** The to-one joins made so far at this scope's level (one SELECT), parents first. */
+  get joins(): readonly Join[] {
+    return this.level.joins;
+  }
+
   /** A column of this scope's own table. */
   column(name: string): PlannedColumn {
     const column = this.view.column(name);
-    if (column === undefined) throw unknownColumn(this.source.table.name, name);
+    if (column === undefined) {
+      const known = this.view.columns.map((c) => c.name);
+      throw unknownColumn(this.source.table.name, name, known);
+    }
     return this.own(column);
   }
 
@@ -179,32 +189,52 @@ export class Scope {
 
   /** A relation the caller may follow from this scope's table, and its target as the caller sees it. */
   private follow(name: string): { relation: Relation; view: TableView } {
-    const found = followable(this.view, this.viewer, name);
-    if (found === null) throw unknownRelation(this.source.table.name, name);
+    const found = this.visibleRelation(name);
+    if (found === null) {
+      // A "did you mean" names only relations the caller may follow.
+      const known = [...this.source.table.relations.keys()].filter(
+        (other) => this.visibleRelation(other) !== null,
+      );
+      throw unknownRelation(this.source.table.name, name, known);
+    }
     return found;
+  }
+
+  /** The relation and its target's view, when the caller may follow it; else null. */
+  private visibleRelation(name: string): { relation: Relation; view: TableView } | null {
+    const relation = this.view.relation(name);
+    const view = relation === undefined ? null : followable(this.view, relation, this.viewer);
+    return relation === undefined || view === null ? null : { relation, view };
   }
 
   /**
    * The scope of a to-one relation's row, joined at this level: one join per relation and
-   * parent, unless `filter` (an expanded relation's `$filter`) makes it a join of its own.
+   * parent, unless `filter` (an expanded relation's `$filter`) makes it a join of its own. The
+   * paths that filter walks are joined inside that join (`LEFT JOIN (t1 LEFT JOIN t2 …) ON …`),
+   * since its condition reads their rows; later paths and expansions from the related row join
+   * at this level as usual.
    */
   private join(relation: Relation, view: TableView, filter: FilterExpr | null): Scope {
     const key = `${this.source.alias}/${relation.name}`;
     const shared = filter === null ? this.level.byKey.get(key) : undefined;
     if (shared !== undefined) return this.at(shared.source, view);
     const source = this.newSource(relation.target);
-    const scope = this.at(source, view);
-    // In the list before its filter is planned: a path in that filter joins from this one.
     const made: { -readonly [K in keyof Join]: Join[K] } = {
       source,
       relation,
       parent: this.source,
-      filter: null,
+      filter: view.rows(source),
+      nested: [],
     };
     this.level.joins.push(made);
-    if (filter === null) this.level.byKey.set(key, made);
-    made.filter = both(filter === null ? null : scope.filter(filter), view.rows(source));
-    return scope;
+    if (filter === null) {
+      this.level.byKey.set(key, made);
+    } else {
+      const inner = new Scope(source, view, this.viewer, new Level(), this.aliases, this.variables);
+      made.filter = both(inner.filter(filter), made.filter);
+      made.nested = inner.level.joins;
+    }
+    return this.at(source, view);
   }
 
   private at(source: Source, view: TableView): Scope {
@@ -311,14 +341,16 @@ export class Scope {
         return this.compare(expr);
       case 'in': {
         const column = this.columnExpr(expr.column);
-        const values = expr.values.filter(
-          (value): value is NonNullFilterLiteral => value.kind !== 'null',
-        );
-        for (const value of values) checkLiteral(value, column, positionOf(expr.column));
+        const position = positionOf(expr.column);
+        if (column.kind === 'column') checkFilterable(column.column, position);
+        const values = expr.values
+          .filter((value): value is NonNullFilterLiteral => value.kind !== 'null')
+          .map((value) => typedLiteral(value, column, position) as NonNullFilterLiteral);
         return { kind: 'in', column, values, orNull: values.length < expr.values.length };
       }
       case 'match': {
         const column = this.columnExpr(expr.column);
+        if (column.kind === 'column') checkFilterable(column.column, positionOf(expr.column));
         if (column.kind === 'call') {
           checkMatchCall(expr.fn, describe(column), positionOf(expr.column));
         }
@@ -342,9 +374,19 @@ export class Scope {
         `Invalid $filter at position ${position}: null cannot be compared with '${op}'; use 'eq null' or 'ne null'`,
       );
     }
-    checkLiteral(l, r, position);
-    checkLiteral(r, l, position);
-    return { kind: 'compare', op, left: l, right: r };
+    for (const [operand, planned] of [
+      [left, l],
+      [right, r],
+    ] as const) {
+      if (planned.kind === 'column')
+        checkFilterable(planned.column, positionOf(operand as ColumnExpr));
+    }
+    return {
+      kind: 'compare',
+      op,
+      left: typedLiteral(l, r, position),
+      right: typedLiteral(r, l, position),
+    };
   }
 
   private operand(operand: Operand): PlannedColumnExpr | FilterLiteral {
@@ -405,12 +447,29 @@ function positionOf(expr: ColumnExpr): number {
 }
 
 /**
- * A date/time `side` must meet an operand of a matching type; any other side passes. Only
- * then is the other side described, so plain comparisons pay one `kind` test.
+ * One side of a comparison as planned: a date/time literal must
+ * meet an operand of a matching type; a quoted string meeting a number, date or time becomes
+ * the literal of that type it spells, or is refused (filter-types.ts typedString). Only then is
+ * the other side described, so plain comparisons pay a `kind` test or two.
  */
-function checkLiteral(side: PlannedOperand, other: PlannedOperand, position: number): void {
-  if (side.kind !== 'date' && side.kind !== 'datetime' && side.kind !== 'timeofday') return;
-  checkTemporal(side, describe(other), position);
+function typedLiteral(
+  side: PlannedOperand,
+  other: PlannedOperand,
+  position: number,
+): PlannedOperand {
+  switch (side.kind) {
+    case 'date':
+    case 'datetime':
+    case 'timeofday':
+      checkTemporal(side, describe(other), position);
+      return side;
+    case 'string':
+      return other.kind === 'column' || other.kind === 'call'
+        ? typedString(side, describe(other), position)
+        : side;
+    default:
+      return side;
+  }
 }
 
 function describe(operand: PlannedOperand): Described {

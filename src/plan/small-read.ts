@@ -13,6 +13,7 @@
  */
 import type { ColumnInfo } from '../db/schema-types.js';
 import { SMALL_READ_MAX_BYTES, SMALL_READ_MAX_ROWS } from '../limits.js';
+import type { ApplyOutput, ApplyPlan } from './apply.js';
 import type { PlannedFilter, PlannedOperand, ReadPlan, Selection, Source } from './nodes.js';
 
 /** Bytes a value of a fixed-size type takes at most as text (a DECIMAL(65,30) is 67). */
@@ -27,6 +28,28 @@ export function isSmallRead(plan: ReadPlan): boolean {
   if (plan.top === null || plan.top > SMALL_READ_MAX_ROWS) return false;
   const rowBytes = selectionsBytes(plan.selections);
   return rowBytes !== null && plan.top * rowBytes <= SMALL_READ_MAX_BYTES;
+}
+
+/**
+ * A read with `$apply`: `aggregate(…)` alone answers one object; otherwise as above, the answer's
+ * values in place of the selections (a group's values are a row's).
+ */
+export function isSmallApply(plan: ApplyPlan): boolean {
+  if (plan.groupBy !== null && plan.groupBy.length === 0) return true;
+  if (plan.top === null || plan.top > SMALL_READ_MAX_ROWS) return false;
+  const rowBytes = outputsBytes(plan.outputs);
+  return rowBytes !== null && plan.top * rowBytes <= SMALL_READ_MAX_BYTES;
+}
+
+function outputsBytes(outputs: readonly ApplyOutput[]): number | null {
+  let bytes = 0;
+  for (const output of outputs) {
+    const width =
+      output.kind === 'nested' ? outputsBytes(output.outputs) : widthBytes(output.result);
+    if (width === null) return null;
+    bytes += width;
+  }
+  return bytes;
 }
 
 /** The most bytes the selections of one row take, or null when that is not small. */
@@ -62,7 +85,7 @@ function pinsOneRow(filter: PlannedFilter, source: Source): boolean {
 
 /** The most bytes one value of the column can take, or null when that is not small. */
 function widthBytes(column: ColumnInfo): number | null {
-  if (column.kind === 'json') return null;
+  if (column.kind === 'json' || column.kind === 'geometry') return null;
   if (column.kind === 'string' || column.kind === 'binary') {
     if (column.maxLength === null || column.maxLength > MAX_BOUNDED_CHARS) return null;
     return column.maxLength * BYTES_PER_CHAR;

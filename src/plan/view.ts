@@ -25,6 +25,22 @@ export interface TableView {
 /** The view of each table for one caller; null for a table it may not read. */
 export type Viewer = (table: TableInfo) => TableView | null;
 
+/**
+ * The target's view when the caller may follow `relation` from a table it sees as `view`: the
+ * target is a table it may read, and the key columns on both sides are columns it may read
+ * (they tell which rows belong together, so a hidden one would leak through the pairing).
+ * Null otherwise: for the caller the relation does not exist.
+ */
+export function followable(view: TableView, relation: Relation, viewer: Viewer): TableView | null {
+  const target = viewer(relation.target);
+  if (target === null) return null;
+  const keysVisible = relation.on.every(
+    ({ local, remote }) =>
+      view.column(local.name) !== undefined && target.column(remote.name) !== undefined,
+  );
+  return keysVisible ? target : null;
+}
+
 const fullViews = new WeakMap<TableInfo, TableView>();
 
 /** Everything of the table. */
@@ -45,23 +61,3 @@ export function fullView(table: TableInfo): TableView {
 
 /** No policy: every table, column, relation and row. */
 export const openViewer: Viewer = fullView;
-
-/**
- * A relation the caller may follow from a table it sees, and the target as it sees it; null when
- * there is none by that name, its target is hidden, or a key column on either side is (the key
- * tells which rows belong together, so a relation over a hidden key is hidden too).
- */
-export function followable(
-  view: TableView,
-  viewer: Viewer,
-  name: string,
-): { readonly relation: Relation; readonly view: TableView } | null {
-  const relation = view.relation(name);
-  const target = relation === undefined ? null : viewer(relation.target);
-  if (relation === undefined || target === null) return null;
-  const visible = relation.on.every(
-    ({ local, remote }) =>
-      view.column(local.name) !== undefined && target.column(remote.name) !== undefined,
-  );
-  return visible ? { relation, view: target } : null;
-}

@@ -5,7 +5,7 @@
  */
 import type { ColumnInfo, TableInfo } from '../db/schema-types.js';
 import { coerceValue, encodeKey, type KeyOperand, type WriteParam } from '../db/value-codec.js';
-import { generatedColumn, invalidQuery, unknownColumn } from '../errors.js';
+import { generatedColumn, invalidQuery, unknownColumn, viewNotWritable } from '../errors.js';
 import type { KeyValue, WriteTarget } from '../query/key-value.js';
 import type { Resolution } from '../query/prefer.js';
 import type { PlannedFilter } from './read-plan.js';
@@ -143,6 +143,7 @@ export function planInsert(
   body: unknown,
   resolution: Resolution | null = null,
 ): InsertPlan {
+  requireWritable(table);
   const objects = insertRows(body);
   const columns: ColumnInfo[] = [];
   const position = new Map<string, number>();
@@ -181,6 +182,7 @@ export function planUpdate(
   body: unknown,
   keyTable: TableInfo = table,
 ): UpdatePlan {
+  requireWritable(table);
   const entries = updateEntries(body);
   const columns = entries.map(([name]) => writableColumn(table, name));
   const set = entries.map(([, value], index) => {
@@ -192,6 +194,7 @@ export function planUpdate(
 
 /** `DELETE /table/<t>/delete(<key>,<value>)` or `delete?$filter=…`. */
 export function planDelete(table: TableInfo, target: KeyValue | WriteTarget): DeletePlan {
+  requireWritable(table);
   return { table, where: planRowMatch(table, target) };
 }
 
@@ -202,9 +205,19 @@ function planRowMatch(table: TableInfo, target: KeyValue | WriteTarget): RowMatc
     : { kind: 'filter', filter: planWriteFilter(table, target.filter) };
 }
 
+/** The columns a "did you mean" may name: those of `table` as the caller sees it. */
+function namesOf(table: TableInfo): string[] {
+  return table.columns.map((c) => c.name);
+}
+
+/** A view MySQL cannot write is refused before its body is read (db/schema-types.ts `updatable`). */
+function requireWritable(table: TableInfo): void {
+  if (table.updatable === false) throw viewNotWritable(table.name);
+}
+
 function writableColumn(table: TableInfo, name: string): ColumnInfo {
   const column = table.columnsByName.get(name);
-  if (column === undefined) throw unknownColumn(table.name, name);
+  if (column === undefined) throw unknownColumn(table.name, name, namesOf(table));
   if (column.generated) throw generatedColumn(table.name, name);
   return column;
 }
@@ -217,12 +230,12 @@ function writableColumn(table: TableInfo, name: string): ColumnInfo {
  */
 export function planKeyMatch(table: TableInfo, match: KeyValue): KeyMatch {
   const column = table.columnsByName.get(match.key);
-  if (column === undefined) throw unknownColumn(table.name, match.key);
+  if (column === undefined) throw unknownColumn(table.name, match.key, namesOf(table));
   const { value: literal, bare } = match;
   if (literal.kind === 'null') return { kind: 'isNull', column };
-  if (column.kind === 'json') {
+  if (column.kind === 'json' || column.kind === 'geometry') {
     throw invalidQuery(
-      `Column '${column.name}' holds JSON and cannot be the key of update(…) or delete(…); use another column`,
+      `Column '${column.name}' holds ${column.kind === 'json' ? 'JSON' : 'spatial values'} and cannot be the key of update(…) or delete(…); use another column`,
     );
   }
   // What the JSON body would have carried for this value.

@@ -1,11 +1,14 @@
 /**
  * A role's view of the API description (`/openapi.json` shows a caller only the tables and
  * operations its role may use, docs/policies.md): per table the actions Policy.decide allows
- * and their columns.
+ * and their columns, and the relations its reads may follow (the planner's own rule, through
+ * the role's read views: policy/views.ts), and the routines it may call.
  */
 import type { ColumnInfo, TableInfo } from '../db/schema-types.js';
 import type { DocumentView, TableView } from '../openapi/document.js';
+import { followable } from '../plan/view.js';
 import type { Action, Grant, Policy } from './policy.js';
+import { viewerFor } from './views.js';
 
 function columnsOf(table: TableInfo, grant: Grant): readonly ColumnInfo[] {
   const names = grant.columns;
@@ -17,10 +20,12 @@ export function documentView(policy: Policy, role: string): DocumentView {
     const decision = policy.decide(role, { kind: 'table', table: table.name, action });
     return decision.allowed ? decision.grant : null;
   };
+  const viewer = viewerFor({ policy, role, user: null });
   return {
     table: (table): TableView | null => {
       const read = granted(table, 'read');
-      if (read === null) return null;
+      const readView = viewer(table);
+      if (read === null || readView === null) return null;
       const create = granted(table, 'create');
       const update = granted(table, 'update');
       return {
@@ -28,8 +33,12 @@ export function documentView(policy: Policy, role: string): DocumentView {
         ...(create ? { create: columnsOf(table, create) } : {}),
         ...(update ? { update: columnsOf(table, update) } : {}),
         ...(granted(table, 'delete') ? { delete: true as const } : {}),
+        relations: [...table.relations.values()].filter(
+          (relation) => followable(readView, relation, viewer) !== null,
+        ),
       };
     },
+    routine: (routine) => policy.decide(role, { kind: 'routine', routine: routine.name }).allowed,
     upload: policy.mayFiles(role, 'upload'),
     download: policy.mayFiles(role, 'download'),
   };

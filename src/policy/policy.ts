@@ -1,13 +1,14 @@
 /**
  * `--policy <file>` (CONTRACT §6): per role, per table (`*` for all), the actions read, create,
- * update and delete as true/false/{where, columns}, and files.upload/files.download. Loaded from
- * JSON or YAML and checked against the live schema at start (validatePolicy is pure given the
- * tables); every problem is a PolicyError naming it in one line. With a policy, what is not
- * granted is denied.
+ * update and delete as true/false/{where, columns}, files.upload/files.download, and per stored
+ * routine (`*` for all) true/false (docs/routines.md). Loaded from JSON or YAML and checked
+ * against the live schema at start (validatePolicy is pure given the tables and routines); every
+ * problem is a PolicyError naming it in one line. With a policy, what is not granted is denied.
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
+import { NO_ROUTINES, type Routines } from '../db/routines.js';
 import { USERS_TABLE } from '../db/schema.js';
 import type { TableInfo } from '../db/schema-types.js';
 import { parseWhere, WhereCondition } from './where.js';
@@ -20,6 +21,8 @@ export type FileAction = (typeof FILE_ACTIONS)[number];
 /** The role of a request without a token, and of every request in open mode. */
 export const ANONYMOUS = 'anonymous';
 export const ALL_TABLES = '*';
+/** In a role's `routines`: every stored procedure and function. */
+export const ALL_ROUTINES = '*';
 
 /** A granted action: every row and column unless `where`/`columns` narrow it. */
 export interface Grant {
@@ -35,12 +38,16 @@ type TableEntry = Partial<Record<Action, ActionEntry>>;
 export interface RolePolicy {
   readonly tables: ReadonlyMap<string, TableEntry>;
   readonly files: Readonly<Record<FileAction, boolean>>;
+  /** Routine name (or `*`) → granted; a named routine overrides `*`. */
+  readonly routines: ReadonlyMap<string, boolean>;
 }
 
 /** What a request asks to do, by the route Fastify chose (never the raw URL). */
 export type Requested =
   | { readonly kind: 'table'; readonly table: string; readonly action: Action }
   | { readonly kind: 'files'; readonly action: FileAction }
+  /** `/rpc/<name>`: calling the procedure or function of that name. */
+  | { readonly kind: 'routine'; readonly routine: string }
   | { readonly kind: 'description' }
   /** The MCP endpoint: its tools check each table as REST does (mcp/run-tool.ts). */
   | { readonly kind: 'mcp' }
@@ -48,14 +55,18 @@ export type Requested =
 
 /**
  * The answer to a request: allowed (with the action's grant for a table), or refused as a
- * table the role cannot read (answered as if it did not exist) or as a forbidden action.
+ * table or routine the role cannot use (answered as if it did not exist) or as a forbidden action.
  */
 export type Decision =
   | { readonly allowed: true; readonly grant: Grant | null }
-  | { readonly allowed: false; readonly refusal: 'unknown-table' | 'forbidden' };
+  | {
+      readonly allowed: false;
+      readonly refusal: 'unknown-table' | 'unknown-routine' | 'forbidden';
+    };
 
 const FORBIDDEN: Decision = { allowed: false, refusal: 'forbidden' };
 const UNKNOWN_TABLE: Decision = { allowed: false, refusal: 'unknown-table' };
+const UNKNOWN_ROUTINE: Decision = { allowed: false, refusal: 'unknown-routine' };
 const ALLOWED: Decision = { allowed: true, grant: null };
 
 export class PolicyError extends Error {
@@ -84,8 +95,9 @@ export class Policy {
 
   /**
    * The one rule of who may do what: a table action needs the table readable (else the table
-   * is unknown to the role) and the action granted (else forbidden); files need their grant;
-   * the API description needs some grant; nothing else is ever allowed by a policy.
+   * is unknown to the role) and the action granted (else forbidden); files need their grant; a
+   * routine its grant (else it is unknown to the role); the API description needs some grant;
+   * nothing else is ever allowed by a policy.
    */
   decide(role: string, requested: Requested): Decision {
     switch (requested.kind) {
@@ -98,6 +110,8 @@ export class Policy {
       }
       case 'files':
         return this.mayFiles(role, requested.action) ? ALLOWED : FORBIDDEN;
+      case 'routine':
+        return this.mayCall(role, requested.routine) ? ALLOWED : UNKNOWN_ROUTINE;
       case 'description':
       case 'mcp':
         return this.grantsAnything(role) ? ALLOWED : FORBIDDEN;
@@ -110,11 +124,25 @@ export class Policy {
     return this.roles.get(role)?.files[action] ?? false;
   }
 
+  /** The routine's own entry, else `*`'s; absent from both: not granted. */
+  private mayCall(role: string, routine: string): boolean {
+    const routines = this.roles.get(role)?.routines;
+    if (routines === undefined) return false;
+    return routines.get(routine) ?? routines.get(ALL_ROUTINES) ?? false;
+  }
+
+  /** Whether `role` may read a table: what a 404's "did you mean" may name (made only for a 404). */
+  readableBy(role: string): (table: TableInfo) => boolean {
+    return (table) =>
+      this.decide(role, { kind: 'table', table: table.name, action: 'read' }).allowed;
+  }
+
   /** Whether the role is granted anything at all (an API description is worth showing it). */
   grantsAnything(role: string): boolean {
     const policy = this.roles.get(role);
     if (policy === undefined) return false;
     if (policy.files.upload || policy.files.download) return true;
+    for (const granted of policy.routines.values()) if (granted) return true;
     for (const entry of policy.tables.values()) {
       if (ACTIONS.some((action) => entry[action])) return true;
     }
@@ -205,14 +233,29 @@ function validateGrant(
   return { where: condition, columns };
 }
 
+/** A role's `routines`: `*` or the name of a served procedure or function, each true or false. */
+function validateRoutines(value: unknown, where: string, routines: Routines): Map<string, boolean> {
+  const granted = new Map<string, boolean>();
+  for (const [name, entry] of Object.entries(objectAt(value, where))) {
+    const entryAt = at(where, name);
+    const known =
+      name === ALL_ROUTINES || routines.procedures.has(name) || routines.functions.has(name);
+    if (!known) throw new PolicyError(`${entryAt}: routine '${name}' does not exist`);
+    if (typeof entry !== 'boolean') throw new PolicyError(`${entryAt} must be true or false`);
+    granted.set(name, entry);
+  }
+  return granted;
+}
+
 function validateRole(
   role: string,
   value: unknown,
   schema: ReadonlyMap<string, TableInfo>,
+  routines: Routines,
 ): RolePolicy {
   const where = at('roles', role);
   const body = objectAt(value, where);
-  only(body, ['tables', 'files'], where, 'role key');
+  only(body, ['tables', 'files', 'routines'], where, 'role key');
   const tables = new Map<string, TableEntry>();
   if (body.tables !== undefined) {
     for (const [name, entryValue] of Object.entries(objectAt(body.tables, at(where, 'tables')))) {
@@ -253,14 +296,19 @@ function validateRole(
       files[action] = granted;
     }
   }
-  return { tables, files };
+  const granted =
+    body.routines === undefined
+      ? new Map<string, boolean>()
+      : validateRoutines(body.routines, at(where, 'routines'), routines);
+  return { tables, files, routines: granted };
 }
 
-/** Checks a parsed policy document against the tables of the live schema. Pure. */
+/** Checks a parsed policy document against the tables and routines of the live schema. Pure. */
 export function validatePolicy(
   document: unknown,
   schema: ReadonlyMap<string, TableInfo>,
   file = 'policy',
+  routines: Routines = NO_ROUTINES,
 ): Policy {
   const top = objectAt(document, 'the policy');
   only(top, ['roles'], 'the policy', 'key');
@@ -269,7 +317,7 @@ export function validatePolicy(
     if (role === '' || role.length > 64) {
       throw new PolicyError(`roles: a role name is 1 to 64 characters long, got '${role}'`);
     }
-    roles.set(role, validateRole(role, value, schema));
+    roles.set(role, validateRole(role, value, schema, routines));
   }
   return new Policy(file, roles);
 }
@@ -289,6 +337,7 @@ export function parsePolicyText(text: string, file: string): unknown {
 export async function loadPolicy(
   file: string,
   schema: ReadonlyMap<string, TableInfo>,
+  routines: Routines = NO_ROUTINES,
 ): Promise<Policy> {
   let text: string;
   try {
@@ -296,5 +345,5 @@ export async function loadPolicy(
   } catch (error) {
     throw new PolicyError(`cannot read it: ${(error as { code?: string }).code ?? String(error)}`);
   }
-  return validatePolicy(parsePolicyText(text, file), schema, path.basename(file));
+  return validatePolicy(parsePolicyText(text, file), schema, path.basename(file), routines);
 }

@@ -161,6 +161,51 @@ export interface ReadRequest {
   readonly top: number | null;
   readonly skip: number | null;
   readonly count: boolean;
+  /**
+   * `$skiptoken` is given: the read continues after the position of the page before (its token
+   * is opened by the read pipeline, which knows the key it is sealed with). Absent: false.
+   */
+  readonly continues?: boolean;
   /** `$expand`; absent when none. */
   readonly expand?: readonly ExpandItem[];
+  /** `$apply` (totals); absent when none. */
+  readonly apply?: readonly ApplyStep[];
 }
+
+// ---- $apply (docs: the README's "Totals") -------------------------------------------------
+
+export const AGGREGATE_METHODS = ['sum', 'average', 'min', 'max', 'countdistinct'] as const;
+export type AggregateMethod = (typeof AGGREGATE_METHODS)[number];
+
+/**
+ * One aggregate of `aggregate(…)`: `ref with method as alias`, or `$count as alias` (the rows
+ * of the group). `ref` may name a computed alias; `position` is the alias's, for messages.
+ */
+export type Aggregate =
+  | {
+      readonly kind: 'aggregate';
+      readonly ref: ColumnRef;
+      readonly method: AggregateMethod;
+      readonly alias: string;
+      readonly position: number;
+    }
+  | { readonly kind: 'count'; readonly alias: string; readonly position: number };
+
+/** `fn(column) as alias` of `compute(…)`; `position` is the alias's. */
+export interface Computed {
+  readonly call: FunctionCall;
+  readonly alias: string;
+  readonly position: number;
+}
+
+/** One transformation of `$apply`, in the order written (`filter(…)/groupby(…)`). */
+export type ApplyStep =
+  | { readonly kind: 'filter'; readonly expr: FilterExpr }
+  | { readonly kind: 'compute'; readonly items: readonly Computed[] }
+  /** `groupby((refs), aggregate(…))`; `aggregates` is empty without its aggregate. */
+  | {
+      readonly kind: 'groupby';
+      readonly refs: readonly ColumnRef[];
+      readonly aggregates: readonly Aggregate[];
+    }
+  | { readonly kind: 'aggregate'; readonly aggregates: readonly Aggregate[] };

@@ -32,6 +32,7 @@ import {
   type Token,
   tokenize,
 } from './lexer.js';
+import { TokenCursor } from './token-cursor.js';
 
 const COMPARE_OPS: ReadonlySet<string> = new Set<CompareOp>(['eq', 'ne', 'lt', 'le', 'gt', 'ge']);
 const MATCH_FNS: ReadonlySet<string> = new Set<MatchFn>(['contains', 'startswith', 'endswith']);
@@ -47,7 +48,8 @@ const EXPECT_OPERAND = 'a column or a value';
 const EXPECT_LITERAL = 'a value (a string, a number, a date or time, true, false or null)';
 const FUNCTION_NAMES = ['contains', 'startswith', 'endswith', ...COLUMN_FNS].join(', ');
 
-function describe(token: Token): string {
+/** A token as a message names it; `end` says what ends there (`end of filter`). */
+export function describe(token: Token, end = 'end of filter'): string {
   switch (token.kind) {
     case 'word':
     case 'number':
@@ -66,7 +68,7 @@ function describe(token: Token): string {
     case 'invalid':
       return token.problem;
     case 'end':
-      return 'end of filter';
+      return end;
   }
 }
 
@@ -88,35 +90,75 @@ export function parseFilter(text: string, options: LexOptions = {}): FilterExpr 
       `$filter is ${bytes} bytes long; the limit is ${MAX_FILTER_BYTES} bytes (UTF-8)`,
     );
   }
-  return new Parser(tokenize(text, options)).parse();
+  return new Parser(tokenize(text, options), newBudget(), 0).parse();
 }
 
-class Parser {
-  private index = 0;
-  /** Characters of contains/startswith/endswith patterns so far (MAX_PATTERN_CHARS). */
-  private patternChars = 0;
-  /** contains/startswith/endswith and column functions so far (MAX_FILTER_CALLS). */
-  private calls = 0;
+/**
+ * Runs `parse`; a filter's messages (`Invalid $filter at position …`) then name `where` instead:
+ * a filter nested in another option, whose positions are counted in that option's text or in
+ * the nested filter's own.
+ */
+export function placed<T>(where: string, parse: () => T): T {
+  try {
+    return parse();
+  } catch (error) {
+    if (error instanceof Error && error.message.startsWith('Invalid $filter ')) {
+      error.message = error.message.replace('Invalid $filter', `Invalid ${where}`);
+    }
+    throw error;
+  }
+}
 
-  constructor(private readonly tokens: readonly Token[]) {}
+/**
+ * What a filter may still spend: one per `$filter` (and policy where); `$apply` shares one
+ * between its filter() steps and compute() functions.
+ */
+export interface FilterBudget {
+  /** Characters of contains/startswith/endswith patterns so far (MAX_PATTERN_CHARS). */
+  patternChars: number;
+  /** contains/startswith/endswith and column functions so far (MAX_FILTER_CALLS). */
+  calls: number;
+}
+
+export const newBudget = (): FilterBudget => ({ patternChars: 0, calls: 0 });
+
+/**
+ * A filter inside a larger text (`$apply`'s `filter(…)`, lexed as a whole): parsed from
+ * `tokens[start]` up to the first token that cannot continue it, whose index is `next`.
+ */
+export function parseFilterTokens(
+  tokens: readonly Token[],
+  start: number,
+  budget: FilterBudget,
+): { expr: FilterExpr; next: number } {
+  const parser = new Parser(tokens, budget, start);
+  return { expr: parser.parseOr(0), next: parser.position };
+}
+
+/** Counts a call, at its function name (the cost of a filter: MAX_FILTER_CALLS). */
+export function countCall(budget: FilterBudget, name: Token): void {
+  budget.calls++;
+  if (budget.calls > MAX_FILTER_CALLS) {
+    throw limitExceeded(
+      `Invalid $filter at position ${name.position}: more than ${MAX_FILTER_CALLS} function calls; each contains, startswith, endswith and column function (tolower, year, …) counts one`,
+    );
+  }
+}
+
+class Parser extends TokenCursor {
+  constructor(
+    tokens: readonly Token[],
+    private readonly budget: FilterBudget,
+    index: number,
+  ) {
+    super(tokens, index);
+  }
 
   parse(): FilterExpr {
     const expr = this.parseOr(0);
     const next = this.peek();
     if (next.kind !== 'end') throw syntaxError(next, "'and', 'or' or end of filter");
     return expr;
-  }
-
-  // The token list always ends with `end`, and nothing advances past it.
-  private peek(offset = 0): Token {
-    const last = this.tokens.length - 1;
-    return this.tokens[Math.min(this.index + offset, last)] as Token;
-  }
-
-  private next(): Token {
-    const token = this.peek();
-    if (token.kind !== 'end') this.index++;
-    return token;
   }
 
   private isKeyword(token: Token, keyword: string): boolean {
@@ -139,7 +181,7 @@ class Parser {
     return inner;
   }
 
-  private parseOr(depth: number): FilterExpr {
+  parseOr(depth: number): FilterExpr {
     return this.parseChain('or', depth, (d) => this.parseAnd(d));
   }
 
@@ -224,7 +266,7 @@ class Parser {
 
   /** `fn ( column , 'string' )`, positioned on the function name; the column may be `fn(column)`. */
   private parseMatch(fn: MatchFn): FilterExpr {
-    this.countCall(this.next());
+    countCall(this.budget, this.next());
     this.next(); // `(`, checked by the caller
     const token = this.peek();
     const column =
@@ -251,7 +293,7 @@ class Parser {
         `Invalid $filter at position ${token.position}: unknown function '${excerpt(token.text)}'; the functions are ${FUNCTION_NAMES}`,
       );
     }
-    this.countCall(this.next());
+    countCall(this.budget, this.next());
     this.next(); // `(`, checked by the caller
     const argument = this.peek();
     if (argument.kind === 'word' && this.peek(1).kind === 'lparen') {
@@ -267,20 +309,10 @@ class Parser {
    * grows with the pattern's length (a 201-character pattern on 500k rows ran 30 s, issue 13).
    */
   private countPattern(token: Extract<Token, { kind: 'string' }>): void {
-    for (const _ of token.value) this.patternChars++;
-    if (this.patternChars > MAX_PATTERN_CHARS) {
+    for (const _ of token.value) this.budget.patternChars++;
+    if (this.budget.patternChars > MAX_PATTERN_CHARS) {
       throw limitExceeded(
         `Invalid $filter at position ${token.position}: contains, startswith and endswith patterns may have at most ${MAX_PATTERN_CHARS} characters in all`,
-      );
-    }
-  }
-
-  /** Counts a call, at its function name (the cost of a filter: MAX_FILTER_CALLS). */
-  private countCall(name: Token): void {
-    this.calls++;
-    if (this.calls > MAX_FILTER_CALLS) {
-      throw limitExceeded(
-        `Invalid $filter at position ${name.position}: more than ${MAX_FILTER_CALLS} function calls; each contains, startswith, endswith and column function (tolower, year, …) counts one`,
       );
     }
   }
@@ -361,8 +393,16 @@ class Parser {
       this.next();
       return { ...lambda, variable: null, expr: null };
     }
+    // A name as a column is written without quotes, not starting with a digit, not a word of the
+    // grammar: OData clients name the variable after the relation (odata-query writes
+    // `order_items/any(order_items:order_items/qty gt 5)`).
     const variable = this.next();
-    if (variable.kind !== 'word' || asciiKeyword(variable.text) === null) {
+    if (
+      variable.kind !== 'word' ||
+      keywordLiteral(variable.text) !== null ||
+      RESERVED.has(asciiKeyword(variable.text) ?? '') ||
+      /^[0-9]/.test(variable.text)
+    ) {
       throw syntaxError(variable, `a variable name (${op}(x: …))`);
     }
     this.expect('colon', "':' after the variable");

@@ -11,7 +11,7 @@ import { excerpt, isDigitRun, isWhitespace, parseLiteral } from './lexer.js';
 
 /** `update(<key>,<value>)` / `delete(<key>,<value>)` with the parts taken apart. */
 export interface KeyValue {
-  /** The key column's name as written (backticks removed, if it was quoted with them). */
+  /** The key column's name as written (its quotes removed, if it was quoted). */
   readonly key: string;
   readonly value: Literal;
   /**
@@ -70,14 +70,18 @@ const prefix = (form: string) => `${form.startsWith('read') ? 'Read' : 'Write'} 
 /**
  * `<key>,<value>` (the text between the parentheses). The split is at the first comma after the
  * key: an unquoted key runs to the first comma, so a key that contains a comma (or starts or ends
- * with a space) is written in backticks, MySQL style, with a doubled backtick for a backtick.
- * Everything after that comma is the value, commas and parentheses included.
+ * with a space) is written in double quotes as everywhere else a request names a column
+ * (`update("zip code",'40301')`, a doubled quote for a quote), or in backticks, MySQL style, with
+ * a doubled backtick for a backtick. Everything after that comma is the value, commas and
+ * parentheses included.
  */
 export function parseKeyValue(inner: string, form = 'update(<key>,<value>)'): KeyValue {
   let i = 0;
   while (isWhitespace(inner[i])) i++;
   const { key, value } =
-    inner[i] === '`' ? splitQuotedKey(Array.from(inner), i, form) : splitKey(inner, i);
+    inner[i] === '`' || inner[i] === '"'
+      ? splitQuotedKey(Array.from(inner), i, form)
+      : splitKey(inner, i);
   if (key === '') throw invalidQuery(`${prefix(form)}: the key column is empty`);
   if (value === null) {
     throw invalidQuery(`${prefix(form)}: a comma and a value must follow the key`);
@@ -109,10 +113,16 @@ function splitKey(inner: string, start: number): KeySplit {
   return { key: inner.slice(start, end), value: comma === -1 ? null : inner.slice(comma + 1) };
 }
 
-/** A key in backticks, `chars[start]` being the opening one (positions in messages count characters). */
+/**
+ * A key in double quotes or backticks, `chars[start]` being the opening one (positions in
+ * messages count characters).
+ */
 function splitQuotedKey(chars: readonly string[], start: number, form: string): KeySplit {
-  const quoted = scanBacktick(chars, start);
-  if (quoted === null) throw invalidQuery(`${prefix(form)}: the key has no closing backtick`);
+  const quoted = scanQuotedName(chars, start);
+  if (quoted === null) {
+    const mark = chars[start] === '"' ? 'double quote' : 'backtick';
+    throw invalidQuery(`${prefix(form)}: the key has no closing ${mark}`);
+  }
   let i = quoted.end;
   while (isWhitespace(chars[i])) i++;
   if (i < chars.length && chars[i] !== ',') {
@@ -123,15 +133,19 @@ function splitQuotedKey(chars: readonly string[], start: number, form: string): 
   return { key: quoted.name, value: i >= chars.length ? null : chars.slice(i + 1).join('') };
 }
 
-/** `chars[i]` is a backtick: the name up to the closing one (`` `` `` is a backtick), or null. */
-function scanBacktick(chars: readonly string[], i: number): { name: string; end: number } | null {
+/**
+ * `chars[i]` is a double quote or a backtick: the name up to the closing one (the mark doubled
+ * stands for itself), or null.
+ */
+function scanQuotedName(chars: readonly string[], i: number): { name: string; end: number } | null {
+  const mark = chars[i] as string;
   const name: string[] = [];
   let j = i + 1;
   while (j < chars.length) {
     const c = chars[j] as string;
-    if (c === '`') {
-      if (chars[j + 1] !== '`') return { name: name.join(''), end: j + 1 };
-      name.push('`');
+    if (c === mark) {
+      if (chars[j + 1] !== mark) return { name: name.join(''), end: j + 1 };
+      name.push(mark);
       j += 2;
     } else {
       name.push(c);

@@ -61,6 +61,8 @@ export type Token =
 export interface LexOptions {
   /** Read `@user.<field>` as a parameter (a policy's where); otherwise `@` is not allowed. */
   readonly parameters?: boolean;
+  /** `$apply`: a `/` after `)` separates two steps (`filter(…)/groupby(…)`), spaces allowed. */
+  readonly steps?: boolean;
 }
 
 /** Tokens, and where each one starts and ends in the text (UTF-16 offsets, end exclusive). */
@@ -194,8 +196,9 @@ export function excerpt(text: string, max = 40): string {
 /**
  * Splits text into tokens. The last token is always `end` (or `invalid` followed by `end`:
  * lexing stops at the first invalid token, since the parser cannot get past it). `/` is a token
- * only between two names with nothing around it (`customer/country`), `:` only after a word
- * (a lambda's variable, `i: …`); anywhere else they are characters no rule accepts.
+ * only between two names with nothing around it (`customer/country`) or, with `steps`, after
+ * `)`; `:` only after a word (a lambda's variable, `i: …`); anywhere else they are characters no
+ * rule accepts.
  */
 export function lex(text: string, options: LexOptions = {}): Lexed {
   const tokens: Token[] = [];
@@ -248,7 +251,11 @@ export function lex(text: string, options: LexOptions = {}): Lexed {
       const source = text.slice(i, scanned.end);
       const kind = c === "'" ? 'string' : 'name';
       push({ kind, text: source, value: scanned.value, position }, i, scanned.end);
-    } else if (c === '/' && previousEndsHere(['word', 'name']) && startsName(text, i + 1)) {
+    } else if (
+      c === '/' &&
+      ((previousEndsHere(['word', 'name']) && startsName(text, i + 1)) ||
+        (options.steps === true && tokens.at(-1)?.kind === 'rparen'))
+    ) {
       push({ kind: 'slash', text: c, position }, i, i + 1);
     } else if (c === ':' && tokens.at(-1)?.kind === 'word') {
       push({ kind: 'colon', text: c, position }, i, i + 1);

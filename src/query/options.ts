@@ -1,6 +1,7 @@
 /**
  * The read query string (as Fastify decoded it) → ReadRequest: `$select`, `$filter`, `$orderby`,
- * `$top`, `$skip`, `$count`, `$expand` (docs/reading.md). Checks shape only; names are resolved
+ * `$top`, `$skip`, `$count`, `$expand`, `$apply` (`$apply`: apply-parser.ts), `$skiptoken` (docs/reading.md;
+ * a `$skiptoken` is only noted here: the read pipeline opens it, pipeline/skiptoken.ts). Checks shape only; names are resolved
  * by the plan stage. A key that names an option without its `$` (`filter`, `TOP`) or has no name
  * at all (a shell ate `$filter` inside double quotes) is refused, since ignoring it would answer
  * every row; any other key without `$` (`_=<cache buster>`, `utm_source`) is not ours and is
@@ -8,8 +9,9 @@
  */
 import { invalidQuery, limitExceeded, optionWithoutDollar } from '../errors.js';
 import { MAX_EXPAND_DEPTH, MAX_EXPANDED_RELATIONS } from '../limits.js';
+import { parseApply } from './apply-parser.js';
 import type { ExpandItem, ExpandOptions, FilterExpr, OrderItem, ReadRequest } from './ast.js';
-import { parseFilter } from './filter-parser.js';
+import { parseFilter, placed } from './filter-parser.js';
 import { asciiKeyword, excerpt, isWhitespace, scanQuoted } from './lexer.js';
 
 export const READ_OPTIONS = [
@@ -20,6 +22,8 @@ export const READ_OPTIONS = [
   '$skip',
   '$count',
   '$expand',
+  '$apply',
+  '$skiptoken',
 ] as const;
 export type ReadOption = (typeof READ_OPTIONS)[number];
 
@@ -73,6 +77,13 @@ export function parseReadOptions(query: QueryObject): ReadRequest {
   const count = options.get('$count');
   const orderby = options.get('$orderby');
   const expand = options.get('$expand');
+  const continues = options.has('$skiptoken');
+  if (continues && skip !== undefined) {
+    throw invalidQuery(
+      '$skiptoken continues after the last row of the page before: it takes the place of $skip, so leave $skip out',
+    );
+  }
+  const apply = options.get('$apply');
 
   const request: ReadRequest = {
     select: parseSelect(options.get('$select')),
@@ -81,7 +92,9 @@ export function parseReadOptions(query: QueryObject): ReadRequest {
     top: top === undefined ? null : parseCount('$top', top),
     skip: skip === undefined ? null : parseCount('$skip', skip),
     count: count === undefined ? false : parseBoolean('$count', count),
+    continues,
   };
+  if (apply !== undefined) return { ...request, apply: parseApplyOption(apply, options) };
   if (expand === undefined) return request;
   const items = parseExpand(expand, 0);
   let relations = 0;
@@ -98,6 +111,29 @@ export function parseReadOptions(query: QueryObject): ReadRequest {
     );
   }
   return { ...request, expand: items };
+}
+
+/**
+ * `$apply`: its answer's keys are the groupby values and aliases, so `$select` and `$expand`,
+ * which choose keys, cannot come with it.
+ */
+function parseApplyOption(text: string, options: ReadonlyMap<ReadOption, string>) {
+  for (const option of ['$select', '$expand'] as const) {
+    if (options.has(option)) {
+      throw invalidQuery(
+        `${option} cannot be combined with $apply: the answer's keys are its groupby values and aliases`,
+      );
+    }
+  }
+  if (options.has('$skiptoken')) {
+    throw invalidQuery(
+      '$skiptoken cannot be combined with $apply: page the groups with $orderby, $top and $skip',
+    );
+  }
+  if (trim(text) === '') {
+    throw invalidQuery('$apply is empty; e.g. $apply=groupby((category),aggregate($count as n))');
+  }
+  return parseApply(text);
 }
 
 function parseFilterOption(text: string | undefined, where: string): FilterExpr | null {
@@ -284,24 +320,12 @@ function parseExpandOptions(text: string, path: readonly string[], depth: number
   const filter = given.get('$filter');
   const options: ExpandOptions = {
     select: parseSelect(given.get('$select'), where('$select')),
-    filter: withPlace(() => parseFilterOption(filter, where('$filter')), where('$filter')),
+    filter: placed(where('$filter'), () => parseFilterOption(filter, where('$filter'))),
     orderBy: orderby === undefined ? [] : parseOrderBy(orderby, where('$orderby')),
     top: top === undefined ? null : parseCount('$top', trim(top), where('$top')),
     skip: skip === undefined ? null : parseCount('$skip', trim(skip), where('$skip')),
   };
   return expand === undefined ? options : { ...options, expand: parseExpand(expand, depth) };
-}
-
-/** A nested `$filter`'s errors name where it is: `Invalid $filter of $expand 'items' at …`. */
-function withPlace<T>(parse: () => T, where: string): T {
-  try {
-    return parse();
-  } catch (error) {
-    if (error instanceof Error && error.message.startsWith('Invalid $filter ')) {
-      error.message = error.message.replace('Invalid $filter', `Invalid ${where}`);
-    }
-    throw error;
-  }
 }
 
 function parseCount(option: '$top' | '$skip', text: string, where: string = option): number {

@@ -187,3 +187,69 @@ function toUtc(
   if (y < 0 || y > 9999) return null;
   return `${pad(y, 4)}-${pad(mo)}-${pad(d)} ${pad(Math.floor(minutes / 60))}:${pad(minutes % 60)}`;
 }
+
+// ---- Quoted date and time values ----------------------------------------------------------
+
+const DATETIME_VALUE =
+  /^(\d{4})-(\d{2})-(\d{2})[ Tt](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?(?:([Zz])|([+-])(\d{2}):(\d{2}))?$/;
+const TIME_VALUE = /^(-?)(\d{1,3}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?$/;
+
+/** MySQL's TIME range is -838:59:59 to 838:59:59. */
+const MAX_TIME_HOURS = 838;
+
+/**
+ * What a date or time value in quotes stands for: a write's value for a DATETIME or TIMESTAMP
+ * column, or a quoted string a filter compares with a date or time column. `YYYY-MM-DD`;
+ * `YYYY-MM-DD hh:mm[:ss[.f]]` with a space or `T`, as wall time; the same with `Z` or an offset
+ * (what `Date.toISOString()` writes), shifted to UTC wall time as an unquoted datetime literal
+ * is; for a TIME, `[-]h…:mm[:ss[.f]]` within MySQL's range. `zoned` says whether an offset was
+ * applied. A string (the problem) when the text is none of these.
+ */
+export function readTemporalText(
+  text: string,
+  type: 'date' | 'datetime' | 'time',
+): (TemporalLiteral & { readonly zoned: boolean }) | string {
+  if (type === 'time') return readTimeText(text);
+  const date = DATE.exec(text);
+  if (date !== null) {
+    const [, y, mo, d] = date as unknown as string[];
+    const bad = checkDate(y as string, mo as string, d as string);
+    if (bad !== null) return `an invalid date (${bad})`;
+    return { kind: 'date', text, value: text, zoned: false };
+  }
+  const match = DATETIME_VALUE.exec(text);
+  if (match === null) {
+    return 'not a date or datetime: write YYYY-MM-DD, YYYY-MM-DD hh:mm:ss[.ffffff], or ISO 8601 with a zone (YYYY-MM-DDThh:mm:ss[.ffffff]Z or ±hh:mm)';
+  }
+  const [, y, mo, d, h, mi, s = '00', fraction = '', z, sign, oh, om] = match as unknown as (
+    | string
+    | undefined
+  )[];
+  const bad =
+    checkDate(y as string, mo as string, d as string) ??
+    checkTime(h as string, mi as string, s, fraction) ??
+    (sign === undefined ? null : checkOffset(oh as string, om as string));
+  if (bad !== null) return `an invalid datetime (${bad})`;
+  const zoned = z !== undefined || sign !== undefined;
+  const offset = sign === undefined ? 0 : (sign === '-' ? -1 : 1) * (Number(oh) * 60 + Number(om));
+  const wall = toUtc([Number(y), Number(mo), Number(d), Number(h), Number(mi)], offset);
+  if (wall === null) return 'an invalid datetime (outside the years 0000 to 9999 in UTC)';
+  return { kind: 'datetime', text, value: `${wall}:${s}.${micros(fraction)}`, zoned };
+}
+
+function readTimeText(text: string): (TemporalLiteral & { readonly zoned: false }) | string {
+  const match = TIME_VALUE.exec(text);
+  if (match === null) return 'not a time: write hh:mm:ss[.ffffff]';
+  const [, sign, h, mi, s = '00', fraction = ''] = match as unknown as string[];
+  const hours = Number(h);
+  const bad =
+    hours > MAX_TIME_HOURS
+      ? `hour ${h}; a TIME holds -838:59:59 to 838:59:59`
+      : checkTime('00', mi as string, s as string, fraction as string);
+  if (bad !== null) return `an invalid time (${bad})`;
+  const value = `${sign}${pad(hours)}:${mi}:${s}.${micros(fraction as string)}`;
+  if (hours === MAX_TIME_HOURS && value.slice(sign === '' ? 3 : 4) > ':59:59.000000') {
+    return 'an invalid time (a TIME holds -838:59:59 to 838:59:59)';
+  }
+  return { kind: 'timeofday', text, value, zoned: false };
+}

@@ -9,12 +9,12 @@ import type { ServerKind } from '../db/pool.js';
 import type { ColumnInfo } from '../db/schema-types.js';
 import { invalidQuery } from '../errors.js';
 import type {
+  Join,
   PlannedColumnExpr,
   PlannedFilter,
   PlannedOperand,
-  RelatedRows,
+  Source,
 } from '../plan/nodes.js';
-import type { Source } from '../plan/read-plan.js';
 import type { ColumnFn, CompareOp, FilterLiteral, Literal, UserParameter } from '../query/ast.js';
 import { isDigitRun } from '../query/lexer.js';
 import { quoteIdent } from './quote.js';
@@ -205,7 +205,7 @@ function compileRelated(
   const { rows, condition } = filter;
   const inner: SqlContext = { qualify: true, flavour: context.flavour };
   let sql = `SELECT 1 FROM ${aliased(rows.source)}`;
-  sql += relatedJoins(rows, params, inner);
+  sql += joinClauses(rows.joins, params, inner);
   const parts = rows.relation.on.map(
     ({ local, remote }) => `${qualified(rows.source, remote)} = ${qualified(rows.parent, local)}`,
   );
@@ -218,14 +218,38 @@ function compileRelated(
   return filter.op === 'any' ? `EXISTS (${sql})` : `NOT EXISTS (${sql})`;
 }
 
-function relatedJoins(rows: RelatedRows, params: unknown[], context: SqlContext): string {
+/**
+ * `LEFT JOIN <target> AS tN ON <key pairs> AND (<filter>) IS TRUE` per join: a missing related
+ * row is all NULLs. A join whose filter walks paths of its own holds their joins in parentheses,
+ * so that its ON condition may read them. The filter is wrapped in IS TRUE (the same rows: ON
+ * keeps only TRUE) so that MariaDB never reads the related table as a constant from it: a
+ * filter comparing the related key with a value (`id eq 4`) made MariaDB 10.11 do so and, in a
+ * correlated subquery (an expanded to-many relation), answer NULL for the related row's
+ * nullable columns once a parent row before it had no match. The key pairs still find the row
+ * by its index.
+ */
+export function joinClauses(
+  joins: readonly Join[],
+  params: unknown[],
+  context: SqlContext,
+): string {
   let sql = '';
-  for (const join of rows.joins) {
+  for (const join of joins) {
     const on = join.relation.on.map(
       ({ local, remote }) => `${qualified(join.source, remote)} = ${qualified(join.parent, local)}`,
     );
-    if (join.filter !== null) on.push(compileFilter(join.filter, params, context));
-    sql += ` LEFT JOIN ${aliased(join.source)} ON ${on.join(' AND ')}`;
+    const target =
+      join.nested.length === 0
+        ? aliased(join.source)
+        : `(${aliased(join.source)}${joinClauses(join.nested, params, context)})`;
+    if (join.filter !== null) {
+      const test = compileFilter(join.filter, params, context);
+      // and, or and not come parenthesised already.
+      const grouped =
+        join.filter.kind === 'and' || join.filter.kind === 'or' || join.filter.kind === 'not';
+      on.push(`${grouped ? test : `(${test})`} IS TRUE`);
+    }
+    sql += ` LEFT JOIN ${target} ON ${on.join(' AND ')}`;
   }
   return sql;
 }

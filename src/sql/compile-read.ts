@@ -9,9 +9,17 @@
 import mysql from 'mysql2';
 import type { ServerKind } from '../db/pool.js';
 import type { ColumnInfo } from '../db/schema-types.js';
-import { readsRelatedRows } from '../plan/nodes.js';
-import type { Join, PlannedOrder, ReadPlan, Selection, Source } from '../plan/read-plan.js';
-import { compileFilter, type SqlContext, UNQUALIFIED } from './compile-filter.js';
+import { readsRelatedRows, visitPlannedColumns } from '../plan/nodes.js';
+import type {
+  Join,
+  PlannedFilter,
+  PlannedOrder,
+  ReadPlan,
+  Selection,
+  Source,
+} from '../plan/read-plan.js';
+import { compileFilter, joinClauses, type SqlContext, UNQUALIFIED } from './compile-filter.js';
+import { compileSeek, keyExpression, readsAsSelected, SKIP_SLOT } from './compile-seek.js';
 import type { CompiledQuery } from './compiled-query.js';
 import { quoteIdent } from './quote.js';
 
@@ -26,7 +34,12 @@ export const NO_LIMIT = '18446744073709551615';
  * The select list of a read of plain columns, kept per list: a read without `$select` uses the
  * same selections on every request (plan/scope.ts), so its text is built once per schema.
  */
-const plainSelectLists = new WeakMap<readonly Selection[], string>();
+const plainSelectLists: Readonly<
+  Record<ServerKind['flavour'], WeakMap<readonly Selection[], string>>
+> = {
+  mariadb: new WeakMap(),
+  mysql: new WeakMap(),
+};
 
 /**
  * A condition on the root table's columns compiled elsewhere, ANDed to the plan's filter: the
@@ -41,27 +54,185 @@ export function compileRead(
   where?: RootCondition,
 ): CompiledQuery {
   const context = contextOf(plan, flavour);
+  if (pagedBeforeJoins(plan)) return pageThenJoin(plan, context);
   const params: unknown[] = [];
-  let sql = `SELECT ${selectList(plan.selections, context, params)} FROM ${fromClause(plan, context, params)}`;
-  if (plan.filter !== null) sql += ` WHERE ${compileFilter(plan.filter, params, context)}`;
+  const select = selectList(plan.selections, context, params) + addedKeys(plan, context);
+  let sql = `SELECT ${select} FROM ${fromClause(plan, context, params)}`;
+  const conditions: string[] = [];
+  if (plan.filter !== null) conditions.push(compileFilter(plan.filter, params, context));
   if (where !== undefined) {
     const root = (column: ColumnInfo) => columnRef(plan.source, column, context);
-    sql += `${plan.filter === null ? ' WHERE' : ' AND'} (${where(root, params)})`;
+    conditions.push(`(${where(root, params)})`);
   }
+  const continues = plan.page?.continues === true;
+  const keys = plan.page?.keys ?? null;
+  if (continues && keys !== null) {
+    conditions.push(compileSeek(keys, plan.source, params, context));
+  }
+  if (conditions.length > 0) sql += ` WHERE ${conditions.join(' AND ')}`;
   if (plan.orderBy.length > 0) sql += ` ORDER BY ${orderList(plan.orderBy, context)}`;
+  return { sql: sql + limitClause(plan, params), params };
+}
+
+/**
+ * ` LIMIT ? OFFSET ?` of `$top` and `$skip` (either may be absent), or nothing; a continued page
+ * (`$skiptoken`) skips the rows its token says, bound per request.
+ */
+export function limitClause(
+  { top, skip, page }: Pick<ReadPlan, 'top' | 'skip'> & { readonly page?: ReadPlan['page'] },
+  params: unknown[],
+): string {
+  const continues = page?.continues === true;
+  let sql = '';
   // LIMIT values go as strings: mysql2 sends a JS number as DOUBLE, which MySQL 8.0.22+ rejects
   // in LIMIT ("Incorrect arguments to mysqld_stmt_execute"); a string is accepted by MySQL and MariaDB.
-  if (plan.top !== null) {
+  if (top !== null) {
     sql += ' LIMIT ?';
-    params.push(String(plan.top));
-  } else if (plan.skip !== null) {
+    params.push(String(top));
+  } else if (skip !== null || continues) {
     sql += ` LIMIT ${NO_LIMIT}`;
   }
-  if (plan.skip !== null) {
+  if (continues) {
     sql += ' OFFSET ?';
-    params.push(String(plan.skip));
+    params.push(SKIP_SLOT);
+  } else if (skip !== null) {
+    sql += ' OFFSET ?';
+    params.push(String(skip));
   }
+  return sql;
+}
+
+/**
+ * Whether a page of the read is better read first and its related rows joined to it alone: it
+ * skips rows (`$skip`), has joins, and neither its filter nor its order reads them (they only
+ * add expanded to-one relations to each row). In one SELECT, MySQL joins every skipped row too
+ * (`$skip=950&$top=50`: a thousand lookups for fifty rows); without `$skip` the join stops at
+ * the page anyway and the derived table would only cost.
+ */
+function pagedBeforeJoins(plan: ReadPlan): boolean {
+  if (plan.skip === null || plan.skip === 0 || plan.joins.length === 0) return false;
+  const joined = new Set<Source>();
+  const add = (joins: readonly Join[]) => {
+    for (const join of joins) {
+      joined.add(join.source);
+      add(join.nested);
+    }
+  };
+  add(plan.joins);
+  if (plan.orderBy.some(({ expr }) => joined.has(expr.source))) return false;
+  return plan.filter === null || !reads(plan.filter, joined);
+}
+
+/** Whether the filter reads a column of `sources`, or ranges over related rows of one. */
+function reads(filter: PlannedFilter, sources: ReadonlySet<Source>): boolean {
+  let found = false;
+  visitPlannedColumns(filter, (column) => {
+    if (sources.has(column.source)) found = true;
+  });
+  const parents = (f: PlannedFilter): boolean => {
+    switch (f.kind) {
+      case 'and':
+      case 'or':
+        return f.items.some(parents);
+      case 'not':
+        return parents(f.expr);
+      case 'related':
+        return sources.has(f.rows.parent) || (f.condition !== null && parents(f.condition));
+      default:
+        return false;
+    }
+  };
+  return found || parents(filter);
+}
+
+/**
+ * `SELECT … FROM (SELECT <columns> FROM t AS t0 WHERE … ORDER BY … LIMIT ? OFFSET ?) AS t0
+ * LEFT JOIN …  ORDER BY …`: the page first, with the columns of its rows the rest reads (the
+ * selected ones, the keys of relations, the order), then the joins and the expanded to-many
+ * relations for its rows alone, in the same order.
+ */
+function pageThenJoin(plan: ReadPlan, context: SqlContext): CompiledQuery {
+  const params: unknown[] = [];
+  const root = plan.source;
+  // Parameters in text order: the select list's subqueries come first. The page's sort keys
+  // are columns of the order, which the page below gives.
+  const select = selectList(plan.selections, context, params) + addedKeys(plan, context);
+  const needed = new Set<ColumnInfo>();
+  for (const selection of plan.selections) {
+    if (selection.kind === 'column' && selection.expr.source === root) {
+      needed.add(selection.expr.column);
+    } else if (selection.kind === 'many' && selection.parent === root) {
+      for (const { local } of selection.relation.on) needed.add(local);
+    }
+  }
+  for (const join of plan.joins) {
+    if (join.parent === root) for (const { local } of join.relation.on) needed.add(local);
+  }
+  for (const { expr } of plan.orderBy) needed.add(expr.column);
+  const columns = root.table.columns.filter((column) => needed.has(column));
+  let page = `SELECT ${columns.map((column) => columnRef(root, column, context)).join(', ')} FROM ${sourceText(root, context)}`;
+  if (plan.filter !== null) page += ` WHERE ${compileFilter(plan.filter, params, context)}`;
+  if (plan.orderBy.length > 0) page += ` ORDER BY ${orderList(plan.orderBy, context)}`;
+  page += limitClause(plan, params);
+  let sql = `SELECT ${select} FROM (${page}) AS ${quoteIdent(root.alias)}${joinClauses(plan.joins, params, context)}`;
+  if (plan.orderBy.length > 0) sql += ` ORDER BY ${orderList(plan.orderBy, context)}`;
   return { sql, params };
+}
+
+/** Where a page's sort key is in each row: a slot of the select list (0-based). */
+export interface KeySlot {
+  readonly slot: number;
+  readonly key: PlannedOrder;
+  /** Read by a column added after the selected ones (not written into the answer). */
+  readonly added: boolean;
+}
+
+/**
+ * The slots of a paged read's sort keys, from which its last row's position is taken
+ * (pipeline/read.ts): a key that is a selected column of the table is read from that column's
+ * slot; any other (left out by `$select`, hidden by the caller's view, through a relation, an
+ * ENUM's number) from a column added after the selected ones, which no serializer reads.
+ */
+export function pageKeySlots(plan: ReadPlan): KeySlot[] | null {
+  const keys = plan.page?.keys ?? null;
+  if (keys === null) return null;
+  const selected = new Map<string, number>();
+  let width = 0;
+  for (const selection of plan.selections) {
+    if (selection.kind === 'column' && selection.expr.source === plan.source) {
+      if (!selected.has(selection.expr.column.name))
+        selected.set(selection.expr.column.name, width);
+    }
+    width += slotWidth(selection);
+  }
+  return keys.map((key) => {
+    const { source, column } = key.expr;
+    const own =
+      source === plan.source && readsAsSelected(column) ? selected.get(column.name) : undefined;
+    return own === undefined
+      ? { slot: width++, key, added: true }
+      : { slot: own, key, added: false };
+  });
+}
+
+/** The slots a selection takes in a row (db/rows.ts Field): a related object's marker and its own. */
+function slotWidth(selection: Selection): number {
+  if (selection.kind !== 'one') return 1;
+  let width = 1;
+  for (const inner of selection.selections) width += slotWidth(inner);
+  return width;
+}
+
+/** `, <key>` for each sort key the select list does not give (pageKeySlots). */
+function addedKeys(plan: ReadPlan, context: SqlContext): string {
+  const slots = pageKeySlots(plan);
+  if (slots === null) return '';
+  let text = '';
+  for (const { key, added } of slots) {
+    if (added)
+      text += `, ${keyExpression(columnRef(key.expr.source, key.expr.column, context), key.expr.column)}`;
+  }
+  return text;
 }
 
 /** `SELECT COUNT(*)` of the rows the filter matches, ignoring order, `$top` and `$skip`. */
@@ -85,27 +256,18 @@ function contextOf(plan: ReadPlan, flavour: ServerKind['flavour']): SqlContext {
   return qualify || flavour !== 'mariadb' ? { qualify, flavour } : UNQUALIFIED;
 }
 
-function fromClause(plan: ReadPlan, context: SqlContext, params: unknown[]): string {
-  return `${sourceText(plan.source, context)}${joinClauses(plan.joins, context, params)}`;
+/** The rows' sources: the table, then its to-one joins. */
+export function fromClause(
+  plan: Pick<ReadPlan, 'source' | 'joins'>,
+  context: SqlContext,
+  params: unknown[],
+): string {
+  return `${sourceText(plan.source, context)}${joinClauses(plan.joins, params, context)}`;
 }
 
 function sourceText(source: Source, context: SqlContext): string {
   const table = quoteIdent(source.table.name);
   return context.qualify ? `${table} AS ${quoteIdent(source.alias)}` : table;
-}
-
-/** `LEFT JOIN <target> AS tN ON <key pairs> AND <filter>`: a missing related row is all NULLs. */
-function joinClauses(joins: readonly Join[], context: SqlContext, params: unknown[]): string {
-  let sql = '';
-  for (const join of joins) {
-    const on = join.relation.on.map(
-      ({ local, remote }) =>
-        `${columnRef(join.source, remote, context)} = ${columnRef(join.parent, local, context)}`,
-    );
-    if (join.filter !== null) on.push(compileFilter(join.filter, params, context));
-    sql += ` LEFT JOIN ${sourceText(join.source, context)} ON ${on.join(' AND ')}`;
-  }
-  return sql;
 }
 
 export function columnRef(source: Source, column: ColumnInfo, context: SqlContext): string {
@@ -133,40 +295,62 @@ function selectList(
   params: unknown[],
 ): string {
   if (!context.qualify) {
-    let text = plainSelectLists.get(selections);
+    // Per flavour: a spatial column's WKB is asked for differently (wkb below).
+    const lists = plainSelectLists[context.flavour];
+    let text = lists.get(selections);
     if (text === undefined) {
       text = selections
-        .map((s) => quoteIdent((s as Extract<Selection, { kind: 'column' }>).expr.column.name))
+        .map((s) => {
+          const { column } = (s as Extract<Selection, { kind: 'column' }>).expr;
+          return asIs(quoteIdent(column.name), column, context);
+        })
         .join(', ');
-      plainSelectLists.set(selections, text);
+      lists.set(selections, text);
     }
     return text;
   }
   return slots(selections, context, params, asIs).join(', ');
 }
 
-const asIs = (column: string): string => column;
+/**
+ * A column as the driver should read it: as it is, but a spatial one as WKB named as the column
+ * (mysql2 would parse MySQL's geometry into objects that lose the geometry's type).
+ */
+function asIs(column: string, info: ColumnInfo, context: SqlContext): string {
+  return info.kind === 'geometry' ? `${wkb(column, context)} AS ${quoteIdent(info.name)}` : column;
+}
+
+/**
+ * WKB of a spatial column. MySQL 8 writes a geographic SRID's coordinates in the SRS's own axis
+ * order (latitude first for 4326) unless told otherwise; GeoJSON is longitude first. MariaDB
+ * knows no axis order (and no second argument): x, y as stored.
+ */
+function wkb(column: string, context: SqlContext): string {
+  return context.flavour === 'mysql'
+    ? `ST_AsBinary(${column}, 'axis-order=long-lat')`
+    : `ST_AsBinary(${column})`;
+}
 
 /** The slot expressions of `selections`, each column's made by `value` (as is, or as text). */
 function slots(
   selections: readonly Selection[],
   context: SqlContext,
   params: unknown[],
-  value: (column: string, info: ColumnInfo) => string,
+  value: (column: string, info: ColumnInfo, context: SqlContext) => string,
 ): string[] {
   const out: string[] = [];
   for (const selection of selections) {
     switch (selection.kind) {
       case 'column': {
         const { source, column } = selection.expr;
-        out.push(value(columnRef(source, column, context), column));
+        out.push(value(columnRef(source, column, context), column, context));
         break;
       }
       case 'one': {
         const { join } = selection;
         const key = (join.relation.on[0] as { remote: ColumnInfo }).remote;
         const marker = columnRef(join.source, key, context);
-        out.push(value(marker, key));
+        out.push(value(marker, key, context));
         out.push(...slots(selection.selections, context, params, value));
         break;
       }
@@ -184,7 +368,8 @@ function slots(
 /**
  * An expanded to-many relation for one parent row, as one text value: `<n>:<row>,<row>,…`, each
  * row a JSON array of its slots as text (textOf), `n` the number of rows (so a value MySQL cut
- * short is noticed), NULL when there are none. Ordered and paged per parent row inside
+ * short is noticed), `0:` when there are none. Never NULL but when MySQL gave up on the value:
+ * a CONCAT longer than max_allowed_packet is NULL (with a warning), which must not read as none. Ordered and paged per parent row inside
  * GROUP_CONCAT: MariaDB pages there (`LIMIT` in GROUP_CONCAT); MySQL has no such LIMIT, so there
  * the rows are paged in a derived table first (MySQL 8.0.14+ lets it name the parent row).
  */
@@ -214,7 +399,7 @@ function relatedRows(
           `${quoteIdent('x')}.${quoteIdent(`o${i}`)} ${direction === 'asc' ? 'ASC' : 'DESC'}`,
       )
       .join(', ');
-    return `(SELECT CONCAT(COUNT(*), ':', GROUP_CONCAT(${quoteIdent('x')}.${quoteIdent('j')}${order === '' ? '' : ` ORDER BY ${order}`} SEPARATOR ',')) FROM (${inner}) AS ${quoteIdent('x')})`;
+    return `(SELECT CONCAT(COUNT(*), ':', COALESCE(GROUP_CONCAT(${quoteIdent('x')}.${quoteIdent('j')}${order === '' ? '' : ` ORDER BY ${order}`} SEPARATOR ','), '')) FROM (${inner}) AS ${quoteIdent('x')})`;
   }
   let count = 'COUNT(*)';
   if (paged) {
@@ -226,13 +411,14 @@ function relatedRows(
   let concat = row;
   if (plan.orderBy.length > 0) concat += ` ORDER BY ${orderList(plan.orderBy, context)}`;
   concat += " SEPARATOR ','";
-  const from = fromClause(plan, context, params);
-  const where = correlation(plan, relation, parent, context, params);
+  // Parameters in text order: the LIMIT's before those of the joins and the filter after it.
   if (paged) {
     concat += ' LIMIT ?, ?';
     params.push(skip, top);
   }
-  return `(SELECT CONCAT(${count}, ':', GROUP_CONCAT(${concat})) FROM ${from} WHERE ${where})`;
+  const from = fromClause(plan, context, params);
+  const where = correlation(plan, relation, parent, context, params);
+  return `(SELECT CONCAT(${count}, ':', COALESCE(GROUP_CONCAT(${concat}), '')) FROM ${from} WHERE ${where})`;
 }
 
 /**
@@ -270,13 +456,27 @@ function correlation(
 }
 
 /**
- * A value as text inside a JSON array, so that JSON.parse never sees a number it would round:
- * the row codec (db/rows.ts) writes each text as the driver's value would have been written.
+ * A value inside a JSON array, as text where JSON would lose something, so that JSON.parse
+ * never sees a number it would round: the row codec (db/rows.ts) writes each value as the
+ * driver's value would have been written. Integers short of BIGINT are exact as JSON numbers,
+ * and MariaDB writes dates and times in JSON as their text; everything else is cast to text
+ * (MySQL writes a DATETIME in JSON with six fractional digits whatever the column's).
  */
-export function textOf(column: string, info: ColumnInfo): string {
+export function textOf(column: string, info: ColumnInfo, context: SqlContext): string {
+  const { flavour } = context;
   switch (info.kind) {
+    case 'geometry':
+      return `TO_BASE64(${wkb(column, context)})`;
+    case 'integer':
+      return info.dataType === 'bigint' ? `CAST(${column} AS CHAR)` : column;
+    case 'year':
+      return column;
+    case 'date':
+    case 'datetime':
+      return flavour === 'mariadb' ? column : `CAST(${column} AS CHAR)`;
     case 'string':
-      return info.dataType === 'time' ? `CAST(${column} AS CHAR)` : column;
+      if (info.dataType !== 'time') return column;
+      return flavour === 'mariadb' ? column : `CAST(${column} AS CHAR)`;
     case 'binary':
       return `TO_BASE64(${column})`;
     case 'bit':

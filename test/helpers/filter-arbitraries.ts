@@ -7,11 +7,12 @@
  * the unit fuzz (parse → plan → compile) and by the MariaDB round trip.
  */
 import fc from 'fast-check';
-import type { TableInfo } from '../../src/db/schema-types.js';
+import type { ColumnInfo, TableInfo } from '../../src/db/schema-types.js';
 import { columnType, type ValueType } from '../../src/plan/filter-types.js';
 import type {
   ColumnExpr,
   ColumnFn,
+  ColumnRef,
   CompareOp,
   FilterExpr,
   FilterLiteral,
@@ -24,9 +25,13 @@ import type {
 const OPS: readonly CompareOp[] = ['eq', 'ne', 'lt', 'le', 'gt', 'ge'];
 const FNS: readonly MatchFn[] = ['contains', 'startswith', 'endswith'];
 
-/** A name the filter grammar can spell (identifier characters only, not a keyword). */
+/**
+ * A name the filter grammar can spell (identifier characters only, not a keyword), of a column
+ * that can be filtered (not a spatial one).
+ */
 export function filterableColumns(table: TableInfo): string[] {
   return table.columns
+    .filter((c) => c.kind !== 'geometry')
     .map((c) => c.name)
     .filter(
       (name) =>
@@ -95,6 +100,10 @@ export const literalArb: fc.Arbitrary<Literal> = fc.oneof(
 );
 
 const nonNullLiteral = literalArb.filter((l) => l.kind !== 'null');
+/** Literals any column may meet: a quoted string meets a number, date or time only if it spells one. */
+const untypedLiteral = (withNull: boolean) =>
+  (withNull ? literalArb : nonNullLiteral).filter((l) => l.kind !== 'string');
+const quoted = (text: string): Literal => ({ kind: 'string', value: text });
 
 const pad = (n: number, width = 2) => String(n).padStart(width, '0');
 
@@ -198,14 +207,32 @@ interface Subject {
   readonly type: ValueType;
 }
 
-/** Literals that may meet a subject of this type: plain ones always, date/time ones by type. */
+/**
+ * Literals that may meet a subject of this type: plain ones always (strings only where they
+ * spell a value of the type), date/time ones by type, also quoted.
+ */
 function literalFor(type: ValueType, withNull: boolean): fc.Arbitrary<FilterLiteral> {
-  const plain = withNull ? literalArb : nonNullLiteral;
-  if (type === 'date' || type === 'datetime') {
-    return fc.oneof(plain, dateLiteralArb, datetimeLiteralArb);
+  const plain = untypedLiteral(withNull);
+  switch (type) {
+    case 'number':
+      return fc.oneof(plain, numberText.map(quoted));
+    case 'date':
+    case 'datetime':
+      return fc.oneof(
+        plain,
+        dateLiteralArb,
+        datetimeLiteralArb,
+        fc.oneof(dateLiteralArb, datetimeLiteralArb).map((literal) => quoted(literal.text)),
+      );
+    case 'time':
+      return fc.oneof(
+        plain,
+        timeOfDayLiteralArb,
+        timeOfDayLiteralArb.map((literal) => quoted(literal.text)),
+      );
+    default:
+      return withNull ? literalArb : nonNullLiteral;
   }
-  if (type === 'time') return fc.oneof(plain, timeOfDayLiteralArb);
-  return plain;
 }
 
 /**
@@ -248,8 +275,12 @@ export function filterArb(
       fc.boolean(),
     )
     .map(([[expr, literal], swap]) => (swap ? [literal, expr] : [expr, literal]));
-  const plainOperand: fc.Arbitrary<Operand> = fc.oneof(column, nonNullLiteral);
-  const operands = fc.oneof(typedPair, fc.tuple(plainOperand, plainOperand));
+  const plainOperand: fc.Arbitrary<Operand> = fc.oneof(column, untypedLiteral(false));
+  const operands = fc.oneof(
+    typedPair,
+    fc.tuple(plainOperand, plainOperand),
+    fc.tuple(nonNullLiteral, nonNullLiteral),
+  );
   const compare: fc.Arbitrary<FilterExpr> = fc.oneof(
     fc
       .tuple(fc.constantFrom(...OPS), operands)
@@ -346,8 +377,18 @@ function keyword(word: string, s: Spelling): string {
   return s.upper ? word.toUpperCase() : word;
 }
 
+/** A name as a request writes it: as is when plain, else in double quotes (`"zip code"`). */
+export function nameText(name: string): string {
+  return /^[\p{L}_$][\p{L}\p{M}\p{N}_$]*$/u.test(name) ? name : `"${name.replaceAll('"', '""')}"`;
+}
+
+/** A column, after the relations of its path: `customer/"zip code"`. */
+function refText(ref: ColumnRef): string {
+  return [...(ref.path ?? []), ref.name].map(nameText).join('/');
+}
+
 function columnText(expr: ColumnExpr, s: Spelling): string {
-  return expr.kind === 'column' ? expr.name : `${keyword(expr.fn, s)}(${expr.column.name})`;
+  return expr.kind === 'column' ? refText(expr) : `${keyword(expr.fn, s)}(${refText(expr.column)})`;
 }
 
 function operandText(operand: Operand, s: Spelling): string {
@@ -371,8 +412,11 @@ export function filterText(expr: FilterExpr, s: Spelling): string {
       return `${columnText(expr.column, s)}${_}${keyword('in', s)}${_}(${expr.values.map((v) => literalText(v, s)).join(`,${_}`)})`;
     case 'match':
       return `${keyword(expr.fn, s)}(${columnText(expr.column, s)},${_}${typeof expr.value === 'string' ? literalText({ kind: 'string', value: expr.value }, s) : literalText(expr.value, s)})`;
-    case 'lambda':
-      throw new Error('lambdas are not generated here');
+    case 'lambda': {
+      const head = `${expr.path.map(nameText).join('/')}/${keyword(expr.op, s)}`;
+      if (expr.expr === null || expr.variable === null) return `${head}()`;
+      return `${head}(${expr.variable}:${_}${filterText(expr.expr, s)})`;
+    }
   }
 }
 
@@ -407,4 +451,535 @@ export function optionsArb(table: TableInfo): fc.Arbitrary<Record<string, string
 /** `?` placeholders in SQL text, ignoring backtick-quoted names (a name may hold a `?`). */
 export function placeholderCount(sql: string): number {
   return (sql.replace(/`(?:[^`]|``)*`/g, '').match(/\?/g) ?? []).length;
+}
+
+// ---- $apply (totals) ------------------------------------------------------------------------
+
+/** A value `$apply` may name: a column of the table, or one through a to-one relation. */
+interface ApplyColumn {
+  readonly text: string;
+  readonly column: ColumnInfo;
+}
+
+/** A generated read with `$apply`, and what the round trip needs to check its answer. */
+export interface GeneratedApply {
+  readonly query: Record<string, string>;
+  /** `groups`: groupby(…); `one`: aggregate(…) alone; `rows`: neither (filter/compute only). */
+  readonly shape: 'groups' | 'one' | 'rows';
+  /** The index of `$count as n` in each answer row, when grouped (always there then). */
+  readonly countAt: number | null;
+}
+
+const SUMMABLE_KINDS = new Set(['integer', 'decimal', 'float']);
+const ORDERED_KINDS = new Set([
+  'integer',
+  'decimal',
+  'float',
+  'year',
+  'bit',
+  'date',
+  'datetime',
+  'string',
+]);
+
+/**
+ * Random valid `$apply` expressions over `table` and, through each to-one relation given, its
+ * target's columns (`order/price`): filter() steps from filterArb, a compute() step with
+ * functions on columns of the types they take (and a filter() on what it computed), then
+ * groupby(…) or aggregate(…) (or neither),
+ * with aggregates only on columns of a type their method takes (the README's rules, written
+ * out here again) and always `$count as n`; `$filter`, `$orderby` over what the answer holds,
+ * paging and `$count` around it; keywords in either case, spaces here and there.
+ */
+export function applyArb(
+  table: TableInfo,
+  relations: readonly { readonly name: string; readonly target: TableInfo }[] = [],
+): fc.Arbitrary<GeneratedApply> {
+  const columnsOf = (t: TableInfo, prefix: string): ApplyColumn[] =>
+    filterableColumns(t).map((name) => ({
+      text: `${prefix}${name}`,
+      column: t.columnsByName.get(name) as ColumnInfo,
+    }));
+  const values = [
+    ...columnsOf(table, ''),
+    ...relations.flatMap((r) => columnsOf(r.target, `${r.name}/`)),
+  ];
+  const computable = values.flatMap((value) =>
+    FN_TYPES.filter(([, takes]) => takes.includes(columnType(value.column))).map(
+      ([fn, , gives]) => ({ fn, value, gives }),
+    ),
+  );
+  const spelling = fc.record({ upper: fc.boolean(), space: fc.constantFrom('', ' ', '  ') });
+  const computes = fc.uniqueArray(fc.constantFrom(...computable), { maxLength: 3 });
+  const filterTexts = fc.array(
+    fc.tuple(filterArb(table, 3), spellingArb).map(([expr, s]) => filterText(expr, s)),
+    { maxLength: 2 },
+  );
+  return fc
+    .record({
+      spelling,
+      computed: computes,
+      steps: filterTexts,
+      // A filter() step when the rows themselves are asked for and there would be none.
+      extra: fc.tuple(filterArb(table, 2), spellingArb).map(([expr, s]) => filterText(expr, s)),
+      $filter: fc.option(
+        fc.tuple(filterArb(table, 2), spellingArb).map(([expr, s]) => filterText(expr, s)),
+        { nil: undefined },
+      ),
+      aliasFilter: fc.boolean(),
+      shape: fc.constantFrom('groups', 'groups', 'groups', 'one', 'rows' as const),
+      pick: fc.infiniteStream(fc.nat()),
+      methods: fc.array(fc.constantFrom('sum', 'average', 'min', 'max', 'countdistinct' as const), {
+        maxLength: 4,
+      }),
+      paging: fc.record(
+        {
+          $top: fc.nat(20).map(String),
+          $skip: fc.nat(5).map(String),
+          $count: fc.constantFrom('true', 'false'),
+        },
+        { requiredKeys: [] },
+      ),
+      descending: fc.array(fc.boolean(), { minLength: 3, maxLength: 3 }),
+    })
+    .map((drawn): GeneratedApply => {
+      const k = (word: string) => (drawn.spelling.upper ? word.toUpperCase() : word);
+      const sep = `,${drawn.spelling.space}`;
+      const picks = drawn.pick[Symbol.iterator]();
+      const pick = <T>(items: readonly T[]): T =>
+        items[(picks.next().value as number) % items.length] as T;
+      const computed = drawn.computed.map((c, i) => ({ ...c, alias: `c${i}` }));
+      const stepFilters =
+        drawn.shape === 'rows' && drawn.steps.length === 0 && computed.length === 0
+          ? [drawn.extra]
+          : drawn.steps;
+      const steps = stepFilters.map((text) => `${k('filter')}(${text})`);
+      if (computed.length > 0) {
+        const items = computed.map((c) => `${k(c.fn)}(${c.value.text}) ${k('as')} ${c.alias}`);
+        steps.push(`${k('compute')}(${items.join(sep)})`);
+        // A filter() after compute() may name what it computed.
+        if (drawn.aliasFilter)
+          steps.push(`${k('filter')}(${pick(computed).alias} ${k('ne')} ${k('null')})`);
+      }
+      const query: Record<string, string> = { ...drawn.paging };
+      if (drawn.$filter !== undefined) query.$filter = drawn.$filter;
+      const order: string[] = [];
+      let countAt: number | null = null;
+      if (drawn.shape === 'rows') {
+        order.push(
+          pick([...columnsOf(table, '').map((v) => v.text), ...computed.map((c) => c.alias)]),
+        );
+      } else {
+        // Group keys: columns, paths or computed names, each once (two paths share an object).
+        const named = [...values.map((v) => v.text), ...computed.map((c) => c.alias)];
+        const keys =
+          drawn.shape === 'groups'
+            ? [
+                ...new Set(
+                  [pick(named), pick(named), pick(named)].slice(0, 1 + (pick([0, 1, 2]) as number)),
+                ),
+              ]
+            : [];
+        const aggregates = [`${k('$count')} ${k('as')} n`];
+        const aliases = ['n'];
+        drawn.methods.forEach((method, i) => {
+          const takes = [
+            ...values
+              .filter(({ column }) =>
+                method === 'sum' || method === 'average'
+                  ? SUMMABLE_KINDS.has(column.kind)
+                  : method === 'countdistinct' || ORDERED_KINDS.has(column.kind),
+              )
+              .map((v) => v.text),
+            ...computed
+              .filter((c) =>
+                method === 'sum' || method === 'average' ? c.gives === 'number' : true,
+              )
+              .map((c) => c.alias),
+          ];
+          if (takes.length === 0) return;
+          aggregates.push(`${pick(takes)} ${k('with')} ${k(method)} ${k('as')} a${i}`);
+          aliases.push(`a${i}`);
+        });
+        // Every group value (nested ones too) comes before the aggregates, `n` first of them.
+        countAt = keys.length;
+        const aggregate = `${k('aggregate')}(${aggregates.join(sep)})`;
+        steps.push(
+          drawn.shape === 'groups'
+            ? `${k('groupby')}((${keys.join(sep)})${sep}${aggregate})`
+            : aggregate,
+        );
+        order.push(pick([...keys, ...aliases]), pick(aliases));
+      }
+      const orderby = [...new Set(order)].map(
+        (name, i) => `${name}${drawn.descending[i] === true ? ' desc' : ''}`,
+      );
+      query.$orderby = orderby.join(',');
+      query.$apply = steps.join(pick(['/', ' / ']));
+      return {
+        query,
+        shape: drawn.shape,
+        countAt: drawn.shape === 'rows' ? null : countAt,
+      };
+    });
+}
+// ---- Reads across relations ($expand, paths, lambdas) ---------------------------------------
+
+/**
+ * A schema with foreign keys as a test declares it by hand (independently of how the gateway
+ * names relations): columns in table order with the literals a filter may compare them with,
+ * and each relation with its kind, target and key pairs (local → remote column).
+ */
+export interface RelationalModel {
+  readonly tables: Readonly<Record<string, ModelTable>>;
+}
+
+export interface ModelTable {
+  readonly key: readonly string[];
+  readonly columns: readonly ModelColumn[];
+  readonly relations: readonly ModelRelation[];
+}
+
+export interface ModelColumn {
+  readonly name: string;
+  readonly type: 'int' | 'decimal' | 'text' | 'datetime';
+  /** Values to compare with: some that the data holds, some that it does not. */
+  readonly values: readonly string[];
+}
+
+export interface ModelRelation {
+  readonly name: string;
+  readonly kind: 'one' | 'many';
+  readonly target: string;
+  readonly pairs: readonly (readonly [local: string, remote: string])[];
+}
+
+/** A read across relations: the request's options as an AST (`$expand` items included). */
+export interface RelationalRead {
+  readonly select: '*' | readonly string[];
+  readonly filter: FilterExpr | null;
+  readonly orderBy: readonly { readonly ref: ColumnRef; readonly desc: boolean }[];
+  readonly top: number | null;
+  readonly skip: number | null;
+  readonly expand: readonly RelationalExpand[];
+}
+
+export interface RelationalExpand {
+  /** The relations walked: one, or a path (`a/b`) whose options belong to the last. */
+  readonly path: readonly string[];
+  readonly read: RelationalRead;
+}
+
+const literalOf = (column: ModelColumn, value: string): Literal =>
+  column.type === 'int' || column.type === 'decimal'
+    ? { kind: 'number', text: value }
+    : { kind: 'string', value };
+
+/** Where names in a filter resolve: the filter's own table, and the lambda variables in scope. */
+interface FilterScope {
+  readonly home: string;
+  readonly variables: ReadonlyMap<string, string>;
+}
+
+/** The column references a filter in `scope` may make: own columns, paths, variables' columns. */
+function refsOf(
+  model: RelationalModel,
+  scope: FilterScope,
+): { ref: ColumnRef; column: ModelColumn }[] {
+  const refs: { ref: ColumnRef; column: ModelColumn }[] = [];
+  const from = (table: string, prefix: readonly string[], steps: number) => {
+    const t = model.tables[table] as ModelTable;
+    for (const column of t.columns) {
+      const ref: ColumnRef =
+        prefix.length === 0
+          ? { kind: 'column', name: column.name, position: 0 }
+          : { kind: 'column', name: column.name, position: 0, path: prefix };
+      refs.push({ ref, column });
+    }
+    if (steps === 0) return;
+    for (const relation of t.relations) {
+      if (relation.kind === 'one') from(relation.target, [...prefix, relation.name], steps - 1);
+    }
+  };
+  from(scope.home, [], 2);
+  for (const [variable, table] of scope.variables) from(table, [variable], 1);
+  return refs;
+}
+
+/** The to-many relations a lambda in `scope` may range over, as paths, and their tables. */
+function lambdaTargets(model: RelationalModel, scope: FilterScope) {
+  const targets: { path: string[]; table: string }[] = [];
+  const starts: [string[], string][] = [[[], scope.home]];
+  for (const [variable, table] of scope.variables) starts.push([[variable], table]);
+  for (const [prefix, table] of starts) {
+    for (const relation of (model.tables[table] as ModelTable).relations) {
+      if (relation.kind === 'many')
+        targets.push({ path: [...prefix, relation.name], table: relation.target });
+      else {
+        for (const next of (model.tables[relation.target] as ModelTable).relations) {
+          if (next.kind === 'many') {
+            targets.push({ path: [...prefix, relation.name, next.name], table: next.target });
+          }
+        }
+      }
+    }
+  }
+  return targets;
+}
+
+/**
+ * A valid `$filter` over `scope.home` with paths through to-one relations and any/all lambdas
+ * over to-many ones (nested, bare names inside meaning the home row's columns), every literal
+ * of the compared column's type.
+ */
+export function relationalFilterArb(
+  model: RelationalModel,
+  scope: FilterScope,
+  depth = 3,
+): fc.Arbitrary<FilterExpr> {
+  const refs = refsOf(model, scope);
+  const pick = fc.constantFrom(...refs);
+  const compare = pick.chain(({ ref, column }) =>
+    fc.oneof(
+      {
+        weight: 4,
+        arbitrary: fc.tuple(fc.constantFrom(...OPS), fc.constantFrom(...column.values)).map(
+          ([op, value]): FilterExpr => ({
+            kind: 'compare',
+            op,
+            left: ref,
+            right: literalOf(column, value),
+            position: 0,
+          }),
+        ),
+      },
+      fc.constantFrom<FilterExpr>(
+        { kind: 'compare', op: 'eq', left: ref, right: { kind: 'null' }, position: 0 },
+        { kind: 'compare', op: 'ne', left: ref, right: { kind: 'null' }, position: 0 },
+      ),
+      fc.uniqueArray(fc.constantFrom(...column.values), { minLength: 1, maxLength: 3 }).map(
+        (values): FilterExpr => ({
+          kind: 'in',
+          column: ref,
+          values: values.map((v) => literalOf(column, v)),
+        }),
+      ),
+      ...(column.type === 'text'
+        ? [
+            fc.tuple(fc.constantFrom(...FNS), fc.constantFrom(...column.values)).map(
+              ([fn, value]): FilterExpr => ({
+                kind: 'match',
+                fn,
+                column: ref,
+                value: value.slice(0, 2),
+              }),
+            ),
+          ]
+        : []),
+    ),
+  );
+  const targets = lambdaTargets(model, scope);
+  const lambda: fc.Arbitrary<FilterExpr> | null =
+    depth <= 1 || targets.length === 0
+      ? null
+      : fc.constantFrom(...targets).chain(({ path, table }) => {
+          const last = path[path.length - 1] as string;
+          // odata-query names the variable after the relation; others write x, y.
+          const free = ['x', 'y', 'z', last].filter(
+            (v) =>
+              !scope.variables.has(v) &&
+              !(model.tables[scope.home] as ModelTable).relations.some((r) => r.name === v) &&
+              !(model.tables[scope.home] as ModelTable).columns.some((c) => c.name === v),
+          );
+          const variable = free[0] as string;
+          const inner: FilterScope = {
+            home: scope.home,
+            variables: new Map([...scope.variables, [variable, table]]),
+          };
+          return fc.oneof(
+            fc.constant<FilterExpr>({
+              kind: 'lambda',
+              op: 'any',
+              path,
+              variable: null,
+              expr: null,
+              position: 0,
+            }),
+            fc
+              .tuple(
+                fc.constantFrom('any' as const, 'all' as const),
+                relationalFilterArb(model, inner, depth - 1),
+              )
+              .map(
+                ([op, expr]): FilterExpr => ({
+                  kind: 'lambda',
+                  op,
+                  path,
+                  variable,
+                  expr,
+                  position: 0,
+                }),
+              ),
+          );
+        });
+  const leaf =
+    lambda === null
+      ? compare
+      : fc.oneof({ weight: 3, arbitrary: compare }, { weight: 2, arbitrary: lambda });
+  if (depth <= 1) return leaf;
+  const smaller = relationalFilterArb(model, scope, depth - 1);
+  return fc.oneof(
+    { weight: 3, arbitrary: leaf },
+    smaller.map((expr): FilterExpr => ({ kind: 'not', expr })),
+    fc
+      .tuple(
+        fc.constantFrom('and' as const, 'or' as const),
+        fc.array(smaller, { minLength: 2, maxLength: 3 }),
+      )
+      .map(([kind, items]): FilterExpr => ({ kind, items })),
+  );
+}
+
+/** `$orderby` over columns and to-one paths, ending with the key (so no two rows tie). */
+function orderArb(model: RelationalModel, table: string) {
+  const t = model.tables[table] as ModelTable;
+  const refs = refsOf(model, { home: table, variables: new Map() }).filter(
+    ({ ref }) => (ref.path?.length ?? 0) <= 1,
+  );
+  return fc
+    .array(fc.tuple(fc.constantFrom(...refs), fc.boolean()), { maxLength: 2 })
+    .map((items) => {
+      const order = items.map(([{ ref }, desc]) => ({ ref, desc }));
+      for (const key of t.key)
+        order.push({ ref: { kind: 'column', name: key, position: 0 }, desc: false });
+      return order;
+    });
+}
+
+/**
+ * A read of `table` with `$expand` items (nested, paths, every option, at most `levels` deep and
+ * `budget` relations in all), filters with paths and lambdas, orders ending with the key, and
+ * paging; `many` says whether it is the read of a to-many relation (paging and order apply) or
+ * of a to-one (`$select`, `$filter`, `$expand` only).
+ */
+export function relationalReadArb(
+  model: RelationalModel,
+  table: string,
+  options: { levels?: number; budget?: number; kind?: 'top' | 'one' | 'many' } = {},
+): fc.Arbitrary<RelationalRead> {
+  const { levels = 3, budget = 10, kind = 'top' } = options;
+  const t = model.tables[table] as ModelTable;
+  const names = t.columns.map((c) => c.name);
+  const select = fc.oneof(
+    fc.constant<'*'>('*'),
+    fc.uniqueArray(fc.constantFrom(...names), { minLength: 1, maxLength: names.length }),
+  );
+  const filter = fc.option(relationalFilterArb(model, { home: table, variables: new Map() }, 3), {
+    freq: 2,
+  });
+  const paged = kind !== 'one';
+  const expand: fc.Arbitrary<RelationalExpand[]> =
+    levels === 0 || budget === 0
+      ? fc.constant([])
+      : fc
+          .uniqueArray(fc.constantFrom(...t.relations), {
+            maxLength: Math.min(2, budget),
+            selector: (r) => r.name,
+          })
+          .chain((relations) =>
+            relations.length === 0
+              ? fc.constant([])
+              : fc.tuple(
+                  ...relations.map((relation) => {
+                    const share = Math.max(
+                      1,
+                      Math.floor((budget - relations.length) / relations.length),
+                    );
+                    const target = model.tables[relation.target] as ModelTable;
+                    // Sometimes a path: relation/next, the options for the last.
+                    const nexts = levels >= 2 && share >= 1 ? target.relations : [];
+                    const read = (
+                      name: string,
+                      relKind: 'one' | 'many',
+                      depthLeft: number,
+                      left: number,
+                    ) =>
+                      relationalReadArb(model, name, {
+                        levels: depthLeft,
+                        budget: left,
+                        kind: relKind,
+                      });
+                    const plain = read(relation.target, relation.kind, levels - 1, share - 1).map(
+                      (r): RelationalExpand => ({ path: [relation.name], read: r }),
+                    );
+                    if (nexts.length === 0) return plain;
+                    return fc.oneof(
+                      { weight: 3, arbitrary: plain },
+                      fc.constantFrom(...nexts).chain((next) =>
+                        read(next.target, next.kind, levels - 2, Math.max(0, share - 2)).map(
+                          (r): RelationalExpand => ({
+                            path: [relation.name, next.name],
+                            read: r,
+                          }),
+                        ),
+                      ),
+                    );
+                  }),
+                ),
+          );
+  return fc.record({
+    select,
+    filter,
+    orderBy:
+      kind === 'one'
+        ? fc.constant([])
+        : kind === 'top'
+          ? orderArb(model, table)
+          : fc.option(orderArb(model, table), { freq: 2 }).map((o) => o ?? []),
+    top: paged ? fc.option(fc.nat(4), { freq: 2 }) : fc.constant(null),
+    skip: paged ? fc.option(fc.nat(3), { freq: 3 }) : fc.constant(null),
+    expand,
+  });
+}
+
+function orderText(order: RelationalRead['orderBy']): string {
+  return order.map(({ ref, desc }) => `${refText(ref)}${desc ? ' desc' : ''}`).join(',');
+}
+
+function selectText(select: RelationalRead['select']): string {
+  return select === '*' ? '*' : select.map(nameText).join(',');
+}
+
+/** An `$expand` value as a client writes it. */
+export function expandText(items: readonly RelationalExpand[], s: Spelling): string {
+  return items
+    .map(({ path, read }) => {
+      const options: string[] = [];
+      if (read.select !== '*') options.push(`$select=${selectText(read.select)}`);
+      if (read.filter !== null) options.push(`$filter=${filterText(read.filter, s)}`);
+      if (read.orderBy.length > 0) options.push(`$orderby=${orderText(read.orderBy)}`);
+      if (read.top !== null) options.push(`$top=${read.top}`);
+      if (read.skip !== null) options.push(`$skip=${read.skip}`);
+      if (read.expand.length > 0) options.push(`$expand=${expandText(read.expand, s)}`);
+      const name = path.map(nameText).join('/');
+      return options.length === 0 ? name : `${name}(${options.join(';')})`;
+    })
+    .join(',');
+}
+
+/** The query string's options of a top-level read (values unencoded). */
+export function readQuery(
+  read: RelationalRead,
+  s: Spelling,
+  count = false,
+): Record<string, string> {
+  const query: Record<string, string> = {};
+  if (read.select !== '*') query.$select = selectText(read.select);
+  if (read.filter !== null) query.$filter = filterText(read.filter, s);
+  if (read.orderBy.length > 0) query.$orderby = orderText(read.orderBy);
+  if (read.top !== null) query.$top = String(read.top);
+  if (read.skip !== null) query.$skip = String(read.skip);
+  if (read.expand.length > 0) query.$expand = expandText(read.expand, s);
+  if (count) query.$count = 'true';
+  return query;
 }

@@ -58,6 +58,7 @@ export async function startTestGateway(
     redisUrl: null,
     shutdownDelayMs: DEFAULTS.shutdownDelayMs,
     readConsistency: DEFAULTS.readConsistency,
+    skiptokenSecret: null,
     identityProvider: null,
     fileUrlTtlSeconds: DEFAULTS.fileUrlTtlSeconds,
     ...overrides,

@@ -39,13 +39,13 @@ test('a preflight for a PUT with JSON is allowed', async () => {
   expect(response.headers.get('access-control-allow-headers')).toBe('content-type, authorization');
 });
 
-test('X-Total-Count is exposed to scripts', async () => {
+test('X-Total-Count and Link are exposed to scripts', async () => {
   const response = await fetch(`${open.url}/table/t/read?$count=true`, {
     headers: { Origin: 'https://anywhere.example' },
   });
   expect(response.headers.get('access-control-allow-origin')).toBe('*');
   expect(response.headers.get('access-control-expose-headers')).toBe(
-    'X-Total-Count, Retry-After, WWW-Authenticate',
+    'X-Total-Count, Link, Retry-After, WWW-Authenticate',
   );
   expect(response.headers.get('x-total-count')).toBe('1');
 });

@@ -170,8 +170,9 @@ function summary(doc: Json): string[] {
   return lines;
 }
 
-const READ_OPTIONS = '$filter, $orderby, $top, $skip, $count, Accept';
-const KEY_READ = '(key=id, value, $select, $expand, Accept)';
+const READ_OPTIONS = '$filter, $orderby, $top, $skip, $skiptoken, $count, $apply, Accept';
+// No foreign keys here: no $expand on any read.
+const KEY_READ = '(key=id, value, $select, Accept)';
 const COMMON = ['GET /', 'GET /live', 'GET /health', 'GET /openapi.json'];
 // Without a token the index is 401 whatever the policy grants: not described either.
 const PUBLIC = COMMON.filter((line) => line !== 'GET /');

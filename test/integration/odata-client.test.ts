@@ -133,12 +133,13 @@ async function viaGateway(query: string): Promise<{ rows: Row[]; total: string |
 }
 
 /**
- * The hand-written SQL on a connection of its own (UTC session, as TIMESTAMP needs), as a
- * prepared statement like the gateway's: mysql2 formats a TIME fraction differently in the
- * binary protocol ('00:04:19.5') than in the text one ('00:04:19.500').
+ * The hand-written SQL on a connection of its own (UTC session, as TIMESTAMP needs), through the
+ * text protocol: it writes DATETIME(n) and TIME(n) with exactly n fractional digits, as MySQL
+ * shows them and the gateway answers them ('00:04:19.500' for a TIME(3); mysql2's binary protocol
+ * would give '00:04:19.5').
  */
 async function viaSql(sql: string): Promise<Row[]> {
-  const [rows] = await db.admin.execute<RowDataPacket[]>(sql);
+  const [rows] = await db.admin.query<RowDataPacket[]>(sql);
   // DECIMAL comes back as exact text; the gateway's JSON number has the same digits.
   return rows.map((row) =>
     'price' in row ? { ...row, price: Number(row.price as string) } : { ...row },

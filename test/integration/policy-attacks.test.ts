@@ -310,6 +310,7 @@ describe('the check after a write finds the written rows by key, not by the valu
       unprepare: false,
       maxAffected: null,
       readBack: null,
+      generated: [],
     } as const;
     // As if the codec had let '4' through: the plan is made and guarded as the handler does,
     // then run on the gateway's own database handle.

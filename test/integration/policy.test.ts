@@ -864,7 +864,7 @@ describe('the policy is checked against the live schema at start', () => {
   test.each<[unknown, string]>([
     [
       { roles: { user: { table: {} } } },
-      "roles.user: unknown role key 'table' (expected 'tables', 'files')",
+      "roles.user: unknown role key 'table' (expected 'tables', 'files', 'routines')",
     ],
     [
       { roles: { user: { tables: { nope: { read: true } } } } },

@@ -150,7 +150,7 @@ test('the entrypoint execs node itself: tablegate is the process that gets the s
 test('starts in auth mode from the environment alone, uploads under $HOME/.tablegate', () => {
   expect(startLine).toBe(
     `tablegate listening on http://localhost:${port} (mode: auth, database: ${db.name}, ` +
-      `5 tables, uploads: ${path.join(home, '.tablegate/uploads')}, registration: open, policy: none, read consistency: eventual)`,
+      `4 tables and 1 view, uploads: ${path.join(home, '.tablegate/uploads')}, registration: open, policy: none, read consistency: eventual)`,
   );
 });
 

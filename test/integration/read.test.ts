@@ -280,19 +280,19 @@ describe('errors are 4xx JSON with a stable code', () => {
       '/table/people/read?$select=id,nope',
       400,
       'UNKNOWN_COLUMN',
-      "Column 'nope' does not exist in table 'people'",
+      "Column 'nope' does not exist in table 'people': did you mean 'name'?",
     ],
     [
       '/table/people/read?$orderby=nope',
       400,
       'UNKNOWN_COLUMN',
-      "Column 'nope' does not exist in table 'people'",
+      "Column 'nope' does not exist in table 'people': did you mean 'name'?",
     ],
     [
       "/table/people/read?$filter=Name%20eq%20'x'",
       400,
       'UNKNOWN_COLUMN',
-      "Column 'Name' does not exist in table 'people'",
+      "Column 'Name' does not exist in table 'people': did you mean 'name'?",
     ],
   ])('%s → %d %s', async (path, status, code, message) => {
     const response = await get(path);

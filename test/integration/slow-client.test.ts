@@ -39,6 +39,7 @@ beforeAll(async () => {
     db: gw.gateway.db,
     schema: gw.gateway.schema,
     log: gw.gateway.log,
+    skiptokens: gw.gateway.skiptokens,
     uploads: new DiskStorage(gw.config.uploadsDir),
   });
   // Read by Node when the server starts listening (connectionsCheckingInterval is missing from

@@ -54,6 +54,7 @@ describe('configFromRun (CONTRACT §1)', () => {
       redisUrl: null,
       shutdownDelayMs: 0,
       readConsistency: 'eventual',
+      skiptokenSecret: null,
       identityProvider: null,
       fileUrlTtlSeconds: 3600,
     });

@@ -49,6 +49,20 @@ describe('csvSerializer', () => {
     expect(write([null, null, null, null, null, null, Buffer.alloc(0), ''])).toBe(',,,,,,"",""');
   });
 
+  test("a spatial column's cell is the GeoJSON of the JSON answer, quoted for its commas", () => {
+    const point = Buffer.alloc(21);
+    point.writeUInt8(1, 0);
+    point.writeUInt32LE(1, 1);
+    point.writeDoubleLE(1.5, 5);
+    point.writeDoubleLE(-2, 13);
+    const write = csvSerializer([
+      value('at', column('at', { kind: 'geometry', dataType: 'point' })),
+      value('n', column('n')),
+    ]);
+    expect(write([point, 1])).toBe('"{""type"":""Point"",""coordinates"":[1.5,-2]}",1');
+    expect(write([null, 2])).toBe(',2');
+  });
+
   test('an expanded relation holds its JSON; the header names every field', () => {
     const shaped: Field[] = [
       value('id', column('id')),
@@ -60,7 +74,7 @@ describe('csvSerializer', () => {
     expect(write([1, 5, 'a@b.c', '2:["Rex, dog"],["Tom"]', 'x'])).toBe(
       '1,"{""email"":""a@b.c""}","[{""name"":""Rex, dog""},{""name"":""Tom""}]",x',
     );
-    expect(write([2, null, null, null, 'y'])).toBe('2,null,[],y');
+    expect(write([2, null, null, '0:', 'y'])).toBe('2,null,[],y');
     expect(csvHeader([...shaped, value('a,b')])).toBe('id,owner,pets,after,"a,b"');
   });
 });

@@ -2,6 +2,7 @@ import vm from 'node:vm';
 import {
   type Failure,
   failureOf,
+  mapDataWarnings,
   mapDbError,
   ServerSilent,
   withoutQualifiers,
@@ -31,6 +32,85 @@ describe('withoutQualifiers', () => {
       sqlMessage: "Incorrect integer value: 'x' for column `secret_db`.`t`.`n` at row 1",
     });
     expect(error.message).toBe("Incorrect integer value: 'x' for column `n` at row 1");
+  });
+});
+
+describe('a SIGNAL in a routine or trigger', () => {
+  const answer = (error: object) => {
+    const mapped = mapDbError(error);
+    return { status: mapped.status, code: mapped.code, message: mapped.message };
+  };
+
+  test("SQLSTATE '45000' is 400 ROUTINE_ERROR with its MESSAGE_TEXT", () => {
+    expect(
+      answer({
+        code: 'ER_SIGNAL_EXCEPTION',
+        errno: 1644,
+        sqlState: '45000',
+        sqlMessage: 'Amount over the limit',
+      }),
+    ).toEqual({ status: 400, code: 'ROUTINE_ERROR', message: 'Amount over the limit' });
+  });
+
+  test('with an error number of its own, unknown to the driver', () => {
+    expect(answer({ errno: 5001, sqlState: '45000', sqlMessage: 'late' })).toEqual({
+      status: 400,
+      code: 'ROUTINE_ERROR',
+      message: 'late',
+    });
+  });
+
+  test('another SQLSTATE with the default number is the routine refusing too', () => {
+    expect(
+      answer({ code: 'ER_SIGNAL_EXCEPTION', errno: 1644, sqlState: '22003', sqlMessage: 'range' }),
+    ).toEqual({ status: 400, code: 'ROUTINE_ERROR', message: 'range' });
+  });
+
+  test("a SIGNAL that takes a server error's number maps as that error", () => {
+    expect(
+      answer({ code: 'ER_DUP_ENTRY', errno: 1062, sqlState: '23000', sqlMessage: 'taken' }),
+    ).toEqual({ status: 409, code: 'ER_DUP_ENTRY', message: 'taken' });
+  });
+
+  test('a routine dropped or changed after the schema was read asks for a re-read', () => {
+    const gone = mapDbError({ code: 'ER_SP_DOES_NOT_EXIST', errno: 1305, sqlState: '42000' });
+    expect([gone.status, gone.code, gone.schemaMiss]).toEqual([404, 'ER_SP_DOES_NOT_EXIST', true]);
+    const changed = mapDbError({ code: 'ER_SP_WRONG_NO_OF_ARGS', errno: 1318, sqlState: '42000' });
+    expect([changed.status, changed.schemaMiss]).toEqual([400, true]);
+  });
+});
+
+describe('data warnings about generated columns', () => {
+  const note = (column: string) => ({
+    Level: 'Note',
+    Code: 1265,
+    Message: `Data truncated for column '${column}' at row 1`,
+  });
+
+  test("MySQL rounding a generated column's expression is no refusal", () => {
+    expect(mapDataWarnings([note('price_with_tax')], ['price_with_tax'])).toBeNull();
+    expect(mapDataWarnings([note("it's")], ["it's"])).toBeNull();
+  });
+
+  test('a value the client sent that did not fit still is', () => {
+    expect(
+      mapDataWarnings([note('price_with_tax'), note('price')], ['price_with_tax']),
+    ).toMatchObject({
+      status: 400,
+      code: 'WARN_DATA_TRUNCATED',
+      message: "Data truncated for column 'price' at row 1",
+    });
+    expect(mapDataWarnings([note('price_with_tax')])).toMatchObject({
+      code: 'WARN_DATA_TRUNCATED',
+    });
+    const outOfRange = {
+      Level: 'Warning',
+      Code: 1264,
+      Message: "Out of range value for column 'price_with_tax' at row 1",
+    };
+    expect(mapDataWarnings([outOfRange], ['price_with_tax'])).toMatchObject({
+      code: 'ER_WARN_DATA_OUT_OF_RANGE',
+    });
   });
 });
 

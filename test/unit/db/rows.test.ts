@@ -1,11 +1,15 @@
 import {
+  type Field,
   quoteString,
   rowSerializer,
+  shapeSerializer,
+  withFraction,
   writeBit,
   writeFloat32,
   writeInteger,
 } from '../../../src/db/rows.js';
 import type { ColumnInfo, JsonKind } from '../../../src/db/schema-types.js';
+import { ApiError } from '../../../src/errors.js';
 
 function column(name: string, kind: JsonKind, dataType = 'x'): ColumnInfo {
   return {
@@ -59,6 +63,39 @@ describe('value writers (CONTRACT §2)', () => {
   });
 });
 
+describe('fractional seconds exactly as stored', () => {
+  test.each([
+    // The binary protocol leaves out a zero fraction and a TIME's trailing zeros.
+    ['2024-01-01 09:00:00', 3, '2024-01-01 09:00:00.000'],
+    ['2024-01-01 09:00:00.5', 3, '2024-01-01 09:00:00.500'],
+    ['2024-01-01 09:00:00.123456', 6, '2024-01-01 09:00:00.123456'],
+    ['2024-01-01 09:00:00.120', 3, '2024-01-01 09:00:00.120'],
+    ['10:00:00.5', 3, '10:00:00.500'],
+    ['-838:59:59', 6, '-838:59:59.000000'],
+    ['10:00:00', 1, '10:00:00.0'],
+    ['10:00:00.500000', 3, '10:00:00.500'],
+  ])('%s with %d digits → %s', (text, digits, expected) => {
+    expect(withFraction(text, digits)).toBe(expected);
+  });
+
+  test('each precision of DATETIME, TIMESTAMP and TIME writes its own digits', () => {
+    for (let n = 0; n <= 6; n++) {
+      const suffix = n === 0 ? '' : `(${n})`;
+      const columns = [
+        { ...column('d', 'datetime', 'datetime'), columnType: `datetime${suffix}` },
+        { ...column('s', 'datetime', 'timestamp'), columnType: `timestamp${suffix}` },
+        { ...column('t', 'string', 'time'), columnType: `time${suffix}` },
+      ];
+      const fraction = n === 0 ? '' : `.${'0'.repeat(n)}`;
+      expect(
+        rowSerializer(columns)(['2024-01-01 09:00:00', '2024-01-01 09:00:00', '10:00:00']),
+      ).toBe(
+        `{"d":"2024-01-01 09:00:00${fraction}","s":"2024-01-01 09:00:00${fraction}","t":"10:00:00${fraction}"}`,
+      );
+    }
+  });
+});
+
 describe('rowSerializer', () => {
   const columns = [
     column('id', 'integer', 'bigint'),
@@ -108,6 +145,65 @@ describe('rowSerializer', () => {
   });
 });
 
+describe('shapeSerializer: expanded relations (sql/compile-read.ts writes their slots)', () => {
+  const id = column('id', 'integer', 'int');
+  const name = column('name', 'string', 'varchar');
+  const fields: Field[] = [
+    { kind: 'value', name: 'id', column: id },
+    { kind: 'object', name: 'customer', fields: [{ kind: 'value', name: 'name', column: name }] },
+    {
+      kind: 'array',
+      name: 'items',
+      fields: [
+        { kind: 'value', name: 'id', column: id },
+        {
+          kind: 'object',
+          name: 'product',
+          fields: [{ kind: 'value', name: 'name', column: name }],
+        },
+      ],
+    },
+  ];
+  const serialize = shapeSerializer(fields);
+
+  test('an object after its marker slot, null when the marker is; an array from `<n>:` text', () => {
+    // As MariaDB's JSON_ARRAY writes them: `, ` between values, integers as numbers.
+    expect(serialize([1, 7, 'Ann', '2:[10, "3", "Tea"],[11, null, null]'])).toBe(
+      '{"id":1,"customer":{"name":"Ann"},"items":[{"id":10,"product":{"name":"Tea"}},{"id":11,"product":null}]}',
+    );
+    expect(serialize([2, null, null, '0:'])).toBe('{"id":2,"customer":null,"items":[]}');
+  });
+
+  function refusal(row: unknown[]): ApiError {
+    try {
+      serialize(row);
+    } catch (error) {
+      if (error instanceof ApiError) return error;
+      throw error;
+    }
+    throw new Error('no error');
+  }
+
+  test.each<[string, unknown]>([
+    // A CONCAT longer than max_allowed_packet is NULL: once answered as an empty array.
+    ['NULL (MySQL gave up on the value)', null],
+    ['fewer rows than it says (cut short)', '3:[10, null, null],[11, null, null]'],
+    ['text cut inside a row', '2:[10, null, null],[1'],
+    ['text cut inside a string', '2:[10, "ab\\"c", "x'],
+    ['text cut after a row', '2:[10, null, null],'],
+    ['a row with a slot too many', '1:[10, null, null, 4]'],
+    ['a row with a slot too few', '1:[10, null]'],
+    ['no count', '[10, null, null]'],
+  ])('a related array that is %s is RELATED_ROWS_TOO_LARGE', (_, value) => {
+    const error = refusal([1, null, null, value]);
+    expect([error.status, error.code, error.message]).toEqual([
+      400,
+      'RELATED_ROWS_TOO_LARGE',
+      "The related rows of 'items' for one row are more than MySQL sends in one value (max_allowed_packet); read them in pages with items($top=…)",
+    ]);
+  });
+});
+
 describe('quoteString', () => {
   // Its shortcut must give exactly JSON.stringify's text, also where escaping starts and stops.
   const samples = [
@@ -136,5 +232,71 @@ describe('quoteString', () => {
       if (quoteString(text) !== JSON.stringify(text)) wrong.push(unit);
     }
     expect(wrong).toEqual([]);
+  });
+});
+
+describe('shapeSerializer: values as MySQL writes them inside a related array', () => {
+  const typed = (name: string, kind: JsonKind, dataType: string, columnType = dataType) => ({
+    ...column(name, kind, dataType),
+    columnType,
+  });
+  const columns = [
+    typed('i', 'integer', 'int'),
+    typed('big', 'integer', 'bigint'),
+    typed('d', 'decimal', 'decimal'),
+    typed('f', 'float', 'float'),
+    typed('db', 'float', 'double'),
+    typed('y', 'year', 'year'),
+    typed('b', 'bit', 'bit'),
+    typed('bin', 'binary', 'blob'),
+    typed('j', 'json', 'longtext'),
+    typed('dt', 'datetime', 'datetime', 'datetime(3)'),
+    typed('t', 'string', 'time', 'time(3)'),
+    typed('s', 'string', 'varchar'),
+  ];
+  const serialize = shapeSerializer([
+    {
+      kind: 'array',
+      name: 'a',
+      fields: columns.map((c) => ({ kind: 'value', name: c.name, column: c })),
+    },
+  ]);
+  const driver = rowSerializer(columns);
+  const one = (tokens: string) => serialize([`1:[${tokens}]`]).slice('{"a":['.length, -2);
+
+  test('each type: the text the same value read from the driver gives', () => {
+    expect(
+      one(
+        '-7, "18446744073709551615", "-0.50", "1.100000023841858", "0.30000000000000004", 2024, ' +
+          '"5", "AP8Q\\nAA==", "{\\"a\\": [1, 2.50]}", "2024-01-02 03:04:05.000", "-838:59:59.000", "x"',
+      ),
+    ).toBe(
+      driver([
+        -7,
+        '18446744073709551615',
+        '-0.50',
+        Math.fround(1.1),
+        0.30000000000000004,
+        2024,
+        Buffer.from([5]),
+        Buffer.from([0, 255, 16, 0]),
+        '{"a": [1, 2.50]}',
+        '2024-01-02 03:04:05.000',
+        '-838:59:59.000',
+        'x',
+      ]),
+    );
+  });
+
+  test.each([
+    // MariaDB escapes quotes, backslashes and control characters (\u001F in capitals) and
+    // leaves DEL, U+2028 and the rest as they are: the answer is JSON.stringify's either way.
+    ['"plain text é 😀"', 'plain text é 😀'],
+    ['"say \\"hi\\" \\\\ there"', 'say "hi" \\ there'],
+    ['"tab\\tline\\nnul\\u0000us\\u001F"', 'tab\tline\nnul\u0000us\u001f'],
+    ['"del\u007f sep\u2028 /"', 'del\u007f sep\u2028 /'],
+  ])('the string %s is written as JSON.stringify writes its text', (token, text) => {
+    const nulls = 'null, '.repeat(columns.length - 1);
+    expect(one(`${nulls}${token}`)).toBe(driver([...columns.slice(0, -1).map(() => null), text]));
   });
 });

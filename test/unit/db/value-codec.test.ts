@@ -153,11 +153,24 @@ describe('ENUM and SET: a number that names no member is refused, never read as 
     );
   });
 
-  test('member names pass as they are, a numeric one too; other texts are left to MySQL', () => {
-    for (const value of ['open', 'cancelled', '7', "it's", 'a\\b', 'OPEN', 'nope']) {
+  test('member names pass as they are, a numeric one too, and what MySQL takes for one', () => {
+    // MySQL's *_ci collations match OPEN and 'open ' to 'open', and store the member.
+    for (const value of ['open', 'cancelled', '7', "it's", 'a\\b', 'OPEN', 'open ']) {
       expect(coerceValue(status, value)).toBe(value);
     }
     expect(coerceValue(status, 7)).toBe('7');
+  });
+
+  test('a text that names no member is refused, naming the members', () => {
+    expect(() => coerceValue(status, 'nope')).toThrow(
+      "Column 'status' must be one of 'open', 'paid', '7', 'it's', 'a\\b', 'cancelled'; 'nope' is not",
+    );
+    expect(() => coerceValue(status, '')).toThrow('must be one of');
+    expect(() => coerceValue(tags, 'a,zzz', 3)).toThrow(
+      "Row 3, column 'tags' takes members of 'a', 'b', '3', separated by commas; 'a,zzz' names another",
+    );
+    expect(coerceValue(tags, '')).toBe('');
+    expect(coerceValue(tags, 'A,b')).toBe('A,b');
   });
 
   test('SET: a bit mask is refused; member lists, a numeric member among them, pass', () => {
@@ -165,5 +178,58 @@ describe('ENUM and SET: a number that names no member is refused, never read as 
       "Row 2, column 'tags' takes members of 'a', 'b', '3', separated by commas; MySQL would read '5' as a set of positions",
     );
     for (const value of ['a', 'a,b', '3', 'a,3', '']) expect(coerceValue(tags, value)).toBe(value);
+  });
+});
+
+describe('DATETIME and TIMESTAMP take ISO 8601 with a zone as UTC wall time', () => {
+  const at = (precision: number, dataType = 'datetime') =>
+    column('at', {
+      dataType,
+      columnType: precision === 0 ? dataType : `${dataType}(${precision})`,
+      kind: 'datetime',
+    });
+
+  test.each<[number, string, string]>([
+    // What Date.toISOString() writes.
+    [3, '2024-05-01T10:00:00.250Z', '2024-05-01 10:00:00.250'],
+    [6, '2024-05-01T10:00:00.250Z', '2024-05-01 10:00:00.250000'],
+    [0, '2024-05-01T10:00:00.000Z', '2024-05-01 10:00:00'],
+    [0, '2024-05-01T10:00:00Z', '2024-05-01 10:00:00'],
+    [0, '2024-05-01t10:00z', '2024-05-01 10:00:00'],
+    // Offsets, across a day, a month and a year.
+    [3, '2024-05-01T10:00:00.250+02:00', '2024-05-01 08:00:00.250'],
+    [0, '2024-03-01T01:30:00+05:30', '2024-02-29 20:00:00'],
+    [0, '2023-12-31T23:00:00-01:00', '2024-01-01 00:00:00'],
+    [2, '2024-05-01 10:00:00.5-00:30', '2024-05-01 10:30:00.50'],
+  ])('DATETIME(%d) %s → %s', (precision, given, stored) => {
+    expect(coerceValue(at(precision), given)).toBe(stored);
+    expect(coerceValue(at(precision, 'timestamp'), given)).toBe(stored);
+  });
+
+  test('without a zone the text is the wall time, as MySQL reads it', () => {
+    expect(coerceValue(at(3), '2024-05-01T10:00:00.250')).toBe('2024-05-01T10:00:00.250');
+    expect(coerceValue(at(0), '2024-05-01 10:00:00')).toBe('2024-05-01 10:00:00');
+  });
+
+  test.each<[number, string, string]>([
+    [
+      0,
+      '2024-05-01T10:00:00.250Z',
+      "keeps 0 digits of fractional seconds; '2024-05-01T10:00:00.250Z' would be cut to whole seconds",
+    ],
+    [2, '2024-05-01T10:00:00.255+01:00', 'keeps 2 digits of fractional seconds'],
+    [3, '2024-05-01T10:00:00.250Z', ''],
+    [3, '2024-13-01T10:00:00Z', 'is an invalid datetime (month 13; months are 01 to 12)'],
+    [3, '2024-02-30T10:00:00Z', 'is an invalid datetime (day 30; 2024-02 has 29 days)'],
+    [3, '2024-05-01T24:00:00Z', 'is an invalid datetime (hour 24; hours are 00 to 23)'],
+    [3, '2024-05-01T10:00:00+24:00', 'is an invalid datetime (offset hour 24'],
+    [3, '0000-01-01T00:30:00+01:00', 'outside the years 0000 to 9999 in UTC'],
+    [3, '2024-05-01T10:00:00.1234567Z', 'more than 6 fractional digits'],
+  ])('DATETIME(%d) %s: %s', (precision, given, message) => {
+    if (message === '') {
+      expect(() => coerceValue(at(precision), given)).not.toThrow();
+      return;
+    }
+    expect(() => coerceValue(at(precision), given)).toThrow(message);
   });
 });

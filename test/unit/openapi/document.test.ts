@@ -19,7 +19,17 @@ import { documentView } from '../../../src/policy/document-view.js';
 import { validatePolicy } from '../../../src/policy/policy.js';
 import { COLUMN_FNS } from '../../../src/query/ast.js';
 import { FN_SQL } from '../../../src/sql/compile-filter.js';
+import {
+  balance,
+  placeOrder,
+  ROUTINES,
+  report,
+  twinFunction,
+  twinProcedure,
+  weird,
+} from '../fixtures/routines.js';
 import { column, order, table, text } from '../fixtures/schema.js';
+import { SHOP } from '../fixtures/shop.js';
 
 const config = (mode: 'auth' | 'open'): DocumentConfig => ({
   mode,
@@ -148,12 +158,12 @@ describe('the row schema of a table with every type', () => {
         at: {
           type: 'string',
           pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,6})?$',
-          description: 'datetime(6); YYYY-MM-DD HH:MM:SS[.ffffff] as stored, no time zone',
+          description: 'datetime(6); YYYY-MM-DD HH:MM:SS.ffffff as stored, no time zone',
         },
         stamp: {
           type: 'string',
           pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,6})?$',
-          description: 'timestamp; YYYY-MM-DD HH:MM:SS[.ffffff] in UTC',
+          description: 'timestamp; YYYY-MM-DD HH:MM:SS in UTC',
         },
         label: { type: ['string', 'null'], maxLength: 20, description: 'varchar(20)' },
         body: { type: 'string', description: 'text' },
@@ -229,7 +239,7 @@ describe('the row schema of a table with every type', () => {
 
 describe('validity', () => {
   test.each(['auth', 'open'] as const)('%s mode: valid OpenAPI 3.1', async (mode) => {
-    const doc = buildOpenApiDocument(TABLES, config(mode), '1.2.3');
+    const doc = buildOpenApiDocument(TABLES, config(mode), '1.2.3', undefined, ROUTINES);
     const validator = new Validator();
     const result = await validator.validate(doc);
     expect(result.errors ?? []).toEqual([]);
@@ -313,7 +323,7 @@ describe('operations', () => {
     );
   });
 
-  test('read takes the six $ options and may answer X-Total-Count', () => {
+  test('read takes the seven $ options and may answer X-Total-Count and Link', () => {
     const read = operation(doc, '/table/order/read', 'get');
     const parameters = read.parameters as { name: string; in: string }[];
     expect(parameters.map((p) => `${p.in} ${p.name}`)).toEqual([
@@ -322,11 +332,14 @@ describe('operations', () => {
       'query $orderby',
       'query $top',
       'query $skip',
+      'query $skiptoken',
       'query $count',
+      'query $apply',
       'header Accept',
     ]);
     const ok = (read.responses as Record<string, Record<string, unknown>>)['200'];
     expect(ok?.headers).toHaveProperty('X-Total-Count');
+    expect(ok?.headers).toHaveProperty('Link');
     expect(ok?.content).toEqual({
       'application/json': {
         schema: { type: 'array', items: { $ref: '#/components/schemas/order' } },
@@ -385,6 +398,9 @@ describe('operations', () => {
                         'LIMIT_EXCEEDED',
                         'UNKNOWN_COLUMN',
                         'UNKNOWN_RELATION',
+                        'APPLY_SYNTAX',
+                        'APPLY_TYPE',
+                        'BAD_SKIPTOKEN',
                         'MALFORMED_URL',
                         'NON_ASCII_URL',
                       ],
@@ -423,14 +439,16 @@ describe('operations', () => {
       new Map([[order.name, order]]),
     );
     const text =
-      JSON.stringify(buildOpenApiDocument([everyType, order], config('auth'))) +
+      JSON.stringify(
+        buildOpenApiDocument([everyType, order], config('auth'), '0', undefined, ROUTINES),
+      ) +
       JSON.stringify(
         buildOpenApiDocument([order], config('auth'), '0', documentView(underPolicy, 'admin')),
       );
     for (const code of Object.keys(ERRORS)) {
       expect([code, new RegExp(`\\b${code}\\b`).test(text)]).toEqual([code, true]);
     }
-    const full = buildOpenApiDocument([everyType, order], config('auth'));
+    const full = buildOpenApiDocument([everyType, order], config('auth'), '0', undefined, ROUTINES);
     for (const item of Object.values(full.paths)) {
       for (const op of Object.values(
         resolved(full, item) as Record<string, { responses: object }>,
@@ -463,6 +481,181 @@ describe('operations', () => {
         },
       },
     });
+  });
+});
+
+describe('stored routines', () => {
+  const doc = buildOpenApiDocument([order], config('open'), '1', undefined, ROUTINES);
+  const schemaOf = (op: Record<string, unknown>) =>
+    (op.requestBody as { content: Record<string, { schema: unknown }> }).content['application/json']
+      ?.schema;
+
+  test('a procedure is a POST, a function a GET and a POST; one name, both kinds: POST calls the procedure', () => {
+    const rpc = Object.entries(doc.paths)
+      .filter(([path]) => path.startsWith('/rpc/'))
+      .map(([path, item]) => [path, Object.keys(item)]);
+    expect(rpc).toEqual([
+      ['/rpc/balance', ['get', 'post']],
+      ['/rpc/place_order', ['post']],
+      ['/rpc/report', ['post']],
+      ['/rpc/twin', ['post', 'get']],
+      ['/rpc/we%22ird%60name', ['post']],
+    ]);
+    expect(operation(doc, '/rpc/twin', 'post').operationId).toBe(
+      `call_procedure_${twinProcedure.name}`,
+    );
+    expect(operation(doc, '/rpc/twin', 'get').operationId).toBe(
+      `get_function_${twinFunction.name}`,
+    );
+    expect(doc.tags).toContainEqual({
+      name: 'rpc',
+      description: 'Stored procedures and functions',
+    });
+  });
+
+  test('a procedure: its IN and INOUT parameters required by name, its OUT ones answered', () => {
+    const call = operation(doc, '/rpc/place_order', 'post');
+    expect(call.description).toMatch(/^Places an order and answers its total\.\n\n/);
+    expect(schemaOf(call)).toEqual({
+      type: 'object',
+      properties: {
+        customer: {
+          type: ['integer', 'null'],
+          minimum: -2147483648,
+          maximum: 2147483647,
+          description: 'int(11)',
+        },
+        note: { type: ['string', 'null'], maxLength: 100, description: 'varchar(100)' },
+        stock: {
+          type: ['integer', 'null'],
+          minimum: -2147483648,
+          maximum: 2147483647,
+          description: 'int(11); INOUT',
+        },
+      },
+      required: ['customer', 'note', 'stock'],
+      additionalProperties: false,
+    });
+    const ok = (
+      call.responses as Record<
+        string,
+        { content: Record<string, { schema: { properties: Record<string, unknown> } }> }
+      >
+    )[200];
+    expect(ok?.content['application/json']?.schema.properties.out).toEqual({
+      type: 'object',
+      description: 'The OUT and INOUT parameters by name, after the call',
+      properties: {
+        total: {
+          type: ['number', 'null'],
+          description: 'decimal(10,2); exactly the stored digits',
+        },
+        stock: {
+          type: ['integer', 'null'],
+          minimum: -2147483648,
+          maximum: 2147483647,
+          description: 'int(11); INOUT',
+        },
+      },
+      required: ['total', 'stock'],
+      additionalProperties: false,
+    });
+    expect(call.requestBody).toMatchObject({ required: true });
+    expect(operation(doc, '/rpc/report', 'post').requestBody).toMatchObject({ required: false });
+  });
+
+  test('a function: query parameters by name, and its value typed as declared', () => {
+    const get = operation(doc, '/rpc/balance', 'get');
+    expect(get.parameters).toEqual([
+      {
+        name: 'customer',
+        in: 'query',
+        required: true,
+        schema: {
+          type: 'integer',
+          minimum: -2147483648,
+          maximum: 2147483647,
+          description: 'int(11)',
+        },
+      },
+      {
+        name: 'day',
+        in: 'query',
+        required: true,
+        schema: {
+          type: 'string',
+          format: 'date',
+          pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$',
+          description: 'YYYY-MM-DD',
+        },
+      },
+    ]);
+    const ok = (
+      get.responses as Record<string, { content: Record<string, { schema: unknown }> }>
+    )[200];
+    expect(ok?.content['application/json']?.schema).toEqual({
+      type: 'object',
+      required: ['success', 'value'],
+      properties: {
+        success: { const: true },
+        value: {
+          type: ['number', 'null'],
+          description: 'decimal(10,2); exactly the stored digits',
+        },
+      },
+    });
+    const responses = Object.keys(get.responses as object);
+    expect(responses).toEqual([
+      '200',
+      '400',
+      '403',
+      '404',
+      '405',
+      '409',
+      '429',
+      '500',
+      '502',
+      '503',
+      '504',
+    ]);
+  });
+
+  test('under a policy: only the routines the role may call; none, and the tag is gone', () => {
+    const routines = {
+      procedures: new Map([placeOrder, report, weird, twinProcedure].map((r) => [r.name, r])),
+      functions: new Map([balance, twinFunction].map((r) => [r.name, r])),
+    };
+    const policy = validatePolicy(
+      {
+        roles: {
+          caller: { routines: { '*': true, report: false } },
+          reader: { tables: { order: { read: true } } },
+        },
+      },
+      new Map([[order.name, order]]),
+      'policy',
+      routines,
+    );
+    const rpcPaths = (role: string) =>
+      Object.keys(
+        buildOpenApiDocument([order], config('auth'), '1', documentView(policy, role), ROUTINES)
+          .paths,
+      ).filter((p) => p.startsWith('/rpc/'));
+    expect(rpcPaths('caller')).toEqual([
+      '/rpc/balance',
+      '/rpc/place_order',
+      '/rpc/twin',
+      '/rpc/we%22ird%60name',
+    ]);
+    expect(rpcPaths('reader')).toEqual([]);
+    const reader = buildOpenApiDocument(
+      [order],
+      config('auth'),
+      '1',
+      documentView(policy, 'reader'),
+      ROUTINES,
+    );
+    expect(reader.tags).not.toContainEqual(expect.objectContaining({ name: 'rpc' }));
   });
 });
 
@@ -522,6 +715,7 @@ describe("a caller's view", () => {
     );
     expect(propertiesOf(doc, 'products')).toEqual(['id', 'name', 'price']);
     expect(Object.keys(schemasOf(doc)).sort()).toEqual([
+      'Apply',
       'Credentials',
       'Error',
       'Health',
@@ -534,6 +728,23 @@ describe("a caller's view", () => {
       'products',
     ]);
     expect(JSON.stringify(doc)).not.toMatch(/cost_price|supplier_secret|labels/);
+  });
+
+  test('$apply names the columns its aggregates may take, of those the role may read', () => {
+    const applyOf = (doc: Doc) =>
+      (
+        operation(doc, '/table/products/read', 'get').parameters as {
+          name: string;
+          description: string;
+        }[]
+      ).find((p) => p.name === '$apply')?.description;
+    expect(applyOf(docOf('anonymous'))).toContain(
+      'sum and average: id, price; min and max: id, name, price.',
+    );
+    const whole = buildOpenApiDocument([products, labels], config('auth'));
+    expect(applyOf(whole)).toContain(
+      'sum and average: id, price, cost_price; min and max: id, name, price, cost_price, supplier_secret.',
+    );
   });
 
   test('without a token, routes that need one whatever the policy says are left out', () => {
@@ -628,9 +839,9 @@ describe('size: what every table shares is written once', () => {
       'orderby',
       'top',
       'skip',
+      'skiptoken',
       'count',
       'accept',
-      'expand',
       'prefer-create',
       'key-value',
       'prefer-update',
@@ -709,4 +920,162 @@ describe('auth mode and open mode', () => {
 test('enum members: quotes doubled inside', () => {
   expect(enumMembers("enum('a','it''s','')")).toEqual(['a', "it's", '']);
   expect(enumMembers("set('x,y','z')")).toEqual(['x,y', 'z']);
+});
+
+describe('relations (docs/relations.md)', () => {
+  const doc = buildOpenApiDocument(SHOP, config('open'));
+
+  test('each read lists its table’s relations in x-relations: kind, target, key columns', () => {
+    const relationsOf = (name: string) =>
+      operation(doc, `/table/${name}/read`, 'get')['x-relations'];
+    expect(relationsOf('customers')).toEqual({
+      billing_address: {
+        kind: 'to-one',
+        target: 'addresses',
+        columns: { billing_address_id: 'id' },
+      },
+      shipping_address: {
+        kind: 'to-one',
+        target: 'addresses',
+        columns: { shipping_address_id: 'id' },
+      },
+      orders: { kind: 'to-many', target: 'orders', columns: { id: 'customer_id' } },
+    });
+    expect(relationsOf('shipments')).toEqual({
+      order_items: {
+        kind: 'to-one',
+        target: 'order_items',
+        columns: { order_id: 'order_id', line: 'line' },
+      },
+    });
+    expect(relationsOf('employees')).toEqual({
+      manager: { kind: 'to-one', target: 'employees', columns: { manager_id: 'id' } },
+      employees: { kind: 'to-many', target: 'employees', columns: { id: 'manager_id' } },
+    });
+  });
+
+  test('$expand: its syntax, limits and the relations, after the shared options', () => {
+    const read = operation(doc, '/table/orders/read', 'get');
+    const parameters = read.parameters as { name: string; description: string }[];
+    expect(parameters.map((p) => p.name)).toEqual([
+      '$select',
+      '$filter',
+      '$orderby',
+      '$top',
+      '$skip',
+      '$skiptoken',
+      '$count',
+      '$apply',
+      '$expand',
+      'Accept',
+    ]);
+    const expand = parameters.find((p) => p.name === '$expand')?.description ?? '';
+    expect(expand).toContain(
+      'Relations here: `customer` (to-one → customers), `order_items` (to-many → order_items).',
+    );
+    expect(expand).toContain('`$select`, `$filter`, `$orderby`,');
+    expect(expand).toContain('Limits: 3 levels, 10 relations per request');
+    expect(expand).toContain('E.g. `order_items($select=…;$top=3)`');
+    const filter = (doc.components as { parameters: Record<string, { description: string }> })
+      .parameters.filter;
+    expect(filter?.description).toContain("`customer/country eq 'Japan'`");
+    expect(filter?.description).toContain('`order_items/any(i: i/qty gt 5)`');
+  });
+
+  test('a table without relations has no $expand and no x-relations', () => {
+    const plain = buildOpenApiDocument([order], config('open'));
+    const read = operation(plain, '/table/order/read', 'get');
+    expect((read.parameters as { name: string }[]).map((p) => p.name)).not.toContain('$expand');
+    expect(read).not.toHaveProperty('x-relations');
+  });
+
+  test('the row schema has a key per relation: the related row or null, or an array of rows', () => {
+    const orders = schemasOf(doc).orders as { properties: Record<string, unknown> };
+    expect(Object.keys(orders.properties)).toEqual([
+      'id',
+      'customer_id',
+      'note',
+      'customer',
+      'order_items',
+    ]);
+    expect(orders.properties.customer).toEqual({
+      description: 'With `$expand=customer`: the row of customers (customer_id → id), or null',
+      anyOf: [{ $ref: '#/components/schemas/customers' }, { type: 'null' }],
+    });
+    expect(orders.properties.order_items).toEqual({
+      description: 'With `$expand=order_items`: the rows of order_items (id → order_id)',
+      type: 'array',
+      items: { $ref: '#/components/schemas/order_items' },
+    });
+  });
+
+  test('valid OpenAPI 3.1 and JSON Schema, every $ref resolves (rows refer to each other)', async () => {
+    const validator = new Validator();
+    // resolveRefs puts the referred objects in place: on a copy, as rows refer to each other.
+    const result = await validator.validate(structuredClone(doc));
+    expect(result.errors ?? []).toEqual([]);
+    expect(() => validator.resolveRefs()).not.toThrow();
+    // The components as one schema document, so that `#/components/schemas/…` resolves.
+    const ajv = new Ajv2020({ strict: false, validateFormats: false });
+    ajv.addSchema({ $id: 'https://tablegate.test/openapi', components: doc.components });
+    // An expanded answer is a valid row.
+    const validate = ajv.getSchema('https://tablegate.test/openapi#/components/schemas/orders');
+    expect(
+      validate?.({
+        id: 10,
+        customer_id: 1,
+        note: null,
+        customer: {
+          id: 1,
+          name: 'Ann',
+          country: null,
+          billing_address_id: 2,
+          shipping_address_id: null,
+        },
+        order_items: [{ order_id: 10, line: 1, product: 'tea', qty: 2 }],
+      }),
+    ).toBe(true);
+    expect(validate?.({ id: 10, customer: 'Ann' })).toBe(false);
+  });
+
+  test('a caller sees only the relations it may follow: target readable, key columns readable', async () => {
+    const policy = validatePolicy(
+      {
+        roles: {
+          clerk: {
+            tables: {
+              orders: { read: true },
+              // customer_id hidden: orders.customer cannot pair rows for this role.
+              customers: { read: { columns: ['id', 'name'] } },
+              order_items: { read: true },
+              // products and addresses are not readable.
+            },
+          },
+        },
+      },
+      new Map(SHOP.map((t) => [t.name, t])),
+    );
+    const view = buildOpenApiDocument(SHOP, config('auth'), '1', documentView(policy, 'clerk'));
+    const relationsOf = (name: string) =>
+      Object.keys(
+        (operation(view, `/table/${name}/read`, 'get')['x-relations'] as object | undefined) ?? {},
+      );
+    expect(relationsOf('orders')).toEqual(['customer', 'order_items']);
+    // customers.billing_address: addresses unreadable; customers.orders: the key is readable
+    // on both sides (customers.id, orders.customer_id).
+    expect(relationsOf('customers')).toEqual(['orders']);
+    // order_items.products: products unreadable; shipments unreadable.
+    expect(relationsOf('order_items')).toEqual(['order']);
+    const schemas = (view.components as { schemas: Record<string, { properties: object }> })
+      .schemas;
+    expect(Object.keys(schemas.order_items?.properties ?? {})).toEqual([
+      'order_id',
+      'line',
+      'product',
+      'qty',
+      'order',
+    ]);
+    const result = await new Validator().validate(view);
+    expect(result.errors ?? []).toEqual([]);
+  });
 });

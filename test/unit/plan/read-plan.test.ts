@@ -21,6 +21,7 @@ import {
   id,
   note,
   order,
+  places,
   price,
   select,
   shipped,
@@ -35,6 +36,7 @@ const request = (overrides: Partial<ReadRequest>): ReadRequest => ({
   top: null,
   skip: null,
   count: false,
+  continues: false,
   ...overrides,
 });
 
@@ -80,6 +82,7 @@ describe('planRead: columns, order, paging', () => {
       top: null,
       skip: null,
       count: false,
+      page: null,
     };
     expect(plan).toEqual(expected);
     // The same selections every time: the select text and serializer are kept per list.
@@ -104,22 +107,30 @@ describe('planRead: columns, order, paging', () => {
     expect([plan.top, plan.skip, plan.count]).toEqual([5, 10, true]);
   });
 
-  test.each<[string, Partial<ReadRequest>, string]>([
-    ['select', { select: ['id', 'nope'] }, 'nope'],
-    ['select is case-sensitive', { select: ['ID'] }, 'ID'],
-    ['* inside a list', { select: ['*'] }, '*'],
-    ['orderby', { orderBy: [{ column: 'Price', direction: 'asc' }] }, 'Price'],
-    ['filter', { filter: parseFilter("id eq 1 and missing eq 'x'") }, 'missing'],
-    ['filter, right operand', { filter: parseFilter('id eq other') }, 'other'],
-    ['filter, first unknown reported', { filter: parseFilter('a eq b') }, 'a'],
-    ['in', { filter: parseFilter('nope in (1)') }, 'nope'],
-    ['function', { filter: parseFilter("contains(nope, 'x')") }, 'nope'],
-    ['inside not and parentheses', { filter: parseFilter('not (id eq 1 or (gone eq 2))') }, 'gone'],
-  ])('unknown column in %s → 400 UNKNOWN_COLUMN', (_, overrides, name) => {
+  // A name within two edits of a column the caller may see gets a "did you mean".
+  test.each<[string, Partial<ReadRequest>, string, string]>([
+    ['select', { select: ['id', 'nope'] }, 'nope', 'note'],
+    ['select is case-sensitive', { select: ['ID'] }, 'ID', ''],
+    ['* inside a list', { select: ['*'] }, '*', ''],
+    ['orderby', { orderBy: [{ column: 'Price', direction: 'asc' }] }, 'Price', 'price'],
+    ['filter', { filter: parseFilter("id eq 1 and missing eq 'x'") }, 'missing', ''],
+    ['filter, right operand', { filter: parseFilter('id eq other') }, 'other', ''],
+    ['filter, first unknown reported', { filter: parseFilter('a eq b') }, 'a', ''],
+    ['in', { filter: parseFilter('nope in (1)') }, 'nope', 'note'],
+    ['function', { filter: parseFilter("contains(nope, 'x')") }, 'nope', 'note'],
+    [
+      'inside not and parentheses',
+      { filter: parseFilter('not (id eq 1 or (gone eq 2))') },
+      'gone',
+      'note',
+    ],
+  ])('unknown column in %s → 400 UNKNOWN_COLUMN', (_, overrides, name, meant) => {
     const error = failure(() => planRead(request(overrides), order));
     expect(error.status).toBe(400);
     expect(error.code).toBe('UNKNOWN_COLUMN');
-    expect(error.message).toBe(`Column '${name}' does not exist in table 'order'`);
+    expect(error.message).toBe(
+      `Column '${name}' does not exist in table 'order'${meant === '' ? '' : `: did you mean '${meant}'?`}`,
+    );
   });
 });
 
@@ -150,13 +161,14 @@ describe('planRead: filters', () => {
     ['null eq null', { kind: 'isNull', operand: { kind: 'null' }, negated: false }],
     ['null ne null', { kind: 'isNull', operand: { kind: 'null' }, negated: true }],
     [
-      "größe in (1, null, 'a', null)",
+      "größe in (1, null, '-2.5e1', null)",
       {
         kind: 'in',
         column: col(size),
         values: [
           { kind: 'number', text: '1' },
-          { kind: 'string', value: 'a' },
+          // A quoted number meeting a number column is that number.
+          { kind: 'number', text: '-2.5e1' },
         ],
         orNull: true,
       },
@@ -411,6 +423,39 @@ describe('planRead: functions and date/time literals are type-checked (CONTRACT 
       "startswith(date(at), '2024')",
       "at position 12: startswith() needs text, and date(at) on column 'at' (datetime) gives a date",
     ],
+    // A quoted string meets a number, date or time only when it spells one (no silent 0).
+    [
+      "price gt 'abc'",
+      "at position 7: the string 'abc' cannot be compared with column 'price' (decimal), which is a number: it is not a number",
+    ],
+    [
+      "'' eq id",
+      "at position 4: the string '' cannot be compared with column 'id' (int), which is a number: it is not a number",
+    ],
+    [
+      "price in (1, ' 2')",
+      "at position 1: the string ' 2' cannot be compared with column 'price' (decimal), which is a number: it is not a number",
+    ],
+    [
+      "at gt 'yesterday'",
+      "at position 4: the string 'yesterday' cannot be compared with column 'at' (datetime), which is a datetime: it is not a date or datetime: write YYYY-MM-DD, YYYY-MM-DD hh:mm:ss[.ffffff], or ISO 8601 with a zone (YYYY-MM-DDThh:mm:ss[.ffffff]Z or ±hh:mm)",
+    ],
+    [
+      "day eq '2024-02-30'",
+      "at position 5: the string '2024-02-30' cannot be compared with column 'day' (date), which is a date: it is an invalid date (day 30; 2024-02 has 29 days)",
+    ],
+    [
+      "clock lt '25:61'",
+      "at position 7: the string '25:61' cannot be compared with column 'clock' (time), which is a time: it is an invalid time (minute 61; minutes are 00 to 59)",
+    ],
+    [
+      "clock lt 'noon'",
+      "at position 7: the string 'noon' cannot be compared with column 'clock' (time), which is a time: it is not a time: write hh:mm:ss[.ffffff]",
+    ],
+    [
+      "year(at) eq 'x'",
+      "at position 10: the string 'x' cannot be compared with year(at) on column 'at' (datetime), which is a number: it is not a number",
+    ],
   ])('%j → FILTER_TYPE', (text, message) => {
     const error = failure(() => planEvents(text));
     expect(error.status).toBe(400);
@@ -422,5 +467,62 @@ describe('planRead: functions and date/time literals are type-checked (CONTRACT 
     const error = failure(() => planEvents('year(nope) eq 1'));
     expect(error.code).toBe('UNKNOWN_COLUMN');
     expect(error.message).toBe("Column 'nope' does not exist in table 'events'");
+  });
+});
+
+describe('quoted strings meeting numbers, dates and times become literals of that type', () => {
+  const planEvents = (text: string) =>
+    planRead(request({ filter: parseFilter(text) }), events).filter;
+  test.each<[string, unknown]>([
+    ["price eq '12.50'", { kind: 'number', text: '12.50' }],
+    ["price eq '-1e3'", { kind: 'number', text: '-1e3' }],
+    ["day eq '2024-05-01'", { kind: 'date', text: '2024-05-01', value: '2024-05-01' }],
+    [
+      "at ge '2024-05-01 10:00:00.25'",
+      { kind: 'datetime', text: '2024-05-01 10:00:00.25', value: '2024-05-01 10:00:00.250000' },
+    ],
+    [
+      "stamp ge '2024-05-01T10:00:00.250+02:00'",
+      {
+        kind: 'datetime',
+        text: '2024-05-01T10:00:00.250+02:00',
+        value: '2024-05-01 08:00:00.250000',
+      },
+    ],
+    ["clock eq '-100:00'", { kind: 'timeofday', text: '-100:00', value: '-100:00:00.000000' }],
+    ["clock eq '838:59:59'", { kind: 'timeofday', text: '838:59:59', value: '838:59:59.000000' }],
+    // Text columns keep the string.
+    ["select eq '5'", { kind: 'string', value: '5' }],
+  ])('%j', (text, literal) => {
+    expect(planEvents(text)).toMatchObject({ kind: 'compare', right: literal });
+  });
+
+  test("'839:00:00' is past a TIME's range", () => {
+    expect(failure(() => planEvents("clock eq '839:00:00'")).message).toContain(
+      'a TIME holds -838:59:59 to 838:59:59',
+    );
+  });
+});
+
+describe('spatial columns cannot be filtered', () => {
+  const planPlaces = (text: string) =>
+    planRead(request({ filter: parseFilter(text) }), places).filter;
+  test.each([
+    ["spot eq 'POINT(1 2)'", 1],
+    ["'x' eq spot", 8],
+    ["spot in ('a')", 1],
+    ["contains(spot, '1')", 10],
+    ['spot gt id', 1],
+  ])('%j → FILTER_TYPE at %d', (text, position) => {
+    const error = failure(() => planPlaces(text));
+    expect(error.code).toBe('FILTER_TYPE');
+    expect(error.message).toBe(
+      `Invalid $filter at position ${position}: column 'spot' (point) is spatial and cannot be filtered (only 'eq null' and 'ne null' test it)`,
+    );
+  });
+
+  test('eq null and ne null test it', () => {
+    expect(planPlaces('spot eq null')).toMatchObject({ kind: 'isNull', negated: false });
+    expect(planPlaces('spot ne null')).toMatchObject({ kind: 'isNull', negated: true });
   });
 });

@@ -338,7 +338,7 @@ describe('planInsert', () => {
       'an unknown column',
       { select: 'a', nope: 1 },
       'UNKNOWN_COLUMN',
-      "Column 'nope' does not exist in table 'order'",
+      "Column 'nope' does not exist in table 'order': did you mean 'note'?",
     ],
     [
       'a hostile key',
@@ -428,7 +428,7 @@ describe('planUpdate and planDelete', () => {
     expect(failure(() => planDelete(order, parseKeyValue('nope,5')))).toMatchObject({
       status: 400,
       code: 'UNKNOWN_COLUMN',
-      message: "Column 'nope' does not exist in table 'order'",
+      message: "Column 'nope' does not exist in table 'order': did you mean 'note'?",
     });
   });
 });

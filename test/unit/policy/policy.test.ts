@@ -26,6 +26,7 @@ import {
 } from '../../../src/sql/compile-write.js';
 import type { CompiledQuery } from '../../../src/sql/compiled-query.js';
 import { bindUser } from '../../../src/sql/user-values.js';
+import { balance, placeOrder } from '../fixtures/routines.js';
 import { column, table } from '../fixtures/schema.js';
 
 const text = (name: string) =>
@@ -151,8 +152,62 @@ describe('validatePolicy', () => {
       { roles: { user: { tables: { users_created_by_tablegate: { read: true } } } } },
       "roles.user.tables.users_created_by_tablegate: table 'users_created_by_tablegate' does not exist",
     ],
+    // A quoted string that is no number meets a number column: refused at start, as in $filter.
+    [
+      { roles: { user: { tables: { orders: { read: { where: "customer_id eq 'abc'" } } } } } },
+      "roles.user.tables.orders.read.where: Invalid $filter at position 13: the string 'abc' cannot be compared with column 'customer_id' (bigint), which is a number: it is not a number",
+    ],
   ])('%j → %s', (document, message) => {
     expect(() => validatePolicy(document, SCHEMA)).toThrow(new PolicyError(message));
+  });
+
+  test.each<[unknown, string]>([
+    [
+      { roles: { user: { routines: { no_such: true } } } },
+      "roles.user.routines.no_such: routine 'no_such' does not exist",
+    ],
+    [
+      { roles: { user: { routines: { place_order: 'yes' } } } },
+      'roles.user.routines.place_order must be true or false',
+    ],
+    [
+      { roles: { user: { routines: { place_order: { call: true } } } } },
+      'roles.user.routines.place_order must be true or false',
+    ],
+    [{ roles: { user: { routines: ['place_order'] } } }, 'roles.user.routines must be an object'],
+    [
+      { roles: { user: { procedures: { place_order: true } } } },
+      "roles.user: unknown role key 'procedures' (expected 'tables', 'files', 'routines')",
+    ],
+  ])('routines: %j → %s', (document, message) => {
+    const routines = {
+      procedures: new Map([[placeOrder.name, placeOrder]]),
+      functions: new Map([[balance.name, balance]]),
+    };
+    expect(() => validatePolicy(document, SCHEMA, 'policy', routines)).toThrow(
+      new PolicyError(message),
+    );
+  });
+
+  test('a routine named in a policy must exist when the gateway starts', () => {
+    const document = { roles: { user: { routines: { place_order: true, '*': false } } } };
+    expect(() => validatePolicy(document, SCHEMA)).toThrow(
+      new PolicyError("roles.user.routines.place_order: routine 'place_order' does not exist"),
+    );
+    const routines = { procedures: new Map([[placeOrder.name, placeOrder]]), functions: new Map() };
+    const granted = validatePolicy(document, SCHEMA, 'policy', routines);
+    expect(granted.decide('user', { kind: 'routine', routine: 'place_order' })).toEqual({
+      allowed: true,
+      grant: null,
+    });
+    expect(granted.decide('user', { kind: 'routine', routine: 'other' })).toEqual({
+      allowed: false,
+      refusal: 'unknown-routine',
+    });
+    expect(granted.decide('nobody', { kind: 'routine', routine: 'place_order' })).toEqual({
+      allowed: false,
+      refusal: 'unknown-routine',
+    });
   });
 
   test('a named table overrides * for the actions it names; the users table never', () => {
@@ -171,7 +226,7 @@ describe('the stage between plan and compile', () => {
       as('user'),
     );
     expect(bound(compileRead(plan), as('user'))).toEqual({
-      sql: `SELECT \`id\`, \`customer_id\`, \`status\`, \`note\` FROM \`orders\` WHERE ((\`customer_id\` = ? OR ? = ?) AND ${OWN}) LIMIT ?`,
+      sql: `SELECT \`id\`, \`customer_id\`, \`status\`, \`note\` FROM \`orders\` WHERE ((\`customer_id\` = ? OR ? = ?) AND ${OWN}) ORDER BY \`id\` ASC LIMIT ?`,
       params: [8, 1, 1, '7', '7', '5'],
     });
     expect(bound(compileCount(plan), as('user'))).toEqual({

@@ -6,11 +6,14 @@
  * of CONTRACT §3.1a (issue 18). Random valid ASTs, spelled out as text, parse back to the
  * same tree and compile to SQL with exactly one `?` per parameter. Under a policy (issue 14) the
  * caller's filter stays one term ANDed with the policy's where, and a hidden column is a 4xx.
+ * Generated `$apply` expressions compile with one `?` per parameter, and mutations
+ * of them are compiled or refused with a 4xx that says where.
  * The seed of a failing run is printed by fast-check; FUZZ_SEED=<n> replays it.
  */
 import { describe, expect, test } from '@jest/globals';
 import fc from 'fast-check';
 import { ApiError } from '../../../src/errors.js';
+import { compileRead as compileReadOptions } from '../../../src/pipeline/read.js';
 import { planRead } from '../../../src/plan/read-plan.js';
 import { validatePolicy } from '../../../src/policy/policy.js';
 import { viewerFor } from '../../../src/policy/views.js';
@@ -18,6 +21,7 @@ import { parseFilter } from '../../../src/query/filter-parser.js';
 import { parseReadOptions } from '../../../src/query/options.js';
 import { compileCount, compileRead } from '../../../src/sql/compile-read.js';
 import {
+  applyArb,
   filterArb,
   filterText,
   optionsArb,
@@ -296,5 +300,41 @@ describe('the read pipeline under a policy (issue 14)', () => {
     );
     // Enough filters only name granted columns for the property to mean something.
     expect(guarded).toBeGreaterThan(100);
+  });
+});
+
+describe('$apply under fuzzing (options → plan → SQL, schema fixture `wide`)', () => {
+  const generated = applyArb(wide);
+
+  test('generated expressions compile to SQL with one ? per parameter', () => {
+    fc.assert(
+      fc.property(generated, ({ query }) => {
+        const read = compileReadOptions(wide, query, null);
+        for (const compiled of [read.select, ...(read.count === null ? [] : [read.count])]) {
+          expect(placeholderCount(compiled.sql)).toBe(compiled.params.length);
+        }
+      }),
+      params(1000),
+    );
+  });
+
+  test('mutated expressions: compiled, or a 4xx ApiError; a grammar error says where', () => {
+    const mutated = fc.tuple(generated, fc.array(mutation, { minLength: 1, maxLength: 4 })).map(
+      ([{ query }, edits]): Record<string, string> => ({
+        ...query,
+        $apply: edits.reduce((chars, edit) => edit(chars), Array.from(query.$apply ?? '')).join(''),
+      }),
+    );
+    fc.assert(
+      fc.property(mutated, (query) => {
+        const error = onlyApiErrors(() => compileReadOptions(wide, query, null));
+        if (error?.code !== 'APPLY_SYNTAX' && error?.code !== 'FILTER_SYNTAX') return;
+        const match = /^Invalid \$(apply|filter) at position (\d+)/.exec(error.message);
+        if (match === null) return; // a fatal lexer message, or one without a place
+        const text = match[1] === 'apply' ? query.$apply : query.$filter;
+        expect(Number(match[2])).toBeLessThanOrEqual(Array.from(text ?? '').length + 1);
+      }),
+      params(1000),
+    );
   });
 });

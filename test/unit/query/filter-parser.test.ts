@@ -544,3 +544,69 @@ describe('parseFilter: functions on a column and date/time literals (CONTRACT §
     expect(error.message).toBe(`Invalid $filter ${message}`);
   });
 });
+
+describe('parseFilter: paths and lambdas (docs/relations.md)', () => {
+  const path = (names: string[], name: string, position: number): ColumnRef => ({
+    kind: 'column',
+    name,
+    position,
+    path: names,
+  });
+  test.each<[string, FilterExpr]>([
+    ["customer/country eq 'Japan'", cmp(path(['customer'], 'country', 1), 'eq', str('Japan'), 18)],
+    ['"a b"/"c d" eq 1', cmp(path(['a b'], 'c d', 1), 'eq', num('1'), 13)],
+    [
+      'items/any(i: i/qty gt 5)',
+      {
+        kind: 'lambda',
+        op: 'any',
+        path: ['items'],
+        variable: 'i',
+        expr: cmp(path(['i'], 'qty', 14), 'gt', num('5'), 20),
+        position: 7,
+      },
+    ],
+    [
+      'items/any()',
+      { kind: 'lambda', op: 'any', path: ['items'], variable: null, expr: null, position: 7 },
+    ],
+    // What odata-query writes: the variable named after the relation, no space after ':'.
+    [
+      'order_items/all(order_items:order_items/qty gt 1)',
+      {
+        kind: 'lambda',
+        op: 'all',
+        path: ['order_items'],
+        variable: 'order_items',
+        expr: cmp(path(['order_items'], 'qty', 29), 'gt', num('1'), 45),
+        position: 13,
+      },
+    ],
+    [
+      'a/b/ANY(_x: _x/größe eq 1)',
+      {
+        kind: 'lambda',
+        op: 'any',
+        path: ['a', 'b'],
+        variable: '_x',
+        expr: cmp(path(['_x'], 'größe', 13), 'eq', num('1'), 22),
+        position: 5,
+      },
+    ],
+  ])('%s', (text, expected) => {
+    expect(parseFilter(text)).toEqual(expected);
+  });
+
+  test.each([
+    ['items/any(1x: 1x/qty gt 5)', "found '1x'"],
+    ['items/any(null: null/qty gt 5)', "found 'null'"],
+    ['items/any(and: and/qty gt 5)', "found 'and'"],
+    ['items/all()', "found ')'"],
+    ["items/any('i': i/qty gt 5)", "found the string 'i'"],
+  ])('%s: the variable must be a plain name', (text, found) => {
+    const error = failure(text);
+    expect(error.code).toBe('FILTER_SYNTAX');
+    expect(error.message).toMatch(/expected a variable name \((any|all)\(x: …\)\)/);
+    expect(error.message).toContain(found);
+  });
+});

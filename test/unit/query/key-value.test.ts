@@ -132,6 +132,15 @@ describe('parseKeyValue', () => {
     ['`a,b`,5', { key: 'a,b', value: { kind: 'number', text: '5' }, bare: '5' }],
     ['`we``ird` ,5', { key: 'we`ird', value: { kind: 'number', text: '5' }, bare: '5' }],
     ['` x `,5', { key: ' x ', value: { kind: 'number', text: '5' }, bare: '5' }],
+    // Double quotes too, as everywhere else a request names a column.
+    [
+      '"zip code",\'40301\'',
+      { key: 'zip code', value: { kind: 'string', value: '40301' }, bare: null },
+    ],
+    ['"a,b" , 5', { key: 'a,b', value: { kind: 'number', text: '5' }, bare: '5' }],
+    ['"say ""hi""",5', { key: 'say "hi"', value: { kind: 'number', text: '5' }, bare: '5' }],
+    ['"a`b",5', { key: 'a`b', value: { kind: 'number', text: '5' }, bare: '5' }],
+    ['"größe.v2",5', { key: 'größe.v2', value: { kind: 'number', text: '5' }, bare: '5' }],
     // A hostile key is just a name; the plan stage finds no such column.
     [
       'id` = 1; DROP TABLE x; --,5',
@@ -149,6 +158,9 @@ describe('parseKeyValue refusals', () => {
     ['id', 'a comma and a value must follow the key'],
     ['`id`', 'a comma and a value must follow the key'],
     ['`id', 'the key has no closing backtick'],
+    ['"id,5', 'the key has no closing double quote'],
+    ['"",5', 'the key column is empty'],
+    ['"id" x,5', 'unexpected text after the quoted key at position 6'],
     ['`🎉` x,5', 'unexpected text after the quoted key at position 5'],
   ])('%j', (text, message) => {
     expect(() => parseKeyValue(text)).toThrow(message);

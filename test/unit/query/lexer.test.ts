@@ -168,6 +168,33 @@ describe('tokenize', () => {
   });
 });
 
+describe('tokenize with steps ($apply)', () => {
+  const kinds = (text: string, steps: boolean) =>
+    tokenize(text, { steps })
+      .slice(0, -1)
+      .map((t) => (t.kind === 'invalid' ? `invalid@${t.position}` : t.kind));
+
+  test('a `/` after `)` separates steps, spaces around it allowed; without steps it is refused', () => {
+    expect(kinds('f(a)/g(b)', true)).toEqual([
+      'word',
+      'lparen',
+      'word',
+      'rparen',
+      'slash',
+      'word',
+      'lparen',
+      'word',
+      'rparen',
+    ]);
+    expect(kinds('f(a) / g', true)).toEqual(['word', 'lparen', 'word', 'rparen', 'slash', 'word']);
+    expect(kinds('f(a)/g', false)).toEqual(['word', 'lparen', 'word', 'rparen', 'invalid@5']);
+    // paths are as ever; a `/` anywhere else is still no token
+    expect(kinds('a/b', true)).toEqual(['word', 'slash', 'word']);
+    expect(kinds('a /b', true)).toEqual(['word', 'invalid@3']);
+    expect(kinds('(a)//b', true)).toEqual(['lparen', 'word', 'rparen', 'slash', 'invalid@5']);
+  });
+});
+
 describe('asciiKeyword', () => {
   test.each<[string, string | null]>([
     ['EQ', 'eq'],

@@ -10,6 +10,7 @@ const DEFAULTS: ReadRequest = {
   top: null,
   skip: null,
   count: false,
+  continues: false,
 };
 
 function failure(query: QueryObject): ApiError {
@@ -123,19 +124,19 @@ describe('parseReadOptions: rejected with 400', () => {
       'unknown option',
       { $foo: '1' },
       'INVALID_QUERY',
-      "Unknown query option '$foo'; the options are $select, $filter, $orderby, $top, $skip, $count, $expand",
+      "Unknown query option '$foo'; the options are $select, $filter, $orderby, $top, $skip, $count, $expand, $apply, $skiptoken",
     ],
     [
       'options are case-sensitive',
       { $Select: '*' },
       'INVALID_QUERY',
-      "Unknown query option '$Select'; the options are $select, $filter, $orderby, $top, $skip, $count, $expand",
+      "Unknown query option '$Select'; the options are $select, $filter, $orderby, $top, $skip, $count, $expand, $apply, $skiptoken",
     ],
     [
       '$ alone',
       { $: '' },
       'INVALID_QUERY',
-      "Unknown query option '$'; the options are $select, $filter, $orderby, $top, $skip, $count, $expand",
+      "Unknown query option '$'; the options are $select, $filter, $orderby, $top, $skip, $count, $expand, $apply, $skiptoken",
     ],
     [
       'repeated $top',

@@ -1,0 +1,81 @@
+/**
+ * The `Link: <…>; rel="next"` header (RFC 8288) of a paged read: the same request with
+ * `$skiptoken=<token>` in place of `$skip` (and of the token it came with), the token holding the
+ * position after the page's last row (pipeline/skiptoken.ts). The URL is relative
+ * (`/table/<t>/read?…`, resolved against the request's own URL) unless `--base-url` is set, which
+ * it then starts with: behind a proxy the Host header need not be the address clients use, so
+ * the gateway never builds an absolute URL from it (README "Paging through big tables").
+ */
+import type { TableInfo } from '../db/schema-types.js';
+import type { CompiledRead } from '../pipeline/read.js';
+import { bindingOf, type Position, type Skiptokens } from '../pipeline/skiptoken.js';
+import type { QueryObject } from '../query/options.js';
+import { keyValue } from '../sql/compile-seek.js';
+
+/**
+ * The header of a page after `rows` rows, the last of which is `last`: when the page `ended`
+ * there, only a full page has one; when the answer must start before the page ends (past
+ * PAGE_HOLD_BYTES), the rest of the page is skipped by count after `last`. Null for no link.
+ */
+export type PageLink = (
+  rows: number,
+  last: readonly unknown[] | undefined,
+  ended: boolean,
+) => string | null;
+
+/** What a key or value may keep unencoded in a query string (RFC 3986 pchar), for legibility. */
+const LEGIBLE = /%(?:24|2C|2F|3A|40)/g;
+const LEGIBLE_CHARS: Readonly<Record<string, string>> = {
+  '%24': '$',
+  '%2C': ',',
+  '%2F': '/',
+  '%3A': ':',
+  '%40': '@',
+};
+
+function encode(text: string): string {
+  return encodeURIComponent(text).replace(LEGIBLE, (code) => LEGIBLE_CHARS[code] as string);
+}
+
+/** The request's query string with `$skiptoken=<token>` in place of `$skip` and any old token. */
+export function nextQuery(query: QueryObject, token: string): string {
+  let text = '';
+  for (const [key, raw] of Object.entries(query)) {
+    if (key === '$skip' || key === '$skiptoken' || raw === undefined) continue;
+    for (const value of typeof raw === 'string' ? [raw] : raw) {
+      text += `${encode(key)}=${encode(value)}&`;
+    }
+  }
+  return `${text}$skiptoken=${token}`;
+}
+
+export class NextLinks {
+  constructor(
+    private readonly tokens: Skiptokens,
+    /** `--base-url`, without a trailing slash; null for relative links. */
+    private readonly baseUrl: string | null,
+  ) {}
+
+  /** The link maker of a read's page, or null when it can have no next page. */
+  of(table: TableInfo, query: QueryObject, read: CompiledRead): PageLink | null {
+    const page = read.page;
+    if (page === null || page.top === null || page.top === 0) return null;
+    const { top, keys } = page;
+    // A page read without a token is often read again (pipeline/skiptoken.ts keeps its Link).
+    const first = query.$skiptoken === undefined;
+    return (rows, last, ended) => {
+      if (last === undefined || rows === 0 || (ended && rows < top)) return null;
+      const position: Position =
+        keys === null
+          ? { skip: page.skip + top, after: null }
+          : {
+              skip: ended ? 0 : Math.max(0, top - rows),
+              after: keys.map(({ slot, key }) => keyValue(key.expr.column, last[slot])),
+            };
+      const binding = bindingOf(table.name, query, page.signature);
+      const token = this.tokens.seal(binding, position, first);
+      const path = `/table/${encodeURIComponent(table.name)}/read`;
+      return `<${this.baseUrl ?? ''}${path}?${nextQuery(query, token)}>; rel="next"`;
+    };
+  }
+}
