@@ -23,6 +23,15 @@ export function tableActionMethods(path: string): readonly string[] {
   return match === null ? [] : (ACTION_METHODS[match[1] as string] ?? []);
 }
 
+/**
+ * The answer to `/table/<t>/<segment>` asked with a method its action does not take: 405 naming
+ * the method it does, or 404 when the segment names no action.
+ */
+export function actionRefusal(method: string, url: string): ApiError {
+  const allowed = tableActionMethods(url.split('?')[0] ?? '');
+  return allowed.length > 0 ? methodNotAllowed(method, allowed) : routeNotFound(method, url);
+}
+
 /** A route pattern (`/table/:table/read`, `/docs/*`) as a regular expression over paths. */
 function patternOf(url: string): RegExp {
   const source = url

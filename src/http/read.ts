@@ -8,7 +8,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TableInfo } from '../db/schema-types.js';
-import { routeNotFound, rowNotFound } from '../errors.js';
+import { rowNotFound } from '../errors.js';
 import {
   bindRead,
   type CompiledRead,
@@ -19,6 +19,7 @@ import {
 import { isKeyRead, parseKeyRead } from '../query/key-value.js';
 import type { Services } from '../services.js';
 import type { CompiledQuery } from '../sql/compiled-query.js';
+import { actionRefusal } from './allowed-methods.js';
 import { csvFraming } from './csv-rows.js';
 import { toApiError } from './errors.js';
 import { JSON_ROWS, JSON_TYPE, sendJsonRows, sendJsonRowsAtOnce } from './json-rows.js';
@@ -173,7 +174,7 @@ export function readRoutes(
   app.get<{ Params: { table: string; action: string }; Querystring: QueryObject }>(
     '/table/:table/:action',
     (request, reply) => {
-      if (!isKeyRead(request.params.action)) throw routeNotFound(request.method, request.url);
+      if (!isKeyRead(request.params.action)) throw actionRefusal(request.method, request.url);
       return keyRead(request, reply);
     },
   );

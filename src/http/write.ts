@@ -13,7 +13,7 @@ import type {
   HookHandlerDoneFunction,
 } from 'fastify';
 import type { TableInfo } from '../db/schema-types.js';
-import { methodNotAllowed, routeNotFound, unsupportedMediaType } from '../errors.js';
+import { unsupportedMediaType } from '../errors.js';
 import type { WriteResult } from '../execute/write.js';
 import { SUCCESS_MESSAGES } from '../messages.js';
 import { createJob, deleteJob, type PlannedWrite, updateJob } from '../pipeline/write.js';
@@ -22,7 +22,7 @@ import type { QueryObject } from '../query/options.js';
 import { appliedPreferences, type Preferences, parsePrefer } from '../query/prefer.js';
 import { parseWriteTarget } from '../query/write-query.js';
 import type { Services } from '../services.js';
-import { tableActionMethods } from './allowed-methods.js';
+import { actionRefusal } from './allowed-methods.js';
 import { JSON_TYPE } from './json-rows.js';
 
 /**
@@ -133,12 +133,7 @@ function actionOf<K extends WriteAction['kind']>(
   kind: K,
 ): Extract<WriteAction, { kind: K }> {
   const action = parseWriteAction(request.params.action);
-  if (action?.kind !== kind) {
-    const allowed = tableActionMethods(request.url.split('?')[0] ?? '');
-    throw allowed.length > 0
-      ? methodNotAllowed(request.method, allowed)
-      : routeNotFound(request.method, request.url);
-  }
+  if (action?.kind !== kind) throw actionRefusal(request.method, request.url);
   return action as Extract<WriteAction, { kind: K }>;
 }
 

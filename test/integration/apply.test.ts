@@ -520,7 +520,7 @@ describe('refusals: exact status, code and message, nothing run', () => {
       { $apply: 'groupby((nope))' },
       400,
       'UNKNOWN_COLUMN',
-      "Column 'nope' does not exist in table 'order'",
+      "Column 'nope' does not exist in table 'order': did you mean 'note'?",
     ],
     [
       'an unknown relation',

@@ -989,9 +989,9 @@ describe('one statement per read', () => {
 });
 
 describe('errors: exact status, code and message', () => {
-  const relation = (table: string, name: string) => ({
+  const relation = (table: string, name: string, hint = '') => ({
     success: false,
-    message: `Relation '${name}' does not exist on table '${table}'`,
+    message: `Relation '${name}' does not exist on table '${table}'${hint}`,
     code: 'UNKNOWN_RELATION',
   });
   const invalid = (message: string) => ({ success: false, message, code: 'INVALID_QUERY' });
@@ -999,7 +999,7 @@ describe('errors: exact status, code and message', () => {
 
   test.each<[string, unknown]>([
     ['$expand=nope', relation('orders', 'nope')],
-    ['$expand=Customer', relation('orders', 'Customer')],
+    ['$expand=Customer', relation('orders', 'Customer', ": did you mean 'customer'?")],
     ['$expand=customer_id', relation('orders', 'customer_id')],
     ['$expand=order_items($expand=nope)', relation('order_items', 'nope')],
     ['$expand=order_items/nope', relation('order_items', 'nope')],
@@ -1080,7 +1080,7 @@ describe('errors: exact status, code and message', () => {
       "$filter=customer/nope eq 'x'",
       {
         success: false,
-        message: "Column 'nope' does not exist in table 'customers'",
+        message: "Column 'nope' does not exist in table 'customers': did you mean 'name'?",
         code: 'UNKNOWN_COLUMN',
       },
     ],
