@@ -86,16 +86,13 @@ export function registerPolicyGate(app: FastifyInstance, { policy, schema }: Ser
     const access = accessOf(policy, request);
     request.access = access;
     const requested = requestedAction(request.method, request.routeOptions.url, request.params);
-    // Only tables, files and routines are refused here; other routes answer for themselves (the
-    // MCP tools decide per call, mcp/run-tool.ts).
-    if (
-      requested.kind === 'description' ||
-      requested.kind === 'other' ||
-      requested.kind === 'mcp'
-    ) {
-      return done();
-    }
+    // Only tables, files, routines and the MCP endpoint are refused here; other routes answer for
+    // themselves.
+    if (requested.kind === 'description' || requested.kind === 'other') return done();
     const decision = policy.decide(access.role, requested);
+    // A role granted nothing has no tool to use; one granted anything is offered the tools it can
+    // use, and each call is decided as its REST request is (mcp/run-tool.ts).
+    if (requested.kind === 'mcp') return done(decision.allowed ? undefined : forbidden());
     if (requested.kind === 'files') {
       // A signed link was made only for an uploader whose role may download (http/upload.ts).
       return done(decision.allowed || request.fileLink ? undefined : forbidden());

@@ -7,11 +7,13 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { mapDbError } from '../db/errors.js';
+import type { RoutineInfo } from '../db/routines.js';
 import type { TableInfo } from '../db/schema-types.js';
 import { ApiError, forbidden, invalidBody } from '../errors.js';
 import type { Log } from '../log.js';
 import { SUCCESS_MESSAGES } from '../messages.js';
 import { bindRead, type CompiledRead, type ReadPipeline } from '../pipeline/read.js';
+import { functionAnswer, functionJob, procedureAnswer, procedureJob } from '../pipeline/rpc.js';
 import { createJob, deleteJob, type PlannedWrite, updateJob } from '../pipeline/write.js';
 import { followable } from '../plan/view.js';
 import type { Action } from '../policy/policy.js';
@@ -54,12 +56,16 @@ export async function runTool(
         return ok(JSON.stringify(listTables(context)));
       case 'read_rows':
         return ok(await readRows(context, args));
+      case 'aggregate_rows':
+        return ok(await aggregateRows(context, args));
       case 'create_rows':
         return ok(await createRows(context, args));
       case 'update_rows':
         return ok(await changeRows(context, args, 'update'));
       case 'delete_rows':
         return ok(await changeRows(context, args, 'delete'));
+      case 'call_routine':
+        return ok(await callRoutine(context, args));
     }
   } catch (thrown) {
     const error = thrown instanceof ApiError ? thrown : mapDbError(thrown);
@@ -105,7 +111,32 @@ export function listTables(context: ToolContext) {
       ),
     });
   }
-  return { tables };
+  return { tables, routines: callableRoutines(context).map(describeRoutine) };
+}
+
+/** The stored procedures and functions the caller may call (every one served, without a policy). */
+function callableRoutines(context: ToolContext): RoutineInfo[] {
+  const access = accessOf(context);
+  const { procedures, functions } = context.services.schema.routines;
+  return [...procedures.values(), ...functions.values()].filter(
+    (routine) =>
+      access === null ||
+      access.policy.decide(access.role, { kind: 'routine', routine: routine.name }).allowed,
+  );
+}
+
+function describeRoutine(routine: RoutineInfo) {
+  return {
+    name: routine.name,
+    kind: routine.kind,
+    parameters: routine.parameters.map(({ name, mode, column }) => ({
+      name,
+      mode,
+      type: column.columnType,
+    })),
+    ...(routine.returns === null ? {} : { returns: routine.returns.columnType }),
+    ...(routine.comment === '' ? {} : { description: routine.comment }),
+  };
 }
 
 /** Whether the caller may take the action on the table (Policy.decide; everything without one). */
@@ -161,29 +192,52 @@ function countArg(args: Args, name: string): number | undefined {
 }
 
 /**
- * `read_rows`: the REST read of the same options, at most maxRows rows (one more is asked for,
- * to know whether more exist); with `count`, the number the filter matches.
+ * `read_rows`: the REST read of the same options, at most maxRows rows; with `count`, the
+ * number the filter matches.
  */
-async function readRows(context: ToolContext, args: Args): Promise<string> {
-  const table = await tableFor(context, args, 'read');
-  const top = countArg(args, 'top');
-  const limit = Math.min(top ?? Number.POSITIVE_INFINITY, context.maxRows);
-  const query: Record<string, string> = {};
-  const options: [string, string | undefined][] = [
-    ['$select', stringArg(args, 'select')],
-    ['$filter', stringArg(args, 'filter')],
-    ['$orderby', stringArg(args, 'orderby')],
-    ['$expand', stringArg(args, 'expand')],
-  ];
-  for (const [option, value] of options) if (value !== undefined) query[option] = value;
-  query.$top = String(limit + 1);
-  const skip = countArg(args, 'skip');
-  if (skip !== undefined) query.$skip = String(skip);
+function readRows(context: ToolContext, args: Args): Promise<string> {
   const count = args.count;
   if (count !== undefined && typeof count !== 'boolean') {
     throw invalidBody("The argument 'count' must be true or false");
   }
-  if (count === true) query.$count = 'true';
+  return cappedRead(context, args, 'rows', {
+    $select: stringArg(args, 'select'),
+    $filter: stringArg(args, 'filter'),
+    $orderby: stringArg(args, 'orderby'),
+    $expand: stringArg(args, 'expand'),
+    $count: count === true ? 'true' : undefined,
+  });
+}
+
+/** `aggregate_rows`: the REST read with `$apply`, at most maxRows groups. */
+function aggregateRows(context: ToolContext, args: Args): Promise<string> {
+  return cappedRead(context, args, 'groups', {
+    $apply: stringArg(args, 'apply', true),
+    $filter: stringArg(args, 'filter'),
+    $orderby: stringArg(args, 'orderby'),
+  });
+}
+
+/**
+ * The REST read of `options` (and `top`, `skip`) on the table `args` names, at most maxRows
+ * rows: one more is asked for, to know whether more exist, and the answer then says how to read
+ * on. `{"rows":[…],"count":n,"more":bool,"note":"…"}`.
+ */
+async function cappedRead(
+  context: ToolContext,
+  args: Args,
+  unit: 'rows' | 'groups',
+  options: Readonly<Record<string, string | undefined>>,
+): Promise<string> {
+  const table = await tableFor(context, args, 'read');
+  const top = countArg(args, 'top');
+  const limit = Math.min(top ?? Number.POSITIVE_INFINITY, context.maxRows);
+  const query: Record<string, string> = {};
+  for (const [option, value] of Object.entries(options))
+    if (value !== undefined) query[option] = value;
+  query.$top = String(limit + 1);
+  const skip = countArg(args, 'skip');
+  if (skip !== undefined) query.$skip = String(skip);
   const access = accessOf(context);
   const made = context.reads.read(table, urlOf(query), query, access);
   const read = bindRead(made instanceof Promise ? await made : made, access);
@@ -197,7 +251,11 @@ async function readRows(context: ToolContext, args: Args): Promise<string> {
   text += `,"more":${more}`;
   if (more) {
     const next = (skip ?? 0) + limit;
-    text += `,"note":${JSON.stringify(`More rows exist: read the next ones with skip ${next}${top === undefined || top > context.maxRows ? `; at most ${context.maxRows} rows are answered per call` : ''}.`)}`;
+    const capped =
+      top === undefined || top > context.maxRows
+        ? `; at most ${context.maxRows} ${unit} are answered per call`
+        : '';
+    text += `,"note":${JSON.stringify(`More ${unit} exist: read the next ones with skip ${next}${capped}.`)}`;
   }
   return `${text}}`;
 }
@@ -277,6 +335,30 @@ async function changeRows(
   });
 }
 
+/**
+ * `call_routine`: the REST `POST /rpc/<name>` with `arguments` as its body: the procedure of that
+ * name, else the function. A routine the role may not call is unknown, as in REST.
+ */
+async function callRoutine(context: ToolContext, args: Args): Promise<string> {
+  const name = stringArg(args, 'name', true) as string;
+  const given = args.arguments ?? {};
+  const { schema, db, config } = context.services;
+  const access = accessOf(context);
+  if (
+    access !== null &&
+    !access.policy.decide(access.role, { kind: 'routine', routine: name }).allowed
+  ) {
+    return schema.refuseRoutine(name);
+  }
+  const found = await schema.requireRoutines(name);
+  const target = { database: config.db.database, flavour: db.flavour };
+  return found.procedure === undefined
+    ? functionAnswer(
+        await db.call(functionJob(target, found.function, { body: given }), context.request),
+      )
+    : procedureAnswer(await db.call(procedureJob(target, found.procedure, given), context.request));
+}
+
 /** A write job, made again against a fresh schema when the arguments name something unknown. */
 async function jobFor(
   context: ToolContext,
@@ -293,10 +375,11 @@ export function offered(context: ToolContext): ReadonlySet<ToolName> {
   const names = new Set<ToolName>();
   for (const table of context.services.schema.all()) {
     if (!allowed(access, table, 'read')) continue;
-    names.add('list_tables').add('read_rows');
+    names.add('list_tables').add('read_rows').add('aggregate_rows');
     if (allowed(access, table, 'create')) names.add('create_rows');
     if (allowed(access, table, 'update')) names.add('update_rows');
     if (allowed(access, table, 'delete')) names.add('delete_rows');
   }
+  if (callableRoutines(context).length > 0) names.add('list_tables').add('call_routine');
   return names;
 }

@@ -4,9 +4,16 @@
  * the REST syntax (`filter: "rating eq 'PG'"`), except rows, values and arguments (JSON) and
  * numbers; the tools run the same pipelines as REST (run-tool.ts).
  */
-import { MAX_FILTER_BYTES, MAX_INSERT_ROWS } from '../limits.js';
+import { MAX_APPLY_BYTES, MAX_FILTER_BYTES, MAX_INSERT_ROWS } from '../limits.js';
 
-export type ToolName = 'list_tables' | 'read_rows' | 'create_rows' | 'update_rows' | 'delete_rows';
+export type ToolName =
+  | 'list_tables'
+  | 'read_rows'
+  | 'aggregate_rows'
+  | 'create_rows'
+  | 'update_rows'
+  | 'delete_rows'
+  | 'call_routine';
 
 export interface Tool {
   readonly name: ToolName;
@@ -67,7 +74,7 @@ export function tools(maxRows: number): readonly Tool[] {
       name: 'list_tables',
       title: 'List tables',
       description:
-        'Lists the tables and views you may use: their columns with types, whether they may be null, the primary key, the relations to other tables (for expand and filter paths) and the actions you may take (read, create, update, delete). Call it first.',
+        'Lists the tables and views you may use: their columns with types, whether they may be null, the primary key, the relations to other tables (for expand and filter paths) and the actions you may take (read, create, update, delete); and the stored procedures and functions you may call, with their parameters. Call it first.',
       inputSchema: { type: 'object', properties: {}, additionalProperties: false },
       annotations: READ_ONLY,
     },
@@ -105,6 +112,38 @@ export function tools(maxRows: number): readonly Tool[] {
           },
         },
         required: ['table'],
+        additionalProperties: false,
+      },
+      annotations: READ_ONLY,
+    },
+    {
+      name: 'aggregate_rows',
+      title: 'Aggregate rows',
+      description: `Totals computed by the database instead of rows: groups with sums, averages, minimums, maximums and counts, at most ${maxRows} groups per call (the answer says when more exist). One object per group: its groupby values, then the aliases.`,
+      inputSchema: {
+        type: 'object',
+        properties: {
+          table: TABLE,
+          apply: {
+            type: 'string',
+            maxLength: MAX_APPLY_BYTES,
+            description:
+              "OData $apply: groupby((col1,col2),aggregate(col with sum as alias, col with average as alias2, $count as n)); methods sum, average, min, max, countdistinct; steps joined by '/': filter(<filter>)/groupby(...), compute(year(placed) as y)/groupby((y),...). aggregate(...) alone totals every row. Columns of a to-one related row by path: groupby((customer/country),...).",
+          },
+          filter: {
+            type: 'string',
+            maxLength: MAX_FILTER_BYTES,
+            description: 'Which rows to total, before grouping (the read_rows filter syntax).',
+          },
+          orderby: {
+            type: 'string',
+            description:
+              'Comma-separated groupby columns or aliases, each optionally followed by asc or desc.',
+          },
+          top: { type: 'integer', minimum: 0, description: 'At most this many groups.' },
+          skip: { type: 'integer', minimum: 0, description: 'Skip this many groups first.' },
+        },
+        required: ['table', 'apply'],
         additionalProperties: false,
       },
       annotations: READ_ONLY,
@@ -172,6 +211,34 @@ export function tools(maxRows: number): readonly Tool[] {
         readOnlyHint: false,
         destructiveHint: true,
         idempotentHint: true,
+        openWorldHint: false,
+      },
+    },
+    {
+      name: 'call_routine',
+      title: 'Call a stored procedure or function',
+      description:
+        'Calls a stored procedure or function that list_tables names, with its IN and INOUT parameters by name. A procedure answers its result sets (arrays of row objects) and its OUT and INOUT values; a function answers its value. A procedure may change data: it runs as its author wrote it.',
+      inputSchema: {
+        type: 'object',
+        properties: {
+          name: {
+            type: 'string',
+            description: 'The procedure or function, exactly as list_tables names it.',
+          },
+          arguments: {
+            type: 'object',
+            description:
+              'The IN and INOUT parameters by name, as JSON values of their types, e.g. {"customer_id": 3, "since": "2024-01-01"}. Leave it out for none.',
+          },
+        },
+        required: ['name'],
+        additionalProperties: false,
+      },
+      annotations: {
+        readOnlyHint: false,
+        destructiveHint: true,
+        idempotentHint: false,
         openWorldHint: false,
       },
     },

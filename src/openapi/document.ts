@@ -191,6 +191,7 @@ function* assemble(
     (auth || !route.authOnly) &&
     (!assembly.publicOnly || route.public === true) &&
     (route.files === undefined || view[route.files]) &&
+    (route.mcp === undefined || view.mcp !== false) &&
     !(auth && route.signedIn && view.signedIn === false);
   const describe = (routes: readonly RouteOperation[]) => {
     const paths: Record<string, JsonSchema> = {};

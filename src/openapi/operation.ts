@@ -40,6 +40,8 @@ export interface DocumentView {
   routine?(routine: RoutineInfo): boolean;
   readonly upload: boolean;
   readonly download: boolean;
+  /** Whether the caller may use the MCP endpoint (a role granted anything); true when absent. */
+  readonly mcp?: boolean;
   /**
    * False for a request without a token in auth mode (`anonymous` under a policy): routes that
    * need a signed-in caller whatever the policy grants are left out. True when absent.
@@ -144,6 +146,8 @@ export interface RouteOperation extends Operation {
   readonly signedIn?: true;
   /** The file action a policy must grant the caller for the operation to be shown. */
   readonly files?: 'upload' | 'download';
+  /** Shown only where the caller may use the MCP endpoint (DocumentView.mcp). */
+  readonly mcp?: true;
   describe(context: DescriptionContext): JsonSchema;
 }
 

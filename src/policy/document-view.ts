@@ -39,6 +39,7 @@ export function documentView(policy: Policy, role: string): DocumentView {
       };
     },
     routine: (routine) => policy.decide(role, { kind: 'routine', routine: routine.name }).allowed,
+    mcp: policy.decide(role, { kind: 'mcp' }).allowed,
     upload: policy.mayFiles(role, 'upload'),
     download: policy.mayFiles(role, 'download'),
   };

@@ -187,11 +187,15 @@ const SIGNED_IN = [
   'POST /auth/password body {old_password, new_password}',
 ];
 
+/** The MCP endpoint, for every role granted anything (its tools are listed over MCP itself). */
+const MCP = 'POST /mcp body {}';
+
 const EXPECTED: Record<string, string[]> = {
   anonymous: [
     ...AUTH,
     `GET /table/products/read ($select, ${READ_OPTIONS}) rows {id, name, price}`,
     `GET /table/products/read({key},{value}) ${KEY_READ}`,
+    MCP,
     ...PUBLIC,
   ],
   user: [
@@ -208,6 +212,7 @@ const EXPECTED: Record<string, string[]> = {
     'POST /table/tickets/create (Prefer) body {id, owner_email, subject}',
     'POST /upload',
     'GET /@/{filename} (filename, Range)',
+    MCP,
     ...COMMON,
   ],
   support: [
@@ -225,6 +230,7 @@ const EXPECTED: Record<string, string[]> = {
     'DELETE /table/tickets/delete({key},{value}) (key=id|owner_email|subject, value, Prefer)',
     'DELETE /table/tickets/delete ($filter, Prefer)',
     'GET /@/{filename} (filename, Range)',
+    MCP,
     ...COMMON,
   ],
   visitor: [...SIGNED_IN, ...COMMON],

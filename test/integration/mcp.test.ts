@@ -26,7 +26,28 @@ CREATE TABLE orders (id INT AUTO_INCREMENT PRIMARY KEY, customer_id INT NULL, ow
   FOREIGN KEY (customer_id) REFERENCES customers (id));
 INSERT INTO customers VALUES (1, 'Ann'), (2, 'Bob');
 INSERT INTO products VALUES (1, 'tea', 12.50, 4.00), (2, 'cup', 3.00, 1.10), (3, 'pot', 30.10, 9.99);
+CREATE PROCEDURE cheaper_than(IN most DECIMAL(10,2), OUT found INT) COMMENT 'Products under a price'
+BEGIN
+  SELECT id, name FROM products WHERE price < most ORDER BY id;
+  SELECT COUNT(*) INTO found FROM products WHERE price < most;
+END;
+CREATE FUNCTION with_tax(p DECIMAL(10,2)) RETURNS DECIMAL(10,2) DETERMINISTIC
+BEGIN
+  IF p < 0 THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'A price is never negative'; END IF;
+  RETURN p * 1.2;
+END;
 `;
+
+/** Every tool, in the order they are listed. */
+const ALL_TOOLS = [
+  'list_tables',
+  'read_rows',
+  'aggregate_rows',
+  'create_rows',
+  'update_rows',
+  'delete_rows',
+  'call_routine',
+];
 
 type Tool = { content: { type: string; text: string }[]; isError?: boolean };
 
@@ -85,13 +106,7 @@ describe('open mode', () => {
 
   test('the server names itself and offers every tool', async () => {
     expect(client.getServerVersion()?.name).toBe('tablegate');
-    expect(await toolNames(client)).toEqual([
-      'list_tables',
-      'read_rows',
-      'create_rows',
-      'update_rows',
-      'delete_rows',
-    ]);
+    expect(await toolNames(client)).toEqual(ALL_TOOLS);
     const { tools } = await client.listTools();
     for (const t of tools) {
       expect(t.description?.length).toBeGreaterThan(40);
@@ -117,6 +132,108 @@ describe('open mode', () => {
       relations: [{ name: 'customer', target: 'customers', kind: 'to-one' }],
       actions: ['read', 'create', 'update', 'delete'],
     });
+    expect(body.routines).toEqual([
+      {
+        name: 'cheaper_than',
+        kind: 'procedure',
+        parameters: [
+          { name: 'most', mode: 'in', type: 'decimal(10,2)' },
+          { name: 'found', mode: 'out', type: 'int(11)' },
+        ],
+        description: 'Products under a price',
+      },
+      {
+        name: 'with_tax',
+        kind: 'function',
+        parameters: [{ name: 'p', mode: 'in', type: 'decimal(10,2)' }],
+        returns: 'decimal(10,2)',
+      },
+    ]);
+  });
+
+  test('aggregate_rows answers what the REST $apply answers, at most --mcp-max-rows groups', async () => {
+    const apply = 'groupby((name),aggregate(price with sum as total,$count as n))';
+    const rest = await (
+      await fetch(
+        `${gw.url}/table/products/read?$apply=${encodeURIComponent(apply)}&$orderby=name&$top=2`,
+      )
+    ).text();
+    const { error, body } = await tool(client, 'aggregate_rows', {
+      table: 'products',
+      apply,
+      orderby: 'name',
+    });
+    expect(error).toBe(false);
+    expect(body.rows).toEqual(JSON.parse(rest));
+    expect(body.rows).toEqual([
+      { name: 'cup', total: 3.0, n: 1 },
+      { name: 'pot', total: 30.1, n: 1 },
+    ]);
+    expect(body).toMatchObject({
+      more: true,
+      note: 'More groups exist: read the next ones with skip 2; at most 2 groups are answered per call.',
+    });
+    const all = await tool(client, 'aggregate_rows', {
+      table: 'products',
+      apply: 'aggregate(cost with max as dearest)',
+      filter: 'price lt 20',
+    });
+    expect(all).toEqual({ error: false, body: { rows: [{ dearest: 4.0 }], more: false } });
+    expect(await tool(client, 'aggregate_rows', { table: 'products', apply: 'sum(x)' })).toEqual({
+      error: true,
+      body: {
+        success: false,
+        message: expect.stringMatching(/^Invalid \$apply at position 1: /),
+        code: 'APPLY_SYNTAX',
+      },
+    });
+    expect((await tool(client, 'aggregate_rows', { table: 'products' })).body).toEqual({
+      success: false,
+      message: "The argument 'apply' is required",
+      code: 'INVALID_BODY',
+    });
+  });
+
+  test('call_routine calls a procedure or a function as POST /rpc does', async () => {
+    const rest = await (
+      await fetch(`${gw.url}/rpc/cheaper_than`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ most: 20 }),
+      })
+    ).json();
+    const procedure = await tool(client, 'call_routine', {
+      name: 'cheaper_than',
+      arguments: { most: 20 },
+    });
+    expect(procedure).toEqual({ error: false, body: rest });
+    expect(procedure.body).toEqual({
+      success: true,
+      results: [
+        [
+          { id: 1, name: 'tea' },
+          { id: 2, name: 'cup' },
+        ],
+      ],
+      out: { found: 2 },
+    });
+    expect(
+      await tool(client, 'call_routine', { name: 'with_tax', arguments: { p: '10.00' } }),
+    ).toEqual({ error: false, body: { success: true, value: 12.0 } });
+    for (const [args, code, message] of [
+      [{ name: 'nope' }, 'UNKNOWN_ROUTINE', "Routine 'nope' does not exist"],
+      [{ name: 'with_tax', arguments: { p: -1 } }, 'ROUTINE_ERROR', 'A price is never negative'],
+      [
+        { name: 'with_tax', arguments: { q: 1 } },
+        'UNKNOWN_PARAMETER',
+        "Routine 'with_tax' has no parameter 'q' to send",
+      ],
+    ] as const) {
+      expect(await tool(client, 'call_routine', args)).toEqual({
+        error: true,
+        body: { success: false, message, code },
+      });
+    }
   });
 
   test('read_rows answers what the REST read answers, at most --mcp-max-rows rows, and says when more exist', async () => {
@@ -164,7 +281,7 @@ describe('open mode', () => {
       [
         { table: 'products', filter: 'nope eq 1' },
         'UNKNOWN_COLUMN',
-        "Column 'nope' does not exist in table 'products'",
+        "Column 'nope' does not exist in table 'products': did you mean 'name'?",
       ],
       [
         { table: 'products', filter: 'price eq' },
@@ -260,7 +377,7 @@ describe('open mode', () => {
       error: true,
       body: {
         success: false,
-        message: "Column 'nope' does not exist in table 'orders'",
+        message: "Column 'nope' does not exist in table 'orders': did you mean 'note'?",
         code: 'UNKNOWN_COLUMN',
       },
     });
@@ -286,13 +403,7 @@ describe('open mode', () => {
     const inspect = (...args: string[]) =>
       run(process.execPath, [INSPECTOR, '--cli', `${gw.url}/mcp`, '--transport', 'http', ...args]);
     const listed = JSON.parse(await inspect('--method', 'tools/list'));
-    expect(listed.tools.map((t: { name: string }) => t.name)).toEqual([
-      'list_tables',
-      'read_rows',
-      'create_rows',
-      'update_rows',
-      'delete_rows',
-    ]);
+    expect(listed.tools.map((t: { name: string }) => t.name)).toEqual(ALL_TOOLS);
     const called = JSON.parse(
       await inspect(
         '--method',
@@ -317,7 +428,7 @@ describe('open mode', () => {
       expect(response.headers.get('allow')).toBe('POST');
       expect(await response.json()).toEqual({
         success: false,
-        message: 'This route answers POST only',
+        message: `${method} is not allowed here; this path answers POST`,
         code: 'METHOD_NOT_ALLOWED',
       });
     }
@@ -343,6 +454,7 @@ describe('auth mode with a policy', () => {
             create: { where: 'owner eq @user.id' },
           },
         },
+        routines: { with_tax: true },
       },
       viewer: { tables: { products: { read: true } } },
     },
@@ -378,6 +490,7 @@ describe('auth mode with a policy', () => {
     await signUp('ann', 'user');
     await signUp('bob', 'user');
     await signUp('vic', 'viewer');
+    await signUp('nat', 'nobody');
     await db.admin.query(
       'INSERT INTO orders (customer_id, owner, note) VALUES (1, ?, ?), (2, ?, ?)',
       [ids.ann, 'ann’s', ids.bob, 'bob’s'],
@@ -393,9 +506,23 @@ describe('auth mode with a policy', () => {
     const viewer = await connect(gw.url, tokens.vic);
     const anonymous = await connect(gw.url);
     try {
-      expect(await toolNames(user)).toEqual(['list_tables', 'read_rows', 'create_rows']);
-      expect(await toolNames(viewer)).toEqual(['list_tables', 'read_rows']);
-      expect(await toolNames(anonymous)).toEqual(['list_tables', 'read_rows']);
+      expect(await toolNames(user)).toEqual([
+        'list_tables',
+        'read_rows',
+        'aggregate_rows',
+        'create_rows',
+        'call_routine',
+      ]);
+      expect(await toolNames(viewer)).toEqual(['list_tables', 'read_rows', 'aggregate_rows']);
+      expect(await toolNames(anonymous)).toEqual(['list_tables', 'read_rows', 'aggregate_rows']);
+      expect((await tool(user, 'list_tables')).body.routines).toEqual([
+        {
+          name: 'with_tax',
+          kind: 'function',
+          parameters: [{ name: 'p', mode: 'in', type: 'decimal(10,2)' }],
+          returns: 'decimal(10,2)',
+        },
+      ]);
       const listed = await tool(anonymous, 'list_tables');
       expect(listed.body).toEqual({
         tables: [
@@ -412,6 +539,7 @@ describe('auth mode with a policy', () => {
             actions: ['read'],
           },
         ],
+        routines: [],
       });
     } finally {
       await Promise.all([user.close(), viewer.close(), anonymous.close()]);
@@ -454,6 +582,12 @@ describe('auth mode with a policy', () => {
       });
       expect(other.error).toBe(true);
       expect(other.body.code).toBe('POLICY_VIOLATION');
+      // A routine the role may not call is unknown, as in REST.
+      expect((await tool(ann, 'call_routine', { name: 'cheaper_than' })).body).toEqual({
+        success: false,
+        message: "Routine 'cheaper_than' does not exist",
+        code: 'UNKNOWN_ROUTINE',
+      });
       // A tool the role is not offered is not there to call.
       await expect(
         vic.callTool({ name: 'create_rows', arguments: { table: 'products', rows: { id: 9 } } }),
@@ -465,6 +599,32 @@ describe('auth mode with a policy', () => {
     } finally {
       await Promise.all([ann.close(), vic.close()]);
     }
+  });
+
+  test('a role granted nothing is refused the endpoint: 403, and /openapi.json leaves it out', async () => {
+    const response = await fetch(`${gw.url}/mcp`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${tokens.nat}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(response.status).toBe(403);
+    expect(await response.json()).toEqual({
+      success: false,
+      message: 'Forbidden',
+      code: 'FORBIDDEN',
+    });
+    const described = (await (
+      await fetch(`${gw.url}/openapi.json`, { headers: { authorization: `Bearer ${tokens.nat}` } })
+    ).json()) as { paths: Record<string, unknown> };
+    expect(Object.keys(described.paths)).not.toContain('/mcp');
+    const user = (await (
+      await fetch(`${gw.url}/openapi.json`, { headers: { authorization: `Bearer ${tokens.vic}` } })
+    ).json()) as { paths: Record<string, unknown> };
+    expect(Object.keys(user.paths)).toContain('/mcp');
   });
 
   test('a bad token is 401, as for REST', async () => {
