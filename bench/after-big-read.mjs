@@ -13,7 +13,8 @@
  * Settings: BENCH_SERVERS (default tablegate,floor), BENCH_ROUNDS (windows before and after, 4),
  * BENCH_SECONDS (3), BENCH_CONNECTIONS (32), BENCH_TABLEGATE_CLI, BENCH_DB_* (bench/README.md).
  */
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
+import { collectionsSince, TRACE_GC } from './lib/gc.mjs';
 import { LoadTally, runLoad, timedGet } from './lib/load.mjs';
 import { cpuSeconds, waitForQuiet } from './lib/proc.mjs';
 import { stopChild } from './lib/processes.mjs';
@@ -33,21 +34,6 @@ const settings = {
 const BIG_READS = 3;
 const log = (text) => process.stderr.write(`${text}\n`);
 const oneRow = SCENARIOS.find((s) => s.id === 'a');
-
-/**
- * What the server's --trace-gc-nvp lines written to its log since byte `from` say: bytes the
- * scavenges promoted to the old generation, and how many full (mark-compact) collections ran.
- */
-function collectionsSince(logFile, from) {
-  let promoted = 0;
-  let full = 0;
-  for (const line of readFileSync(logFile, 'latin1').slice(from).split('\n')) {
-    const kind = /\bgc=(\w+)/.exec(line)?.[1];
-    if (kind === 's') promoted += Number(/\bpromoted=(\d+)/.exec(line)?.[1] ?? 0);
-    else if (kind === 'mc') full++;
-  }
-  return { promoted, full };
-}
 
 /**
  * Scenario (a) on `server`, one entry per window: CPU µs per request, bytes promoted per
@@ -98,7 +84,7 @@ await benchSession('big-read', async ({ db, tmp }) => {
       poolSize: 10,
       cli: settings.cli,
       key,
-      extraNodeArgs: ['--trace-gc-nvp'],
+      extraNodeArgs: [TRACE_GC],
     });
     try {
       log(`${key}: warm-up, then (a) before`);

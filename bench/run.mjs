@@ -20,6 +20,7 @@ import {
   dropBenchUser,
   serverVersion,
 } from './lib/database.mjs';
+import { collectionsSince, logOffset, TRACE_GC } from './lib/gc.mjs';
 import { closeAgent, LoadTally, runLoad, timedGet, uploadFile } from './lib/load.mjs';
 import { cpuSeconds, machineTicks, PeakWatch, stolenPercent, waitForQuiet } from './lib/proc.mjs';
 import { stopAll, stopChild } from './lib/processes.mjs';
@@ -41,6 +42,7 @@ const settings = {
   uploadBytes: Number(env.BENCH_UPLOAD_MIB ?? 1024) * 1024 * 1024,
   scenarios: env.BENCH_SCENARIOS?.split(',').map((s) => s.trim()),
   servers: env.BENCH_SERVERS?.split(',').map((s) => s.trim()),
+  traceGc: env.BENCH_TRACE_GC !== '0',
 };
 
 const log = (text) => process.stderr.write(`${text}\n`);
@@ -135,6 +137,7 @@ async function loadScenario(scenario, running, index) {
           ` (after ${(waited / 1000).toFixed(1)} s for a quiet machine)`,
       );
       const cpuBefore = cpuSeconds(a.server.pid);
+      const logAt = a.server.tracesGc ? logOffset(a.server.logFile) : null;
       await runLoad({
         base: a.server.base,
         connections: scenario.connections ?? settings.connections,
@@ -143,9 +146,12 @@ async function loadScenario(scenario, running, index) {
         tally: a.tally,
       });
       a.tally.cpu += cpuSeconds(a.server.pid) - cpuBefore;
+      if (logAt !== null) {
+        a.promoted = (a.promoted ?? 0) + collectionsSince(a.server.logFile, logAt).promoted;
+      }
     }
   }
-  for (const { server, tally, watch } of active) {
+  for (const { server, tally, watch, promoted } of active) {
     const memory = watch.stop();
     const errors = tally.non2xx + tally.errors;
     out.push(
@@ -160,6 +166,7 @@ async function loadScenario(scenario, running, index) {
         p99: tally.percentile(99),
         errors,
         cpu: tally.responses ? tally.cpu / tally.responses : null,
+        promoted: promoted !== undefined && tally.responses ? promoted / tally.responses : null,
         ...memory,
         note: `${tally.responses.toLocaleString('en')} requests`,
       }),
@@ -396,8 +403,21 @@ async function main() {
     if (unavailable.has(definition.key)) continue;
     log(`starting ${definition.key}…`);
     try {
-      const server = await definition.start({ db, tmp, poolSize: settings.poolSize, tools });
-      running.push({ ...server, label: definition.label, authMode: definition.authMode === true });
+      // tablegate and the floor write their collections into their logs (promoted bytes).
+      const tracesGc = settings.traceGc && /^(tablegate|floor)/.test(definition.key);
+      const server = await definition.start({
+        db,
+        tmp,
+        poolSize: settings.poolSize,
+        tools,
+        ...(tracesGc ? { extraNodeArgs: [TRACE_GC] } : {}),
+      });
+      running.push({
+        ...server,
+        label: definition.label,
+        authMode: definition.authMode === true,
+        tracesGc,
+      });
     } catch (error) {
       unavailable.set(
         definition.key,

@@ -57,6 +57,19 @@ function odata() {
         `%20and%20price%20le%20${high}&$orderby=id&$top=${PAGE}`,
     }),
     all: () => ({ method: 'GET', path: '/table/items/read' }),
+    /** (a) as an agent asks it: MCP's tools/call of read_rows over POST /mcp (docs/mcp.md). */
+    mcpById: (id) => ({
+      method: 'POST',
+      path: '/mcp',
+      headers: { ...jsonHeaders(), accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'read_rows', arguments: { table: 'items', filter: `id eq ${id}` } },
+      }),
+    }),
+    mcpRowsOf: (body) => JSON.parse(body?.result?.content?.[0]?.text ?? 'null')?.rows,
     totals: () => ({
       method: 'GET',
       path: `/table/items/read?$apply=${encodeURIComponent(TOTALS_APPLY)}`,
@@ -580,6 +593,40 @@ export const SCENARIOS = [
       }
       return { ok: true };
     },
+  },
+  {
+    id: 'm',
+    title: 'one row by primary key, as an agent reads it: MCP tools/call read_rows',
+    kind: 'load',
+    // Beside tablegate's own REST (a), which it wraps; no other server speaks MCP.
+    servers: ['tablegate'],
+    unsupported: (d) => (d.mcpById ? null : 'no MCP endpoint'),
+    request: (d, random) => d.mcpById(1 + pick(random, ROW_COUNT)),
+    check: async (d, base, admin) =>
+      checkRead(
+        base,
+        d.mcpById(ID_CHECK),
+        d.mcpRowsOf,
+        await selectRows(admin, `SELECT * FROM ${BENCH_DB}.items WHERE id = ?`, [ID_CHECK]),
+      ),
+  },
+  {
+    id: 'a256',
+    title: 'overload: (a) with 256 connections on the 10-connection pool',
+    kind: 'load',
+    servers: ['tablegate', 'floor'],
+    connections: 256,
+    request: (d, random) => SCENARIOS[0].request(d, random),
+    check: (d, base, admin) => SCENARIOS[0].check(d, base, admin),
+  },
+  {
+    id: 'e256',
+    title: 'overload: (e) with 256 connections on the 10-connection pool',
+    kind: 'load',
+    servers: ['tablegate', 'floor'],
+    connections: 256,
+    request: (d, random) => SCENARIOS.find((x) => x.id === 'e').request(d, random),
+    check: (d, base, admin) => SCENARIOS.find((x) => x.id === 'e').check(d, base, admin),
   },
   {
     id: 'g',
