@@ -320,10 +320,13 @@ export class SchemaCache {
     return this.read(false);
   }
 
-  /** Re-reads the schema if the last read is old enough (or waits for the read under way). */
+  /**
+   * Re-reads the schema if the last read is old enough. A read under way began before the caller
+   * missed a name, so it may not hold a table created since: it is awaited, then the age checked.
+   */
   async refreshIfStale(): Promise<void> {
     if (this.reading) await this.reading;
-    else if (Date.now() - this.lastRead >= this.refreshIntervalMs) await this.refresh();
+    if (Date.now() - this.lastRead >= this.refreshIntervalMs) await this.refresh();
   }
 
   /**
@@ -332,7 +335,7 @@ export class SchemaCache {
    */
   async refreshIfChanged(): Promise<void> {
     if (this.reading) await this.reading;
-    else if (Date.now() - this.lastRead >= this.refreshIntervalMs) await this.read(true);
+    if (Date.now() - this.lastRead >= this.refreshIntervalMs) await this.read(true);
   }
 
   private read(onlyIfChanged: boolean): Promise<void> {

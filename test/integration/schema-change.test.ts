@@ -70,6 +70,50 @@ test('refreshIfChanged reads the tables only when the fingerprint moved', async 
   }
 });
 
+test('a table created while a read is under way is found by the next miss', async () => {
+  const { schema } = gw.gateway;
+  const database = gw.gateway.db;
+  const rows = database.rows.bind(database);
+  let statements = 0;
+  database.rows = ((query: never) => {
+    statements++;
+    return rows(query);
+  }) as typeof database.rows;
+  try {
+    await schema.refresh();
+    const perRead = statements;
+    // The next read answers all its statements but is held at its last one: it read the tables
+    // before `late` was created.
+    let reached: () => void = () => {};
+    const atLast = new Promise<void>((resolve) => {
+      reached = resolve;
+    });
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    statements = 0;
+    database.rows = (async (query: never) => {
+      const answer = await rows(query);
+      if (++statements === perRead) {
+        reached();
+        await held;
+      }
+      return answer;
+    }) as typeof database.rows;
+    const under = schema.refresh();
+    await atLast;
+    database.rows = rows;
+    await db.admin.query('CREATE TABLE late (id INT PRIMARY KEY)');
+    const found = schema.find('late');
+    release();
+    await under;
+    expect((await found)?.name).toBe('late');
+  } finally {
+    database.rows = rows;
+  }
+});
+
 test.each<[string, string]>([
   ['a table', 'CREATE TABLE more (id INT)'],
   ['a view', 'CREATE VIEW cheap AS SELECT id FROM items'],
