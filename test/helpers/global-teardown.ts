@@ -14,7 +14,8 @@ export default async function globalTeardown(): Promise<void> {
   await state.tablegateTestCleanup?.();
   const root = state.tablegateTestTemporary;
   if (root === undefined) return;
-  const left = await readdir(root).catch(() => []);
+  // jest_<uid>: Jest's own transform cache, put under TMPDIR by the workers started after setup.
+  const left = (await readdir(root).catch(() => [])).filter((name) => !/^jest_\w+$/.test(name));
   if (left.length > 0) {
     process.stdout.write(
       `\ntests left ${left.length} temporary entries: ${left.slice(0, 10).join(', ')}\n`,
