@@ -12,12 +12,26 @@ import {
   ListToolsRequestSchema,
   McpError,
 } from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { VERSION } from '../version.js';
 import { offered, runTool, type ToolContext } from './run-tool.js';
 import { type Tool, type ToolName, tools } from './tools.js';
 
 const INSTRUCTIONS =
   'tablegate serves the tables of one MySQL database. Call list_tables first: it names the tables you may use, their columns, relations and the actions you may take. Values and filters use the REST syntax of the gateway (OData $filter).';
+
+/**
+ * One for every request's server: each Server would otherwise build an Ajv instance of its own,
+ * most of the CPU an MCP call cost (the validator keeps no state of a call).
+ */
+const validator = new AjvJsonSchemaValidator();
+
+/** The tools for the gateway's row bound, built once (their descriptions are long text). */
+let listed: { maxRows: number; tools: readonly Tool[] } | undefined;
+function toolsFor(maxRows: number): readonly Tool[] {
+  if (listed?.maxRows !== maxRows) listed = { maxRows, tools: tools(maxRows) };
+  return listed.tools;
+}
 
 /** Answers one MCP HTTP request: the Web request in, the Web response out. */
 export async function answerMcp(
@@ -27,10 +41,14 @@ export async function answerMcp(
 ): Promise<Response> {
   const server = new Server(
     { name: 'tablegate', version: VERSION },
-    { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS },
+    {
+      capabilities: { tools: { listChanged: false } },
+      instructions: INSTRUCTIONS,
+      jsonSchemaValidator: validator,
+    },
   );
   const names = offered(context);
-  const available = tools(context.maxRows).filter((tool) => names.has(tool.name));
+  const available = toolsFor(context.maxRows).filter((tool) => names.has(tool.name));
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [...available] }));
   server.setRequestHandler(CallToolRequestSchema, async (call) => {
     const tool = available.find((t) => t.name === call.params.name);
