@@ -4,9 +4,10 @@
  * before and after three reads of all 100,000 rows (scenario (d)), for tablegate and the floor,
  * each alone on the machine, and what V8's young-generation collections promoted to the old
  * generation per request meanwhile (each server runs with --trace-gc-nvp into its log). Found in
- * issue 17's fifth pass: after such reads tablegate's small requests cost ~30 % more CPU for as
- * long as it ran; the sixth pass found why (~3 KB of every request promoted: src/execute/acquire.ts)
- * and fixed it. The promoted bytes are the steady signal; the CPU moves with the machine.
+ * the fifth pass of the read work (bench/README.md): after such reads tablegate's small requests
+ * cost ~30 % more CPU for as long as it ran; the sixth pass found why (~3 KB of every request
+ * promoted: src/execute/acquire.ts) and fixed it. The promoted bytes are the steady signal; the CPU
+ * moves with the machine.
  *
  *   npm run build && node bench/after-big-read.mjs
  *

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
- * The cluster drill (issue 16): a 3-node MariaDB Galera cluster, HAProxy in front of it, three
- * tablegate gateways in auth mode (one JWT secret, one uploads directory) behind an HTTP
+ * The cluster drill (docs/operations.md): a 3-node MariaDB Galera cluster, HAProxy in front of it,
+ * three tablegate gateways in auth mode (one JWT secret, one uploads directory) behind an HTTP
  * HAProxy, a mixed load through it, and faults during the load: SIGKILL of a database node and
  * its restart, SIGKILL of a gateway and its restart, a rolling SIGTERM restart of every gateway.
  * It prints what failed and for how long, checks the database against what the clients were told,

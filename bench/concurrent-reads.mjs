@@ -1,5 +1,5 @@
 /**
- * Memory under concurrency (issue 9): the built gateway (dist/cli.js) serves 16 concurrent reads
+ * Memory under concurrency: the built gateway (dist/cli.js) serves 16 concurrent reads
  * of every row of a 100,000-row table. Each answer must be complete, valid JSON with the 100,000
  * rows in id order. Reports the gateway's RSS when idle and its peak (VmHWM, reset through
  * /proc/<pid>/clear_refs before each phase) for one read alone and for the 16 at once.

@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 /**
- * Issue 13, items 1 and 2, measured from outside: starts the built gateway (dist/cli.js) in auth
- * mode on a fresh database and sends (1) 300 parallel guesses for one email, the right password
- * among them, and (2) 1,000 parallel valid logins for one account while another user logs in
- * once from another
+ * The login limits (docs/auth.md) under parallel bursts, measured from outside: starts the built
+ * gateway (dist/cli.js) in auth mode on a fresh database and sends (1) 300 parallel guesses for one
+ * email, the right password among them, and (2) 1,000 parallel valid logins for one account while
+ * another user logs in once from another
  * address (127.0.0.2); it prints the status counts and the other user's login time. Not part of `npm test`.
  * Run: `npm run build && node bench/login-burst.mjs` (BENCH_GUESSES, BENCH_LOGINS to change).
  */

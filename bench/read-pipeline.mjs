@@ -2,9 +2,10 @@
 /**
  * Micro-benchmark of the pure read stages a request pays before MySQL: query object → parse
  * ($filter included) → plan → compile, for the query strings of `npm run bench` scenario (a),
- * point read, and (c), filter, plus two §3.1a filters. Compares the build in dist/ with a
- * baseline build (BENCH_BASELINE_DIST, e.g. a tsc build of an older commit) and prints
- * nanoseconds per request and the ratio; without a baseline it prints dist/ alone.
+ * point read, and (c), filter, plus two filters with date/time literals and functions
+ * (docs/filters.md). Compares the build in dist/ with a baseline build (BENCH_BASELINE_DIST, e.g. a
+ * tsc build of an older commit) and prints nanoseconds per request and the ratio; without a
+ * baseline it prints dist/ alone.
  *
  *   npm run build && node bench/read-pipeline.mjs
  *   BENCH_BASELINE_DIST=/tmp/base/dist node bench/read-pipeline.mjs
@@ -87,7 +88,7 @@ for (const c of CASES) {
       b.run(c.query);
       return true;
     } catch {
-      return false; // the baseline cannot parse §3.1a
+      return false; // the baseline cannot parse date/time literals or functions
     }
   });
   for (const b of runnable) round(b.run, c.query); // warm-up

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
- * Scenario (k): paging through a big table with `$skiptoken` (README "Paging through big
- * tables"). On a table of 2,000,000 rows (BENCH_PAGING_ROWS), page 20,000 of 100 rows
+ * Scenario (k): paging through a big table with `$skiptoken` (docs/paging.md).
+ * On a table of 2,000,000 rows (BENCH_PAGING_ROWS), page 20,000 of 100 rows
  * (BENCH_PAGING_PAGE) by the token of the page before must cost at most 1.5 × page 1; the same
  * page by `$skip` is timed beside it. Two orders: the primary key, and a DATETIME column with an
  * index, descending (the primary key breaks its ties). Each page is checked: the token's page

@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 /**
- * Issue 13, item 4, measured from outside: starts the built gateway (dist/cli.js, or
- * BENCH_TABLEGATE_CLI to compare another build) in open mode and (A) sends 20 JSON bodies that
- * trickle one byte every 5 s, noting when and how each connection ends while another client
- * reads; (B) opens 1,100 idle connections and counts how many the gateway keeps. Prints one line
- * per part. Not part of `npm test`. Run: `npm run build && node bench/slow-bodies.mjs`.
+ * The body timeout and the connection bound (docs/operations.md), measured from outside: starts the
+ * built gateway (dist/cli.js, or BENCH_TABLEGATE_CLI to compare another build) in open mode and (A)
+ * sends 20 JSON bodies that trickle one byte every 5 s, noting when and how each connection ends
+ * while another client reads; (B) opens 1,100 idle connections and counts how many the gateway
+ * keeps. Prints one line per part. Not part of `npm test`. Run: `npm run build && node
+ * bench/slow-bodies.mjs`.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# sqlmap against tablegate (issue 9): the built gateway (dist/cli.js) on a fixture database, once
+# sqlmap against tablegate: the built gateway (dist/cli.js) on a fixture database, once
 # in open mode and once in auth mode, each injection point marked with `*`:
 #   every read option ($filter in a number and in a string context, after an unquoted datetime,
 #   inside a function's column argument and after a function, $select, $orderby, $top, $skip,
@@ -9,7 +9,8 @@
 #   the create body (JSON, every value), names in double quotes (a column with a space and one
 #   with a dot, in $select, $filter, $orderby and an update key), a GeoJSON body for a spatial
 #   column, and the login body (auth mode); then, in auth mode under
-#   a --policy (issue 14), a signed-in role's $filter, update value and create body on a table it
+#   a --policy (docs/policies.md), a signed-in role's $filter, update value and create body on a
+# table it
 #   may see and change only where category eq 'books' (every other row must stay as it was), and
 #   its totals ($apply) over those rows.
 # sqlmap runs with --batch --level 3 --risk 2 --flush-session and writes to a temporary folder.

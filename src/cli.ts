@@ -40,7 +40,7 @@ function parse() {
       autoVersion: true,
       // Unknown options are reported below, in our style and with a suggestion.
       allowUnknownFlags: true,
-      // -h is the MySQL host (CONTRACT §1); help is only --help.
+      // -h is the MySQL host (docs/configuration.md); help is only --help.
       // --role belongs to `user add` / `user set-role` only.
       flags: { ...flags, help: { type: 'boolean' }, role: { type: 'string' } },
     });

@@ -1,6 +1,6 @@
 /**
  * The gateway's configuration: one typed object built by the CLI from flags and environment,
- * with the defaults CONTRACT §1 sets. Nothing else reads process.env.
+ * with the defaults docs/configuration.md lists. Nothing else reads process.env.
  */
 import os from 'node:os';
 import path from 'node:path';
@@ -8,7 +8,7 @@ import type { ClaimNames } from './auth/claims.js';
 import type { DbConfig, ReadConsistency } from './db/pool.js';
 
 export type Mode = 'auth' | 'open';
-/** Whether `POST /auth/register` makes users (CONTRACT §6). */
+/** Whether `POST /auth/register` makes users (docs/policies.md). */
 export type Registration = 'open' | 'closed';
 
 export interface Config {
@@ -40,7 +40,7 @@ export interface Config {
   readonly registration: Registration;
   /** The role of a user made by `POST /auth/register`. */
   readonly defaultRole: string;
-  /** `--policy`: absolute path of the policy file, or null for none (CONTRACT §6). */
+  /** `--policy`: absolute path of the policy file, or null for none (docs/policies.md). */
   readonly policyFile: string | null;
   /**
    * Which proxies' X-Forwarded-For to believe (Fastify's `trustProxy`): false (the socket's
@@ -92,7 +92,7 @@ export interface Config {
   readonly fileUrlTtlSeconds: number;
 }
 
-/** An identity provider whose tokens are accepted beside the gateway's own (README "Identity"). */
+/** An identity provider whose tokens are accepted beside the gateway's own (docs/auth.md). */
 export interface IdentityProvider {
   /** Where its JWKS is fetched from; null when the keys are in `publicKeyFile`. */
   readonly jwksUrl: string | null;
@@ -131,10 +131,10 @@ export const DEFAULTS = {
   defaultRole: 'user',
   trustProxy: false,
   // The pool is shared fairly between addresses; a cap would refuse a busy honest client (a
-  // backend, a proxy, a load test) with nobody else waiting (README "Limits and timeouts").
+  // backend, a proxy, a load test) with nobody else waiting (docs/operations.md).
   maxClientRequests: 0,
   // Below the slowest network browsers emulate (GPRS, 50 kbit/s ≈ 6 KB/s): no phone still
-  // online is cut (README "Limits and timeouts").
+  // online is cut (docs/operations.md).
   minReadRate: 4096,
   // An agent's context is small: a page of rows, and a note on how to read the next.
   mcpMaxRows: 100,
@@ -144,6 +144,6 @@ export const DEFAULTS = {
   // Metrics are not public unless asked for: Prometheus in a pod or container needs 0.0.0.0.
   metricsHost: '127.0.0.1',
   shutdownDelayMs: 0,
-  // The server's own behaviour: no wait, the cheapest reads (README "Read consistency").
+  // The server's own behaviour: no wait, the cheapest reads (docs/operations.md).
   readConsistency: 'eventual',
 } as const;

@@ -31,7 +31,7 @@ export type Stage =
   | 'stream' // a streamed response
   | 'upload'
   | 'files'
-  | 'policy-action' // --policy: an action the caller's role may not do (CONTRACT §6)
+  | 'policy-action' // --policy: an action the caller's role may not do (docs/policies.md)
   | 'policy-rows' // --policy: a created or updated row outside the role's where
   | 'routine' // the stored procedure or function named in `/rpc/<name>`
   | 'arguments' // the parameters of a routine call (a JSON body, or a function's query string)
@@ -128,7 +128,7 @@ export const ERRORS = {
     },
   },
 
-  // guard and password: identity (README "Identity").
+  // guard and password: identity (docs/auth.md).
   /** A provider's token names keys the gateway could not fetch (its JWKS did not answer). */
   IDENTITY_PROVIDER_UNAVAILABLE: {
     status: 503,
@@ -171,7 +171,7 @@ export const ERRORS = {
   USER_EXISTS: { status: 409, stages: ['register'], message: 'User already exists' },
   REGISTRATION_CLOSED: { status: 403, stages: ['register'], message: 'Registration is closed' },
 
-  // policy (CONTRACT §6): an action the role may not do on a table it can read, or files; a
+  // policy (docs/policies.md): an action the role may not do on a table it can read, or files; a
   // written row outside the role's where.
   FORBIDDEN: { status: 403, stages: ['policy-action'], message: 'Forbidden' },
   POLICY_VIOLATION: { status: 403, stages: ['policy-rows'], message: detail },
@@ -227,7 +227,7 @@ export const ERRORS = {
         : `Unknown query parameter '${key}': did you mean '${meant}'?`,
   },
   FILTER_SYNTAX: { status: 400, stages: ['read-options'], message: detail },
-  /** A date/time literal or a function meets a column of the wrong type (CONTRACT §3.1a). */
+  /** A date/time literal or a function meets a column of the wrong type (docs/filters.md). */
   FILTER_TYPE: { status: 400, stages: ['read-options'], message: detail },
   LIMIT_EXCEEDED: { status: 400, stages: ['read-options', 'rows'], message: detail },
   UNKNOWN_COLUMN: {
@@ -538,7 +538,8 @@ export const MYSQL_ERRORS: Readonly<
   },
   // A write to a server running read-only: a replica or standby that `-h` or a proxy settled on,
   // a primary being switched over (MySQL's super_read_only too), MySQL's innodb_read_only. The
-  // server's state, not the client's request: 503, as for a server that is down (issue 16).
+  // server's state, not the client's request: 503, as for a server that is down
+  // (docs/operations.md).
   ER_OPTION_PREVENTS_STATEMENT: {
     status: 503,
     message:
@@ -549,7 +550,7 @@ export const MYSQL_ERRORS: Readonly<
     message: 'The database server is read-only right now; nothing was written',
   },
   // A value with characters the column's character set cannot hold (a latin1 column filtered or
-  // matched with 'Ā' or an emoji): MySQL refuses to compare them (issue 9, filter fuzzing).
+  // matched with 'Ā' or an emoji): MySQL refuses to compare them (found by filter fuzzing).
   ER_CANT_AGGREGATE_2COLLATIONS: {
     status: 400,
     message:

@@ -1,9 +1,9 @@
 /**
  * Every limit and timeout the gateway enforces, in one place: the stages read them from here,
- * and so do the API description and the README's figures (never copied as literals).
+ * and so do the API description and the documentation's figures (never copied as literals).
  */
 
-// Read options (CONTRACT §3.1).
+// Read options (docs/filters.md, docs/reading.md).
 /** Bytes of `$filter` text (UTF-8). */
 export const MAX_FILTER_BYTES = 4096;
 /** Levels of parentheses and `not` in a `$filter`. */
@@ -61,11 +61,11 @@ export const RETRY_PAUSE_MAX_MS = 50;
  */
 export const MAX_ROUTINE_RESULT_CHARS = 32 * 1024 * 1024;
 
-// Auth mode (CONTRACT §4).
+// Auth mode (docs/auth.md).
 export const EMAIL_MAX_LENGTH = 254;
 export const PASSWORD_MIN_LENGTH = 8;
 export const PASSWORD_MAX_LENGTH = 1024;
-/** More than 10 failed logins in a minute for one IP and email → 429 (CONTRACT §4). */
+/** More than 10 failed logins in a minute for one IP and email → 429 (docs/auth.md). */
 export const MAX_FAILED_LOGINS = 10;
 /** The window of the login and registration counts. */
 export const LIMITS_WINDOW_MS = 60_000;
@@ -110,8 +110,8 @@ export const SMALL_READ_MAX_BYTES = 256 * 1024;
 /**
  * A page that may link to the next (`$top`) is held whole before it is sent, since its Link
  * header names its last row (http/json-rows.ts), up to this many bytes of JSON; a larger page
- * starts at that point and its Link skips the rest of it by count (README "Paging through big
- * tables"). Bounded so that many large pages at once cannot fill the memory.
+ * starts at that point and its Link skips the rest of it by count (docs/paging.md). Bounded so that
+ * many large pages at once cannot fill the memory.
  */
 export const PAGE_HOLD_BYTES = 1024 * 1024;
 /**
@@ -154,7 +154,7 @@ export const CONNECT_TIMEOUT_MS = 2000;
  * it the server counts as not answering: /health says so, the watchdog cuts the statements it
  * waited for, a waiting request gives up, `-h` moves to the next host. A live server answers in
  * milliseconds: 32 CPU-bound statements on a 2-core machine with a load average of 16 delayed
- * the answer by 276 ms at most (README, Reliability).
+ * the answer by 276 ms at most (docs/operations.md).
  */
 export const HEALTH_TIMEOUT_MS = 1000;
 /** A request waiting this long for a pool connection asks whether the server is alive. */
@@ -199,7 +199,7 @@ export const DESCRIPTION_SLICE_MS = 2;
 /** Brotli quality of the stored description: about gzip's time for a third of its size. */
 export const DESCRIPTION_BROTLI_QUALITY = 5;
 
-// Identity: provider keys, revocation of own tokens, signed file links (README "Identity").
+// Identity: provider keys, revocation of own tokens, signed file links (docs/auth.md).
 /** A JWKS is fetched again for an unknown `kid` at most this often (failed fetches count). */
 export const JWKS_REFETCH_COOLDOWN_MS = 30_000;
 /** A JWKS older than this is fetched again before use (when the cooldown allows). */

@@ -34,7 +34,7 @@ export class StartupError extends Error {
   override readonly name = 'StartupError';
   constructor(
     message: string,
-    /** 1, or 2 when a file the user gave is wrong (the policy: CONTRACT §6). */
+    /** 1, or 2 when a file the user gave is wrong (the policy: docs/policies.md). */
     readonly exitCode: 1 | 2 = 1,
   ) {
     super(message);

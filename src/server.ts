@@ -80,7 +80,7 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
   // Slowloris: a client trickling its headers is cut off (408) and holds no other request up.
   app.server.headersTimeout = HEADERS_TIMEOUT_MS;
   // Past it Node closes new connections at once: a flood of idle or trickling sockets cannot
-  // exhaust the process's file descriptors and make the gateway unreachable (issue 13, item 4).
+  // exhaust the process's file descriptors and make the gateway unreachable.
   app.server.maxConnections = config.maxConnections;
   // Node drops a CONNECT request without a word when nothing listens for it: answer it like any
   // other malformed request (found by the HTTP fuzz drill).
@@ -114,7 +114,7 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
   const routes = new RouteMethods();
   routes.watch(app);
   registerErrorHandling(app, log, () => services.schema.refreshIfStale(), routes);
-  // --metrics-port: its hooks exist only then (hot path, issue 17).
+  // --metrics-port: its hooks exist only then (hot path).
   services.metrics?.register(app, services.policy);
   registerBodyGuards(app, config.bodyTimeoutMs);
   // Awaited so its hooks run before the auth guard's: a 401 carries CORS headers too.
@@ -124,7 +124,7 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
     // Any OPTIONS gets the CORS answer, not a text/plain 400 when a preflight header is missing.
     strictPreflight: false,
     // Browsers hide response headers from scripts unless they are listed. One string: a list
-    // is joined again for every request (issue 17).
+    // is joined again for every request.
     exposedHeaders: 'X-Total-Count, Link, Retry-After, WWW-Authenticate',
     maxAge: 600,
   });

@@ -44,7 +44,7 @@ export interface Services {
   readonly skiptokens: Skiptokens;
   /** Present exactly when `config.mode` is `auth` (buildServer refuses auth mode without it). */
   readonly auth?: AuthServices;
-  /** `--policy`: absent when everything is allowed (CONTRACT §6). */
+  /** `--policy`: absent when everything is allowed (docs/policies.md). */
   readonly policy?: Policy;
   /** `--metrics-port`: absent when metrics are off (then nothing counts). */
   readonly metrics?: GatewayMetrics;

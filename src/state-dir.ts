@@ -1,7 +1,7 @@
 /**
  * The state directory (`~/.tablegate`): it holds the generated JWT secret and, by default, the
  * uploads, so it is made private (0700) before anything is created inside it — the uploads
- * mkdir used to create it first with the default 0755 (issue 13, item 7).
+ * mkdir used to create it first with the default 0755.
  */
 import { chmod, mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';

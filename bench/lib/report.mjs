@@ -189,8 +189,8 @@ export function targetLines(results, floors = new Map()) {
   }
   // Totals over every row, the floor running the same SQL: at most 5 % slower.
   floorTarget('j', 0.95);
-  // Issue 28: related rows in one request against the floor's three hand-written queries, and a
-  // 100,000-order expanded read in bounded memory.
+  // Related rows (docs/relations.md) in one request against the floor's three hand-written queries,
+  // and a 100,000-order expanded read in bounded memory.
   if (find(results, 'i', 'tablegate')) floorTarget('i', 0.9);
   {
     const tg = find(results, 'i-all', 'tablegate');
@@ -208,7 +208,7 @@ export function targetLines(results, floors = new Map()) {
     }
   }
   floorTarget('h', 0.95, 'tablegate-auth');
-  // Issue 14: a --policy costs a point read and a page at most 5 %.
+  // A --policy (docs/policies.md) costs a point read and a page at most 5 %.
   for (const id of ['a', 'b']) {
     const tg = find(results, id, 'tablegate');
     const policy = find(results, id, 'tablegate-policy');

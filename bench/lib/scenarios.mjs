@@ -15,7 +15,7 @@ import {
 } from './database.mjs';
 
 export const PAGE = 50;
-/** Scenario (j): totals per category over every row, two aggregates (README "Totals"). */
+/** Scenario (j): totals per category over every row, two aggregates (docs/totals.md). */
 export const TOTALS_APPLY =
   'groupby((category),aggregate(price with sum as total,qty with average as avg_qty))';
 /** The SQL tablegate compiles TOTALS_APPLY to, which the floor runs as it is. */
@@ -39,7 +39,7 @@ export function seededRandom(seed) {
 const pick = (random, n) => Math.floor(random() * n);
 
 /**
- * URL dialects. tablegate and the floor take the same requests (CONTRACT §3); xmysql and its
+ * URL dialects. tablegate and the floor take the same requests (docs/reading.md); xmysql and its
  * fork mysql-rest take `/api/<table>/:id`, `_where=(col,op,value)~and(…)`, `_sort`, `_size`
  * and a zero-based page `_p` (offset = _p × _size), per xmysql's README.
  */

@@ -90,8 +90,8 @@ export async function installTool(name, tmp) {
  * `{ key, label, base, pid, child, logFile, filesDir }`.
  */
 /**
- * What `tablegate-policy` runs under (CONTRACT §6): open mode, every request `anonymous`, every
- * action granted, and `items` read under a row condition ANDed into every read. It holds for
+ * What `tablegate-policy` runs under (docs/policies.md): open mode, every request `anonymous`,
+ * every action granted, and `items` read under a row condition ANDed into every read. It holds for
  * every bench row (no quantity is negative), so the answers are those of plain tablegate, and it
  * leaves MySQL's access path as it was (primary key, `Using where`), so the difference is the
  * policy's own cost: the gate, the policy stage and the longer WHERE. (A condition on the
@@ -168,7 +168,7 @@ export const SERVERS = [
         '4GiB',
         ...extraArgs,
       ];
-      // The password goes through the environment, not the process list (CONTRACT §1).
+      // The password goes through the environment, not the process list (docs/configuration.md).
       // The load generator is one client address with many connections: no per-client cap, as
       // in a default deployment (where the pool is shared fairly between addresses instead);
       // said outright for builds from before that, whose default of 8 is below BENCH_CONNECTIONS

@@ -30,15 +30,15 @@ const FILE_ROUTE = '/@/*';
 /**
  * The only requests that need no token: `<METHOD> <route pattern>`, matched against the route
  * Fastify selected (never the raw URL, so `/health/`, `//health` or `/health?x` cannot sneak by).
- * HEAD counts as the GET of the same route. CONTRACT §4 also exempts the Swagger UI page and its
- * assets, as @fastify/swagger-ui registers them (http/docs.ts); its /docs/json and /docs/yaml (the
- * description) are not exempt, like /openapi.json.
+ * HEAD counts as the GET of the same route. The Swagger UI page and its assets need none either
+ * (docs/auth.md), as @fastify/swagger-ui registers them (http/docs.ts); its /docs/json and
+ * /docs/yaml (the description) are not exempt, like /openapi.json.
  */
 export const PUBLIC_ROUTES: ReadonlySet<string> = new Set([
   'POST /auth/register',
   'POST /auth/login',
   'GET /health',
-  // Beyond CONTRACT §4: the liveness probe (a kubelet has no token); it tells nothing but "up".
+  // The liveness probe (docs/operations.md): a kubelet has no token; it tells nothing but "up".
   'GET /live',
   'GET /docs',
   'GET /docs/',
@@ -81,7 +81,7 @@ export function registerAuthGuard(app: FastifyInstance, { config, auth, policy }
   if (!auth) throw new Error('auth mode needs the auth services (users, tokens)');
   const { authenticator, fileLinks } = auth;
   // A callback hook, not an async one: it runs on every request, and a token seen before is
-  // decided without an await (issue 17); only a token's first use waits for its verification.
+  // decided without an await; only a token's first use waits for its verification.
   app.addHook('onRequest', (request, _reply, done) => {
     if (isPublicRoute(request.method, request.routeOptions.url)) return done();
     const header = request.headers.authorization;
@@ -92,7 +92,7 @@ export function registerAuthGuard(app: FastifyInstance, { config, auth, policy }
         request.fileLink = opens;
         return done(opens ? undefined : accessDenied());
       }
-      // No token at all: `anonymous` (CONTRACT §6). A token that is given must be valid.
+      // No token at all: `anonymous` (docs/policies.md). A token that is given must be valid.
       if (anonymousMay(policy, request)) return done();
     }
     const token = bearerToken(header);

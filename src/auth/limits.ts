@@ -34,7 +34,7 @@ export const ARGON2_QUEUE: WorkQueueLimits = {
 /** The client's address as limits count it: IPv6 clients are grouped by /64. */
 export function clientAddress(ip: string): string {
   // Text without a colon cannot be IPv6: what normalizeIP gives it, without its IPv6 test (a long
-  // regex that ran on every request of the per-client cap, issue 17).
+  // regex that ran on every request of the per-client cap).
   return ip.includes(':') ? normalizeIP(ip, 64) : ip.toLowerCase();
 }
 

@@ -22,7 +22,7 @@ export interface AuthClaims {
   readonly sub: string;
   /** '' when a provider's token has no `--email-claim`. */
   readonly email: string;
-  /** The role the token gives (CONTRACT §6); the policy decides what it may do. */
+  /** The role the token gives (docs/policies.md); the policy decides what it may do. */
   readonly role: string;
   readonly exp: number;
   /** `nbf`, or 0 when the token has none. */

@@ -5,7 +5,7 @@
  * state of the users seen lately, read again every USER_STATE_REFRESH_MS for all of them in a
  * few statements, and trusts an entry for at most USER_STATE_STALE_MS after the read that made
  * it began: a removal, a role change or a new password stops the user's tokens within that
- * bound (README "Revocation"), on every gateway, whether or not the refresh could run.
+ * bound (docs/auth.md), on every gateway, whether or not the refresh could run.
  */
 import {
   USER_STATE_BATCH,

@@ -11,7 +11,7 @@ import type { Database } from '../execute/database.js';
 import { EMAIL_MAX_LENGTH, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../limits.js';
 import type { UserState } from './user-states.js';
 
-/** CONTRACT §6: `role VARCHAR(64) NOT NULL DEFAULT 'user'`. */
+/** The users table's `role VARCHAR(64) NOT NULL DEFAULT 'user'` (docs/policies.md). */
 export const ROLE_MAX_LENGTH = 64;
 export const DEFAULT_ROLE = 'user';
 

@@ -1,7 +1,7 @@
 /**
- * argv and environment → Config, as CONTRACT §1 sets: `run [auth] -h -u -p -P -D -o`, long forms,
- * TABLEGATE_* variables (a flag wins over the environment). Pure: it returns a Config or throws
- * UsageError, so it is tested without a process.
+ * argv and environment → Config, as docs/configuration.md describes: `run [auth] -h -u -p -P -D
+ * -o`, long forms, TABLEGATE_* variables (a flag wins over the environment). Pure: it returns a
+ * Config or throws UsageError, so it is tested without a process.
  */
 import { isIP } from 'node:net';
 import path from 'node:path';
@@ -151,7 +151,7 @@ export const ENVIRONMENT: Readonly<Record<string, string>> = {
   shutdownDelay: 'TABLEGATE_SHUTDOWN_DELAY',
   readConsistency: 'TABLEGATE_READ_CONSISTENCY',
   skiptokenSecret: 'TABLEGATE_SKIPTOKEN_SECRET',
-  // Identity (README "Identity"): an identity provider's tokens, signed file links.
+  // Identity (docs/auth.md): an identity provider's tokens, signed file links.
   jwksUrl: 'TABLEGATE_JWKS_URL',
   jwtPublicKey: 'TABLEGATE_JWT_PUBLIC_KEY',
   jwtIssuer: 'TABLEGATE_JWT_ISSUER',

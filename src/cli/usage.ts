@@ -1,7 +1,7 @@
 /**
  * How a usage error is told: one line naming the problem (with "did you mean …?" when a known
  * word is close, did-you-mean.ts) and one line of usage pointing at `--help`, instead of meow's bare
- * `Unknown flag` or the whole help text that pushes the problem off screen (issue 13).
+ * `Unknown flag` or the whole help text that pushes the problem off screen.
  */
 import { didYouMean } from './did-you-mean.js';
 import { FLAG_NAMES, SHORT_FLAGS } from './options.js';

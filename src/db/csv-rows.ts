@@ -1,6 +1,6 @@
 /**
  * MySQL value → one CSV field (RFC 4180), for reads answered as `text/csv` (docs/reading.md):
- * the values the JSON serializer writes (rows.ts, CONTRACT §2) as text — numbers with the same
+ * the values the JSON serializer writes (rows.ts, docs/types.md) as text — numbers with the same
  * digits, dates and times as stored, binary as base64, a JSON column's JSON text, a spatial
  * column's GeoJSON — and NULL as
  * an empty field, told from an empty string, which is written `""`. An expanded relation's

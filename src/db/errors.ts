@@ -164,7 +164,7 @@ const QUALIFIER = /`(?:[^`]|``)*`\.(?=`)/g;
 
 /**
  * MariaDB names columns and tables with their database (`` `db`.`t`.`c` ``, `` `db`.`t` ``);
- * the database's name is nobody's business (issue 13): only the last part of a name stays.
+ * the database's name is nobody's business: only the last part of a name stays.
  */
 export function withoutQualifiers(message: string): string {
   return message.replace(QUALIFIER, '');

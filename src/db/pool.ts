@@ -71,7 +71,8 @@ export function connectionOptions(config: DbConfig): ConnectionOptions {
     user: config.user,
     password: config.password,
     database: config.database,
-    // A host that does not answer (network partition) costs a request 2 s, then 503 (CONTRACT §5).
+    // A host that does not answer (a network partition) costs a request 2 s, then 503
+    // (docs/errors.md).
     connectTimeout: CONNECT_TIMEOUT_MS,
     enableKeepAlive: true,
     charset: 'utf8mb4_unicode_ci',
@@ -153,7 +154,8 @@ export function sessionSetup(
 /**
  * The statement pool. Its rows come as arrays in select order (`rowsAsArray`): the row codec
  * reads them by position, and mysql2's plain `execute(sql, params)` then needs no options object
- * per statement (the object form copies and extends one on every call: issue 17's profile).
+ * per statement (the object form copies and extends one on every call, as the hot path's profile
+ * showed).
  */
 export function createPool(config: DbConfig, setupSql: string): Pool {
   const pool = mysql.createPool({ ...poolOptions(config), rowsAsArray: true });

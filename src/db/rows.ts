@@ -1,5 +1,5 @@
 /**
- * MySQL value → JSON text (CONTRACT §2). A serializer is built once per column list and turns a
+ * MySQL value → JSON text (docs/types.md). A serializer is built once per column list and turns a
  * row (an array, in select order) into one JSON object's text without building an object first.
  * Input values are what the pool's options make mysql2 return: DECIMAL, BIGINT, dates and JSON as
  * exact strings, FLOAT/DOUBLE/INT as numbers, binary and BIT as Buffers.

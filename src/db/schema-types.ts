@@ -3,7 +3,7 @@
  * on a rate-limited re-read. Every later stage resolves names against these objects.
  */
 
-/** How a column's value becomes JSON (CONTRACT §2) and how a JSON value is written into it. */
+/** How a column's value becomes JSON (docs/types.md) and how a JSON value is written into it. */
 export type JsonKind =
   | 'integer' // TINYINT…BIGINT: number, or string beyond ±2^53
   | 'decimal' // DECIMAL/NUMERIC: JSON number with exactly the stored digits

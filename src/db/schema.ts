@@ -370,7 +370,7 @@ export class SchemaCache {
 
   /**
    * The table, or the 404 a request naming an unknown table answers with. A known table comes
-   * back at once, not as a promise: every request asks (issue 17).
+   * back at once, not as a promise: every request asks.
    */
   require(name: string): TableInfo | Promise<TableInfo> {
     return this.tables.get(name) ?? this.requireAfterRead(name);

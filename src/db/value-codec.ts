@@ -1,6 +1,6 @@
 /**
  * JSON value → the MySQL parameter that stores it exactly as sent: the inverse of rows.ts
- * (CONTRACT §2). A value MySQL would round or reinterpret without an error even in strict mode
+ * (docs/types.md). A value MySQL would round or reinterpret without an error even in strict mode
  * (1.5 into an INT, 1.005 into DECIMAL(10,2), a JSON number that already lost digits in
  * JSON.parse) is refused here. Also the exact form of an update/delete key value.
  */
@@ -221,7 +221,7 @@ function shown(value: unknown): string {
   return typeof value === 'string' ? `'${excerpt(value)}'` : String(value);
 }
 
-// The filter language's number (CONTRACT §3.1), taken apart.
+// The filter language's number (docs/filters.md), taken apart.
 const NUMBER_TEXT = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
 
 /** Beyond this exponent a number is out of range for every MySQL numeric type but DOUBLE. */
@@ -265,7 +265,7 @@ interface PlainNumber {
 
 /** Number text (exponent allowed) → plain decimal text; throws when it is not a number. */
 function plainNumber(text: string, where: string): PlainNumber {
-  // Digits without a leading zero are already plain (a key from the URL, issue 17).
+  // Digits without a leading zero are already plain (the common case: a key from the URL).
   if (isDigitRun(text) && (text.charCodeAt(0) !== 48 || text.length === 1)) {
     return { text, fractionDigits: 0 };
   }

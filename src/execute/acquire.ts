@@ -8,8 +8,8 @@
  * connection comes back and several addresses wait, it goes to the waiting address that holds
  * the fewest connections (among equals, the one that has waited for a turn longest), and that
  * address's oldest request takes it. So an address holding many connections never gets the next
- * one while another waits, and busy addresses end with equal shares (README "Limits and
- * timeouts"). Nothing is preempted: a held connection is given back by its statement.
+ * one while another waits, and busy addresses end with equal shares (docs/operations.md).
+ * Nothing is preempted: a held connection is given back by its statement.
  *
  * Bounded: mysql2's pool would wait for ever; we answer instead. When a wait passes
  * ALIVE_CHECK_MS the server is pinged on the control connection, and a server that does not

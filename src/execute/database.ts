@@ -71,7 +71,7 @@ export interface Database {
   count(query: CompiledQuery, caller?: Caller): Promise<number>;
   /**
    * A SELECT whose result the plan bounds (plan/small-read.ts): its rows as arrays in select
-   * order, all at once, by callback (every small read's path: no promise, issue 17); retried
+   * order, all at once, by callback (every small read's path: no promise); retried
    * like a stream whose connection broke before its first row.
    */
   arrays(
@@ -188,7 +188,7 @@ function within<T>(promise: Promise<T>, ms: number): Promise<T> {
 
 /**
  * The promise face of a pool connection, made once per connection rather than on every
- * statement (issue 17: each one is an EventEmitter with two listeners). It holds no state of its
+ * statement (each one is an EventEmitter with two listeners). It holds no state of its
  * own besides the connection, so every checkout of the same connection may share it.
  */
 const promiseFaces = new WeakMap<PoolConnection, PromiseConnection>();
@@ -312,7 +312,7 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
   };
   /**
    * A pool connection of the host in use, by callback (no promise: this is every statement's
-   * path, issue 17), with the host that lent it, in the fair turn of the client at `address`
+   * path), with the host that lent it, in the fair turn of the client at `address`
    * (acquire.ts). While a search for another host is under way, one of the host it settles on.
    * A failure to get one is reported (the host may be gone). The borrower has the watchdog watch
    * it (stream.ts does so itself).
@@ -386,7 +386,7 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
 
   /**
    * using() by callback: `work` on a borrowed connection, which is given back when work calls
-   * `finish` (issue 17: the path of small reads and one-statement writes, without promises).
+   * `finish` (the path of small reads and one-statement writes, without promises).
    */
   function usingBy<T>(
     address: string,
@@ -571,7 +571,7 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
           using(address, (held) => runTransaction(held, run, progress)),
         );
       }
-      // Most writes: one autocommit statement, run by callback (issue 17).
+      // Most writes: one autocommit statement, run by callback (hot path).
       const alone = ownLimit(caller) ? { ...job, statement: timed(job.statement, caller) } : job;
       return writeRetryingBy<WriteResult>((progress, done) =>
         usingBy(address, (held, finish) => runAlone(held, alone, progress, finish), done),

@@ -1,7 +1,8 @@
 /**
- * Trying a statement again when that is safe (issue 16). Behind a proxy in front of a cluster a
- * fresh connection may reach another, healthy node; on one server it replaces a connection that
- * broke. What is safe follows from where the failure left the server (db/errors.ts failureOf):
+ * Trying a statement again when that is safe (docs/operations.md). Behind a proxy in front of a
+ * cluster a fresh connection may reach another, healthy node; on one server it replaces a
+ * connection that broke. What is safe follows from where the failure left the server
+ * (db/errors.ts failureOf):
  *
  * - A read that failed on a lost connection or a node without quorum is run once more: it
  *   changed nothing. A stream only while no row has reached its consumer (stream.ts).
@@ -37,7 +38,7 @@ export function dropsConnection(error: unknown): boolean {
 
 /** Runs a read; once more when it failed on a connection that broke. */
 export function readRetrying<T>(attempt: () => Promise<T>): Promise<T> {
-  // A promise chain, not an async function: every read passes here (issue 17).
+  // A promise chain, not an async function: every read passes here.
   let first: Promise<T>;
   try {
     first = attempt();
@@ -50,7 +51,7 @@ export function readRetrying<T>(attempt: () => Promise<T>): Promise<T> {
   });
 }
 
-/** readRetrying by callback, for the small reads (issue 17: no promise on their path). */
+/** readRetrying by callback, for the small reads (hot path: no promise). */
 export function readRetryingBy<T>(
   attempt: (done: (error: unknown, value?: T) => void) => void,
   done: (error: unknown, value?: T) => void,
@@ -67,7 +68,7 @@ export function readRetryingBy<T>(
  */
 export function writeRetrying<T>(attempt: (progress: WriteProgress) => Promise<T>): Promise<T> {
   // The first attempt without an async function's promise and turns: nearly every write
-  // succeeds at once (issue 17). A failure goes to the loop below, which counts it as attempt 1.
+  // succeeds at once. A failure goes to the loop below, which counts it as attempt 1.
   const progress: WriteProgress = { committing: false };
   let first: Promise<T>;
   try {
@@ -79,7 +80,7 @@ export function writeRetrying<T>(attempt: (progress: WriteProgress) => Promise<T
 }
 
 /**
- * writeRetrying for an attempt by callback (the execute stage's one-statement writes, issue 17:
+ * writeRetrying for an attempt by callback (the execute stage's one-statement writes, hot path:
  * no promise but this one when the first attempt succeeds); after a failure the same loop.
  */
 export function writeRetryingBy<T>(

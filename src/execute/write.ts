@@ -92,7 +92,7 @@ type WarningRow = RowDataPacket & [string, number, string];
 
 /**
  * The driver's callback API as promises. Not mysql2/promise: it makes an Error on every call to
- * keep the caller's stack, ~1 µs per statement (issue 17); the driver's own error is rejected as
+ * keep the caller's stack, ~1 µs per statement; the driver's own error is rejected as
  * it is, and the error handler maps it the same.
  */
 function execute<T extends ResultSetHeader | RowDataPacket[]>(
@@ -189,7 +189,7 @@ export async function runTransaction(
 
 /**
  * One statement under autocommit (a job the pipeline made `alone`), by callback: most writes
- * take this path, and the execute stage runs their first attempt without a promise (issue 17).
+ * take this path, and the execute stage runs their first attempt without a promise.
  * `done` gets null and the result, or the error.
  */
 export function runAlone(

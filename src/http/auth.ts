@@ -41,7 +41,7 @@ export function authRoutes(app: FastifyInstance, { config, auth }: Services): vo
 
   app.post('/auth/login', async (request) => {
     const credentials = parseCredentials(request.body);
-    // Counted before verifying: every request of a parallel burst is counted (issue 13).
+    // Counted before verifying, so every request of a parallel burst is counted (docs/auth.md).
     const attempt = await limits.beginLogin(request.ip, credentials.email);
     const startedAt = Date.now();
     let user: SignedInUser | null;
@@ -64,7 +64,7 @@ export function authRoutes(app: FastifyInstance, { config, auth }: Services): vo
     return { id: claims.sub, email: claims.email === '' ? null : claims.email, role: claims.role };
   });
 
-  // An own user's new password: their other tokens stop working (README "Revocation"); the
+  // An own user's new password: their other tokens stop working (docs/auth.md); the
   // answer carries a new one so that this client goes on.
   app.post('/auth/password', async (request) => {
     const claims = request.auth;

@@ -1,9 +1,9 @@
 /**
  * Bounds on JSON request bodies beyond their size (Fastify's bodyLimit): how long they may take
  * to arrive and how deep they nest. A body trickled a byte every 15 s held its connection for
- * minutes, and 1,100 of them exhausted the file descriptors (issue 13, item 4). A 10 KB body can
+ * minutes, and 1,100 of them exhausted the file descriptors. A 10 KB body can
  * nest arrays 5,000 deep, and code that walks values recursively (JSON.stringify of a JSON
- * column's value) overflowed the stack: 500 instead of 400 (item 5). Uploads stream and are
+ * column's value) overflowed the stack: 500 instead of 400. Uploads stream and are
  * exempt from the time bound (a 1 GiB file may take minutes).
  */
 import type { IncomingHttpHeaders } from 'node:http';
@@ -57,9 +57,9 @@ export function registerBodyGuards(app: FastifyInstance, bodyTimeoutMs: number):
   // From the end of the headers, the body has bodyTimeoutMs to arrive in full: read by the JSON
   // parser, or (a request answered before it, with 401, 404, 429 …) discarded by Node so the
   // connection can be reused. Armed in onRequest, so a request refused there is bound too.
-  // Callback hooks, not async ones: they run on every request (issue 17). A request without a
+  // Callback hooks, not async ones: they run on every request. A request without a
   // body gets no timer: there is nothing to wait for (a timer and two listeners per GET cost
-  // several µs, issue 17).
+  // several µs).
   app.addHook('onRequest', (request, reply, done) => {
     if (
       request.raw.complete ||
@@ -70,7 +70,7 @@ export function registerBodyGuards(app: FastifyInstance, bodyTimeoutMs: number):
       return;
     }
     // Armed after the parser has read the rest of the packet that carried the headers: a small
-    // body that came with them is complete by then and needs no timer (issue 17). Not on the
+    // body that came with them is complete by then and needs no timer. Not on the
     // next tick: Node's parser calls back for the headers as a callback of its own, so ticks run
     // before it reads on to the body; setImmediate runs once the whole read has been parsed
     // (test/unit/http/body-guards.test.ts pins both). The bound starts a few µs later than the
@@ -96,7 +96,7 @@ export function registerBodyGuards(app: FastifyInstance, bodyTimeoutMs: number):
   });
 
   // Only on routes that can parse a body: Fastify reads none for GET and HEAD, so their requests
-  // skip the hook runner altogether (issue 17). The 404 handler takes it too (errors.ts).
+  // skip the hook runner altogether (hot path). The 404 handler takes it too (errors.ts).
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     if (methods.every((method) => method === 'GET' || method === 'HEAD')) return;

@@ -4,7 +4,7 @@
  * position after the page's last row (pipeline/skiptoken.ts). The URL is relative
  * (`/table/<t>/read?…`, resolved against the request's own URL) unless `--base-url` is set, which
  * it then starts with: behind a proxy the Host header need not be the address clients use, so
- * the gateway never builds an absolute URL from it (README "Paging through big tables").
+ * the gateway never builds an absolute URL from it (docs/paging.md).
  */
 import type { TableInfo } from '../db/schema-types.js';
 import type { CompiledRead } from '../pipeline/read.js';

@@ -81,7 +81,7 @@ function accessOf(policy: Policy, request: FastifyRequest): Access {
 export function registerPolicyGate(app: FastifyInstance, { policy, schema }: Services): void {
   app.decorateRequest('access', null);
   if (policy === undefined) return;
-  // A callback hook, not an async one: it runs on every request (issue 17).
+  // A callback hook, not an async one: it runs on every request.
   app.addHook('onRequest', (request, _reply, done) => {
     const access = accessOf(policy, request);
     request.access = access;

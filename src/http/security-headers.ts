@@ -26,7 +26,7 @@ export function registerSecurityHeaders(app: FastifyInstance): void {
   // Set as the request comes in, by the first hook, so every answer built on this reply carries
   // them (a reply's headers survive the error handler); an answer to a request refused before
   // the hooks (a malformed URL) gets them from sendError (http/errors.ts). Not an onSend hook:
-  // that ran a hook runner on every answer (issue 17). A callback hook, not an async one.
+  // that ran a hook runner on every answer. A callback hook, not an async one.
   app.addHook('onRequest', (request, reply, done) => {
     setSecurityHeaders(reply, request.url);
     done();

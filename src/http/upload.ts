@@ -70,7 +70,7 @@ function discardRestOfBody(raw: IncomingMessage): void {
 /**
  * Auth mode: accessURLs are signed links, so `<img src>` works without a header. A link lets
  * whoever holds it download that one file until it expires, so it is made only for an uploader
- * whose role may download files (README "Signed file links"); for any other, the plain URL.
+ * whose role may download files (docs/auth.md); for any other, the plain URL.
  */
 function linkSigner(
   { auth, policy }: Services,

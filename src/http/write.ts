@@ -28,7 +28,7 @@ import { JSON_TYPE } from './json-rows.js';
 /**
  * The success answers, `{ success, message, … }`, as JSON text with the numbers appended: the
  * bytes JSON.stringify gave for the object (same keys, same order), without a serializer per
- * request (issue 17). The counts are integers and the insert id is a number, digits or null.
+ * request (hot path). The counts are integers and the insert id is a number, digits or null.
  */
 const INSERTED = `{"success":true,"message":${JSON.stringify(SUCCESS_MESSAGES.inserted)},"insertId":`;
 const UPDATED = `{"success":true,"message":${JSON.stringify(SUCCESS_MESSAGES.updated)},"affectedRows":`;

@@ -1,8 +1,8 @@
 /**
  * A column → the JSON Schema (2020-12, as OpenAPI 3.1 uses it) of its value in a row, following
- * CONTRACT §2's JSON types: BIGINT may be a string beyond ±2^53, DECIMAL is a number with the
- * stored digits, DATE/DATETIME are strings of a fixed shape, JSON is any value, binary is base64,
- * spatial values are GeoJSON geometries.
+ * the JSON types of docs/types.md: BIGINT may be a string beyond ±2^53, DECIMAL is a number with
+ * the stored digits, DATE/DATETIME are strings of a fixed shape, JSON is any value, binary is
+ * base64, spatial values are GeoJSON geometries.
  * A nullable column adds `"null"` to the type. Pure: tested with schema fixtures.
  */
 import { geometryTypesOf } from '../db/geometry.js';

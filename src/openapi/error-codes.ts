@@ -111,7 +111,7 @@ export function errorResponses(
   return responses;
 }
 
-/** The one error body (CONTRACT §3). */
+/** The one error body (docs/errors.md). */
 export const ERROR_SCHEMA: JsonSchema = {
   type: 'object',
   required: ['success', 'message', 'code'],

@@ -1,5 +1,5 @@
 /**
- * A read with `$apply` (README "Totals") as the CompiledRead every read route takes
+ * A read with `$apply` (docs/totals.md) as the CompiledRead every read route takes
  * (pipeline/read.ts): its statement and `$count` (sql/compile-apply.ts), whether it is small
  * enough to fetch whole, and the serializer of its answer objects: each value written as its
  * column's (a computed value and an aggregate as what MySQL gives for it: plan/apply-types.ts),

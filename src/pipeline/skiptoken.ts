@@ -1,5 +1,5 @@
 /**
- * `$skiptoken`: where the next page of a read starts (README "Paging through big tables"), as an
+ * `$skiptoken`: where the next page of a read starts (docs/paging.md), as an
  * opaque text the gateway alone can make and read. It holds the position — the sort keys' values
  * of the last row of the page before (sql/compile-seek.ts keeps them exactly), and a count of rows
  * to skip after it — encrypted and authenticated with AES-256-GCM, and it is bound to the read it

@@ -1,5 +1,5 @@
 /**
- * The type rules of `$apply` (README "Totals"): which columns each aggregate method and compute()
+ * The type rules of `$apply` (docs/totals.md): which columns each aggregate method and compute()
  * function takes, and what each gives. What a value gives is a ColumnInfo, so the row codec
  * (db/rows.ts) writes it as it writes a column of that type: the aggregated column itself for
  * min and max, else a type of what MySQL answers (SUM of integers is a DECIMAL without fraction,

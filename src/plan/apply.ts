@@ -1,5 +1,5 @@
 /**
- * A read with `$apply` (README "Totals") → ApplyPlan. Its rows are a read's: names resolve
+ * A read with `$apply` (docs/totals.md) → ApplyPlan. Its rows are a read's: names resolve
  * through the caller's views (plan/scope.ts: a hidden column is unknown, a path through to-one
  * relations becomes a join, the role's row condition filters the rows before any grouping),
  * `$filter` and the filter() steps are ANDed into one WHERE. Then the groups: the groupby

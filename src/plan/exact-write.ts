@@ -1,9 +1,10 @@
 /**
- * Whether a one-statement write may run under autocommit, without BEGIN/COMMIT (issue 17). The
- * transaction exists for one check: a statement that MySQL let through with a data warning (a
- * Note 1265 for cut trailing spaces or a DATE's cut time, CONTRACT §2) is rolled back and
- * refused. Under autocommit the row would already be stored, so a write may skip the
- * transaction only when its plan proves that no such warning can occur; any doubt keeps it.
+ * Whether a one-statement write may run under autocommit, without BEGIN/COMMIT (hot path: two
+ * statements fewer). The transaction exists for one check: a statement that MySQL let through
+ * with a data warning (a Note 1265 for cut trailing spaces or a DATE's cut time, docs/types.md)
+ * is rolled back and refused. Under autocommit the row would already be stored, so a write may
+ * skip the transaction only when its plan proves that no such warning can occur; any doubt keeps
+ * it.
  */
 import { CHARACTER_TYPES, type ColumnInfo, type TableInfo } from '../db/schema-types.js';
 import type { WriteParam } from '../db/value-codec.js';

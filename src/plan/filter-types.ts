@@ -1,5 +1,5 @@
 /**
- * The type rules of CONTRACT §3.1a, checked once names are resolved: which columns a function
+ * The type rules of docs/filters.md, checked once names are resolved: which columns a function
  * takes (`year` a date, `tolower` text…) and what it gives, and which operands a date, datetime
  * or time-of-day literal may meet, and which quoted strings a number, date or time may meet (only
  * a valid value of its type: MySQL would read 'abc' as 0 and 'yesterday' as no date, silently).
@@ -174,7 +174,7 @@ export function checkMatchCall(matchFn: MatchFn, call: Described, position: numb
   );
 }
 
-/** The filter language's number (CONTRACT §3.1), the only text a quoted number may hold. */
+/** The filter language's number (docs/filters.md), the only text a quoted number may hold. */
 const NUMBER_TEXT = /^-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
 
 /**

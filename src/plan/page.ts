@@ -1,5 +1,5 @@
 /**
- * How the pages of a read follow one another (README "Paging through big tables"). A top-level
+ * How the pages of a read follow one another (docs/paging.md). A top-level
  * read with `$top` or a `$skiptoken` is ordered by its `$orderby` and then by the primary key
  * columns that leaves out, in the direction of the last item (ascending when there is none), so
  * that every row has one place in the order: a page ends at a row, and the next begins right

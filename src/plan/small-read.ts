@@ -1,6 +1,6 @@
 /**
  * Which reads are small enough to fetch whole (execute/database.ts `arrays`) instead of
- * streaming row by row (issue 17: the row stream's per-row events, listeners and promise cost
+ * streaming row by row (the row stream's per-row events, listeners and promise cost
  * 14–21 % of the CPU of a one-row or 50-row read). The answer is the same bytes either way
  * (http/json-rows.ts frames both); what changes is only that the rows sit in memory together, so
  * a read qualifies only when that memory is bounded by the plan itself:

@@ -1,7 +1,7 @@
 /**
- * `--policy <file>` (CONTRACT §6): per role, per table (`*` for all), the actions read, create,
- * update and delete as true/false/{where, columns}, files.upload/files.download, and per stored
- * routine (`*` for all) true/false (docs/routines.md). Loaded from JSON or YAML and checked
+ * `--policy <file>` (docs/policies.md): per role, per table (`*` for all), the actions read,
+ * create, update and delete as true/false/{where, columns}, files.upload/files.download, and per
+ * stored routine (`*` for all) true/false (docs/routines.md). Loaded from JSON or YAML and checked
  * against the live schema at start (validatePolicy is pure given the tables and routines); every
  * problem is a PolicyError naming it in one line. With a policy, what is not granted is denied.
  */

@@ -1,5 +1,5 @@
 /**
- * `$apply` text → ApplyStep[], by recursive descent over the grammar of the README's "Totals":
+ * `$apply` text → ApplyStep[], by recursive descent over the grammar of docs/totals.md:
  * filter(…) and compute(…) steps, then at most one groupby(…) or aggregate(…), last. Knows no
  * schema. The whole text is lexed once (query/lexer.ts, with `/` between steps) and filter()
  * conditions are parsed by the filter parser from those tokens, so every position in a message

@@ -15,7 +15,7 @@ export type NullLiteral = Extract<Literal, { kind: 'null' }>;
 export type NonNullLiteral = Exclude<Literal, NullLiteral>;
 
 /**
- * An unquoted date or time literal of CONTRACT §3.1a, checked and normalised by the lexer.
+ * An unquoted date or time literal (docs/filters.md), checked and normalised by the lexer.
  * `text` is the source as written (for messages); `value` is what MySQL is sent: `YYYY-MM-DD`
  * for a date, `YYYY-MM-DD hh:mm:ss.ffffff` in UTC for a datetime (its offset applied), and
  * `hh:mm:ss.ffffff` for a time of day.
@@ -55,7 +55,7 @@ export interface ColumnRef {
   readonly path?: readonly string[];
 }
 
-/** The functions a filter may apply to a column (CONTRACT §3.1a). */
+/** The functions a filter may apply to a column (docs/filters.md). */
 export const COLUMN_FNS = [
   'tolower',
   'toupper',
@@ -172,7 +172,7 @@ export interface ReadRequest {
   readonly apply?: readonly ApplyStep[];
 }
 
-// ---- $apply (docs: the README's "Totals") -------------------------------------------------
+// ---- $apply (docs/totals.md) ---------------------------------------------------------------
 
 export const AGGREGATE_METHODS = ['sum', 'average', 'min', 'max', 'countdistinct'] as const;
 export type AggregateMethod = (typeof AGGREGATE_METHODS)[number];

@@ -1,5 +1,5 @@
 /**
- * `$filter` text → FilterExpr, by recursive descent over the CONTRACT §3.1/§3.1a grammar:
+ * `$filter` text → FilterExpr, by recursive descent over the grammar of docs/filters.md:
  * `or` < `and` < `not` < primary. Knows no schema. Enforces the limits (bytes, nesting, `in`
  * values, pattern characters, function calls) while parsing, so recursion never goes deeper than the nesting limit and every failure
  * is an ApiError naming the 1-based position and what was expected there.
@@ -306,7 +306,7 @@ class Parser extends TokenCursor {
 
   /**
    * MySQL matches `LIKE '%…%'` by trying the pattern at every position of every row: the cost
-   * grows with the pattern's length (a 201-character pattern on 500k rows ran 30 s, issue 13).
+   * grows with the pattern's length (a 201-character pattern on 500k rows ran 30 s).
    */
   private countPattern(token: Extract<Token, { kind: 'string' }>): void {
     for (const _ of token.value) this.budget.patternChars++;

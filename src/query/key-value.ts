@@ -104,7 +104,7 @@ interface KeySplit {
 /**
  * An unquoted key runs to the first comma. Worked on UTF-16 units, not code points: the only
  * characters that matter here (comma, whitespace) are single units that no surrogate equals, so
- * the split and the trim are the same either way (issue 17: no array of characters).
+ * the split and the trim are the same either way (hot path: no array of characters).
  */
 function splitKey(inner: string, start: number): KeySplit {
   const comma = inner.indexOf(',', start);

@@ -360,7 +360,7 @@ export function keywordLiteral(text: string): Literal | null {
  * written. Throws `invalidQuery` for an empty value or a malformed quoted string.
  */
 export function parseLiteral(text: string): Literal {
-  // The common key, an id: nothing to trim, and every digit run is a number (issue 17).
+  // The common key, an id: nothing to trim, and every digit run is a number (hot path).
   if (isDigitRun(text)) return { kind: 'number', text };
   let start = 0;
   let end = text.length;

@@ -1,5 +1,5 @@
 /**
- * The unquoted date and time literals of CONTRACT §3.1a (`2024-01-03`, `2024-01-03T10:00:00Z`,
+ * The unquoted date and time literals of docs/filters.md (`2024-01-03`, `2024-01-03T10:00:00Z`,
  * `2024-01-03T10:00:00.5+02:00`, `12:30:00`): recognised at a digit by the lexer, checked
  * (month 13, day 32, hour 24 are errors) and normalised to the text MySQL is sent, a datetime
  * shifted to UTC by string arithmetic alone, so no time zone of the process or server matters.

@@ -4,7 +4,7 @@
  */
 
 /**
- * Quoted names, kept: every request quotes the same few table and column names again (issue 17:
+ * Quoted names, kept: every request quotes the same few table and column names again (hot path:
  * a replaceAll and a concatenation per name per request). The names are the schema's, so the
  * map stays small; the bound only guards against a caller that ever quoted something else.
  */

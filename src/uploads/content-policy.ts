@@ -1,7 +1,7 @@
 /**
  * Which served types could run script in the API's origin when opened in a browser: HTML, XHTML,
  * SVG, any XML (an XML document may carry XHTML-namespaced `<script>`), XSLT and JavaScript.
- * Those are sent as attachments under `Content-Security-Policy: sandbox` (CONTRACT §3.3).
+ * Those are sent as attachments under `Content-Security-Policy: sandbox` (docs/uploads.md).
  */
 
 const ACTIVE_TYPES = new Set([

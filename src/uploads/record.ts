@@ -1,5 +1,5 @@
 /**
- * The file record `POST /upload` answers with (CONTRACT §3.3), and the base its `accessURL`
+ * The file record `POST /upload` answers with (docs/uploads.md), and the base its `accessURL`
  * starts with: `--base-url`, or `http://<Host header>` when the header is a plain host[:port].
  * In auth mode the accessURL is a signed link (uploads/file-links.ts).
  */
@@ -29,8 +29,9 @@ export interface StoredUpload {
 }
 
 /**
- * The record, keys in the contract's order; `base` has no trailing slash. `link` is what the
- * accessURL ends with after the name: a signed link's query (uploads/file-links.ts), or nothing.
+ * The record, keys in the documented order (docs/uploads.md); `base` has no trailing slash.
+ * `link` is what the accessURL ends with after the name: a signed link's query
+ * (uploads/file-links.ts), or nothing.
  */
 export function fileRecord(upload: StoredUpload, base: string, link = ''): FileRecord {
   return {

@@ -1,5 +1,5 @@
 /**
- * fast-check generators for the read options of CONTRACT §3.1 and §3.1a, built from the grammar
+ * fast-check generators for the read options of docs/filters.md, built from the grammar
  * rather than from strings: a random valid `$filter` AST (shaped exactly like the parser's
  * output, so a round trip can be compared) whose functions and date/time literals meet columns
  * of the types they take, its text in a random but valid spelling (keyword case, whitespace,
@@ -186,7 +186,7 @@ export const timeOfDayLiteralArb: fc.Arbitrary<TemporalLiteral> = fc
     };
   });
 
-/** The functions and the column types each takes, with the type it gives (CONTRACT §3.1a). */
+/** The functions and the column types each takes, with the type it gives (docs/filters.md). */
 const FN_TYPES: readonly [ColumnFn, readonly ValueType[], ValueType][] = [
   ['tolower', ['text'], 'text'],
   ['toupper', ['text'], 'text'],
@@ -487,7 +487,7 @@ const ORDERED_KINDS = new Set([
  * target's columns (`order/price`): filter() steps from filterArb, a compute() step with
  * functions on columns of the types they take (and a filter() on what it computed), then
  * groupby(…) or aggregate(…) (or neither),
- * with aggregates only on columns of a type their method takes (the README's rules, written
+ * with aggregates only on columns of a type their method takes (docs/totals.md's rules, written
  * out here again) and always `$count as n`; `$filter`, `$orderby` over what the answer holds,
  * paging and `$count` around it; keywords in either case, spaces here and there.
  */

@@ -4,7 +4,7 @@
  * row by its key pairs, paged with LIMIT/OFFSET), paths as scalar subqueries instead of joins,
  * `all` as NOT EXISTS … NOT COALESCE(…, FALSE) instead of IS NOT TRUE. Built from the test's own
  * declaration of the schema (filter-arbitraries.ts RelationalModel), never from the gateway's
- * relations or plans. Values come back as sql-rows.ts reads them (the README's JSON types).
+ * relations or plans. Values come back as sql-rows.ts reads them (the JSON types of docs/types.md).
  */
 import type mysql from 'mysql2/promise';
 import type { ColumnRef, FilterExpr, FilterLiteral } from '../../src/query/ast.js';

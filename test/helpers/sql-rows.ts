@@ -1,6 +1,6 @@
 /**
  * Rows read by plain SQL (the text protocol, every value as the server's own text) and turned
- * into what the README says a read answers (§2 of the contract): integers and DECIMAL as numbers
+ * into what docs/types.md says a read answers: integers and DECIMAL as numbers
  * with the server's digits (BIGINT beyond ±2^53 as a string), dates and times as the server's
  * text, binary as base64, BIT as a number, JSON columns as their JSON value, FLOAT and DOUBLE as
  * the number MySQL holds. The expected side of tests that compare the gateway with hand-written

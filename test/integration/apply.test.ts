@@ -1,5 +1,5 @@
 /**
- * Totals (`$apply`, README "Totals") against the real gateway on MariaDB: every answer is
+ * Totals (`$apply`, docs/totals.md) against the real gateway on MariaDB: every answer is
  * compared, byte for byte, with the same totals written by hand in SQL and run on the database
  * directly, the JSON text built here from the driver's strings (so the digits of every DECIMAL,
  * the strings of big sums and of dates are checked, not just values). Path group-bys (nested

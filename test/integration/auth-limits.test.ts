@@ -1,5 +1,5 @@
 /**
- * Per-address bounds on the argon2 work one client can cause (issue 4's follow-up): more than 60
+ * Per-address bounds on the argon2 work one client can cause (docs/auth.md): more than 60
  * registrations, or more than 100 failed logins over any emails, in a minute from one IP → 429.
  * Each test has a gateway of its own, so the counters start at zero.
  */
@@ -57,7 +57,7 @@ test('more than 100 failed logins over many emails from one address: 429 before 
 });
 
 /**
- * Issue 13, item 1: the limits held one request at a time but not for a parallel burst, which all
+ * The limits once held one request at a time but not for a parallel burst, which all
  * passed the check before any failure was counted (299 × 401 and the password found).
  */
 describe('limits hold under a burst of parallel requests', () => {

@@ -1,5 +1,5 @@
 /**
- * Auth mode end to end (CONTRACT §1, §4): register, login, the guard in front of every route,
+ * Auth mode end to end (docs/auth.md): register, login, the guard in front of every route,
  * tokens that must be refused, the secret on disk, failed-login limits, the hidden users table,
  * and open mode without any of it. Real gateway, real MariaDB/MySQL, HTTP through fetch.
  */
@@ -562,7 +562,7 @@ describe('the secret', () => {
 });
 
 describe('the users table', () => {
-  test('has the columns CONTRACT §4 and §6 set', async () => {
+  test('has the columns docs/auth.md and docs/policies.md set', async () => {
     const [rows] = await db.admin.query<mysql.RowDataPacket[]>(
       `SELECT COLUMN_NAME, COLUMN_TYPE, IS_NULLABLE, COLUMN_KEY, EXTRA
          FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?

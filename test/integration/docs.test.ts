@@ -1,7 +1,7 @@
 /**
- * `GET /openapi.json` and `GET /docs` on the real gateway (CONTRACT §3, §4): in auth mode the
- * description needs a token and the Swagger UI page and its assets do not; the description is
- * valid OpenAPI 3.1, follows a table created after start, and real rows of every MySQL type
+ * `GET /openapi.json` and `GET /docs` on the real gateway (docs/openapi.md, docs/auth.md): in auth
+ * mode the description needs a token and the Swagger UI page and its assets do not; the description
+ * is valid OpenAPI 3.1, follows a table created after start, and real rows of every MySQL type
  * match the row schemas it gives. In open mode nothing needs a token and no scheme is described.
  */
 import { readFileSync } from 'node:fs';
@@ -112,7 +112,7 @@ describe('auth mode', () => {
     const init = await (await fetch(`${auth.url}/docs/static/swagger-initializer.js`)).text();
     expect(init).toContain('/auth/login');
     expect(init).not.toContain('every_type');
-    // Issue 13, item 7: nor the database's name.
+    // Nor the database's name: it is nobody's business.
     expect(init).not.toContain(db.name);
     expect(html).not.toContain(db.name);
   });
@@ -230,7 +230,7 @@ describe('auth mode', () => {
     expect(validate([{ ...(rows as object[])[0], price: '12.50' }])).toBe(false);
   });
 
-  test('GET / needs a token (CONTRACT §4); with one it is the index, naming no database', async () => {
+  test('GET / needs a token (docs/auth.md); with one it is the index, naming no database', async () => {
     const denied = await fetch(`${auth.url}/`);
     expect(denied.status).toBe(401);
     expect(await denied.json()).toEqual({

@@ -1,5 +1,5 @@
 /**
- * The autocommit fast path of one-statement writes (plan/exact-write.ts, issue 17): every value
+ * The autocommit fast path of one-statement writes (plan/exact-write.ts): every value
  * the plan calls exact leaves no data warning on a real server in the gateway's strict session
  * (it is stored or it is an error), the values that do warn keep the transaction, and so do
  * tables whose triggers, generated columns or expression defaults could warn. Over HTTP, a
@@ -133,7 +133,7 @@ const EDGES: Record<string, unknown>[] = [
   { v: null, i: null },
 ];
 
-describe('the autocommit fast path (issue 17)', () => {
+describe('the autocommit fast path', () => {
   test('every value the plan calls exact is stored without a warning or refused with an error', async () => {
     const exact: string[] = [];
     for (const body of EDGES) {

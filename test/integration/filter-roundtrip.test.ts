@@ -1,5 +1,5 @@
 /**
- * Filter fuzzing against MariaDB (issue 9): random valid `$filter` ASTs and read options,
+ * Filter fuzzing against MariaDB: random valid `$filter` ASTs and read options,
  * planned against the live schema of a table with every kind of column (a latin1 one, binary,
  * JSON, dates, ENUM/SET, BIT, a reserved word and a backtick in names), compiled, and executed
  * as the gateway executes them (prepared statements on its own pool, in its session state).
@@ -7,10 +7,10 @@
  * syntax error or any unmapped error here would be a 500 in production. (The fuzz found one: a
  * value a latin1 column cannot hold, 'Ā', makes MySQL refuse the comparison, "Illegal mix of
  * collations"; it is now a 400.) The row count of a read without paging must equal its $count.
- * The filters include CONTRACT §3.1a's unquoted dates, datetimes with offsets, times of day and
- * the column functions, on the DATE, DATETIME(3), TIME and text columns (issue 18).
- * The same reads also run under a policy's row condition (issue 14): whatever the filter, every
- * row returned satisfies the policy's where, and the unpaged count still matches.
+ * The filters include the unquoted dates (docs/filters.md), datetimes with offsets, times of day
+ * and the column functions, on the DATE, DATETIME(3), TIME and text columns.
+ * The same reads also run under a policy's row condition (docs/policies.md): whatever the filter,
+ * every row returned satisfies the policy's where, and the unpaged count still matches.
  * Generated `$apply` expressions run the same way, through a to-one relation too:
  * every statement runs or is a 4xx, every answer object is JSON, and unpaged, the groups'
  * `$count` adds up to the rows the filters pass (no row lost or counted twice by the grouping).

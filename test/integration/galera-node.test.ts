@@ -1,7 +1,7 @@
 /**
- * A Galera node that stops being ready (issue 16): it keeps answering SELECT 1 but refuses every
- * statement on a table (1047), as a node that lost quorum does. Made here by pointing a
- * one-node cluster at an address where nobody is. Then /health answers 503 there, and a gateway
+ * A Galera node that stops being ready (docs/operations.md): it keeps answering SELECT 1 but
+ * refuses every statement on a table (1047), as a node that lost quorum does. Made here by pointing
+ * a one-node cluster at an address where nobody is. Then /health answers 503 there, and a gateway
  * with `-h node,other` moves to the other host, once.
  */
 import { afterAll, beforeAll, expect } from '@jest/globals';

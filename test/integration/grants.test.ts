@@ -144,7 +144,7 @@ test('auth mode with CREATE too: starts, registers, logs in, reads, and restarts
   } finally {
     await gw.close();
   }
-  // CREATE revoked: a start that finds the table right runs no DDL (issue 13 item 8).
+  // CREATE revoked: a start that finds the table right runs no DDL.
   const mysqlAccount = `'${credentials.user}'@'%'`;
   await db.admin.query(`REVOKE CREATE ON \`${db.name}\`.* FROM ${mysqlAccount}`);
   gw = await gatewayAs(credentials, 'auth');

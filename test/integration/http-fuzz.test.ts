@@ -1,11 +1,11 @@
 /**
- * HTTP fuzz (CONTRACT §5, issue 9): 10,000 seeded random requests — paths, methods, read
- * options, write keys and values, bodies, headers, encodings; valid-looking and garbage, SQL
- * injection attempts among them — against an open and an auth-mode gateway on one fixture
- * database, 16 at a time. Requirements: no 5xx; every error is the JSON error body; no answer
- * shows MySQL's own syntax errors, stack traces or password hashes; afterwards the same tables
- * exist, a table never written to is unchanged, row counts match the writes that were answered
- * 200, and the users table holds exactly the registrations answered 200.
+ * HTTP fuzz (docs/errors.md: any input gets a JSON 4xx, never a 5xx): 10,000 seeded random requests
+ * — paths, methods, read options, write keys and values, bodies, headers, encodings; valid-looking
+ * and garbage, SQL injection attempts among them — against an open and an auth-mode gateway on one
+ * fixture database, 16 at a time. Requirements: no 5xx; every error is the JSON error body; no
+ * answer shows MySQL's own syntax errors, stack traces or password hashes; afterwards the same
+ * tables exist, a table never written to is unchanged, row counts match the writes that were
+ * answered 200, and the users table holds exactly the registrations answered 200.
  *
  * FUZZ_SEED=<n> replays a run (the seed is printed on failure); FUZZ_REQUESTS=<n> changes the count.
  */

@@ -1,5 +1,5 @@
 /**
- * What one client may hold (issue 13, items 3, 4 and 6), asserted by counting answers on a real
+ * What one client may hold (docs/operations.md), asserted by counting answers on a real
  * gateway: requests in progress per client address (`--max-client-requests`), the time a JSON
  * body may take to arrive (`--body-timeout`; uploads exempt), open connections
  * (`--max-connections`), which address is "the client" (`--trust-proxy`), and the liveness probe.
@@ -127,7 +127,7 @@ describe('--max-client-requests', () => {
   });
 });
 
-// Issue 13, item 3(b): contains() with a 201-character pattern cost 30 s of database CPU, and
+// contains() with a 201-character pattern cost 30 s of database CPU, and
 // ten at once made a one-row read take 28 s. Now the filter is refused before any SQL.
 describe('$filter patterns', () => {
   test('ten reads with a 201-character contains pattern at once: 10 × 400, no statement run', async () => {

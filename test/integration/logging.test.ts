@@ -1,5 +1,5 @@
 /**
- * Logs (CONTRACT §5): one JSON line per request, and never a password, a token or an
+ * Logs (docs/errors.md): one JSON line per request, and never a password, a token or an
  * Authorization header — checked on the real process's stdout at log level info.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -71,7 +71,7 @@ test('one JSON line per request, and no secret in any line', async () => {
   });
   expect(read.status).toBe(200);
   await fetch(`${url}/table/notes/read`, { headers: { Authorization: 'Bearer not.a.token' } });
-  // Issue 13, item 7: a token in the query string is refused, and not logged either.
+  // A token in the query string is refused, and not logged either.
   const inQuery = await fetch(`${url}/table/notes/read?$top=1&access_token=${token}`);
   expect(inQuery.status).toBe(401);
   await new Promise((r) => setTimeout(r, 200));

@@ -1,5 +1,5 @@
 /**
- * Prometheus metrics on --metrics-port (issue 16, item 4): a gateway in auth mode answers a
+ * Prometheus metrics on --metrics-port (docs/operations.md): a gateway in auth mode answers a
  * known set of requests, then one scrape of the metrics port must show exactly those — by route
  * pattern, never a raw URL — plus MySQL errors, login throttle hits, upload bytes, the pool and
  * the process. The API port has no /metrics, and without the option there is no listener.

@@ -1,14 +1,15 @@
 /**
- * MySQL outage drill (CONTRACT §5, issue 9): a private mariadbd under a steady mixed load of reads
- * and single-row creates is killed hard (SIGKILL), stays down for 10 s and is restarted on the same
- * data directory, while the gateway keeps running. While it is down every request answers 503
- * DATABASE_UNAVAILABLE quickly; after it is back the gateway serves again without a restart; every
- * create answered 200 is durable, and no create is there twice (each unique key is tried once).
- * Then the server is frozen (SIGSTOP) instead: /health and ordinary requests must still answer,
- * 503, within their bounds (a frozen server never refuses, it just never answers). Last, a busy
- * but live server — its CPUs taken, every pool connection's statement waiting for a lock, a big
- * read taken slowly — must never be taken for a frozen one: every answer 200; nor a live server
- * whose answer to a ping waited while the gateway's own event loop was held up.
+ * MySQL outage drill (docs/errors.md, docs/operations.md): a private mariadbd under a steady mixed
+ * load of reads and single-row creates is killed hard (SIGKILL), stays down for 10 s and is
+ * restarted on the same data directory, while the gateway keeps running. While it is down every
+ * request answers 503 DATABASE_UNAVAILABLE quickly; after it is back the gateway serves again
+ * without a restart; every create answered 200 is durable, and no create is there twice (each
+ * unique key is tried once). Then the server is frozen (SIGSTOP) instead: /health and ordinary
+ * requests must still answer, 503, within their bounds (a frozen server never refuses, it just
+ * never answers). Last, a busy but live server — its CPUs taken, every pool connection's statement
+ * waiting for a lock, a big read taken slowly — must never be taken for a frozen one: every answer
+ * 200; nor a live server whose answer to a ping waited while the gateway's own event loop was held
+ * up.
  */
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';

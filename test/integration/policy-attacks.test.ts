@@ -1,9 +1,8 @@
 /**
- * The attacks a penetration test of a multi-tenant shop policy found (README, "Who may do what:
- * roles and policies"), each replayed against a running gateway: ENUM positions and other
- * stored-value conversions past the check after a write, collation-equal users, hidden columns
- * probed through type errors, hidden and missing names told apart by their answers or their
- * timing, and table names in the metrics.
+ * The attacks a penetration test of a multi-tenant shop policy (docs/policies.md) found, each
+ * replayed against a running gateway: ENUM positions and other stored-value conversions past the
+ * check after a write, collation-equal users, hidden columns probed through type errors, hidden and
+ * missing names told apart by their answers or their timing, and table names in the metrics.
  */
 
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';

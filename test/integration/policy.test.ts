@@ -1,5 +1,5 @@
 /**
- * CONTRACT §6 end to end on the worked example of the README (a shop): `anonymous` reads
+ * Policies end to end on the worked example of docs/policies.md (a shop): `anonymous` reads
  * products, `user` reads and creates only its own orders and edits only the note of its open
  * ones, `admin` does everything. Hostile requests, each checked against what the DATABASE holds
  * afterwards; registration, roles in tokens, the user CLI, the read-only gateway, start-up
@@ -611,7 +611,7 @@ describe('tablegate user', () => {
 
   /**
    * Milliseconds until `token` is refused (401 Access Denied) for a table it could read: it must
-   * be within 10 s of the change (README "Revocation"). Polled every 100 ms for at most 12 s.
+   * be within 10 s of the change (docs/auth.md). Polled every 100 ms for at most 12 s.
    */
   async function msUntilRefused(token: string): Promise<number> {
     const start = performance.now();

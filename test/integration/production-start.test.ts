@@ -1,5 +1,5 @@
 /**
- * The image's production start without Docker (issue 7): the run stage reproduced in a temporary
+ * The image's production start without Docker: the run stage reproduced in a temporary
  * directory (package.json, package-lock.json, the Dockerfile's own `npm ci --omit=dev …`, dist/,
  * /usr/local/bin/tablegate), started through docker/entrypoint.sh with no arguments and the
  * configuration in TABLEGATE_* variables alone, against the compose file's example schema. Then
@@ -218,7 +218,7 @@ test('the README walk-through: register, login, read, create, upload, fetch the 
     JSON.parse(upload.text) as { data: { filename: string; accessURL: string; path: string }[] }
   ).data;
   expect(record?.path).toBe(path.join(home, '.tablegate/uploads', record?.filename ?? ''));
-  // Auth mode: a signed link (README "Signed file links"), which opens without a token.
+  // Auth mode: a signed link (docs/auth.md), which opens without a token.
   expect(record?.accessURL).toMatch(
     new RegExp(`^${base}/@/${record?.filename}\\?exp=\\d+&sig=[A-Za-z0-9_-]{43}$`),
   );

@@ -1,8 +1,8 @@
 /**
- * `--read-consistency` (issue 16): on a single server it starts, says in one line that there is
- * nothing to set, and serves reads and writes as usual; the Galera setting it would send is
- * accepted by MariaDB (the cluster drill runs it on a real Galera cluster); a bad level is a usage
- * error.
+ * `--read-consistency` (docs/operations.md): on a single server it starts, says in one line that
+ * there is nothing to set, and serves reads and writes as usual; the Galera setting it would send
+ * is accepted by MariaDB (the cluster drill runs it on a real Galera cluster); a bad level is a
+ * usage error.
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';

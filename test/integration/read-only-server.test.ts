@@ -1,7 +1,7 @@
 /**
  * A write that reaches a read-only server — a replica or standby that `-h` or a proxy settled
- * on, a primary in the middle of a switch-over (issue 16) — is the server's state, not the
- * client's mistake: 503 with the server's error name and nothing written (it was a 500 before).
+ * on, a primary in the middle of a switch-over (docs/operations.md) — is the server's state, not
+ * the client's mistake: 503 with the server's error name and nothing written (it was a 500 before).
  * Reads are served. A private server, since `SET GLOBAL read_only` on the shared one would
  * refuse other test files' writes.
  */

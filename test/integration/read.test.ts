@@ -1,6 +1,7 @@
 /**
- * GET /table/<table>/read against a real MySQL server over HTTP (CONTRACT §2, §3, §3.1):
- * every operator, paging, counting, exact values of every type, and hostile input.
+ * GET /table/<table>/read against a real MySQL server over HTTP (docs/types.md, docs/reading.md,
+ * docs/filters.md): every operator, paging, counting, exact values of every type, and hostile
+ * input.
  */
 import net from 'node:net';
 import { createTestDatabase, integers, type TestDatabase } from '../helpers/database.js';
@@ -106,7 +107,7 @@ describe('rows and columns', () => {
     expect(text).toBe('[]');
   });
 
-  test('every MySQL type becomes the JSON value CONTRACT §2 names, exactly', async () => {
+  test('every MySQL type becomes the JSON value docs/types.md names, exactly', async () => {
     const { text, body } = await get('/table/types/read?$orderby=id%20desc');
     expect(body[0]).toEqual({
       id: '18446744073709551615',

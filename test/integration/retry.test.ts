@@ -1,7 +1,7 @@
 /**
- * Retries (issue 16, execute/retry.ts) against the real server: a write the server rolled back
- * whole (deadlock, Galera certification failure) or refused (a Galera node without quorum, 1047)
- * is tried again up to WRITE_ATTEMPTS times; a read once. The errors are the server's own:
+ * Retries (docs/operations.md, execute/retry.ts) against the real server: a write the server rolled
+ * back whole (deadlock, Galera certification failure) or refused (a Galera node without quorum,
+ * 1047) is tried again up to WRITE_ATTEMPTS times; a read once. The errors are the server's own:
  * triggers and functions SIGNAL them, gated by counters in a MyISAM table (which keeps its
  * changes when the transaction around it rolls back), so they fire for the first N attempts
  * only. Connections are broken with KILL CONNECTION from the test, between requests and while a

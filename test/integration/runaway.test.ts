@@ -1,5 +1,5 @@
 /**
- * Runaway reads (CONTRACT §5, issue 9): a statement past --query-timeout is stopped by the server
+ * Runaway reads (docs/operations.md): a statement past --query-timeout is stopped by the server
  * and answers 504; a client that leaves mid-stream gets its statement killed on the server and
  * the connection returns to the pool (proved with a pool of one connection).
  */

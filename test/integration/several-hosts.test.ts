@@ -1,8 +1,8 @@
 /**
- * `-h` with several hosts (issue 16): the built command against two private MariaDB servers
- * holding the same table (each row says which server it is on). It starts on the first host that
- * answers, fails over to the next when the one in use is killed (SIGKILL) — one log line, within
- * a bound, no fail-back — and names every host when none answers at start.
+ * `-h` with several hosts (docs/operations.md): the built command against two private MariaDB
+ * servers holding the same table (each row says which server it is on). It starts on the first host
+ * that answers, fails over to the next when the one in use is killed (SIGKILL) — one log line,
+ * within a bound, no fail-back — and names every host when none answers at start.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';

@@ -1,8 +1,8 @@
 /**
- * Issue 16, item 3: with --redis-url every gateway of one database counts a client together, so
- * failures spread over two gateways meet the limits at the contract's count (10 per address and
- * email, 100 failed logins and 60 registrations per address, 8 password hashes running or
- * waiting per address); without it each gateway counts alone. Two gateways, one database, one
+ * With --redis-url (docs/operations.md) every gateway of one database counts a client together, so
+ * failures spread over two gateways meet the limits at the documented count (docs/auth.md: 10 per
+ * address and email, 100 failed logins and 60 registrations per address, 8 password hashes running
+ * or waiting per address); without it each gateway counts alone. Two gateways, one database, one
  * Redis.
  */
 import { Redis } from 'ioredis';

@@ -1,5 +1,5 @@
 /**
- * Issue 16, item 3: several gateways serve one uploads directory (a shared volume). A file
+ * Several gateways serve one uploads directory (a shared volume). A file
  * uploaded through one gateway is served, byte for byte and with the same validators, by the
  * other, and the other way round; a name neither stored is 404 on both.
  */

@@ -1,6 +1,6 @@
 /**
- * `--shutdown-delay` (issue 16, rolling restarts behind a load balancer): from the moment the
- * gateway is told to stop, /health answers 503 `shutting down` and every answer closes its
+ * `--shutdown-delay` (rolling restarts behind a load balancer, docs/operations.md): from the moment
+ * the gateway is told to stop, /health answers 503 `shutting down` and every answer closes its
  * connection, while every other request is still served; only after the delay does the gateway
  * stop accepting connections.
  */

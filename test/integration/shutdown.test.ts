@@ -1,5 +1,5 @@
 /**
- * Shutdown under load (CONTRACT §1 SIGTERM, issue 9): the built gateway (dist/cli.js) serves
+ * Shutdown under load (SIGTERM, docs/operations.md): the built gateway (dist/cli.js) serves
  * slow streamed reads, small reads and multi-row creates; on SIGTERM it stops accepting new
  * connections at once, lets the requests in flight finish with complete bodies, closes the pool
  * and exits 0 within its 10 s bound. Every create answered 200 is in the table; no create is

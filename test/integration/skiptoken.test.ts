@@ -1,11 +1,11 @@
 /**
- * Paging through a table with `$skiptoken` over HTTP against a real MySQL (README "Paging through
- * big tables"): following the Link of each page yields every row exactly once, in the order the
- * same ORDER BY gives in one statement, under every sort shape (ASC, DESC, nullable keys,
- * duplicates, composite and BIGINT UNSIGNED keys, every type's exact values), also when rows are
- * inserted and deleted between pages; under a policy, with `$expand`, past PAGE_HOLD_BYTES, on a
- * view; tokens survive a restart and work on another gateway with the same secret; tampered or
- * moved tokens are 400 BAD_SKIPTOKEN.
+ * Paging through a table with `$skiptoken` over HTTP against a real MySQL (docs/paging.md):
+ * following the Link of each page yields every row exactly once, in the order the same ORDER BY
+ * gives in one statement, under every sort shape (ASC, DESC, nullable keys, duplicates, composite
+ * and BIGINT UNSIGNED keys, every type's exact values), also when rows are inserted and deleted
+ * between pages; under a policy, with `$expand`, past PAGE_HOLD_BYTES, on a view; tokens survive a
+ * restart and work on another gateway with the same secret; tampered or moved tokens are 400
+ * BAD_SKIPTOKEN.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';

@@ -1,5 +1,5 @@
 /**
- * Hostile clients (CONTRACT §5, issue 9): a client trickling its headers (slowloris) is cut off
+ * Hostile clients (docs/operations.md): a client trickling its headers (slowloris) is cut off
  * with a JSON 408 once the headers timeout passes, and 50 of them at once do not slow anyone
  * else down; an oversized header block is a JSON 431, an oversized body a JSON 413, a request
  * line of garbage a JSON 400.

@@ -1,5 +1,5 @@
 /**
- * Clients that stop reading a large result (issue 13 item 3a): a streamed read may hold its MySQL
+ * Clients that stop reading a large result: a streamed read may hold its MySQL
  * connection only while its client takes data; once the client has taken nothing for the stall
  * timeout, the response is cut and the connection freed. Here as many such clients as the pool
  * has connections ask for a 54 MB read (more than the kernel's socket buffers hold) and never read it: /health stays 200 throughout (its

@@ -1,5 +1,5 @@
 /**
- * Reads the plan bounds are fetched whole (plan/small-read.ts, issue 17); every other read is
+ * Reads the plan bounds are fetched whole (plan/small-read.ts); every other read is
  * streamed. The client cannot tell: the same status, body and framing (one string with a
  * Content-Length under 64 KiB, chunked above) for the same rows through either path.
  */

@@ -1,5 +1,5 @@
 /**
- * POST /upload and GET /@/<filename> against the real server over HTTP (CONTRACT §3.3): exact
+ * POST /upload and GET /@/<filename> against the real server over HTTP (docs/uploads.md): exact
  * records, limits that leave nothing on disk, aborted uploads, byte-exact round trips, Range,
  * ETag, sandboxed active types, and every way out of the uploads directory answering 404.
  */

@@ -1,8 +1,8 @@
 /**
- * Writes end to end (CONTRACT §2, §3, §3.2): create (one row, many rows in one transaction),
- * update(<key>,<value>) and delete(<key>,<value>) against a real MariaDB/MySQL through the real
- * server over HTTP. Every success body is checked exactly and every write is checked in the
- * database directly; every error class with its status and code.
+ * Writes end to end (docs/writes.md, docs/types.md): create (one row, many rows in one
+ * transaction), update(<key>,<value>) and delete(<key>,<value>) against a real MariaDB/MySQL
+ * through the real server over HTTP. Every success body is checked exactly and every write is
+ * checked in the database directly; every error class with its status and code.
  */
 import { randomBytes } from 'node:crypto';
 import net from 'node:net';
@@ -777,7 +777,7 @@ describe('hostile input', () => {
     expect(await counts()).toEqual(countsBefore);
   });
 
-  // Issue 13, item 5: a 10 KB body nesting arrays 5,000 deep was a 500 (RangeError).
+  // A 10 KB body nesting arrays 5,000 deep was a 500 (RangeError).
   test('a body nested deeper than 64 levels is a 400, whatever the column', async () => {
     // As text: the test's own JSON.stringify would overflow on them too.
     const deep = (levels: number) => '['.repeat(levels) + ']'.repeat(levels);
@@ -899,7 +899,7 @@ describe('errors', () => {
     expect((badDate.body as { message: string }).message).toMatch(
       /^Incorrect date value: '2024-02-30' for column /,
     );
-    // Issue 13, item 7: MariaDB says `db`.`kinds`.`day`; the database's name is not passed on.
+    // MariaDB says `db`.`kinds`.`day`; the database's name is not passed on.
     expect((badDate.body as { message: string }).message).not.toContain(db.name);
     expect(await post('kinds', { mood: 'angry' })).toMatchObject(
       error(400, 'INVALID_VALUE', "Column 'mood' must be one of 'happy', 'sad'; 'angry' is not"),

@@ -13,7 +13,7 @@ afterEach(async () => {
 
 const modeOf = async (dir: string) => (await stat(dir)).mode & 0o777;
 
-// Issue 13, item 7: the uploads mkdir created ~/.tablegate first, with mode 0755.
+// The uploads mkdir once created ~/.tablegate first, with mode 0755.
 test('the state directory is created 0700 before the uploads directory inside it', async () => {
   const stateDir = path.join(root, '.tablegate');
   await prepareDirectories({ stateDir, uploadsDir: path.join(stateDir, 'uploads') });

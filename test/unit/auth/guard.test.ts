@@ -38,7 +38,7 @@ describe('bearerToken', () => {
 });
 
 describe('isPublicRoute', () => {
-  test('lists exactly the routes CONTRACT §4 exempts', () => {
+  test('lists exactly the routes docs/auth.md exempts', () => {
     expect([...PUBLIC_ROUTES].sort()).toEqual([
       'GET /docs',
       'GET /docs/',
@@ -46,7 +46,8 @@ describe('isPublicRoute', () => {
       'GET /docs/static/index.html',
       'GET /docs/static/swagger-initializer.js',
       'GET /health',
-      // The liveness probe (issue 13): a kubelet has no token; it says only that the process serves.
+      // The liveness probe (docs/operations.md): a kubelet has no token; it says only that the
+      // process serves.
       'GET /live',
       'POST /auth/login',
       'POST /auth/register',

@@ -1,4 +1,4 @@
-/** Credential rules, email normalization and password hashing (CONTRACT §4), without a database. */
+/** Credential rules, email normalization and password hashing (docs/auth.md), no database. */
 import { verify } from '@node-rs/argon2';
 import {
   ARGON2_OPTIONS,

@@ -18,7 +18,7 @@ const FLAGS = {
   listen: '8080',
 };
 
-describe('configFromRun (CONTRACT §1)', () => {
+describe('configFromRun', () => {
   test('the six flags make an open-mode config with the documented defaults', () => {
     const config = configFromRun([], FLAGS, {});
     expect(config).toEqual({
@@ -174,7 +174,7 @@ describe('configFromRun (CONTRACT §1)', () => {
   });
 });
 
-describe('-h with several hosts (issue 16)', () => {
+describe('-h with several hosts', () => {
   const port = () => 3306;
 
   test('hosts with and without their own port, IPv6 in brackets or bare', () => {
@@ -258,7 +258,7 @@ describe('-h with several hosts (issue 16)', () => {
   });
 });
 
-describe('who may do what (CONTRACT §6)', () => {
+describe('who may do what', () => {
   test('--registration, --default-role and --policy, from flags or the environment', () => {
     const config = configFromRun(
       ['auth'],
@@ -457,7 +457,7 @@ describe('sizes and durations', () => {
   });
 });
 
-describe('--trust-proxy (issue 13, item 6)', () => {
+describe('--trust-proxy', () => {
   test.each([
     ['false', false],
     ['', false],
@@ -533,7 +533,7 @@ describe('what one caller may cost', () => {
   });
 });
 
-describe('metrics (issue 16, item 4)', () => {
+describe('metrics', () => {
   test('--metrics-port and --metrics-host, or their variables; off and loopback by default', () => {
     expect(configFromRun([], FLAGS, {})).toMatchObject({
       metricsPort: null,

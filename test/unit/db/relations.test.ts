@@ -72,7 +72,7 @@ test('two keys to one table: to-ones by column, to-manys as <C>_by_<c1>', () => 
   });
 });
 
-test("a to-many equal to a to-one name of the referenced table becomes <C>_by_<c1> (the contract's employee and store)", () => {
+test("a to-many equal to a to-one name of the referenced table becomes <C>_by_<c1> (docs/relations.md's employee and store)", () => {
   const employee = table('employee', [column('id'), column('store_id')], ['id']);
   const store = table('store', [column('id'), column('manager_employee_id')], ['id']);
   expect(

@@ -28,7 +28,7 @@ function column(name: string, kind: JsonKind, dataType = 'x'): ColumnInfo {
   };
 }
 
-describe('value writers (CONTRACT §2)', () => {
+describe('value writers (docs/types.md)', () => {
   test.each([
     [42, '42'],
     ['-7', '-7'],
@@ -112,7 +112,7 @@ describe('rowSerializer', () => {
   ];
   const serialize = rowSerializer(columns);
 
-  test('writes keys in select order and every type as the contract says', () => {
+  test('writes keys in select order and every type as docs/types.md says', () => {
     const text = serialize([
       '12345678901234567890',
       '-0.10',

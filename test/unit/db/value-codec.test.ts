@@ -12,7 +12,7 @@ const wide = column('amount', {
 const count = column('count', { dataType: 'bigint', columnType: 'bigint(20)' });
 const label = text('label');
 
-// Safe integers take a shortcut past the number-text parser (issue 17); these are its edges.
+// Safe integers take a shortcut past the number-text parser (hot path); these are its edges.
 const SAFE_INTEGERS = [
   0,
   -0,
@@ -94,7 +94,7 @@ describe('a JSON number into a column', () => {
 });
 
 describe('numeric text of digits only', () => {
-  // Digits without a leading zero take a shortcut (issue 17); with `e0` after them (the same
+  // Digits without a leading zero take a shortcut (hot path); with `e0` after them (the same
   // number) they go through the whole parser.
   const outcome = (column: Parameters<typeof coerceValue>[0], value: string) => {
     try {

@@ -1,7 +1,7 @@
 /**
- * The host switch of `-h db1,db2,…` (issue 16) with plain in-memory hosts: which host is tried,
- * when a switch happens, and that many failing requests make one switch. The real servers are in
- * test/integration/several-hosts.test.ts.
+ * The host switch of `-h db1,db2,…` (docs/operations.md) with plain in-memory hosts: which host is
+ * tried, when a switch happens, and that many failing requests make one switch. The real servers
+ * are in test/integration/several-hosts.test.ts.
  */
 import type { DbHost } from '../../../src/db/pool.js';
 import { HostSwitch, NoHostAnswered, searchOrder } from '../../../src/execute/hosts.js';

@@ -6,7 +6,7 @@ import {
 } from '../../../src/errors.js';
 import { mysqlErrorCode } from '../../../src/metrics/metrics.js';
 
-describe('mysqlErrorCode: what a MySQL error counts under (issue 16, item 4)', () => {
+describe('mysqlErrorCode: what a MySQL error counts under', () => {
   test('a driver error the catalogue maps: its catalogue code', () => {
     expect(mysqlErrorCode({ code: 'ER_DUP_ENTRY', errno: 1062, sqlState: '23000' })).toBe(
       'ER_DUP_ENTRY',

@@ -121,7 +121,7 @@ const operation = (doc: Doc, path: string, method: string) =>
 describe('the row schema of a table with every type', () => {
   const doc = buildOpenApiDocument([everyType], config('open'));
 
-  test('follows CONTRACT §2 column by column', () => {
+  test('follows docs/types.md column by column', () => {
     expect(schemasOf(doc).every_type).toEqual({
       type: 'object',
       description: 'A row of table every_type (primary key: id)',

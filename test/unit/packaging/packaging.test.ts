@@ -1,10 +1,11 @@
 /**
- * Issue 7, checked without a Docker engine: the Dockerfile (dockerfile-utils' validator and the
- * hadolint rules that matter here), .dockerignore against the Dockerfile's COPY sources, the
- * image's entrypoint mapping (run with a stand-in `tablegate` on PATH), docker-compose.yml
- * (dclint: the Compose Specification schema and its rules), and the Kubernetes manifests
- * (kubernetes-models' JSON schemas, offline) with the properties the deployment depends on.
- * production-start.test.ts starts what the image starts; scripts/test-container.sh builds it.
+ * The Docker image and deployment files, checked without a Docker engine: the Dockerfile
+ * (dockerfile-utils' validator and the hadolint rules that matter here), .dockerignore against the
+ * Dockerfile's COPY sources, the image's entrypoint mapping (run with a stand-in `tablegate` on
+ * PATH), docker-compose.yml (dclint: the Compose Specification schema and its rules), and the
+ * Kubernetes manifests (kubernetes-models' JSON schemas, offline) with the properties the
+ * deployment depends on. production-start.test.ts starts what the image starts;
+ * scripts/test-container.sh builds it.
  */
 import { spawnSync } from 'node:child_process';
 import {
@@ -459,14 +460,14 @@ describe('deploy/ (Kubernetes)', () => {
       { name: 'http', containerPort: 8080, protocol: 'TCP' },
       { name: 'metrics', containerPort: 9464, protocol: 'TCP' },
     ]);
-    // Prometheus finds each pod's metrics port by the usual annotations (issue 16, item 4).
+    // Prometheus finds each pod's metrics port by the usual annotations (docs/operations.md).
     const template = deployment.spec.template as { metadata: { annotations?: object } };
     expect(template.metadata.annotations).toEqual({
       'prometheus.io/scrape': 'true',
       'prometheus.io/port': '9464',
       'prometheus.io/path': '/metrics',
     });
-    // Readiness asks MySQL; liveness does not, so an outage never restarts a pod (issue 13).
+    // Readiness asks MySQL; liveness does not, so an outage never restarts a pod.
     expect(container.readinessProbe).toMatchObject({ httpGet: { path: '/health', port: 'http' } });
     expect(container.livenessProbe).toMatchObject({ httpGet: { path: '/live', port: 'http' } });
     expect(container.resources).toMatchObject({

@@ -242,7 +242,7 @@ describe('planRead: filters', () => {
   });
 });
 
-describe('planRead: functions and date/time literals are type-checked (CONTRACT §3.1a)', () => {
+describe('planRead: functions and date/time literals are type-checked (docs/filters.md)', () => {
   const planEvents = (text: string): PlannedFilter | null =>
     planRead(request({ filter: parseFilter(text) }), events).filter;
   const datetime = (text: string, value: string) => ({ kind: 'datetime' as const, text, value });

@@ -1,5 +1,5 @@
 /**
- * Which reads are fetched whole instead of streamed (plan/small-read.ts, issue 17): only where
+ * Which reads are fetched whole instead of streamed (plan/small-read.ts): only where
  * the plan bounds the memory — one row by a one-column primary key, or a small `$top` of
  * columns of bounded width. Both paths give the same bytes; this decides only memory.
  */

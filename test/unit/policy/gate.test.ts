@@ -1,6 +1,6 @@
 /**
  * The policy gate's reading of a request (the route Fastify chose, never the raw URL) and what
- * a role may do with it: the decisions behind 404, 403 and anonymous access (CONTRACT §6).
+ * a role may do with it: the decisions behind 404, 403 and anonymous access (docs/policies.md).
  */
 import { describe, expect, test } from '@jest/globals';
 import { mayDo, type Requested, requestedAction } from '../../../src/http/policy-gate.js';

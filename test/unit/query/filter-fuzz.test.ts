@@ -1,12 +1,12 @@
 /**
- * Fuzzing the read stages (issue 9): random text and random mutations of valid filters into
+ * Fuzzing the read stages: random text and random mutations of valid filters into
  * parseFilter raise only ApiErrors with a 4xx status, and a syntax error always says where
  * (`at position N`, N within the text); the whole pipeline (options → plan → SQL) on a schema
  * fixture never throws anything else. The filters include the date/time literals and functions
- * of CONTRACT §3.1a (issue 18). Random valid ASTs, spelled out as text, parse back to the
- * same tree and compile to SQL with exactly one `?` per parameter. Under a policy (issue 14) the
- * caller's filter stays one term ANDed with the policy's where, and a hidden column is a 4xx.
- * Generated `$apply` expressions compile with one `?` per parameter, and mutations
+ * of docs/filters.md. Random valid ASTs, spelled out as text, parse back to the
+ * same tree and compile to SQL with exactly one `?` per parameter. Under a policy
+ * (docs/policies.md) the caller's filter stays one term ANDed with the policy's where, and a hidden
+ * column is a 4xx. Generated `$apply` expressions compile with one `?` per parameter, and mutations
  * of them are compiled or refused with a 4xx that says where.
  * The seed of a failing run is printed by fast-check; FUZZ_SEED=<n> replays it.
  */
@@ -247,7 +247,7 @@ describe('the read pipeline under fuzzing (options → plan → SQL, schema fixt
   });
 });
 
-describe('the read pipeline under a policy (issue 14)', () => {
+describe('the read pipeline under a policy', () => {
   const policy = validatePolicy(
     {
       roles: {

@@ -263,7 +263,7 @@ describe('parseLiteral', () => {
 });
 
 describe('parseLiteral, digits first', () => {
-  // A bare digit run takes a shortcut (issue 17); the same digits between spaces go the whole way.
+  // A bare digit run takes a shortcut (hot path); the same digits between spaces go the whole way.
   test.each(['0', '7', '007', '42', '9007199254740993', '1'.repeat(80), '00000'])(
     '%s is the number it would be with spaces around it',
     (digits) => {

@@ -1,5 +1,5 @@
 /**
- * The unquoted date/time literals of CONTRACT §3.1a (issue 18), through parseFilter: what each
+ * The unquoted date/time literals of docs/filters.md, through parseFilter: what each
  * spelling is normalised to (a datetime in UTC, six fractional digits), the range checks with
  * the literal's position, and that nothing depends on the process's time zone.
  */

@@ -247,7 +247,7 @@ describe('compileFilter on hand-built plans', () => {
   });
 });
 
-describe('compileRead: functions and date/time literals (CONTRACT §3.1a)', () => {
+describe('compileRead: functions and date/time literals (docs/filters.md)', () => {
   /** The WHERE clause and parameters of `$select=id&$filter=<text>` on `events`. */
   const whereEvents = (text: string): CompiledQuery => {
     const { sql, params } = compileRead(

@@ -2,7 +2,7 @@ import { describe, expect, test } from '@jest/globals';
 import { accessBase, fileRecord } from '../../../src/uploads/record.js';
 
 describe('fileRecord', () => {
-  test('every field, in the contract order', () => {
+  test('every field, in the documented order', () => {
     const record = fileRecord(
       {
         fieldname: 'files',
