@@ -77,7 +77,7 @@ Options
   --registration <mode>      auth mode: open or closed POST /auth/register (default open)
   --default-role <role>      auth mode: role of a user made by POST /auth/register, and of a
                              provider's token that names no role the policy defines (default user)
-  --policy <file>            who may do what: a JSON or YAML file (see README); default none
+  --policy <file>            who may do what: a JSON or YAML file (docs/policies.md); default none
   --trust-proxy <proxies>    believe X-Forwarded-For from these proxies: a hop count, addresses
                              or CIDRs (10.0.0.0/8,loopback), or true for any (default: none)
   --max-client-requests <n>  requests one client address may have in progress, then 429
