@@ -361,6 +361,14 @@ function newRow(random, name) {
   };
 }
 
+/** Row ID_CHECK, asked for as `request` builds it and read from the answer by `rowsOf`. */
+async function checkRowById(base, admin, request, rowsOf) {
+  const expected = await selectRows(admin, `SELECT * FROM ${BENCH_DB}.items WHERE id = ?`, [
+    ID_CHECK,
+  ]);
+  return checkRead(base, request(ID_CHECK), rowsOf, expected);
+}
+
 /**
  * The scenarios. A `load` scenario has `request(dialect, random)` (one request of the load,
  * randomised) and `check(dialect, base, admin)`; `big` and `upload` are measured differently
@@ -372,13 +380,7 @@ export const SCENARIOS = [
     title: 'one row by primary key',
     kind: 'load',
     request: (d, random) => d.byId(1 + pick(random, ROW_COUNT)),
-    check: async (d, base, admin) =>
-      checkRead(
-        base,
-        d.byId(ID_CHECK),
-        d.rowsOf,
-        await selectRows(admin, `SELECT * FROM ${BENCH_DB}.items WHERE id = ?`, [ID_CHECK]),
-      ),
+    check: (d, base, admin) => checkRowById(base, admin, d.byId, d.rowsOf),
   },
   {
     id: 'b',
@@ -602,13 +604,7 @@ export const SCENARIOS = [
     servers: ['tablegate'],
     unsupported: (d) => (d.mcpById ? null : 'no MCP endpoint'),
     request: (d, random) => d.mcpById(1 + pick(random, ROW_COUNT)),
-    check: async (d, base, admin) =>
-      checkRead(
-        base,
-        d.mcpById(ID_CHECK),
-        d.mcpRowsOf,
-        await selectRows(admin, `SELECT * FROM ${BENCH_DB}.items WHERE id = ?`, [ID_CHECK]),
-      ),
+    check: (d, base, admin) => checkRowById(base, admin, d.mcpById, d.mcpRowsOf),
   },
   {
     id: 'a256',
