@@ -212,116 +212,101 @@ export const createOperation: TableOperation = {
   },
 };
 
-export const updateOperation: TableOperation = {
-  action: 'update',
-  method: 'put',
-  schemas: { UpdateResult: UPDATE_RESULT },
-  path: '/update({key},{value})',
-  describe: (described, context) => {
-    const { view, names } = described;
-    return {
-      tags: [names.tag],
-      operationId: `update_${names.id}`,
-      summary: `Update rows of ${what(described)} where key = value`,
-      description: `No matching row is not an error: \`affectedRows\` is 0.${viewNote(described)}`,
+/** How an update or a delete names its rows: by `(<key>,<value>)` in the path, or by `$filter`. */
+interface RowsChosen {
+  path: string;
+  idSuffix: string;
+  summary: (verb: string, described: DescribedTable) => string;
+  note: string;
+  parameters: (described: DescribedTable, context: DescriptionContext) => JsonSchema[];
+}
+
+const BY_KEY: RowsChosen = {
+  path: '({key},{value})',
+  idSuffix: '',
+  summary: (verb, described) => `${verb} rows of ${what(described)} where key = value`,
+  note: 'No matching row is not an error: `affectedRows` is 0.',
+  parameters: keyParameters,
+};
+
+const BY_FILTER: RowsChosen = {
+  path: '',
+  idSuffix: '_filter',
+  summary: (verb, described) => `${verb} every row of ${what(described)} that $filter matches`,
+  note: 'For a composite key or many rows at once; `$filter=true eq true` for every row.',
+  parameters: (_described, context) => [context.parameter('write-filter', FILTER)],
+};
+
+function updateBy(rows: RowsChosen, stages: readonly Stage[], note = ''): TableOperation {
+  return {
+    action: 'update',
+    method: 'put',
+    schemas: { UpdateResult: UPDATE_RESULT },
+    path: `/update${rows.path}`,
+    describe: (described, context) => {
+      const { view, names } = described;
+      return {
+        tags: [names.tag],
+        operationId: `update${rows.idSuffix}_${names.id}`,
+        summary: rows.summary('Update', described),
+        description: `${rows.note}${note}${viewNote(described)}`,
+        parameters: [
+          ...rows.parameters(described, context),
+          context.parameter('prefer-update', PREFER_UPDATE),
+        ],
+        requestBody: {
+          required: true,
+          content: json(context.schema(names.update, () => updateSchema(view.update ?? []))),
+        },
+        responses: {
+          200: {
+            description: 'Updated',
+            headers: APPLIED,
+            content: json(withRows('UpdateResult', described, context)),
+          },
+          ...context.errors(
+            `update${rows.idSuffix.replace('_', '-')}`,
+            stages,
+            WRITE_MYSQL_STATUSES,
+          ),
+        },
+      };
+    },
+  };
+}
+
+function deleteBy(rows: RowsChosen, stages: readonly Stage[]): TableOperation {
+  return {
+    action: 'delete',
+    method: 'delete',
+    schemas: { DeleteResult: DELETE_RESULT },
+    path: `/delete${rows.path}`,
+    describe: (described, context) => ({
+      tags: [described.names.tag],
+      operationId: `delete${rows.idSuffix}_${described.names.id}`,
+      summary: rows.summary('Delete', described),
+      description: `${rows.note}${viewNote(described)}`,
       parameters: [
-        ...keyParameters(described, context),
-        context.parameter('prefer-update', PREFER_UPDATE),
+        ...rows.parameters(described, context),
+        context.parameter('prefer-delete', PREFER_DELETE),
       ],
-      requestBody: {
-        required: true,
-        content: json(context.schema(names.update, () => updateSchema(view.update ?? []))),
-      },
       responses: {
         200: {
-          description: 'Updated',
+          description: 'Deleted',
           headers: APPLIED,
-          content: json(withRows('UpdateResult', described, context)),
+          content: json(context.shared('DeleteResult')),
         },
-        ...context.errors('update', UPDATE_STAGES, WRITE_MYSQL_STATUSES),
+        ...context.errors(`delete${rows.idSuffix.replace('_', '-')}`, stages, WRITE_MYSQL_STATUSES),
       },
-    };
-  },
-};
+    }),
+  };
+}
 
-export const filterUpdateOperation: TableOperation = {
-  action: 'update',
-  method: 'put',
-  schemas: { UpdateResult: UPDATE_RESULT },
-  path: '/update',
-  describe: (described, context) => {
-    const { view, names } = described;
-    return {
-      tags: [names.tag],
-      operationId: `update_filter_${names.id}`,
-      summary: `Update every row of ${what(described)} that $filter matches`,
-      description: `For a composite key or many rows at once; \`$filter=true eq true\` for every row. \`affectedRows\` counts the rows matched.${viewNote(described)}`,
-      parameters: [
-        context.parameter('write-filter', FILTER),
-        context.parameter('prefer-update', PREFER_UPDATE),
-      ],
-      requestBody: {
-        required: true,
-        content: json(context.schema(names.update, () => updateSchema(view.update ?? []))),
-      },
-      responses: {
-        200: {
-          description: 'Updated',
-          headers: APPLIED,
-          content: json(withRows('UpdateResult', described, context)),
-        },
-        ...context.errors('update-filter', FILTER_UPDATE_STAGES, WRITE_MYSQL_STATUSES),
-      },
-    };
-  },
-};
-
-export const deleteOperation: TableOperation = {
-  action: 'delete',
-  method: 'delete',
-  schemas: { DeleteResult: DELETE_RESULT },
-  path: '/delete({key},{value})',
-  describe: (described, context) => ({
-    tags: [described.names.tag],
-    operationId: `delete_${described.names.id}`,
-    summary: `Delete rows of ${what(described)} where key = value`,
-    description: `No matching row is not an error: \`affectedRows\` is 0.${viewNote(described)}`,
-    parameters: [
-      ...keyParameters(described, context),
-      context.parameter('prefer-delete', PREFER_DELETE),
-    ],
-    responses: {
-      200: {
-        description: 'Deleted',
-        headers: APPLIED,
-        content: json(context.shared('DeleteResult')),
-      },
-      ...context.errors('delete', DELETE_STAGES, WRITE_MYSQL_STATUSES),
-    },
-  }),
-};
-
-export const filterDeleteOperation: TableOperation = {
-  action: 'delete',
-  method: 'delete',
-  schemas: { DeleteResult: DELETE_RESULT },
-  path: '/delete',
-  describe: (described, context) => ({
-    tags: [described.names.tag],
-    operationId: `delete_filter_${described.names.id}`,
-    summary: `Delete every row of ${what(described)} that $filter matches`,
-    description: `For a composite key or many rows at once; \`$filter=true eq true\` for every row.${viewNote(described)}`,
-    parameters: [
-      context.parameter('write-filter', FILTER),
-      context.parameter('prefer-delete', PREFER_DELETE),
-    ],
-    responses: {
-      200: {
-        description: 'Deleted',
-        headers: APPLIED,
-        content: json(context.shared('DeleteResult')),
-      },
-      ...context.errors('delete-filter', FILTER_DELETE_STAGES, WRITE_MYSQL_STATUSES),
-    },
-  }),
-};
+export const updateOperation = updateBy(BY_KEY, UPDATE_STAGES);
+export const filterUpdateOperation = updateBy(
+  BY_FILTER,
+  FILTER_UPDATE_STAGES,
+  ' `affectedRows` counts the rows matched.',
+);
+export const deleteOperation = deleteBy(BY_KEY, DELETE_STAGES);
+export const filterDeleteOperation = deleteBy(BY_FILTER, FILTER_DELETE_STAGES);

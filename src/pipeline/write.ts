@@ -110,21 +110,46 @@ export function createJob(
         unprepare,
         returning: returning.returning,
       }
-    : exact && readBack === null
-      ? { mode: 'alone', statement: statements[0] as CompiledQuery, unprepare, returning: null }
-      : {
-          mode: 'transaction',
-          statements,
-          unprepare,
-          guards,
-          maxAffected: null,
-          readBack: readBack && boundReadBack(readBack, access),
-          generated: generatedColumns(table),
-        };
+    : insertJob(
+        exact && readBack === null,
+        { statements, guards, readBack, unprepare },
+        access,
+        table,
+      );
   return {
     job,
     representation: rows === null ? null : (read?.serialize ?? 'none'),
     applied: rows === null ? NOTHING_APPLIED : REPRESENTATION_APPLIED,
+  };
+}
+
+/**
+ * An insert's job: its one statement under autocommit when `alone` (exact, nothing to check or
+ * read back), else a transaction with the guards and the read-back.
+ */
+function insertJob(
+  alone: boolean,
+  parts: {
+    statements: CompiledQuery[];
+    guards: WriteGuard[];
+    readBack: CompiledReadBack | null;
+    unprepare: boolean;
+  },
+  access: Access | null,
+  table: TableInfo,
+): WriteJob {
+  const { statements, guards, readBack, unprepare } = parts;
+  if (alone) {
+    return { mode: 'alone', statement: statements[0] as CompiledQuery, unprepare, returning: null };
+  }
+  return {
+    mode: 'transaction',
+    statements,
+    unprepare,
+    guards,
+    maxAffected: null,
+    readBack: readBack && boundReadBack(readBack, access),
+    generated: generatedColumns(table),
   };
 }
 
@@ -149,18 +174,9 @@ function upsertJob(
   const read = readable ? readBackPlan(plan.table, access) : null;
   const readBack = read === null ? null : compileUpsertReadBack(plan, read.plan, flavour);
   const unprepare = plan.rows.length > 1;
-  const job: WriteJob =
-    statements.length === 1 && guards.length === 0 && readBack === null && insertIsExact(plan)
-      ? { mode: 'alone', statement: statements[0] as CompiledQuery, unprepare, returning: null }
-      : {
-          mode: 'transaction',
-          statements,
-          unprepare,
-          guards,
-          maxAffected: null,
-          readBack: readBack && boundReadBack(readBack, access),
-          generated: generatedColumns(plan.table),
-        };
+  const alone =
+    statements.length === 1 && guards.length === 0 && readBack === null && insertIsExact(plan);
+  const job = insertJob(alone, { statements, guards, readBack, unprepare }, access, plan.table);
   return {
     job,
     representation: readable ? (read?.serialize ?? 'none') : null,
