@@ -98,7 +98,10 @@ start_gateway() {
   local log="$1"
   shift
   GATEWAY_PORT="$(free_port)"
-  HOME="$TMP/home" TABLEGATE_DB_PASSWORD="$DB_PASSWORD" TABLEGATE_JWT_SECRET="sqlmap-secret-sqlmap-secret-sqlmap-0123" \
+  # A JWT secret is refused outside auth mode (it would say auth is on when it is not).
+  local secret=()
+  if [ "${1:-}" = auth ]; then secret=(TABLEGATE_JWT_SECRET="sqlmap-secret-sqlmap-secret-sqlmap-0123"); fi
+  env HOME="$TMP/home" TABLEGATE_DB_PASSWORD="$DB_PASSWORD" "${secret[@]}" \
     node "$CLI" run "$@" -h "$DB_HOST" -u "$DB_USER" -P "$DB_PORT" -D "$DB_NAME" \
     -o "$GATEWAY_PORT" --listen-host 127.0.0.1 --log-level info --uploads-dir "$TMP/uploads" \
     > "$log" 2>&1 &
