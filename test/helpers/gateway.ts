@@ -5,7 +5,9 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import type mysql from 'mysql2/promise';
 import { type Config, DEFAULTS } from '../../src/config.js';
+import { USERS_TABLE } from '../../src/db/schema.js';
 import { type Gateway, openGateway } from '../../src/main.js';
 import { testServer } from './mysql-url.js';
 
@@ -90,4 +92,28 @@ export async function postCredentials(url: string, path: string, email: string, 
     body: JSON.stringify({ email, password }),
   });
   return { status: response.status, headers: response.headers, body: await response.json() };
+}
+
+/**
+ * A user made as a deployment makes one: registered over HTTP, given `role` in the users table
+ * (as an operator would), then logged in. Its token and its id (as `@user.id` sees it, a string).
+ */
+export async function signUpAs(
+  url: string,
+  admin: mysql.Connection,
+  credentials: { email: string; password: string },
+  role: string,
+): Promise<{ token: string; id: string }> {
+  const { email, password } = credentials;
+  const registered = await postCredentials(url, '/auth/register', email, password);
+  if (registered.status !== 200) {
+    throw new Error(`register ${email}: ${registered.status} ${JSON.stringify(registered.body)}`);
+  }
+  await admin.query(`UPDATE ${USERS_TABLE} SET role = ? WHERE email = ?`, [role, email]);
+  const login = await postCredentials(url, '/auth/login', email, password);
+  const [rows] = await admin.query<mysql.RowDataPacket[]>(
+    `SELECT id FROM ${USERS_TABLE} WHERE email = ?`,
+    [email],
+  );
+  return { token: (login.body as { token: string }).token, id: String(rows[0]?.id) };
 }

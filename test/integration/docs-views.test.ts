@@ -11,7 +11,7 @@ import path from 'node:path';
 import { parse } from 'yaml';
 import { USERS_TABLE } from '../../src/db/schema.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { signUpAs, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 const SHOP = `
 CREATE TABLE products (id INT PRIMARY KEY, name VARCHAR(40) NOT NULL, price DECIMAL(10,2) NOT NULL,
@@ -73,14 +73,7 @@ const tokens: Record<string, string> = {};
 
 async function signUp(role: string): Promise<void> {
   const email = `${role}@shop.example`;
-  const body = JSON.stringify({ email, password: PASSWORD });
-  const headers = { 'content-type': 'application/json' };
-  expect((await fetch(`${gw.url}/auth/register`, { method: 'POST', headers, body })).status).toBe(
-    200,
-  );
-  await db.admin.query(`UPDATE ${USERS_TABLE} SET role = ? WHERE email = ?`, [role, email]);
-  const login = await fetch(`${gw.url}/auth/login`, { method: 'POST', headers, body });
-  tokens[role] = ((await login.json()) as { token: string }).token;
+  tokens[role] = (await signUpAs(gw.url, db.admin, { email, password: PASSWORD }, role)).token;
 }
 
 beforeAll(async () => {

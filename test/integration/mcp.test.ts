@@ -13,9 +13,8 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type mysql from 'mysql2/promise';
-import { USERS_TABLE } from '../../src/db/schema.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { signUpAs, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 const SHOP = `
 CREATE TABLE customers (id INT PRIMARY KEY, name VARCHAR(40) NOT NULL);
@@ -462,20 +461,9 @@ describe('auth mode with a policy', () => {
 
   async function signUp(name: string, role: string): Promise<void> {
     const email = `${name}@shop.example`;
-    const post = (p: string) =>
-      fetch(`${gw.url}${p}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ email, password: PASSWORD }),
-      });
-    expect((await post('/auth/register')).status).toBe(200);
-    await db.admin.query(`UPDATE ${USERS_TABLE} SET role = ? WHERE email = ?`, [role, email]);
-    tokens[name] = ((await (await post('/auth/login')).json()) as { token: string }).token;
-    const [rows] = await db.admin.query<mysql.RowDataPacket[]>(
-      `SELECT id FROM ${USERS_TABLE} WHERE email = ?`,
-      [email],
-    );
-    ids[name] = String(rows[0]?.id);
+    const user = await signUpAs(gw.url, db.admin, { email, password: PASSWORD }, role);
+    tokens[name] = user.token;
+    ids[name] = user.id;
   }
 
   beforeAll(async () => {

@@ -7,10 +7,9 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { USERS_TABLE } from '../../src/db/schema.js';
 import { StartupError } from '../../src/main.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { signUpAs, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 const FIXTURE = `
 CREATE TABLE prices (id INT PRIMARY KEY, amount DECIMAL(10,2) NOT NULL);
@@ -75,11 +74,7 @@ async function policyFile(policy: unknown): Promise<string> {
 
 async function signUp(base: string, name: string, role: string): Promise<string> {
   const email = `${name}@rpc.example`;
-  const credentials = { email, password: PASSWORD };
-  expect((await call(base, 'POST', '/auth/register', undefined, credentials)).status).toBe(200);
-  await db.admin.query(`UPDATE ${USERS_TABLE} SET role = ? WHERE email = ?`, [role, email]);
-  const login = await call(base, 'POST', '/auth/login', undefined, credentials);
-  return (JSON.parse(login.text) as { token: string }).token;
+  return (await signUpAs(base, db.admin, { email, password: PASSWORD }, role)).token;
 }
 
 beforeAll(async () => {
