@@ -166,7 +166,13 @@ async function detectServer(config: DbConfig): Promise<ServerKind> {
 
 /** The pool's array rows (db/pool.ts) as objects keyed by column name, for the few small reads. */
 function byName(rows: readonly unknown[][], fields: readonly FieldPacket[]): object[] {
-  return rows.map((row) => Object.fromEntries(fields.map((field, at) => [field.name, row[at]])));
+  const names = fields.map((field) => field.name);
+  // A loop, not Object.fromEntries: the schema's 10,000 column rows made 110,000 pairs at once.
+  return rows.map((row) => {
+    const object: Record<string, unknown> = {};
+    for (let at = 0; at < names.length; at++) object[names[at] as string] = row[at];
+    return object;
+  });
 }
 
 /**
