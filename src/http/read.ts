@@ -57,7 +57,8 @@ export function readRoutes(
     const { access } = request;
     const compiled = pipeline.read(known, request.url, request.query, access);
     // The Link to the next page of a paged read (next-link.ts); null for any other.
-    const linked = (made: CompiledRead) => links.of(known, request.query, made);
+    const linked = (made: CompiledRead) =>
+      links.of(known, request.query, made, pipeline.isKept(made));
     return compiled instanceof Promise
       ? compiled.then((made) => answer(reply, bindRead(made, access), linked(made)) ?? reply)
       : answer(reply, bindRead(compiled, access), linked(compiled));

@@ -77,6 +77,8 @@ export class ReadCache {
   private readonly entries;
   private readonly sight: SecondSight;
   private readonly kept: Uint32Array;
+  /** Every read ever kept: each answers one query string alone, whoever asks later. */
+  private readonly everKept = new WeakSet<CompiledRead>();
 
   constructor(max: number = READ_CACHE_ENTRIES, seenSlots: number = READ_CACHE_SEEN_SLOTS) {
     this.sight = new SecondSight(seenSlots);
@@ -103,6 +105,15 @@ export class ReadCache {
   }
 
   /**
+   * Whether `read` was kept here: then it belongs to one query string (the same query object on
+   * every request that brings it), which a read made afresh or from a shape is not — its object
+   * is new each time. What is worked out once per query may be kept with such a read.
+   */
+  isKept(read: CompiledRead): boolean {
+    return this.everKept.has(read);
+  }
+
+  /**
    * A successful read, made against `table`, kept when its query string was seen before for the
    * role (else it served its request alone).
    */
@@ -110,6 +121,7 @@ export class ReadCache {
     const hash = keyHash(role, table.name, query);
     if (!this.sight.seenBefore(hash)) return;
     this.entries.set(keyOf(role, table.name, query), { table, read });
+    this.everKept.add(read);
     const slot = this.sight.slotOf(hash);
     this.kept[slot] = (this.kept[slot] ?? 0) + 1;
   }

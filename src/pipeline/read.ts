@@ -262,6 +262,11 @@ export function compileKeyRead(
  */
 export class ReadPipeline {
   private readonly cache = new ReadCache();
+
+  /** Whether `read` belongs to one query string alone (ReadCache.isKept). */
+  isKept(read: CompiledRead): boolean {
+    return this.cache.isKept(read);
+  }
   private readonly shapes = new ShapeCache();
 
   constructor(

@@ -84,12 +84,16 @@ describe('ReadCache', () => {
 
   test('a query string is kept on its second sight, not its first', () => {
     const cache = new ReadCache();
-    cache.add(order, '', '$skip=1', made({ $skip: '1' }));
+    const first = made({ $skip: '1' });
+    cache.add(order, '', '$skip=1', first);
     expect(cache.get(order, '', '$skip=1')).toBeUndefined();
     expect(cache.size).toBe(0);
     const second = made({ $skip: '1' });
     cache.add(order, '', '$skip=1', second);
     expect(cache.get(order, '', '$skip=1')).toBe(second);
+    // Only a kept read is known as one query string's own (its Link is kept with it).
+    expect(cache.isKept(first)).toBe(false);
+    expect(cache.isKept(second)).toBe(true);
     // Seen once for another table: not the same query string.
     const other = table('other', order.columns, order.primaryKey);
     cache.add(order, '', '$skip=2', made({ $skip: '2' }));
