@@ -262,11 +262,6 @@ export function compileKeyRead(
  */
 export class ReadPipeline {
   private readonly cache = new ReadCache();
-
-  /** Whether `read` belongs to one query string alone (ReadCache.isKept). */
-  isKept(read: CompiledRead): boolean {
-    return this.cache.isKept(read);
-  }
   private readonly shapes = new ShapeCache();
 
   constructor(
@@ -274,6 +269,11 @@ export class ReadPipeline {
     private readonly flavour: Flavour,
     private readonly tokens: Skiptokens,
   ) {}
+
+  /** Whether `read` belongs to one query string alone (ReadCache.isKept). */
+  isKept(read: CompiledRead): boolean {
+    return this.cache.isKept(read);
+  }
 
   /**
    * The read of `table` for a request: at once when cached, else a promise only on a re-read.
@@ -314,7 +314,12 @@ export class ReadPipeline {
     // A miss may still find its shape: the same query but for $filter's integers.
     const shape = this.shapes.find(table, role, query);
     const templated = shape && this.shapes.read(shape);
-    if (templated) return templated;
+    if (templated) {
+      // Kept by its query string too (on its second sight, as any read): a query repeated
+      // word for word then skips the shape's lexing and instantiation, and has a kept read.
+      if (raw !== null) this.cache.add(table, role, raw, templated);
+      return templated;
+    }
     const made = this.schema.plan(table, (t) => compileRead(t, query, access, this.flavour));
     const keep = ({ table: against, plan: read }: { table: TableInfo; plan: CompiledRead }) => {
       if (raw !== null) this.cache.add(against, role, raw, read);
