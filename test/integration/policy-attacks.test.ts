@@ -2,7 +2,8 @@
  * The attacks a penetration test of a multi-tenant shop policy (docs/policies.md) found, each
  * replayed against a running gateway: ENUM positions and other stored-value conversions past the
  * check after a write, collation-equal users, hidden columns probed through type errors, hidden and
- * missing names told apart by their answers or their timing, and table names in the metrics.
+ * missing names told apart by their answers or their timing, table names in the metrics, and
+ * two writes racing the check of an update's where.
  */
 
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -52,6 +53,8 @@ CREATE TABLE notes (id INT AUTO_INCREMENT PRIMARY KEY,
   body VARCHAR(100) NOT NULL);
 INSERT INTO notes (id, owner_email, body) VALUES (1, 'alice@shop.test', 'alice''s note');
 CREATE TABLE secrets (id INT PRIMARY KEY, v TEXT);
+CREATE TABLE jobs (id INT PRIMARY KEY, status ENUM('open','cancelled') NOT NULL, note VARCHAR(40) NULL);
+INSERT INTO jobs VALUES (1, 'open', 'start');
 `;
 
 const POLICY = {
@@ -88,6 +91,7 @@ const POLICY = {
           create: { where: "code ne 'VOID'" },
           update: { where: "code ne 'VOID'" },
         },
+        jobs: { read: true, update: { where: "status ne 'cancelled'" } },
       },
     },
     // Reads the catalogue without its cost columns, and edits some of what it reads.
@@ -732,3 +736,39 @@ describe('the read caches stay exact per role', () => {
     }
   });
 });
+
+describe('two writes racing a policy guard', () => {
+  test('support never cancels a job, nor changes one an admin cancelled meanwhile', async () => {
+    // Each round the job is open again; at once, the admin cancels it (and says so in the note),
+    // support tries to cancel it, and support edits its note. Whatever the interleaving, support's
+    // cancel changes nothing, and its note lands only before the admin's cancel — which then
+    // writes its own note over it: the job always ends cancelled with the admin's note.
+    for (let round = 0; round < 12; round++) {
+      await db.admin.query("UPDATE jobs SET status = 'open', note = 'start' WHERE id = 1");
+      const update = (token: string | undefined, json: object) =>
+        call('PUT', '/table/jobs/update(id,1)', { token, json });
+      const [admin, cancel, edit] = await Promise.all([
+        update(tokens.admin, { status: 'cancelled', note: `admin-${round}` }),
+        update(tokens.support, { status: 'cancelled' }),
+        update(tokens.support, { note: `support-${round}` }),
+      ]);
+      expect(admin?.text).toBe(UPDATED_ONE);
+      // Refused by the check after the write, or no row left that support may change.
+      if (cancel?.status === 403) expect(cancel.body).toEqual(JOB_VIOLATION);
+      else expect(cancel?.text).toBe(UPDATED_NONE);
+      expect([UPDATED_NONE, UPDATED_ONE]).toContain(edit?.text);
+      expect(await rows('SELECT status, note FROM jobs')).toEqual([
+        { status: 'cancelled', note: `admin-${round}` },
+      ]);
+    }
+  });
+});
+
+const UPDATED_ONE = '{"success":true,"message":"Data updated successfully","affectedRows":1}';
+const UPDATED_NONE = '{"success":true,"message":"Data updated successfully","affectedRows":0}';
+const JOB_VIOLATION = {
+  success: false,
+  message:
+    "The updated row would not satisfy this role's policy for update on 'jobs'; nothing was changed",
+  code: 'POLICY_VIOLATION',
+};
