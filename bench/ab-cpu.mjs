@@ -13,7 +13,7 @@
  * Settings: BENCH_AB_A (the build to compare with; required unless BENCH_AB_POLICY), BENCH_AB_B
  * (default: this checkout's dist/cli.js), BENCH_AB_POLICY=1 (B runs with the bench's policy, as
  * `tablegate --policy` in `npm run bench`; A defaults to the same build as B: the policy's own
- * cost), BENCH_SCENARIOS (default a,b,c,e,f), BENCH_ROUNDS (8), BENCH_SECONDS (3),
+ * cost), BENCH_SCENARIOS (default a,b,c,e,f; also m), BENCH_ROUNDS (8), BENCH_SECONDS (3),
  * BENCH_CONNECTIONS (16 per server), BENCH_DB_* (bench/README.md).
  */
 import { LoadTally, runLoad } from './lib/load.mjs';
@@ -83,8 +83,11 @@ await benchSession('ab', async ({ db, tmp }) => {
   );
   console.log('|---|--:|--:|--:|--:|---|');
   for (const [index, scenario] of SCENARIOS.entries()) {
-    // Load scenarios of plain open mode ((h) needs auth-mode servers and tokens).
-    const plain = scenario.kind === 'load' && scenario.servers === undefined;
+    // Load scenarios of plain open mode ((h) needs auth-mode servers and tokens), and those only
+    // tablegate runs ((m): both builds are tablegate).
+    const plain =
+      scenario.kind === 'load' &&
+      (scenario.servers === undefined || scenario.servers.every((key) => key === 'tablegate'));
     if (!settings.scenarios.includes(scenario.id) || !plain) continue;
     await together(servers, scenario, 999, 2); // warm-up
     const rounds = [];
