@@ -39,11 +39,6 @@ function encode(text: string): string {
 
 /** The request's query string with `$skiptoken=<token>` in place of `$skip` and any old token. */
 export function nextQuery(query: QueryObject, token: string): string {
-  return `${queryBeforeToken(query)}$skiptoken=${token}`;
-}
-
-/** The request's query string without `$skip` and `$skiptoken`, each pair followed by `&`. */
-function queryBeforeToken(query: QueryObject): string {
   let text = '';
   for (const [key, raw] of Object.entries(query)) {
     if (key === '$skip' || key === '$skiptoken' || raw === undefined) continue;
@@ -51,7 +46,7 @@ function queryBeforeToken(query: QueryObject): string {
       text += `${encode(key)}=${encode(value)}&`;
     }
   }
-  return text;
+  return `${text}$skiptoken=${token}`;
 }
 
 /** What every Link of one read has in common: the token's binding, the text before the token. */
@@ -74,27 +69,25 @@ export class NextLinks {
     private readonly tokens: Skiptokens,
     /** `--base-url`, without a trailing slash; null for relative links. */
     private readonly baseUrl: string | null,
+    /** Whether a read belongs to one query string alone (ReadPipeline.isKept). */
+    private readonly isKept: (read: CompiledRead) => boolean = () => false,
   ) {}
 
   private frameOf(table: TableInfo, query: QueryObject, read: CompiledRead): LinkFrame {
     const path = `/table/${encodeURIComponent(table.name)}/read`;
     return {
       binding: bindingOf(table.name, query, read.page?.signature ?? ''),
-      head: `<${this.baseUrl ?? ''}${path}?${queryBeforeToken(query)}$skiptoken=`,
+      head: `<${this.baseUrl ?? ''}${path}?${nextQuery(query, '')}`,
     };
   }
 
-  /**
-   * The link maker of a read's page, or null when it can have no next page. `kept`: the read
-   * belongs to this query string alone (ReadPipeline.isKept), so its frame may be kept with it.
-   */
-  of(table: TableInfo, query: QueryObject, read: CompiledRead, kept = false): PageLink | null {
+  /** The link maker of a read's page, or null when it can have no next page. */
+  of(table: TableInfo, query: QueryObject, read: CompiledRead): PageLink | null {
     const page = read.page;
     if (page === null || page.top === null || page.top === 0) return null;
     const { top, keys } = page;
     // A page read without a token is often read again (pipeline/skiptoken.ts keeps its Link).
     const first = query.$skiptoken === undefined;
-    const keepFrame = first && kept;
     return (rows, last, ended) => {
       if (last === undefined || rows === 0 || (ended && rows < top)) return null;
       const position: Position =
@@ -104,10 +97,10 @@ export class NextLinks {
               skip: ended ? 0 : Math.max(0, top - rows),
               after: keys.map(({ slot, key }) => keyValue(key.expr.column, last[slot])),
             };
-      let frame = keepFrame ? this.frames.get(read) : undefined;
+      let frame = first ? this.frames.get(read) : undefined;
       if (frame === undefined) {
         frame = this.frameOf(table, query, read);
-        if (keepFrame) this.frames.set(read, frame);
+        if (first && this.isKept(read)) this.frames.set(read, frame);
       }
       return `${frame.head}${this.tokens.seal(frame.binding, position, first)}>; rel="next"`;
     };

@@ -40,7 +40,7 @@ export function readRoutes(
   { db, schema, skiptokens, config }: Services,
   pipeline: ReadPipeline,
 ): void {
-  const links = new NextLinks(skiptokens, config.baseUrl);
+  const links = new NextLinks(skiptokens, config.baseUrl, (read) => pipeline.isKept(read));
 
   /**
    * The read of `table`. Not an async function: a small read, nearly every one, answers from the
@@ -57,8 +57,7 @@ export function readRoutes(
     const { access } = request;
     const compiled = pipeline.read(known, request.url, request.query, access);
     // The Link to the next page of a paged read (next-link.ts); null for any other.
-    const linked = (made: CompiledRead) =>
-      links.of(known, request.query, made, pipeline.isKept(made));
+    const linked = (made: CompiledRead) => links.of(known, request.query, made);
     return compiled instanceof Promise
       ? compiled.then((made) => answer(reply, bindRead(made, access), linked(made)) ?? reply)
       : answer(reply, bindRead(compiled, access), linked(compiled));

@@ -313,14 +313,8 @@ export class ReadPipeline {
     if (cached !== undefined) return cached;
     // A miss may still find its shape: the same query but for $filter's integers.
     const shape = this.shapes.find(table, role, query);
-    const templated = shape && this.shapes.read(shape);
-    if (templated) {
-      // Kept by its query string too (on its second sight, as any read): a query repeated
-      // word for word then skips the shape's lexing and instantiation, and has a kept read.
-      if (raw !== null) this.cache.add(table, role, raw, templated);
-      return templated;
-    }
-    const made = this.schema.plan(table, (t) => compileRead(t, query, access, this.flavour));
+    // Every read is kept by its query string (on its second sight), one made from its shape
+    // too: a query repeated word for word then skips the shape's lexing and instantiation.
     const keep = ({ table: against, plan: read }: { table: TableInfo; plan: CompiledRead }) => {
       if (raw !== null) this.cache.add(against, role, raw, read);
       if (shape !== null) {
@@ -328,6 +322,10 @@ export class ReadPipeline {
       }
       return read;
     };
+    const templated = shape && this.shapes.read(shape);
+    // Its shape's learn() returns at once: the template it came from is this table's.
+    if (templated) return keep({ table, plan: templated });
+    const made = this.schema.plan(table, (t) => compileRead(t, query, access, this.flavour));
     return made instanceof Promise ? made.then(keep) : keep(made);
   }
 }
