@@ -60,23 +60,10 @@ const describeAgent = new http.Agent({ keepAlive: true });
  * inflated here held this process's event loop for 100 ms and more, and the one-row read it
  * times with them, which measured the client, not the gateway.
  */
-function describe(base, encoding) {
-  return new Promise((resolve, reject) => {
-    const request = http.get(
-      `${base}/openapi.json`,
-      { agent: describeAgent, headers: encoding ? { 'accept-encoding': encoding } : {} },
-      (response) => {
-        response.resume();
-        response.on('error', reject);
-        response.on('end', () =>
-          response.statusCode === 200
-            ? resolve()
-            : reject(new Error(`/openapi.json: ${response.statusCode}`)),
-        );
-      },
-    );
-    request.on('error', reject);
-  });
+async function describe(base, encoding) {
+  const headers = encoding ? { 'accept-encoding': encoding } : {};
+  const { status } = await timedGet(base, '/openapi.json', { headers, via: describeAgent });
+  if (status !== 200) throw new Error(`/openapi.json: ${status}`);
 }
 
 /** The gateway's CPU per repeated request, median of ROUNDS runs of REQUESTS requests. */

@@ -78,11 +78,19 @@ export function runLoad({ base, connections, seconds, next, tally }) {
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
 
-/** One GET read to its end: status, time to last byte (ms), bytes, and the text if asked for. */
-export function timedGet(base, path, { keepBody = false, timeoutMs = 120_000 } = {}) {
+/**
+ * One GET read to its end: status, time to last byte (ms), bytes (as sent: nothing is decoded),
+ * and the text if asked for. One at a time on the module's agent, unless `via` is another.
+ */
+export function timedGet(
+  base,
+  path,
+  { keepBody = false, timeoutMs = 120_000, headers = {}, via = agent } = {},
+) {
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const request = http.get(base + path, { agent, timeout: timeoutMs }, (response) => {
+    const options = { agent: via, headers, timeout: timeoutMs };
+    const request = http.get(base + path, options, (response) => {
       const chunks = [];
       let bytes = 0;
       response.on('data', (chunk) => {

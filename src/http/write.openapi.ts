@@ -215,7 +215,9 @@ export const createOperation: TableOperation = {
 /** How an update or a delete names its rows: by `(<key>,<value>)` in the path, or by `$filter`. */
 interface RowsChosen {
   path: string;
+  /** After the action, in the operationId (`_filter`) and in the errors' key (`-filter`). */
   idSuffix: string;
+  errorsSuffix: string;
   summary: (verb: string, described: DescribedTable) => string;
   note: string;
   parameters: (described: DescribedTable, context: DescriptionContext) => JsonSchema[];
@@ -224,6 +226,7 @@ interface RowsChosen {
 const BY_KEY: RowsChosen = {
   path: '({key},{value})',
   idSuffix: '',
+  errorsSuffix: '',
   summary: (verb, described) => `${verb} rows of ${what(described)} where key = value`,
   note: 'No matching row is not an error: `affectedRows` is 0.',
   parameters: keyParameters,
@@ -232,6 +235,7 @@ const BY_KEY: RowsChosen = {
 const BY_FILTER: RowsChosen = {
   path: '',
   idSuffix: '_filter',
+  errorsSuffix: '-filter',
   summary: (verb, described) => `${verb} every row of ${what(described)} that $filter matches`,
   note: 'For a composite key or many rows at once; `$filter=true eq true` for every row.',
   parameters: (_described, context) => [context.parameter('write-filter', FILTER)],
@@ -264,11 +268,7 @@ function updateBy(rows: RowsChosen, stages: readonly Stage[], note = ''): TableO
             headers: APPLIED,
             content: json(withRows('UpdateResult', described, context)),
           },
-          ...context.errors(
-            `update${rows.idSuffix.replace('_', '-')}`,
-            stages,
-            WRITE_MYSQL_STATUSES,
-          ),
+          ...context.errors(`update${rows.errorsSuffix}`, stages, WRITE_MYSQL_STATUSES),
         },
       };
     },
@@ -296,7 +296,7 @@ function deleteBy(rows: RowsChosen, stages: readonly Stage[]): TableOperation {
           headers: APPLIED,
           content: json(context.shared('DeleteResult')),
         },
-        ...context.errors(`delete${rows.idSuffix.replace('_', '-')}`, stages, WRITE_MYSQL_STATUSES),
+        ...context.errors(`delete${rows.errorsSuffix}`, stages, WRITE_MYSQL_STATUSES),
       },
     }),
   };
