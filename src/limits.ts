@@ -145,6 +145,12 @@ export const READ_CACHE_SEEN_SLOTS = READ_CACHE_ENTRIES;
  * READ_CACHE_MAX_QUERY_CHARS long.
  */
 export const READ_SHAPE_ENTRIES = 256;
+/**
+ * Body shapes of one-row creates kept per table object (pipeline/insert-shapes.ts): a table is
+ * written by few clients' code paths, each naming the same columns every time; past this many,
+ * new shapes take the full path.
+ */
+export const INSERT_SHAPES_PER_TABLE = 8;
 
 // MySQL.
 /** A new connection gives up after this (an unreachable host answers 503 within about 2 s). */

@@ -13,6 +13,7 @@ import type { WriteGuard, WriteJob } from '../execute/write.js';
 import { deleteIsExact, insertIsExact, updateIsExact } from '../plan/exact-write.js';
 import { planRead, type ReadPlan } from '../plan/read-plan.js';
 import type { Viewer } from '../plan/view.js';
+import { isObject, type JsonObject } from '../plan/write-body.js';
 import {
   type InsertPlan,
   planDelete,
@@ -49,6 +50,7 @@ import {
 } from '../sql/compile-write.js';
 import type { CompiledQuery } from '../sql/compiled-query.js';
 import { bindUser } from '../sql/user-values.js';
+import { learnShape, shapedInsert, shapeOf } from './insert-shapes.js';
 import { readSerializer } from './read.js';
 
 export type { WriteJob } from '../execute/write.js';
@@ -84,12 +86,26 @@ export function createJob(
   preferences: Preferences = NO_PREFERENCES,
   flavour: Flavour = 'mariadb',
 ): PlannedWrite {
+  // One row, no policy, no preferences: its body's shape may be known (insert-shapes.ts).
+  const shapeable = access === null && preferences === NO_PREFERENCES && isObject(body);
+  const shape = shapeable ? shapeOf(table, body) : undefined;
+  if (shape !== undefined) {
+    const { statement, exact } = shapedInsert(shape, body as JsonObject);
+    const parts = { statements: [statement], guards: [], readBack: null, unprepare: false };
+    return {
+      job: insertJob(exact, parts, null, table),
+      representation: null,
+      applied: NOTHING_APPLIED,
+    };
+  }
   const made = planInsert(writeView(access, table, 'create'), body, preferences.resolution);
   if (made.onDuplicate !== undefined) return upsertJob(made, access, preferences, flavour);
   const plan = guardInsert(access, made);
   // A policy's where beyond `col eq value`: checked after the INSERT, in its transaction.
   const guard = compileInsertGuard(plan);
   const statements = compileInsertBatches(plan).map((query) => bound(query, access));
+  if (shapeable)
+    learnShape(table, body as JsonObject, plan.columns, (statements[0] as CompiledQuery).sql);
   const rows = preferences.representation ? insertedRows(plan) : null;
   const read = rows === null ? null : readBackPlan(plan.table, access);
   const readBack =

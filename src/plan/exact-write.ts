@@ -95,15 +95,24 @@ function exactKey(match: RowMatch): boolean {
  */
 export function insertIsExact(plan: InsertPlan): boolean {
   const [row, ...more] = plan.rows;
-  if (row === undefined || more.length > 0 || !plainTable(plan.table)) return false;
-  const given = new Set(plan.columns);
-  const leftOut = plan.table.columns.filter((column) => !given.has(column));
-  if (leftOut.some((column) => !column.autoIncrement && column.constantDefault !== true)) {
+  if (row === undefined || more.length > 0 || !insertColumnsAreExact(plan.table, plan.columns)) {
     return false;
   }
   return row.every(
     (cell, at) =>
       cell.kind === 'value' && storesExactly(plan.columns[at] as ColumnInfo, cell.value),
+  );
+}
+
+/**
+ * The part of insertIsExact that does not depend on the values: the table, and the columns a
+ * row of `columns` leaves out (pipeline/insert-shapes.ts keeps it per body shape).
+ */
+export function insertColumnsAreExact(table: TableInfo, columns: readonly ColumnInfo[]): boolean {
+  if (!plainTable(table)) return false;
+  const given = new Set(columns);
+  return table.columns.every(
+    (column) => given.has(column) || column.autoIncrement || column.constantDefault === true,
   );
 }
 
