@@ -142,6 +142,7 @@ async function loadScenario(scenario, running, index) {
         base: a.server.base,
         connections: scenario.connections ?? settings.connections,
         seconds: settings.seconds,
+        amount: scenario.requestsPerRound,
         next: next(a.dialect, 1000 * (index + 1) + round),
         tally: a.tally,
       });

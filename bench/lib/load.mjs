@@ -40,17 +40,18 @@ export class LoadTally {
 }
 
 /**
- * `seconds` of load with `connections` connections; `next()` gives each request
+ * `seconds` of load with `connections` connections, or exactly `amount` requests when it is
+ * given (then the run lasts until the last one is answered); `next()` gives each request
  * ({ method, path, headers, body }). Adds to `tally` unless it is null (warm-up).
  */
-export function runLoad({ base, connections, seconds, next, tally }) {
+export function runLoad({ base, connections, seconds, amount, next, tally }) {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const instance = autocannon(
       {
         url: base,
         connections,
-        duration: seconds,
+        ...(amount === undefined ? { duration: seconds } : { amount }),
         timeout: 10,
         requests: [{ ...next(), setupRequest: (request) => ({ ...request, ...next() }) }],
       },
