@@ -53,6 +53,19 @@ export function nextQuery(query: QueryObject, token: string): string {
 interface LinkFrame {
   readonly binding: string;
   readonly head: string;
+  /**
+   * A kept frame's last Link and its position: a page read again ends at the same row until
+   * the rows change, and its Link is the same text (the token's IV is synthetic).
+   */
+  last: { readonly position: Position; readonly link: string } | null;
+}
+
+function samePosition(a: Position, b: Position): boolean {
+  if (a.skip !== b.skip) return false;
+  if (a.after === null || b.after === null) return a.after === b.after;
+  if (a.after.length !== b.after.length) return false;
+  for (let at = 0; at < a.after.length; at++) if (a.after[at] !== b.after[at]) return false;
+  return true;
 }
 
 export class NextLinks {
@@ -78,6 +91,7 @@ export class NextLinks {
     return {
       binding: bindingOf(table.name, query, read.page?.signature ?? ''),
       head: `<${this.baseUrl ?? ''}${path}?${nextQuery(query, '')}`,
+      last: null,
     };
   }
 
@@ -98,11 +112,17 @@ export class NextLinks {
               after: keys.map(({ slot, key }) => keyValue(key.expr.column, last[slot])),
             };
       let frame = first ? this.frames.get(read) : undefined;
+      let kept = frame !== undefined;
       if (frame === undefined) {
         frame = this.frameOf(table, query, read);
-        if (first && this.isKept(read)) this.frames.set(read, frame);
+        kept = first && this.isKept(read);
+        if (kept) this.frames.set(read, frame);
       }
-      return `${frame.head}${this.tokens.seal(frame.binding, position, first)}>; rel="next"`;
+      const { last: known } = frame;
+      if (known !== null && samePosition(known.position, position)) return known.link;
+      const link = `${frame.head}${this.tokens.seal(frame.binding, position, first)}>; rel="next"`;
+      if (kept) frame.last = { position, link };
+      return link;
     };
   }
 }
