@@ -112,10 +112,9 @@ export class NextLinks {
               after: keys.map(({ slot, key }) => keyValue(key.expr.column, last[slot])),
             };
       let frame = first ? this.frames.get(read) : undefined;
-      let kept = frame !== undefined;
+      const kept = frame !== undefined || (first && this.isKept(read));
       if (frame === undefined) {
         frame = this.frameOf(table, query, read);
-        kept = first && this.isKept(read);
         if (kept) this.frames.set(read, frame);
       }
       const { last: known } = frame;

@@ -48,7 +48,10 @@ function sameNames(names: readonly string[], keys: readonly string[]): boolean {
   return true;
 }
 
-/** Keeps the shape of a one-row body the full path planned into `columns` and `sql`. */
+/**
+ * Keeps the shape of a one-row body the full path planned into `columns` (one per key, in key
+ * order) and `sql`; called only when shapeOf found none for it.
+ */
 export function learnShape(
   table: TableInfo,
   body: JsonObject,
@@ -62,9 +65,6 @@ export function learnShape(
   }
   if (shapes.length >= INSERT_SHAPES_PER_TABLE) return;
   const names = Object.keys(body);
-  if (names.length !== columns.length || shapes.some((shape) => sameNames(shape.names, names))) {
-    return;
-  }
   shapes.push({ names, columns, sql, columnsExact: insertColumnsAreExact(table, columns) });
 }
 

@@ -13,7 +13,7 @@ import type { WriteGuard, WriteJob } from '../execute/write.js';
 import { deleteIsExact, insertIsExact, updateIsExact } from '../plan/exact-write.js';
 import { planRead, type ReadPlan } from '../plan/read-plan.js';
 import type { Viewer } from '../plan/view.js';
-import { isObject, type JsonObject } from '../plan/write-body.js';
+import { isObject } from '../plan/write-body.js';
 import {
   type InsertPlan,
   planDelete,
@@ -87,10 +87,10 @@ export function createJob(
   flavour: Flavour = 'mariadb',
 ): PlannedWrite {
   // One row, no policy, no preferences: its body's shape may be known (insert-shapes.ts).
-  const shapeable = access === null && preferences === NO_PREFERENCES && isObject(body);
-  const shape = shapeable ? shapeOf(table, body) : undefined;
-  if (shape !== undefined) {
-    const { statement, exact } = shapedInsert(shape, body as JsonObject);
+  const row = access === null && preferences === NO_PREFERENCES && isObject(body) ? body : null;
+  const shape = row === null ? undefined : shapeOf(table, row);
+  if (shape !== undefined && row !== null) {
+    const { statement, exact } = shapedInsert(shape, row);
     const parts = { statements: [statement], guards: [], readBack: null, unprepare: false };
     return {
       job: insertJob(exact, parts, null, table),
@@ -104,8 +104,7 @@ export function createJob(
   // A policy's where beyond `col eq value`: checked after the INSERT, in its transaction.
   const guard = compileInsertGuard(plan);
   const statements = compileInsertBatches(plan).map((query) => bound(query, access));
-  if (shapeable)
-    learnShape(table, body as JsonObject, plan.columns, (statements[0] as CompiledQuery).sql);
+  if (row !== null) learnShape(table, row, plan.columns, (statements[0] as CompiledQuery).sql);
   const rows = preferences.representation ? insertedRows(plan) : null;
   const read = rows === null ? null : readBackPlan(plan.table, access);
   const readBack =
