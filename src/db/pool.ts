@@ -11,6 +11,7 @@ import {
   MIN_PREPARED_STATEMENTS,
   PREPARED_STATEMENT_BUDGET,
 } from '../limits.js';
+import { useFasterBinaryDates } from './binary-dates.js';
 
 /** One MySQL server's address. */
 export interface DbHost {
@@ -155,9 +156,10 @@ export function sessionSetup(
  * The statement pool. Its rows come as arrays in select order (`rowsAsArray`): the row codec
  * reads them by position, and mysql2's plain `execute(sql, params)` then needs no options object
  * per statement (the object form copies and extends one on every call, as the hot path's profile
- * showed).
+ * showed). Its dates are read by db/binary-dates.ts.
  */
 export function createPool(config: DbConfig, setupSql: string): Pool {
+  useFasterBinaryDates();
   const pool = mysql.createPool({ ...poolOptions(config), rowsAsArray: true });
   pool.on('connection', (connection) => {
     // Queued on the connection before anything the pool hands it out for.
