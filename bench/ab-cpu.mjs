@@ -14,8 +14,12 @@
  * (default: this checkout's dist/cli.js), BENCH_AB_POLICY=1 (B runs with the bench's policy, as
  * `tablegate --policy` in `npm run bench`; A defaults to the same build as B: the policy's own
  * cost), BENCH_SCENARIOS (default a,b,c,e,f; also m), BENCH_ROUNDS (8), BENCH_SECONDS (3),
- * BENCH_CONNECTIONS (16 per server), BENCH_DB_* (bench/README.md).
+ * BENCH_CONNECTIONS (16 per server), BENCH_AB_PIN=1 (both servers share the machine's last CPU,
+ * the load generator the others: on a machine where the same build's CPU per request moved by
+ * ±40 % from one process to the other, unpinned, pinned it moved by ±2 %), BENCH_DB_* (bench/README.md).
  */
+import { execFileSync } from 'node:child_process';
+import os from 'node:os';
 import { LoadTally, runLoad } from './lib/load.mjs';
 import { cpuSeconds } from './lib/proc.mjs';
 import { median } from './lib/report.mjs';
@@ -32,12 +36,24 @@ const settings = {
   rounds: Number(env.BENCH_ROUNDS ?? 8),
   seconds: Number(env.BENCH_SECONDS ?? 3),
   connections: Number(env.BENCH_CONNECTIONS ?? 16),
+  pin: env.BENCH_AB_PIN === '1',
 };
 if (!settings.a) {
   process.stderr.write(
     'BENCH_AB_A must name the other build (BENCH_AB_A=<dir>/dist/cli.js), or BENCH_AB_POLICY=1\n',
   );
   process.exit(2);
+}
+
+/**
+ * Both servers (every thread) on the last CPU, this process on the others: both builds then
+ * meet the same core, its caches and its neighbours, in every round (taskset, util-linux).
+ */
+function pinServers(servers) {
+  const last = os.availableParallelism() - 1;
+  if (last < 1) throw new Error('BENCH_AB_PIN needs two CPUs or more');
+  for (const server of servers) execFileSync('taskset', ['-acp', String(last), String(server.pid)]);
+  execFileSync('taskset', ['-acp', `0-${last - 1}`, String(process.pid)]);
 }
 
 /** Both servers under the same load at once; CPU µs per request of each. */
@@ -74,9 +90,10 @@ await benchSession('ab', async ({ db, tmp }) => {
     const definition = key === 'B' && policy ? policyServer : plainServer;
     servers.push(await definition.start({ db, tmp, poolSize: 10, cli, key }));
   }
+  if (settings.pin) pinServers(servers);
   console.log(`A: ${settings.a}\nB: ${settings.b}${policy ? ' --policy (the bench policy)' : ''}`);
   console.log(
-    `${settings.rounds} rounds × ${settings.seconds} s, ${settings.connections} connections to each, both at once\n`,
+    `${settings.rounds} rounds × ${settings.seconds} s, ${settings.connections} connections to each, both at once${settings.pin ? ', both on one CPU' : ''}\n`,
   );
   console.log(
     '| scenario | A µs/req | B µs/req | B ÷ A CPU (median) | B ÷ A req/s | rounds (B ÷ A CPU) |',
