@@ -1,0 +1,158 @@
+#!/usr/bin/env node
+/**
+ * What Fastify itself costs per request, beside plain node:http, with no database: both answer
+ * (a)'s one-row JSON and (e)'s create from memory, with the headers tablegate sends. The Fastify
+ * server is set up as src/server.ts sets it up (its options, @fastify/cors with the same
+ * settings, the nosniff hook, the JSON body parser); the node:http one is the floor's way
+ * (bench/floor-server.mjs). Both are loaded at once on one CPU (the load generator on the
+ * others), 8 rounds × 3 s, and the CPU each spends per request is read from /proc: the
+ * difference is the framework's share of the gap between tablegate and the floor.
+ *
+ *   node bench/framework-cost.mjs            (BENCH_ROUNDS, BENCH_SECONDS, BENCH_CONNECTIONS)
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import http from 'node:http';
+import os from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { LoadTally, runLoad } from './lib/load.mjs';
+import { cpuSeconds } from './lib/proc.mjs';
+import { median } from './lib/report.mjs';
+
+const ROW =
+  '[{"id":5,"name":"n5","category":"tools","price":0.05,"qty":7,"created_at":"2024-01-01 00:00:00"}]';
+const CREATED =
+  '{"success":true,"message":"Data inserted successfully","insertId":1,"affectedRows":1}';
+const EXPOSED = 'X-Total-Count, Link, Retry-After, WWW-Authenticate';
+
+/** node:http as the floor writes it: one writeHead with every header, the body read and parsed. */
+function serveHttp() {
+  const headers = (body) => ({
+    'x-content-type-options': 'nosniff',
+    'access-control-allow-origin': '*',
+    'access-control-expose-headers': EXPOSED,
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+  });
+  return http.createServer((req, res) => {
+    if (req.method === 'GET') {
+      res.writeHead(200, { ...headers(ROW), vary: 'Accept' });
+      res.end(ROW);
+      return;
+    }
+    let text = '';
+    req.setEncoding('utf8');
+    req.on('data', (chunk) => {
+      text += chunk;
+    });
+    req.on('end', () => {
+      JSON.parse(text);
+      res.writeHead(200, headers(CREATED));
+      res.end(CREATED);
+    });
+  });
+}
+
+/** Fastify with src/server.ts's options, CORS and nosniff hook; the routes answer from memory. */
+async function serveFastify() {
+  const { default: Fastify } = await import('fastify');
+  const { default: cors } = await import('@fastify/cors');
+  const app = Fastify({
+    logger: false,
+    bodyLimit: 1024 * 1024,
+    trustProxy: false,
+    routerOptions: { maxParamLength: 8192, ignoreDuplicateSlashes: false },
+    requestTimeout: 0,
+    connectionTimeout: 60_000,
+    keepAliveTimeout: 72_000,
+    return503OnClosing: true,
+    http: { connectionsCheckingInterval: 1000 },
+  });
+  app.addHook('onRequest', (_request, reply, done) => {
+    reply.header('X-Content-Type-Options', 'nosniff');
+    done();
+  });
+  await app.register(cors, {
+    origin: '*',
+    methods: ['GET', 'HEAD', 'POST', 'PUT', 'DELETE'],
+    strictPreflight: false,
+    exposedHeaders: EXPOSED,
+    maxAge: 600,
+  });
+  app.get('/table/:table/:action', (_request, reply) => {
+    reply.header('Vary', 'Accept').type('application/json; charset=utf-8').send(ROW);
+  });
+  app.post('/table/:table/:action', async (_request, reply) => {
+    reply.type('application/json; charset=utf-8');
+    return CREATED;
+  });
+  await app.ready();
+  return app.server;
+}
+
+if (process.argv[2] === 'serve') {
+  // A clean exit on SIGINT, so that `node --cpu-prof … serve fastify` writes its profile.
+  process.on('SIGINT', () => process.exit(0));
+  const server = process.argv[3] === 'fastify' ? await serveFastify() : serveHttp();
+  server.listen(0, '127.0.0.1', () => process.stdout.write(`${server.address().port}\n`));
+} else {
+  await compare();
+}
+
+function start(kind) {
+  const child = spawn(process.execPath, [fileURLToPath(import.meta.url), 'serve', kind], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolve) => {
+    child.stdout.once('data', (data) => {
+      resolve({ kind, child, pid: child.pid, base: `http://127.0.0.1:${String(data).trim()}` });
+    });
+  });
+}
+
+async function compare() {
+  const rounds = Number(process.env.BENCH_ROUNDS ?? 8);
+  const seconds = Number(process.env.BENCH_SECONDS ?? 3);
+  const connections = Number(process.env.BENCH_CONNECTIONS ?? 16);
+  const servers = [await start('http'), await start('fastify')];
+  const last = os.availableParallelism() - 1;
+  for (const { pid } of servers) execFileSync('taskset', ['-acp', String(last), String(pid)]);
+  execFileSync('taskset', ['-acp', `0-${Math.max(0, last - 1)}`, String(process.pid)]);
+  const requests = {
+    'GET one row (as a)': () => ({ method: 'GET', path: '/table/items/read(id,5)' }),
+    'POST a create (as e)': () => ({
+      method: 'POST',
+      path: '/table/items/create',
+      headers: { 'content-type': 'application/json' },
+      body: '{"name":"bench-1","category":"tools","price":12.5,"qty":3,"created_at":"2025-06-01 12:00:00"}',
+    }),
+  };
+  console.log(
+    `${rounds} rounds × ${seconds} s, ${connections} connections to each, both at once on one CPU\n`,
+  );
+  console.log(
+    '| request | node:http µs/req | Fastify µs/req | Fastify − node:http µs | Fastify ÷ node:http |',
+  );
+  console.log('|---|--:|--:|--:|--:|');
+  for (const [label, next] of Object.entries(requests)) {
+    const measured = [];
+    for (let round = -1; round < rounds; round++) {
+      const before = servers.map(({ pid }) => cpuSeconds(pid));
+      const tallies = servers.map(() => new LoadTally());
+      await Promise.all(
+        servers.map(({ base }, i) =>
+          runLoad({ base, connections, seconds: round < 0 ? 2 : seconds, next, tally: tallies[i] }),
+        ),
+      );
+      const us = servers.map(
+        ({ pid }, i) => ((cpuSeconds(pid) - before[i]) / tallies[i].responses) * 1e6,
+      );
+      if (round >= 0) measured.push(us); // round -1 warms both up
+    }
+    const [plain, fastify] = [0, 1].map((i) => median(measured.map((us) => us[i])));
+    const ratios = measured.map(([a, b]) => b / a);
+    console.log(
+      `| ${label} | ${plain.toFixed(1)} | ${fastify.toFixed(1)} | ${(fastify - plain).toFixed(1)} | ${median(ratios).toFixed(3)} | ${ratios.map((r) => r.toFixed(2)).join(' ')} |`,
+    );
+  }
+  for (const { child } of servers) child.kill();
+}
