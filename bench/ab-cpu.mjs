@@ -15,8 +15,8 @@
  * `tablegate --policy` in `npm run bench`; A defaults to the same build as B: the policy's own
  * cost), BENCH_SCENARIOS (default a,b,c,e,f; also m), BENCH_ROUNDS (8), BENCH_SECONDS (3),
  * BENCH_CONNECTIONS (16 per server), BENCH_AB_PIN=1 (both servers share the machine's last CPU,
- * the load generator the others: on a machine where the same build's CPU per request moved by
- * ±40 % from one process to the other, unpinned, pinned it moved by ±2 %), BENCH_DB_* (bench/README.md).
+ * the load generator the others: on a machine where two processes of one build differed in CPU
+ * per request by up to 30 % unpinned, they differed by 0–5 % pinned), BENCH_DB_* (bench/README.md).
  */
 import { execFileSync } from 'node:child_process';
 import os from 'node:os';
