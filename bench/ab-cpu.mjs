@@ -18,14 +18,11 @@
  * the load generator the others: on a machine where two processes of one build differed in CPU
  * per request by up to 30 % unpinned, they differed by 0–5 % pinned), BENCH_DB_* (bench/README.md).
  */
-import { execFileSync } from 'node:child_process';
-import os from 'node:os';
-import { LoadTally, runLoad } from './lib/load.mjs';
-import { cpuSeconds } from './lib/proc.mjs';
 import { median } from './lib/report.mjs';
 import { DIALECTS, SCENARIOS, seededRandom } from './lib/scenarios.mjs';
 import { CLI, SERVERS } from './lib/servers.mjs';
 import { benchSession } from './lib/session.mjs';
+import { loadTogether, pinServers } from './lib/together.mjs';
 
 const env = process.env;
 const policy = env.BENCH_AB_POLICY === '1';
@@ -45,37 +42,15 @@ if (!settings.a) {
   process.exit(2);
 }
 
-/**
- * Both servers (every thread) on the last CPU, this process on the others: both builds then
- * meet the same core, its caches and its neighbours, in every round (taskset, util-linux).
- */
-function pinServers(servers) {
-  const last = os.availableParallelism() - 1;
-  if (last < 1) throw new Error('BENCH_AB_PIN needs two CPUs or more');
-  for (const server of servers) execFileSync('taskset', ['-acp', String(last), String(server.pid)]);
-  execFileSync('taskset', ['-acp', `0-${last - 1}`, String(process.pid)]);
-}
-
 /** Both servers under the same load at once; CPU µs per request of each. */
-async function together(servers, scenario, seed, seconds) {
-  const before = servers.map((server) => cpuSeconds(server.pid));
-  const tallies = servers.map(() => new LoadTally());
-  await Promise.all(
-    servers.map((server, i) => {
+function together(servers, scenario, seed, seconds) {
+  return loadTogether(servers, {
+    connections: settings.connections,
+    seconds,
+    nextFor: () => {
       const random = seededRandom(seed);
-      return runLoad({
-        base: server.base,
-        connections: settings.connections,
-        seconds,
-        next: () => scenario.request(DIALECTS.tablegate, random),
-        tally: tallies[i],
-      });
-    }),
-  );
-  return servers.map((server, i) => {
-    const tally = tallies[i];
-    tally.requireClean(server.key);
-    return { us: ((cpuSeconds(server.pid) - before[i]) / tally.responses) * 1e6, rps: tally.rps };
+      return () => scenario.request(DIALECTS.tablegate, random);
+    },
   });
 }
 

@@ -10,13 +10,11 @@
  *
  *   node bench/framework-cost.mjs            (BENCH_ROUNDS, BENCH_SECONDS, BENCH_CONNECTIONS)
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import http from 'node:http';
-import os from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { LoadTally, runLoad } from './lib/load.mjs';
-import { cpuSeconds } from './lib/proc.mjs';
 import { median } from './lib/report.mjs';
+import { loadTogether, pinServers } from './lib/together.mjs';
 
 const ROW =
   '[{"id":5,"name":"n5","category":"tools","price":0.05,"qty":7,"created_at":"2024-01-01 00:00:00"}]';
@@ -104,7 +102,12 @@ function start(kind) {
   });
   return new Promise((resolve) => {
     child.stdout.once('data', (data) => {
-      resolve({ kind, child, pid: child.pid, base: `http://127.0.0.1:${String(data).trim()}` });
+      resolve({
+        key: kind,
+        child,
+        pid: child.pid,
+        base: `http://127.0.0.1:${String(data).trim()}`,
+      });
     });
   });
 }
@@ -114,9 +117,7 @@ async function compare() {
   const seconds = Number(process.env.BENCH_SECONDS ?? 3);
   const connections = Number(process.env.BENCH_CONNECTIONS ?? 16);
   const servers = [await start('http'), await start('fastify')];
-  const last = os.availableParallelism() - 1;
-  for (const { pid } of servers) execFileSync('taskset', ['-acp', String(last), String(pid)]);
-  execFileSync('taskset', ['-acp', `0-${Math.max(0, last - 1)}`, String(process.pid)]);
+  pinServers(servers);
   const requests = {
     'GET one row (as a)': () => ({ method: 'GET', path: '/table/items/read(id,5)' }),
     'POST a create (as e)': () => ({
@@ -130,22 +131,18 @@ async function compare() {
     `${rounds} rounds × ${seconds} s, ${connections} connections to each, both at once on one CPU\n`,
   );
   console.log(
-    '| request | node:http µs/req | Fastify µs/req | Fastify − node:http µs | Fastify ÷ node:http |',
+    '| request | node:http µs/req | Fastify µs/req | Fastify − node:http µs | Fastify ÷ node:http | rounds (÷) |',
   );
-  console.log('|---|--:|--:|--:|--:|');
+  console.log('|---|--:|--:|--:|--:|---|');
   for (const [label, next] of Object.entries(requests)) {
     const measured = [];
     for (let round = -1; round < rounds; round++) {
-      const before = servers.map(({ pid }) => cpuSeconds(pid));
-      const tallies = servers.map(() => new LoadTally());
-      await Promise.all(
-        servers.map(({ base }, i) =>
-          runLoad({ base, connections, seconds: round < 0 ? 2 : seconds, next, tally: tallies[i] }),
-        ),
-      );
-      const us = servers.map(
-        ({ pid }, i) => ((cpuSeconds(pid) - before[i]) / tallies[i].responses) * 1e6,
-      );
+      const measures = await loadTogether(servers, {
+        connections,
+        seconds: round < 0 ? 2 : seconds,
+        nextFor: () => next,
+      });
+      const us = measures.map((measure) => measure.us);
       if (round >= 0) measured.push(us); // round -1 warms both up
     }
     const [plain, fastify] = [0, 1].map((i) => median(measured.map((us) => us[i])));
