@@ -5,7 +5,8 @@
  * value, 17 µs of a 50-row page's ~100 µs in bench (b). This writes the same text from a table of
  * two-digit strings. mysql2 does not export its Packet class, so it is reached by its file; the
  * faster method takes the place of mysql2's only once it gave mysql2's text, byte for byte, on
- * every value of {@link SAMPLES}, so a mysql2 whose format changed keeps its own.
+ * every value of {@link SAMPLES}, so a mysql2 whose format changed, or whose file moved, keeps
+ * its own.
  */
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -29,13 +30,22 @@ export const COLUMN_TYPE = { TIMESTAMP: 0x07, DATE: 0x0a, DATETIME: 0x0c } as co
 
 const require = createRequire(import.meta.url);
 
-/** The Packet class mysql2 itself uses: the same file, so the same module instance. */
-export const Packet = require(
-  path.join(path.dirname(require.resolve('mysql2')), 'lib', 'packets', 'packet.js'),
-) as PacketClass;
+/**
+ * The Packet class mysql2 itself uses: the same file, so the same module instance; undefined
+ * when a mysql2 release keeps it elsewhere (its own method then stays in place).
+ */
+export const Packet = ((): PacketClass | undefined => {
+  try {
+    return require(
+      path.join(path.dirname(require.resolve('mysql2')), 'lib', 'packets', 'packet.js'),
+    ) as PacketClass;
+  } catch {
+    return undefined;
+  }
+})();
 
 /** mysql2's own method, kept before it is replaced (the samples and tests compare against it). */
-export const mysqlReadDateTimeString = Packet.prototype.readDateTimeString;
+export const mysqlReadDateTimeString = Packet?.prototype.readDateTimeString;
 
 /** 0…255 as mysql2's leftPad(2, n) writes them: two digits, and three past 99. */
 const TWO_DIGITS = Array.from({ length: 256 }, (_, n) => (n < 10 ? `0${n}` : String(n)));
@@ -141,6 +151,7 @@ export function readSample(
   timeSep: string | null,
   columnType: number | null,
 ): { text: string; offset: number } {
+  if (Packet === undefined) throw new Error("mysql2's Packet class was not found");
   // A packet's payload starts after its 4-byte header.
   const buffer = Buffer.from([0, 0, 0, 0, ...bytes]);
   const packet = new Packet(0, buffer, 0, buffer.length);
@@ -162,10 +173,9 @@ export function agreesWith(reference: BinaryPacket['readDateTimeString']): boole
  * Returns whether it is in place; calling it again changes nothing.
  */
 export function useFasterBinaryDates(): boolean {
+  if (Packet === undefined || typeof mysqlReadDateTimeString !== 'function') return false;
   if (Packet.prototype.readDateTimeString === readDateTimeString) return true;
-  if (typeof mysqlReadDateTimeString !== 'function' || !agreesWith(mysqlReadDateTimeString)) {
-    return false;
-  }
+  if (!agreesWith(mysqlReadDateTimeString)) return false;
   Packet.prototype.readDateTimeString = readDateTimeString;
   return true;
 }
