@@ -16,7 +16,9 @@
  * cost), BENCH_SCENARIOS (default a,b,c,e,f; also m), BENCH_ROUNDS (8), BENCH_SECONDS (3),
  * BENCH_CONNECTIONS (16 per server), BENCH_AB_PIN=1 (both servers share the machine's last CPU,
  * the load generator the others: on a machine where two processes of one build differed in CPU
- * per request by up to 30 % unpinned, they differed by 0–5 % pinned), BENCH_DB_* (bench/README.md).
+ * per request by up to 30 % unpinned, they differed by 0–5 % pinned), BENCH_AB_A_NODE_ARGS and
+ * BENCH_AB_B_NODE_ARGS (Node options for that server alone, e.g. `--use-largepages=on`: the same
+ * build with and without one), BENCH_DB_* (bench/README.md).
  */
 import { median } from './lib/report.mjs';
 import { DIALECTS, SCENARIOS, seededRandom } from './lib/scenarios.mjs';
@@ -63,7 +65,8 @@ await benchSession('ab', async ({ db, tmp }) => {
     ['B', settings.b],
   ]) {
     const definition = key === 'B' && policy ? policyServer : plainServer;
-    servers.push(await definition.start({ db, tmp, poolSize: 10, cli, key }));
+    const extraNodeArgs = (env[`BENCH_AB_${key}_NODE_ARGS`] ?? '').split(' ').filter(Boolean);
+    servers.push(await definition.start({ db, tmp, poolSize: 10, cli, key, extraNodeArgs }));
   }
   if (settings.pin) pinServers(servers);
   console.log(`A: ${settings.a}\nB: ${settings.b}${policy ? ' --policy (the bench policy)' : ''}`);
