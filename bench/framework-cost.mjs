@@ -2,8 +2,9 @@
 /**
  * What Fastify itself costs per request, beside plain node:http, with no database: both answer
  * (a)'s one-row JSON and (e)'s create from memory, with the headers tablegate sends. The Fastify
- * server is set up as src/server.ts sets it up (its options, @fastify/cors with the same
- * settings, the nosniff hook, the JSON body parser); the node:http one is the floor's way
+ * server is set up as src/server.ts sets it up (its options and limits from dist/limits.js,
+ * @fastify/cors with dist/http/cors.js's settings, the nosniff hook, the JSON body parser); the
+ * node:http one is the floor's way
  * (bench/floor-server.mjs). Both are loaded at once on one CPU (the load generator on the
  * others), 8 rounds × 3 s, and the CPU each spends per request is read from /proc: the
  * difference is the framework's share of the gap between tablegate and the floor.
@@ -13,12 +14,14 @@
  * `npm run bench` (MariaDB and the load generator beside it), where each request finds the
  * caches colder. The framework's share grows with them (bench/README.md, eleventh pass).
  *
- *   node bench/framework-cost.mjs   (BENCH_ROUNDS, BENCH_SECONDS, BENCH_CONNECTIONS,
- *                                    BENCH_FRAMEWORK_NEIGHBOURS)
+ *   npm run build && node bench/framework-cost.mjs
+ *     (BENCH_ROUNDS, BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_FRAMEWORK_NEIGHBOURS)
  */
 import { spawn } from 'node:child_process';
 import http from 'node:http';
 import { fileURLToPath } from 'node:url';
+import { corsOptions } from '../dist/http/cors.js';
+import { KEEP_ALIVE_TIMEOUT_MS, MAX_HEADER_BYTES, SOCKET_IDLE_TIMEOUT_MS } from '../dist/limits.js';
 import { median } from './lib/report.mjs';
 import { loadTogether, pinServers } from './lib/together.mjs';
 
@@ -26,14 +29,14 @@ const ROW =
   '[{"id":5,"name":"n5","category":"tools","price":0.05,"qty":7,"created_at":"2024-01-01 00:00:00"}]';
 const CREATED =
   '{"success":true,"message":"Data inserted successfully","insertId":1,"affectedRows":1}';
-const EXPOSED = 'X-Total-Count, Link, Retry-After, WWW-Authenticate';
+const CORS = corsOptions('*');
 
 /** node:http as the floor writes it: one writeHead with every header, the body read and parsed. */
 function serveHttp() {
   const headers = (body) => ({
     'x-content-type-options': 'nosniff',
     'access-control-allow-origin': '*',
-    'access-control-expose-headers': EXPOSED,
+    'access-control-expose-headers': CORS.exposedHeaders,
     'content-type': 'application/json; charset=utf-8',
     'content-length': Buffer.byteLength(body),
   });
@@ -66,22 +69,16 @@ async function serveFastify() {
     trustProxy: false,
     routerOptions: { maxParamLength: 8192, ignoreDuplicateSlashes: false },
     requestTimeout: 0,
-    connectionTimeout: 60_000,
-    keepAliveTimeout: 72_000,
+    connectionTimeout: SOCKET_IDLE_TIMEOUT_MS,
+    keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
     return503OnClosing: true,
-    http: { connectionsCheckingInterval: 1000 },
+    http: { maxHeaderSize: MAX_HEADER_BYTES, connectionsCheckingInterval: 1000 },
   });
   app.addHook('onRequest', (_request, reply, done) => {
     reply.header('X-Content-Type-Options', 'nosniff');
     done();
   });
-  await app.register(cors, {
-    origin: '*',
-    methods: ['GET', 'HEAD', 'POST', 'PUT', 'DELETE'],
-    strictPreflight: false,
-    exposedHeaders: EXPOSED,
-    maxAge: 600,
-  });
+  await app.register(cors, CORS);
   app.get('/table/:table/:action', (_request, reply) => {
     reply.header('Vary', 'Accept').type('application/json; charset=utf-8').send(ROW);
   });

@@ -13,6 +13,7 @@ import { authRoutes } from './http/auth.js';
 import { registerBodyGuards } from './http/body-guards.js';
 import { registerCaller } from './http/caller.js';
 import { registerClientLimits } from './http/client-limits.js';
+import { corsOptions } from './http/cors.js';
 import { docsRoutes } from './http/docs.js';
 import { clientErrorHandler, registerErrorHandling, sendError } from './http/errors.js';
 import { fileRoutes } from './http/files.js';
@@ -37,15 +38,6 @@ import type { Services } from './services.js';
 
 /** The levels at which each request gets an access line. */
 const ACCESS_LOG_LEVELS: ReadonlySet<string> = new Set(['info', 'debug', 'trace']);
-
-/** `*`, one origin, or a comma-separated list of origins. */
-function corsOrigin(setting: string): string | string[] {
-  const origins = setting
-    .split(',')
-    .map((o) => o.trim())
-    .filter(Boolean);
-  return origins.length === 1 ? (origins[0] as string) : origins;
-}
 
 function trustProxyOption(setting: TrustProxy): FastifyServerOptions['trustProxy'] {
   if (typeof setting === 'number') {
@@ -118,16 +110,7 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
   services.metrics?.register(app, services.policy);
   registerBodyGuards(app, config.bodyTimeoutMs);
   // Awaited so its hooks run before the auth guard's: a 401 carries CORS headers too.
-  await app.register(cors, {
-    origin: corsOrigin(config.corsOrigin),
-    methods: ['GET', 'HEAD', 'POST', 'PUT', 'DELETE'],
-    // Any OPTIONS gets the CORS answer, not a text/plain 400 when a preflight header is missing.
-    strictPreflight: false,
-    // Browsers hide response headers from scripts unless they are listed. One string: a list
-    // is joined again for every request.
-    exposedHeaders: 'X-Total-Count, Link, Retry-After, WWW-Authenticate',
-    maxAge: 600,
-  });
+  await app.register(cors, corsOptions(config.corsOrigin));
   // After CORS (a 429 carries its headers too), before the guard (a flood of bad tokens counts).
   registerClientLimits(app, config.maxClientRequests);
   // Auth mode: the guard before any route, so every route is behind it unless PUBLIC_ROUTES says not.
