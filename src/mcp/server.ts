@@ -9,12 +9,15 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import {
   CallToolRequestSchema,
   ErrorCode,
+  type JSONRPCMessage,
+  type JSONRPCRequest,
   ListToolsRequestSchema,
   McpError,
 } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { VERSION } from '../version.js';
 import { offered, runTool, type ToolContext } from './run-tool.js';
+import { SingleCallTransport } from './single-call.js';
 import { type Tool, type ToolName, tools } from './tools.js';
 
 const INSTRUCTIONS =
@@ -33,12 +36,37 @@ function toolsFor(maxRows: number): readonly Tool[] {
   return listed.tools;
 }
 
-/** Answers one MCP HTTP request: the Web request in, the Web response out. */
+/** Answers one MCP HTTP request through the SDK's transport: the Web request in, the Web response out. */
 export async function answerMcp(
   context: ToolContext,
   request: Request,
   body: unknown,
 ): Promise<Response> {
+  const server = serverFor(context);
+  const transport = new WebStandardStreamableHTTPServerTransport({
+    sessionIdGenerator: undefined,
+    enableJsonResponse: true,
+  });
+  await server.connect(transport);
+  // Not closed after: both are this request's alone and go with it. By then the call has
+  // answered; close() would only abort its finished handler and build a "Connection closed"
+  // error for no one — a DOMException and an McpError with their stacks, a tenth of a call's CPU.
+  return transport.handleRequest(request, { parsedBody: body });
+}
+
+/** Answers the one JSON-RPC request of a POST (single-call.ts): the server's reply to it. */
+export async function answerCall(
+  context: ToolContext,
+  request: JSONRPCRequest,
+): Promise<JSONRPCMessage> {
+  const transport = new SingleCallTransport(request);
+  await serverFor(context).connect(transport);
+  transport.deliver();
+  return transport.answer;
+}
+
+/** The MCP server of one request, with the tools the caller's role may use. */
+function serverFor(context: ToolContext): Server {
   const server = new Server(
     { name: 'tablegate', version: VERSION },
     {
@@ -62,15 +90,7 @@ export async function answerMcp(
     }
     return runTool(context, tool.name as ToolName, args);
   });
-  const transport = new WebStandardStreamableHTTPServerTransport({
-    sessionIdGenerator: undefined,
-    enableJsonResponse: true,
-  });
-  await server.connect(transport);
-  // Not closed after: both are this request's alone and go with it. By then the call has
-  // answered; close() would only abort its finished handler and build a "Connection closed"
-  // error for no one — a DOMException and an McpError with their stacks, a tenth of a call's CPU.
-  return transport.handleRequest(request, { parsedBody: body });
+  return server;
 }
 
 /** A call's arguments that its tool does not take: a tool error, as REST's 400 would be. */
