@@ -369,6 +369,9 @@ async function jobFor(
   return (made instanceof Promise ? await made : made).plan;
 }
 
+/** How many tools a table can bring: list_tables, read_rows, aggregate_rows and the three writes. */
+const TABLE_TOOLS = 6;
+
 /** The tools the caller's role may use: reading needs a readable table, writing the action. */
 export function offered(context: ToolContext): ReadonlySet<ToolName> {
   const access = accessOf(context);
@@ -379,6 +382,8 @@ export function offered(context: ToolContext): ReadonlySet<ToolName> {
     if (allowed(access, table, 'create')) names.add('create_rows');
     if (allowed(access, table, 'update')) names.add('update_rows');
     if (allowed(access, table, 'delete')) names.add('delete_rows');
+    // Every table tool is offered: the other tables cannot add one (a schema of 1,000 tables).
+    if (names.size === TABLE_TOOLS) break;
   }
   if (callableRoutines(context).length > 0) names.add('list_tables').add('call_routine');
   return names;

@@ -50,7 +50,10 @@ describe('singleCall', () => {
 
 describe('SingleCallTransport', () => {
   test('the server’s reply to the request, after its notifications', async () => {
-    const server = new Server({ name: 't', version: '1' }, { capabilities: { tools: {}, logging: {} } });
+    const server = new Server(
+      { name: 't', version: '1' },
+      { capabilities: { tools: {}, logging: {} } },
+    );
     server.setRequestHandler(CallToolRequestSchema, async (_call, extra) => {
       await extra.sendNotification({
         method: 'notifications/message',
