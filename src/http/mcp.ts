@@ -2,9 +2,10 @@
  * `POST /mcp`: the Model Context Protocol over Streamable HTTP (docs/mcp.md), stateless with JSON
  * answers: the request goes to the MCP server of this request (mcp/server.ts) — one JSON-RPC
  * request straight through (mcp/single-call.ts), anything else as a Web request through the
- * SDK's transport, whose Web response comes back as the reply. Behind the auth guard and the policy gate like every
- * route: the same token, the same role and policy as REST. GET (a server-sent event stream) and
- * DELETE (a session's end) have nothing to serve without sessions: 405.
+ * SDK's transport, whose Web response comes back as the reply. Behind the auth guard and the
+ * policy gate like every route: the same token, the same role and policy as REST. GET (a
+ * server-sent event stream) and DELETE (a session's end) have nothing to serve without
+ * sessions: 405.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { answerCall, answerMcp } from '../mcp/server.js';

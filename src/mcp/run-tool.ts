@@ -369,7 +369,7 @@ async function jobFor(
   return (made instanceof Promise ? await made : made).plan;
 }
 
-/** How many tools a table can bring: list_tables, read_rows, aggregate_rows and the three writes. */
+/** The tools a table can bring: list_tables, read_rows, aggregate_rows and the three writes. */
 const TABLE_TOOLS = 6;
 
 /** The tools the caller's role may use: reading needs a readable table, writing the action. */

@@ -36,7 +36,10 @@ function toolsFor(maxRows: number): readonly Tool[] {
   return listed.tools;
 }
 
-/** Answers one MCP HTTP request through the SDK's transport: the Web request in, the Web response out. */
+/**
+ * Answers one MCP HTTP request through the SDK's transport: the Web request in, the Web response
+ * out.
+ */
 export async function answerMcp(
   context: ToolContext,
   request: Request,
