@@ -369,8 +369,8 @@ async function jobFor(
   return (made instanceof Promise ? await made : made).plan;
 }
 
-/** The tools a table can bring: list_tables, read_rows, aggregate_rows and the three writes. */
-const TABLE_TOOLS = 6;
+/** The tools a table's write actions bring (reading one brings list_tables and the reads). */
+const WRITE_TOOLS: readonly ToolName[] = ['create_rows', 'update_rows', 'delete_rows'];
 
 /** The tools the caller's role may use: reading needs a readable table, writing the action. */
 export function offered(context: ToolContext): ReadonlySet<ToolName> {
@@ -383,7 +383,7 @@ export function offered(context: ToolContext): ReadonlySet<ToolName> {
     if (allowed(access, table, 'update')) names.add('update_rows');
     if (allowed(access, table, 'delete')) names.add('delete_rows');
     // Every table tool is offered: the other tables cannot add one (a schema of 1,000 tables).
-    if (names.size === TABLE_TOOLS) break;
+    if (WRITE_TOOLS.every((tool) => names.has(tool))) break;
   }
   if (callableRoutines(context).length > 0) names.add('list_tables').add('call_routine');
   return names;
