@@ -311,6 +311,20 @@ async function runBlock(block: Block): Promise<string[]> {
 
 const blocks = PAGES.flatMap(blocksOf);
 
+/** The blocks marked `<!-- example: from 01-example.sql -->`: a copy of part of it, as `page:line`. */
+function copiesOf(page: string): { at: string; text: string }[] {
+  const text = readFileSync(page, 'utf8');
+  return [
+    ...text.matchAll(/^<!-- example: from 01-example\.sql -->\n```\w*\n([\s\S]*?)^```$/gm),
+  ].map((m) => ({ at: `${page}:${text.slice(0, m.index).split('\n').length}`, text: m[1] ?? '' }));
+}
+
+test("a block shown as the example shop's SQL is in docker/initdb/01-example.sql as shown", () => {
+  const copies = PAGES.flatMap(copiesOf);
+  expect(copies.length).toBeGreaterThan(0);
+  expect(copies.filter((c) => !EXAMPLE_SQL.includes(c.text)).map((c) => c.at)).toEqual([]);
+});
+
 test('the pages have examples, and every one that is not run says why', () => {
   expect(blocks.filter((b) => b.notRun === null).length).toBeGreaterThan(10);
   const unexplained = blocks.filter((b) => b.notRun === '').map((b) => `${b.page}:${b.line}`);
