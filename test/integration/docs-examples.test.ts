@@ -71,9 +71,7 @@ function blocksOf(page: string): Block[] {
     let above = start - 1;
     while (above >= 0 && lines[above]?.trim() === '') above--;
     const marker = MARKER.exec(lines[above] ?? '')?.[1] ?? '';
-    const notRun =
-      /^not run: (.+)$/.exec(marker)?.[1] ??
-      (language === 'js' || marker === 'not run' ? '' : null);
+    const notRun = /^not run: (.+)$/.exec(marker)?.[1] ?? (marker === 'not run' ? '' : null);
     const mode: Mode = marker === 'auth' ? 'auth' : marker === 'policy' ? 'policy' : 'open';
     if (marker && notRun === null && !['auth', 'policy', 'open'].includes(marker)) {
       throw new Error(`${page}:${above + 1}: unknown example marker '${marker}'`);
@@ -85,7 +83,10 @@ function blocksOf(page: string): Block[] {
       notRun,
       mode,
       policy: mode === 'policy' ? lastJson : null,
-      commands: commandsOf(body, start + 2),
+      commands:
+        language === 'js'
+          ? [{ text: body.join('\n'), line: start + 2, shown: [] }]
+          : commandsOf(body, start + 2),
     });
   }
   return blocks;
@@ -270,6 +271,35 @@ async function gatewayFor(block: Block, dir: string) {
   return { db, gateway, env };
 }
 
+/** What a ```js block may use besides the globals: it is a fragment of a client. */
+const AsyncFunction = (async () => {}).constructor as new (
+  ...args: string[]
+) => (...values: unknown[]) => Promise<unknown>;
+
+/**
+ * Runs a ```js block as the body of an async function, given `api` (the gateway's URL),
+ * `headers` (with `$TOKEN` in auth mode), `page` (0), `handle` (takes a row) and a `fetch` that
+ * resolves a URL relative to the gateway as a browser on its page would; each request it makes
+ * must answer 2xx.
+ */
+async function runJs(command: Command, api: string, env: NodeJS.ProcessEnv): Promise<string[]> {
+  const problems: string[] = [];
+  const pageFetch = async (url: string | URL, init?: RequestInit) => {
+    const response = await fetch(new URL(url, api), init);
+    if (response.status >= 300)
+      problems.push(`${url}: ${response.status} ${await response.clone().text()}`);
+    return response;
+  };
+  const headers: Record<string, string> = env.TOKEN ? { authorization: `Bearer ${env.TOKEN}` } : {};
+  const run = new AsyncFunction('api', 'headers', 'page', 'handle', 'fetch', command.text);
+  try {
+    await run(api, headers, 0, () => {}, pageFetch);
+  } catch (error) {
+    problems.push(`threw ${String(error)}`);
+  }
+  return problems;
+}
+
 /** Runs a block's commands in order, and says each that does not answer as printed. */
 async function runBlock(block: Block): Promise<string[]> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'tablegate-docs-'));
@@ -285,6 +315,12 @@ async function runBlock(block: Block): Promise<string[]> {
     /** The name of the first upload's file, for a later `<stored name>.ext` in a command. */
     let stored: string | undefined;
     for (const command of block.commands) {
+      if (block.language === 'js') {
+        const problems = await runJs(command, gateway.url, env);
+        if (problems.length > 0)
+          failures.push(`${block.page}:${command.line}:\n${problems.join('\n')}`);
+        continue;
+      }
       let text = command.text.replace(PAGE_HOSTS, host);
       if (stored) text = text.replace(/<stored name>\.\w+/g, stored);
       const assigned = /^([A-Z_]+)=\$\(/.exec(text)?.[1];
