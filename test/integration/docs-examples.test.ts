@@ -9,7 +9,7 @@
  */
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
@@ -249,7 +249,15 @@ function check(command: Command, outcome: Outcome, gatewayHost: string): string[
 async function gatewayFor(block: Block, dir: string) {
   const db = await createTestDatabase(EXAMPLE_SQL);
   let gateway: TestGateway;
-  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: dir, LANG: 'C.UTF-8' };
+  // npx finds the project's packages through the link to node_modules, and asks no registry.
+  await symlink(path.resolve('node_modules'), path.join(dir, 'node_modules'));
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: dir,
+    LANG: 'C.UTF-8',
+    npm_config_offline: 'true',
+    npm_config_update_notifier: 'false',
+  };
   if (block.mode === 'open') {
     gateway = await startTestGateway(db.name);
   } else {
