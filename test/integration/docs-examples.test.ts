@@ -50,7 +50,7 @@ interface Block {
   readonly commands: Command[];
 }
 
-const MARKER = /^<!-- example: (.*?) -->$/;
+const MARKER = /^\s*<!-- example: (.*?) -->$/;
 /** The fences whose lines are commands for a shell. */
 const SHELL = ['sh', 'bash', 'shell'];
 
@@ -60,12 +60,16 @@ function blocksOf(page: string): Block[] {
   const blocks: Block[] = [];
   let lastJson: string | null = null;
   for (let i = 0; i < lines.length; i++) {
-    const fence = /^```(\w*)$/.exec(lines[i] ?? '');
+    // A fence may be indented, inside a list item; its lines are then indented as much.
+    const fence = /^( *)```(\w*)$/.exec(lines[i] ?? '');
     if (!fence) continue;
+    const indent = fence[1] ?? '';
     const start = i;
     const body: string[] = [];
-    for (i++; i < lines.length && lines[i] !== '```'; i++) body.push(lines[i] ?? '');
-    const language = fence[1] ?? '';
+    for (i++; i < lines.length && lines[i] !== `${indent}\`\`\``; i++) {
+      body.push((lines[i] ?? '').slice(indent.length));
+    }
+    const language = fence[2] ?? '';
     if (language === 'json') lastJson = body.join('\n');
     if (!SHELL.includes(language) && language !== 'js') continue;
     let above = start - 1;
