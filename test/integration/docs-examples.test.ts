@@ -252,7 +252,6 @@ function check(command: Command, outcome: Outcome, gatewayHost: string): string[
 /** The gateway a block runs against, on its own copy of the example database. */
 async function gatewayFor(block: Block, dir: string) {
   const db = await createTestDatabase(EXAMPLE_SQL);
-  let gateway: TestGateway;
   // npx finds the project's packages through the link to node_modules, and asks no registry.
   await symlink(path.resolve('node_modules'), path.join(dir, 'node_modules'));
   const env: NodeJS.ProcessEnv = {
@@ -262,28 +261,49 @@ async function gatewayFor(block: Block, dir: string) {
     npm_config_offline: 'true',
     npm_config_update_notifier: 'false',
   };
-  if (block.mode === 'open') {
-    gateway = await startTestGateway(db.name);
-  } else {
-    let policyFile: string | null = null;
-    if (block.mode === 'policy') {
-      if (!block.policy) throw new Error(`${block.page}:${block.line}: no \`\`\`json policy above`);
-      policyFile = path.join(dir, 'policy.json');
-      await writeFile(policyFile, block.policy);
-    }
-    gateway = await startTestGateway(db.name, { mode: 'auth', jwtSecret: JWT_SECRET, policyFile });
-    if (block.mode === 'auth') {
+  try {
+    return { db, gateway: await startGateway(block, db, dir, env), env };
+  } catch (error) {
+    await db.drop();
+    throw error;
+  }
+}
+
+/** The gateway of the block's mode; in auth mode, the demo user's token goes into `env`. */
+async function startGateway(
+  block: Block,
+  db: TestDatabase,
+  dir: string,
+  env: NodeJS.ProcessEnv,
+): Promise<TestGateway> {
+  if (block.mode === 'open') return startTestGateway(db.name);
+  let policyFile: string | null = null;
+  if (block.mode === 'policy') {
+    if (!block.policy) throw new Error(`${block.page}:${block.line}: no \`\`\`json policy above`);
+    policyFile = path.join(dir, 'policy.json');
+    await writeFile(policyFile, block.policy);
+  }
+  const gateway = await startTestGateway(db.name, {
+    mode: 'auth',
+    jwtSecret: JWT_SECRET,
+    policyFile,
+  });
+  if (block.mode === 'auth') {
+    try {
       const headers = { 'content-type': 'application/json' };
       const body = JSON.stringify(DEMO_USER);
       await fetch(`${gateway.url}/auth/register`, { method: 'POST', headers, body });
       const login = await fetch(`${gateway.url}/auth/login`, { method: 'POST', headers, body });
       env.TOKEN = ((await login.json()) as { token: string }).token;
+    } catch (error) {
+      await gateway.close();
+      throw error;
     }
   }
-  return { db, gateway, env };
+  return gateway;
 }
 
-/** What a ```js block may use besides the globals: it is a fragment of a client. */
+/** The constructor of async functions: a ```js block's text becomes one's body. */
 const AsyncFunction = (async () => {}).constructor as new (
   ...args: string[]
 ) => (...values: unknown[]) => Promise<unknown>;
