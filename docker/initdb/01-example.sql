@@ -71,3 +71,25 @@ INSERT INTO order_items (order_id, product_id, quantity, unit_price) VALUES
   (1, 3, 1, 49.00),
   (2, 4, 1, 24.75),
   (3, 2, 3, 12.90);
+
+-- Stored routines, served at /rpc/<name> (docs/routines.md). Each body is one statement, without
+-- BEGIN … END: Docker Compose runs this file through the mysql client, which splits it at every
+-- `;`, and the demo and the tests send it whole, where DELIMITER does not exist.
+CREATE PROCEDURE customer_orders(IN customer INT UNSIGNED)
+  SELECT o.id, o.ordered_at, o.status, t.total
+  FROM orders o JOIN order_totals t ON t.order_id = o.id
+  WHERE o.customer_id = customer ORDER BY o.id;
+
+CREATE PROCEDURE customer_summary(IN customer INT UNSIGNED, OUT order_count INT, OUT spent DECIMAL(10, 2))
+  SELECT COUNT(*), COALESCE(SUM(t.total), 0) INTO order_count, spent
+  FROM orders o JOIN order_totals t ON t.order_id = o.id
+  WHERE o.customer_id = customer;
+
+CREATE PROCEDURE add_item(IN order_no INT UNSIGNED, IN product INT UNSIGNED, IN quantity INT UNSIGNED)
+  INSERT INTO order_items (order_id, product_id, quantity, unit_price)
+  SELECT order_no, id, quantity, price FROM products WHERE id = product;
+
+CREATE FUNCTION customer_total(customer INT UNSIGNED, day DATE) RETURNS DECIMAL(10, 2) READS SQL DATA
+  RETURN (SELECT COALESCE(SUM(i.quantity * i.unit_price), 0)
+          FROM orders o JOIN order_items i ON i.order_id = o.id
+          WHERE o.customer_id = customer AND o.ordered_at < day + INTERVAL 1 DAY);
