@@ -1,8 +1,10 @@
 /**
  * Jest runs the TypeScript sources as native ESM through SWC (no type checking here:
- * `npm run typecheck` does that). Two tiers: `unit` (pure logic, no MySQL, seconds) and
+ * `npm run typecheck` does that). Three tiers: `unit` (pure logic, no MySQL, seconds),
  * `integration` (a real MySQL server found or started by the global setup, the gateway over
- * HTTP, the browser test). `npm test` runs both; `npm run test:unit` only the first.
+ * HTTP, the browser test) and `fuzz` (the fuzz and property suites, pure and against MySQL: a
+ * fixed seed under CI=true, see test/helpers/fuzz-seed.ts). `npm test` runs all three;
+ * `npm run test:unit`, `test:integration` and `test:fuzz` one each.
  */
 const shared = {
   testEnvironment: 'node',
@@ -16,6 +18,12 @@ const shared = {
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
 };
 
+/** The integration and fuzz tiers find (or start) one MySQL server for the run. */
+const withMysql = {
+  globalSetup: '<rootDir>/test/helpers/global-setup.ts',
+  globalTeardown: '<rootDir>/test/helpers/global-teardown.ts',
+};
+
 export default {
   projects: [
     { ...shared, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
@@ -23,9 +31,9 @@ export default {
       ...shared,
       displayName: 'integration',
       testMatch: ['<rootDir>/test/{integration,browser}/**/*.test.ts'],
-      globalSetup: '<rootDir>/test/helpers/global-setup.ts',
-      globalTeardown: '<rootDir>/test/helpers/global-teardown.ts',
+      ...withMysql,
     },
+    { ...shared, displayName: 'fuzz', testMatch: ['<rootDir>/test/fuzz/**/*.test.ts'], ...withMysql },
   ],
   // A skipped test is named, with its reason, after the summary.
   reporters: ['default', '<rootDir>/test/helpers/skipped-reporter.js'],

@@ -13,7 +13,7 @@
  * Settings: BENCH_AB_A (the build to compare with; required unless BENCH_AB_POLICY), BENCH_AB_B
  * (default: this checkout's dist/cli.js), BENCH_AB_POLICY=1 (B runs with the bench's policy, as
  * `tablegate --policy` in `npm run bench`; A defaults to the same build as B: the policy's own
- * cost), BENCH_SCENARIOS (default a,b,c,e,f; also m), BENCH_ROUNDS (8), BENCH_SECONDS (3),
+ * cost; BENCH_AB_POLICY=both: A with the policy too, to compare two builds' policy paths), BENCH_SCENARIOS (default a,b,c,e,f; also m), BENCH_ROUNDS (8), BENCH_SECONDS (3),
  * BENCH_CONNECTIONS (16 per server), BENCH_AB_PIN=1 (both servers share the machine's last CPU,
  * the load generator the others: on a machine where two processes of one build differed in CPU
  * per request by up to 30 % unpinned, they differed by 0–5 % pinned), BENCH_AB_A_NODE_ARGS and
@@ -27,7 +27,8 @@ import { benchSession } from './lib/session.mjs';
 import { loadTogether, pinServers } from './lib/together.mjs';
 
 const env = process.env;
-const policy = env.BENCH_AB_POLICY === '1';
+const policy = env.BENCH_AB_POLICY === '1' || env.BENCH_AB_POLICY === 'both';
+const policyOnA = env.BENCH_AB_POLICY === 'both';
 const settings = {
   a: env.BENCH_AB_A ?? (policy ? (env.BENCH_AB_B ?? CLI) : undefined),
   b: env.BENCH_AB_B ?? CLI,
@@ -64,12 +65,15 @@ await benchSession('ab', async ({ db, tmp }) => {
     ['A', settings.a],
     ['B', settings.b],
   ]) {
-    const definition = key === 'B' && policy ? policyServer : plainServer;
+    const definition = (key === 'B' && policy) || policyOnA ? policyServer : plainServer;
     const extraNodeArgs = (env[`BENCH_AB_${key}_NODE_ARGS`] ?? '').split(' ').filter(Boolean);
     servers.push(await definition.start({ db, tmp, poolSize: 10, cli, key, extraNodeArgs }));
   }
   if (settings.pin) pinServers(servers);
-  console.log(`A: ${settings.a}\nB: ${settings.b}${policy ? ' --policy (the bench policy)' : ''}`);
+  const withPolicy = ' --policy (the bench policy)';
+  console.log(
+    `A: ${settings.a}${policyOnA ? withPolicy : ''}\nB: ${settings.b}${policy ? withPolicy : ''}`,
+  );
   console.log(
     `${settings.rounds} rounds × ${settings.seconds} s, ${settings.connections} connections to each, both at once${settings.pin ? ', both on one CPU' : ''}\n`,
   );

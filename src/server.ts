@@ -23,6 +23,7 @@ import { mcpRoutes } from './http/mcp.js';
 import { registerPolicyGate } from './http/policy-gate.js';
 import { readRoutes } from './http/read.js';
 import { rootRoutes } from './http/root.js';
+import { RouteGates } from './http/route-gate.js';
 import { rpcRoutes } from './http/rpc.js';
 import { registerSecurityHeaders } from './http/security-headers.js';
 import { uploadRoutes } from './http/upload.js';
@@ -102,6 +103,14 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
   registerCaller(app);
   // First: every answer, whatever a later hook decides, carries these headers.
   registerSecurityHeaders(app);
+  // Every route declares what it is (http/route-gate.ts); one that does not stops the start.
+  new RouteGates().watch(app);
+  // The CORS plugin's catch-all OPTIONS route takes no route options of ours: a non-preflight
+  // OPTIONS needs a token like any request, and no grant (a preflight is answered before).
+  app.addHook('onRoute', (route) => {
+    if (route.method === 'OPTIONS' && route.url === '*' && route.config?.gate === undefined)
+      route.config = { ...route.config, gate: { kind: 'signed-in' } };
+  });
   // Every route's methods, for the 405 of a known path asked with another method.
   const routes = new RouteMethods();
   routes.watch(app);
@@ -113,7 +122,8 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
   await app.register(cors, corsOptions(config.corsOrigin));
   // After CORS (a 429 carries its headers too), before the guard (a flood of bad tokens counts).
   registerClientLimits(app, config.maxClientRequests);
-  // Auth mode: the guard before any route, so every route is behind it unless PUBLIC_ROUTES says not.
+  // Auth mode: the guard before any route, so every route is behind it unless it declares itself
+  // public (http/route-gate.ts).
   registerAuthGuard(app, services);
   // --policy: after the guard (it needs the caller), before any route.
   registerPolicyGate(app, services);

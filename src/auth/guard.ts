@@ -1,7 +1,7 @@
 /**
  * The one gate of auth mode: an `onRequest` hook at the root, in front of every route — table
- * routes, uploads, files, unknown URLs and anything added later — except the few listed in
- * PUBLIC_ROUTES. A request passes with a valid `Authorization: Bearer <token>` (auth/
+ * routes, uploads, files, unknown URLs and anything added later — except those that declare
+ * themselves public (http/route-gate.ts). A request passes with a valid `Authorization: Bearer <token>` (auth/
  * authenticator.ts), and its verified claims are left on `request.auth`; a file download also
  * with a good signed link (`?exp=…&sig=…`, uploads/file-links.ts); without either it passes only
  * to what a policy grants `anonymous`; otherwise 401 `Access Denied` with
@@ -28,28 +28,12 @@ declare module 'fastify' {
 const FILE_ROUTE = '/@/*';
 
 /**
- * The only requests that need no token: `<METHOD> <route pattern>`, matched against the route
- * Fastify selected (never the raw URL, so `/health/`, `//health` or `/health?x` cannot sneak by).
- * HEAD counts as the GET of the same route. The Swagger UI page and its assets need none either
- * (docs/auth.md), as @fastify/swagger-ui registers them (http/docs.ts); its /docs/json and
- * /docs/yaml (the description) are not exempt, like /openapi.json.
+ * Whether the route needs no token: it declares itself `public` (http/route-gate.ts), matched on
+ * the route Fastify selected (never the raw URL, so `/health/`, `//health` or `/health?x` cannot
+ * sneak by); a HEAD is the GET of its route. No route matched (the 404): guarded too.
  */
-export const PUBLIC_ROUTES: ReadonlySet<string> = new Set([
-  'POST /auth/register',
-  'POST /auth/login',
-  'GET /health',
-  // The liveness probe (docs/operations.md): a kubelet has no token; it tells nothing but "up".
-  'GET /live',
-  'GET /docs',
-  'GET /docs/',
-  'GET /docs/static/index.html',
-  'GET /docs/static/swagger-initializer.js',
-  'GET /docs/static/*',
-]);
-
-export function isPublicRoute(method: string, routeUrl: string | undefined): boolean {
-  if (routeUrl === undefined) return false;
-  return PUBLIC_ROUTES.has(`${method === 'HEAD' ? 'GET' : method} ${routeUrl}`);
+export function isPublic(request: FastifyRequest): boolean {
+  return request.routeOptions.config.gate?.kind === 'public';
 }
 
 /**
@@ -83,7 +67,7 @@ export function registerAuthGuard(app: FastifyInstance, { config, auth, policy }
   // A callback hook, not an async one: it runs on every request, and a token seen before is
   // decided without an await; only a token's first use waits for its verification.
   app.addHook('onRequest', (request, _reply, done) => {
-    if (isPublicRoute(request.method, request.routeOptions.url)) return done();
+    if (isPublic(request)) return done();
     const header = request.headers.authorization;
     if (header === undefined) {
       // A signed link that was edited or has expired is refused like a missing token.

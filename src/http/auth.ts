@@ -17,6 +17,7 @@ import {
 import { SUCCESS_MESSAGES } from '../messages.js';
 import type { Services } from '../services.js';
 import { MemoryCounterStore } from '../throttle/counter-store.js';
+import { gated } from './route-gate.js';
 
 export function authRoutes(app: FastifyInstance, { config, auth }: Services): void {
   if (config.mode !== 'auth' || !auth) return;
@@ -29,7 +30,7 @@ export function authRoutes(app: FastifyInstance, { config, auth }: Services): vo
     return tokens.sign(user);
   };
 
-  app.post('/auth/register', async (request) => {
+  app.post('/auth/register', gated({ kind: 'public' }), async (request) => {
     // Before the body is even looked at: a closed gateway says the same to every caller.
     if (config.registration === 'closed') throw registrationClosed();
     // Any other field (`role` too) is ignored: a user made here gets --default-role.
@@ -39,7 +40,7 @@ export function authRoutes(app: FastifyInstance, { config, auth }: Services): vo
     return { success: true, message: SUCCESS_MESSAGES.registered };
   });
 
-  app.post('/auth/login', async (request) => {
+  app.post('/auth/login', gated({ kind: 'public' }), async (request) => {
     const credentials = parseCredentials(request.body);
     // Counted before verifying, so every request of a parallel burst is counted (docs/auth.md).
     const attempt = await limits.beginLogin(request.ip, credentials.email);
@@ -58,7 +59,7 @@ export function authRoutes(app: FastifyInstance, { config, auth }: Services): vo
   });
 
   // Who the token says the caller is; an own user's or a provider's alike.
-  app.get('/auth/me', async (request) => {
+  app.get('/auth/me', gated({ kind: 'signed-in' }), async (request) => {
     const claims = request.auth;
     if (claims === null) throw accessDenied();
     return { id: claims.sub, email: claims.email === '' ? null : claims.email, role: claims.role };
@@ -66,7 +67,7 @@ export function authRoutes(app: FastifyInstance, { config, auth }: Services): vo
 
   // An own user's new password: their other tokens stop working (docs/auth.md); the
   // answer carries a new one so that this client goes on.
-  app.post('/auth/password', async (request) => {
+  app.post('/auth/password', gated({ kind: 'signed-in' }), async (request) => {
     const claims = request.auth;
     if (claims === null) throw accessDenied();
     if (claims.passwordVersion === null) throw notOwnUser();

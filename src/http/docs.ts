@@ -10,7 +10,7 @@
  *
  * @fastify/swagger-ui needs @fastify/swagger registered and serves its document at /docs/json
  * and /docs/yaml; a preHandler answers those with the same live description instead. In auth
- * mode the page and its assets need no token (auth/guard.ts), but /openapi.json and /docs/json
+ * mode the page and its assets need no token (swaggerUiGate), but /openapi.json and /docs/json
  * do: the page starts from the login description and loads the full one with the user's token
  * (docs-ui.ts).
  */
@@ -27,6 +27,20 @@ import { DescriptionCache, type Format } from './description-cache.js';
 import { DOCS_PREFIX } from './docs-prefix.js';
 import { tablegateAuthPlugin } from './docs-ui.js';
 import { chooseCoding, matchesETag, vary } from './negotiate.js';
+import { gated, type RouteGate } from './route-gate.js';
+
+/**
+ * What each of Swagger UI's routes is: its copies of the description need what /openapi.json
+ * needs; the page and its static assets need no token (docs/auth.md); anything else a token.
+ */
+function swaggerUiGate(url: string): RouteGate {
+  if (url === `${DOCS_PREFIX}/json` || url === `${DOCS_PREFIX}/yaml`)
+    return { kind: 'description' };
+  const page = url === DOCS_PREFIX || url === `${DOCS_PREFIX}/`;
+  return page || url.startsWith(`${DOCS_PREFIX}/static/`)
+    ? { kind: 'public' }
+    : { kind: 'signed-in' };
+}
 
 export function docsRoutes(app: FastifyInstance, { config, schema, policy, log }: Services): void {
   const auth = config.mode === 'auth';
@@ -69,9 +83,15 @@ export function docsRoutes(app: FastifyInstance, { config, schema, policy, log }
     return reply.type(description.type).send(description[coding]);
   }
 
-  app.get('/openapi.json', (request, reply) => send(request, reply, 'json'));
+  app.get('/openapi.json', gated({ kind: 'description' }), (request, reply) =>
+    send(request, reply, 'json'),
+  );
 
   app.register(async (scope) => {
+    // The plugins below take no route options of ours: their routes are declared as they come.
+    scope.addHook('onRoute', (route) => {
+      route.config = { ...route.config, gate: swaggerUiGate(route.url) };
+    });
     // Never served: the preHandler below answers /docs/json and /docs/yaml.
     await scope.register(swagger, {
       mode: 'static',

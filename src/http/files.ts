@@ -12,6 +12,7 @@ import type { Services } from '../services.js';
 import { isActiveContent } from '../uploads/content-policy.js';
 import { isStoredName } from '../uploads/names.js';
 import { sendError } from './errors.js';
+import { gated } from './route-gate.js';
 
 /**
  * Names never change content (a new upload gets a new name), but a file may be deleted and the
@@ -69,6 +70,7 @@ export function fileRoutes(app: FastifyInstance, { uploads }: Services): void {
     scope.get<{ Params: { '*': string } }>(
       '/@/*',
       {
+        ...gated({ kind: 'files', action: 'download' }),
         errorHandler: (error, _request, reply) => sendFileError(error, reply),
         onSend: async (request, reply, payload) => {
           const { '*': name } = request.params as { '*': string };

@@ -9,10 +9,11 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../services.js';
+import { gated } from './route-gate.js';
 
 export function healthRoutes(app: FastifyInstance, { db, shutdown }: Services): void {
-  app.get('/live', async () => ({ status: 'ok' }));
-  app.get('/health', async (_request, reply) => {
+  app.get('/live', gated({ kind: 'public' }), async () => ({ status: 'ok' }));
+  app.get('/health', gated({ kind: 'public' }), async (_request, reply) => {
     if (shutdown?.draining) return reply.code(503).send({ status: 'shutting down' });
     return (await db.ping(true))
       ? { status: 'ok' }

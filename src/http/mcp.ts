@@ -12,12 +12,13 @@ import { answerCall, answerMcp } from '../mcp/server.js';
 import { singleCall } from '../mcp/single-call.js';
 import type { ReadPipeline } from '../pipeline/read.js';
 import type { Services } from '../services.js';
+import { gated } from './route-gate.js';
 
 /** The request headers the transport reads. */
 const FORWARDED = ['accept', 'content-type', 'mcp-protocol-version', 'mcp-session-id'];
 
 export function mcpRoutes(app: FastifyInstance, services: Services, reads: ReadPipeline): void {
-  app.post('/mcp', async (request: FastifyRequest, reply: FastifyReply) => {
+  app.post('/mcp', gated({ kind: 'mcp' }), async (request: FastifyRequest, reply: FastifyReply) => {
     const context = {
       services,
       reads,

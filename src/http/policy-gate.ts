@@ -1,6 +1,6 @@
 /**
- * The policy gate (docs/policies.md): an `onRequest` hook after the auth guard that works out
- * the caller's role (the token's `role`; `anonymous` without a token and in open mode), answers
+ * The policy gate (docs/policies.md): an `onRequest` hook after the auth guard that reads what
+ * the route declares it is (its gate, http/route-gate.ts), works out the caller's role (the token's `role`; `anonymous` without a token and in open mode), answers
  * what the role may not do before any body is read — 404 for a table it cannot read or a routine
  * it may not call, as for one that does not exist; 403 FORBIDDEN for another action on a table
  * that exists, or for files — and leaves `request.access` for the pipelines. Policy.decide says
@@ -8,9 +8,10 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError, forbidden } from '../errors.js';
-import { type Action, ANONYMOUS, type Policy, type Requested } from '../policy/policy.js';
+import { ANONYMOUS, type Policy, type Requested } from '../policy/policy.js';
 import type { Access } from '../policy/views.js';
 import type { Services } from '../services.js';
+import { requestedOf } from './route-gate.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -21,39 +22,9 @@ declare module 'fastify' {
 
 export type { Requested } from '../policy/policy.js';
 
-const TABLE_ACTION_BY_METHOD: Readonly<Record<string, Action>> = {
-  POST: 'create',
-  PUT: 'update',
-  DELETE: 'delete',
-};
-
-/** Both the OpenAPI document and swagger-ui's copies of it. */
-const DESCRIPTION_ROUTES = new Set(['/openapi.json', '/docs/json', '/docs/yaml']);
-
-export function requestedAction(
-  method: string,
-  route: string | undefined,
-  params: unknown,
-): Requested {
-  const get = method === 'GET' || method === 'HEAD';
-  const table = (params as { table?: unknown } | undefined)?.table;
-  // `read` and `read(<key>,<value>)`; any other GET of a table is a 404 of the route itself.
-  if ((route === '/table/:table/read' || route === '/table/:table/:action') && get) {
-    if (typeof table === 'string') return { kind: 'table', table, action: 'read' };
-  }
-  const action = TABLE_ACTION_BY_METHOD[method];
-  if (route === '/table/:table/:action' && action !== undefined && typeof table === 'string') {
-    return { kind: 'table', table, action };
-  }
-  const routine = (params as { name?: unknown } | undefined)?.name;
-  if (route === '/rpc/:name' && (get || method === 'POST') && typeof routine === 'string') {
-    return { kind: 'routine', routine };
-  }
-  if (route === '/upload' && method === 'POST') return { kind: 'files', action: 'upload' };
-  if (route === '/@/*' && get) return { kind: 'files', action: 'download' };
-  if (route !== undefined && DESCRIPTION_ROUTES.has(route) && get) return { kind: 'description' };
-  if (route === '/mcp' && method === 'POST') return { kind: 'mcp' };
-  return { kind: 'other' };
+/** What the request asks, by the gate its route declares (http/route-gate.ts). */
+function askedBy(request: FastifyRequest): Requested {
+  return requestedOf(request.routeOptions.config.gate, request.params);
 }
 
 /** Whether the role may do what was requested (Policy.decide says, with why not). */
@@ -64,8 +35,7 @@ export function mayDo(policy: Policy, role: string, requested: Requested): boole
 /** Whether a request without a token may go on as `anonymous` (auth guard, auth mode). */
 export function anonymousMay(policy: Policy | undefined, request: FastifyRequest): boolean {
   if (policy === undefined) return false;
-  const requested = requestedAction(request.method, request.routeOptions.url, request.params);
-  return mayDo(policy, ANONYMOUS, requested);
+  return mayDo(policy, ANONYMOUS, askedBy(request));
 }
 
 function accessOf(policy: Policy, request: FastifyRequest): Access {
@@ -85,22 +55,22 @@ export function registerPolicyGate(app: FastifyInstance, { policy, schema }: Ser
   app.addHook('onRequest', (request, _reply, done) => {
     const access = accessOf(policy, request);
     request.access = access;
-    const requested = requestedAction(request.method, request.routeOptions.url, request.params);
+    const asked = askedBy(request);
     // Only tables, files, routines and the MCP endpoint are refused here; other routes answer for
     // themselves.
-    if (requested.kind === 'description' || requested.kind === 'other') return done();
-    const decision = policy.decide(access.role, requested);
+    if (asked.kind === 'description' || asked.kind === 'other') return done();
+    const decision = policy.decide(access.role, asked);
     // A role granted nothing has no tool to use; one granted anything is offered the tools it can
     // use, and each call is decided as its REST request is (mcp/run-tool.ts).
-    if (requested.kind === 'mcp') return done(decision.allowed ? undefined : forbidden());
-    if (requested.kind === 'files') {
+    if (asked.kind === 'mcp') return done(decision.allowed ? undefined : forbidden());
+    if (asked.kind === 'files') {
       // A signed link was made only for an uploader whose role may download (http/upload.ts).
       return done(decision.allowed || request.fileLink ? undefined : forbidden());
     }
-    if (requested.kind === 'routine') {
+    if (asked.kind === 'routine') {
       // Withheld: the 404 of a routine that does not exist, after the same wait (db/schema.ts).
       if (decision.allowed) return done();
-      schema.refuseRoutine(requested.routine).catch(done);
+      schema.refuseRoutine(asked.routine).catch(done);
       return;
     }
     // A table the role may not read and one that does not exist answer alike, here, before the
@@ -108,10 +78,10 @@ export function registerPolicyGate(app: FastifyInstance, { policy, schema }: Ser
     // (db/schema.ts refuse); only a table that exists is 403 for another action.
     // Its "did you mean" names only tables the role may read.
     if (!decision.allowed && decision.refusal === 'unknown-table') {
-      schema.refuse(requested.table, policy.readableBy(access.role)).catch(done);
+      schema.refuse(asked.table, policy.readableBy(access.role)).catch(done);
       return;
     }
-    const found = schema.require(requested.table);
+    const found = schema.require(asked.table);
     const answer = decision.allowed ? undefined : forbidden();
     if (!(found instanceof Promise)) return done(answer);
     found.then(
@@ -120,7 +90,7 @@ export function registerPolicyGate(app: FastifyInstance, { policy, schema }: Ser
       (error: unknown) =>
         done(
           error instanceof ApiError && error.code === 'UNKNOWN_TABLE'
-            ? schema.unknown(requested.table, policy.readableBy(access.role))
+            ? schema.unknown(asked.table, policy.readableBy(access.role))
             : (error as Error),
         ),
     );

@@ -25,6 +25,7 @@ import { toApiError } from './errors.js';
 import { JSON_ROWS, JSON_TYPE, sendJsonRows, sendJsonRowsAtOnce } from './json-rows.js';
 import { prefersCsv, vary } from './negotiate.js';
 import { NextLinks, type PageLink } from './next-link.js';
+import { gated } from './route-gate.js';
 
 type QueryObject = Record<string, string | string[] | undefined>;
 type ReadRequest = FastifyRequest<{ Params: { table: string }; Querystring: QueryObject }>;
@@ -131,6 +132,7 @@ export function readRoutes(
 
   app.get<{ Params: { table: string }; Querystring: QueryObject }>(
     '/table/:table/read',
+    gated({ kind: 'table', action: 'read' }),
     (request, reply) => {
       // A 404 comes before any 400. A known table comes back at once; a promise only when the
       // schema is being read.
@@ -173,6 +175,7 @@ export function readRoutes(
 
   app.get<{ Params: { table: string; action: string }; Querystring: QueryObject }>(
     '/table/:table/:action',
+    gated({ kind: 'table', action: 'read' }),
     (request, reply) => {
       if (!isKeyRead(request.params.action)) throw actionRefusal(request.method, request.url);
       return keyRead(request, reply);

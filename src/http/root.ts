@@ -5,6 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { VERSION } from '../version.js';
+import { gated } from './route-gate.js';
 
 export const INDEX = {
   name: 'tablegate',
@@ -13,5 +14,5 @@ export const INDEX = {
 } as const;
 
 export function rootRoutes(app: FastifyInstance): void {
-  app.get('/', async () => INDEX);
+  app.get('/', gated({ kind: 'signed-in' }), async () => INDEX);
 }

@@ -17,6 +17,7 @@ import {
 } from '../pipeline/rpc.js';
 import type { Services } from '../services.js';
 import { JSON_TYPE } from './json-rows.js';
+import { gated } from './route-gate.js';
 import { ignoreEmptyBody, requireJson } from './write.js';
 
 interface RpcRoute {
@@ -30,20 +31,24 @@ export function rpcRoutes(app: FastifyInstance, { config, db, schema }: Services
   // The flavour of the host in use, which `-h db1,db2` may change.
   const target = (): CallTarget => ({ database, flavour: db.flavour });
 
-  app.post<RpcRoute>('/rpc/:name', { onRequest: ignoreEmptyBody }, async (request, reply) => {
-    const found = await schema.requireRoutines(request.params.name);
-    // No body: no Content-Type either (ignoreEmptyBody); a body must be JSON.
-    if (request.headers['content-type'] !== undefined) requireJson(request);
-    const { body } = request;
-    const answer =
-      found.procedure === undefined
-        ? functionAnswer(await db.call(functionJob(target(), found.function, { body }), request))
-        : procedureAnswer(await db.call(procedureJob(target(), found.procedure, body), request));
-    reply.type(JSON_TYPE);
-    return answer;
-  });
+  app.post<RpcRoute>(
+    '/rpc/:name',
+    { onRequest: ignoreEmptyBody, ...gated({ kind: 'routine' }) },
+    async (request, reply) => {
+      const found = await schema.requireRoutines(request.params.name);
+      // No body: no Content-Type either (ignoreEmptyBody); a body must be JSON.
+      if (request.headers['content-type'] !== undefined) requireJson(request);
+      const { body } = request;
+      const answer =
+        found.procedure === undefined
+          ? functionAnswer(await db.call(functionJob(target(), found.function, { body }), request))
+          : procedureAnswer(await db.call(procedureJob(target(), found.procedure, body), request));
+      reply.type(JSON_TYPE);
+      return answer;
+    },
+  );
 
-  app.get<RpcRoute>('/rpc/:name', async (request, reply) => {
+  app.get<RpcRoute>('/rpc/:name', gated({ kind: 'routine' }), async (request, reply) => {
     const { name } = request.params;
     const found = await schema.requireRoutines(name);
     if (found.function === undefined) throw procedureNeedsPost(name);

@@ -25,6 +25,7 @@ import { requestLog } from '../log.js';
 import type { Services } from '../services.js';
 import { accessBase, type FileRecord, fileRecord } from '../uploads/record.js';
 import { StorageError } from '../uploads/store.js';
+import { gated } from './route-gate.js';
 
 /** The one accepted file field name (spec: "a part whose key is exactly `files`"). */
 export const FILES_FIELD = 'files';
@@ -107,56 +108,60 @@ export function uploadRoutes(app: FastifyInstance, services: Services): void {
       },
     });
 
-    scope.post('/upload', async (request: FastifyRequest, reply) => {
-      const base = accessBase(config.baseUrl, request.headers.host);
-      if (base === null) throw invalidHost();
-      if (!request.isMultipart()) throw notMultipart();
-      const sign = linkSigner(services, request);
+    scope.post(
+      '/upload',
+      gated({ kind: 'files', action: 'upload' }),
+      async (request: FastifyRequest, reply) => {
+        const base = accessBase(config.baseUrl, request.headers.host);
+        if (base === null) throw invalidHost();
+        if (!request.isMultipart()) throw notMultipart();
+        const sign = linkSigner(services, request);
 
-      const batch = uploads.batch(maxFileSize);
-      // A client that leaves before the answer never learns the names: remove the files.
-      reply.raw.once('close', () => {
-        if (!reply.raw.writableFinished) void batch.discard();
-      });
-      const records: FileRecord[] = [];
-      try {
-        for await (const part of request.parts()) {
-          if (part.type !== 'file') continue;
-          // An <input type="file"> left empty sends a part with an empty file name: not a file.
-          if (!part.filename) {
-            part.file.resume();
-            continue;
+        const batch = uploads.batch(maxFileSize);
+        // A client that leaves before the answer never learns the names: remove the files.
+        reply.raw.once('close', () => {
+          if (!reply.raw.writableFinished) void batch.discard();
+        });
+        const records: FileRecord[] = [];
+        try {
+          for await (const part of request.parts()) {
+            if (part.type !== 'file') continue;
+            // An <input type="file"> left empty sends a part with an empty file name: not a file.
+            if (!part.filename) {
+              part.file.resume();
+              continue;
+            }
+            if (part.fieldname !== FILES_FIELD) throw wrongFileField(part.fieldname);
+            const stored = await batch.store(part.filename, part.file);
+            records.push(
+              fileRecord(
+                {
+                  fieldname: part.fieldname,
+                  originalname: part.filename,
+                  encoding: part.encoding,
+                  mimetype: part.mimetype,
+                  destination: uploads.directory,
+                  filename: stored.filename,
+                  size: stored.size,
+                },
+                base,
+                sign === null ? '' : sign(stored.filename),
+              ),
+            );
           }
-          if (part.fieldname !== FILES_FIELD) throw wrongFileField(part.fieldname);
-          const stored = await batch.store(part.filename, part.file);
-          records.push(
-            fileRecord(
-              {
-                fieldname: part.fieldname,
-                originalname: part.filename,
-                encoding: part.encoding,
-                mimetype: part.mimetype,
-                destination: uploads.directory,
-                filename: stored.filename,
-                size: stored.size,
-              },
-              base,
-              sign === null ? '' : sign(stored.filename),
-            ),
-          );
+          if (records.length === 0) throw noFiles();
+          metrics?.countUpload(records.map((record) => record.size));
+        } catch (error) {
+          await batch.discard();
+          discardRestOfBody(request.raw);
+          if (error instanceof StorageError) {
+            requestLog(log, request).error({ err: error.cause }, 'cannot store an upload');
+            throw internalError();
+          }
+          throw toUploadError(error, maxFiles, maxFileSize);
         }
-        if (records.length === 0) throw noFiles();
-        metrics?.countUpload(records.map((record) => record.size));
-      } catch (error) {
-        await batch.discard();
-        discardRestOfBody(request.raw);
-        if (error instanceof StorageError) {
-          requestLog(log, request).error({ err: error.cause }, 'cannot store an upload');
-          throw internalError();
-        }
-        throw toUploadError(error, maxFiles, maxFileSize);
-      }
-      return { success: true, data: records };
-    });
+        return { success: true, data: records };
+      },
+    );
   });
 }

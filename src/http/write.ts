@@ -24,6 +24,7 @@ import { parseWriteTarget } from '../query/write-query.js';
 import type { Services } from '../services.js';
 import { actionRefusal } from './allowed-methods.js';
 import { JSON_TYPE } from './json-rows.js';
+import { gated } from './route-gate.js';
 
 /**
  * The success answers, `{ success, message, … }`, as JSON text with the numbers appended: the
@@ -66,37 +67,45 @@ export function writeRoutes(app: FastifyInstance, { db, schema }: Services): voi
     return result;
   }
 
-  app.post<WriteRoute>('/table/:table/:action', async (request, reply) => {
-    actionOf(request, 'create');
-    const found = schema.require(request.params.table);
-    if (found instanceof Promise) await found; // a 404 comes before a 415
-    requireJson(request);
-    const preferences = parsePrefer(request.headers.prefer);
-    const planned = await jobOf(request.params.table, (t) =>
-      createJob(t, request.body, request.access, preferences, db.flavour),
-    );
-    const result = await run(request, reply, preferences, planned);
-    const rows = rowsText(planned.representation, result.rows);
-    return `${INSERTED}${JSON.stringify(result.insertId)},"affectedRows":${result.affectedRows}${rows}}`;
-  });
+  app.post<WriteRoute>(
+    '/table/:table/:action',
+    gated({ kind: 'table', action: 'create' }),
+    async (request, reply) => {
+      actionOf(request, 'create');
+      const found = schema.require(request.params.table);
+      if (found instanceof Promise) await found; // a 404 comes before a 415
+      requireJson(request);
+      const preferences = parsePrefer(request.headers.prefer);
+      const planned = await jobOf(request.params.table, (t) =>
+        createJob(t, request.body, request.access, preferences, db.flavour),
+      );
+      const result = await run(request, reply, preferences, planned);
+      const rows = rowsText(planned.representation, result.rows);
+      return `${INSERTED}${JSON.stringify(result.insertId)},"affectedRows":${result.affectedRows}${rows}}`;
+    },
+  );
 
-  app.put<WriteRoute>('/table/:table/:action', async (request, reply) => {
-    const { match } = actionOf(request, 'update');
-    const found = schema.require(request.params.table);
-    if (found instanceof Promise) await found; // a 404 comes before a 415
-    requireJson(request);
-    const target = parseWriteTarget('update', match, request.query);
-    const preferences = parsePrefer(request.headers.prefer);
-    const planned = await jobOf(request.params.table, (t) =>
-      updateJob(t, target, request.body, request.access, preferences, db.flavour),
-    );
-    const result = await run(request, reply, preferences, planned);
-    return `${UPDATED}${result.affectedRows}${rowsText(planned.representation, result.rows)}}`;
-  });
+  app.put<WriteRoute>(
+    '/table/:table/:action',
+    gated({ kind: 'table', action: 'update' }),
+    async (request, reply) => {
+      const { match } = actionOf(request, 'update');
+      const found = schema.require(request.params.table);
+      if (found instanceof Promise) await found; // a 404 comes before a 415
+      requireJson(request);
+      const target = parseWriteTarget('update', match, request.query);
+      const preferences = parsePrefer(request.headers.prefer);
+      const planned = await jobOf(request.params.table, (t) =>
+        updateJob(t, target, request.body, request.access, preferences, db.flavour),
+      );
+      const result = await run(request, reply, preferences, planned);
+      return `${UPDATED}${result.affectedRows}${rowsText(planned.representation, result.rows)}}`;
+    },
+  );
 
   app.delete<WriteRoute>(
     '/table/:table/:action',
-    { onRequest: ignoreEmptyBody },
+    { onRequest: ignoreEmptyBody, ...gated({ kind: 'table', action: 'delete' }) },
     async (request, reply) => {
       const { match } = actionOf(request, 'delete');
       const target = parseWriteTarget('delete', match, request.query);

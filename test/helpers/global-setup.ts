@@ -73,6 +73,9 @@ async function runTemporaryDirectory(): Promise<void> {
 }
 
 export default async function globalSetup(): Promise<void> {
+  // The integration and fuzz tiers both name this setup; in a run of both, Jest calls it once
+  // per tier in one process: the second call finds the run set up.
+  if (state.tablegateTestTemporary !== undefined) return;
   await runTemporaryDirectory();
   if (process.env.TABLEGATE_TEST_MYSQL === 'container') {
     const container = await startContainer();

@@ -11,8 +11,12 @@ const state = globalThis as typeof globalThis & {
 };
 
 export default async function globalTeardown(): Promise<void> {
-  await state.tablegateTestCleanup?.();
+  // Called once per tier that names it (jest.config.js), after every test: the first call ends it.
+  const cleanup = state.tablegateTestCleanup;
   const root = state.tablegateTestTemporary;
+  state.tablegateTestCleanup = undefined;
+  state.tablegateTestTemporary = undefined;
+  await cleanup?.();
   if (root === undefined) return;
   // jest_<uid>: Jest's own transform cache, put under TMPDIR by the workers started after setup.
   const left = (await readdir(root).catch(() => [])).filter((name) => !/^jest_\w+$/.test(name));

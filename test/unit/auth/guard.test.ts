@@ -1,16 +1,13 @@
-/** The Authorization header parser, the public-route list and the login-attempt key. */
+/** The Authorization header parser, the guard and the login-attempt key (which routes are
+ * public: test/integration/route-gates.test.ts). */
 import Fastify from 'fastify';
 import { Authenticator } from '../../../src/auth/authenticator.js';
-import {
-  bearerToken,
-  isPublicRoute,
-  PUBLIC_ROUTES,
-  registerAuthGuard,
-} from '../../../src/auth/guard.js';
+import { bearerToken, registerAuthGuard } from '../../../src/auth/guard.js';
 import { loginAttemptKey } from '../../../src/auth/limits.js';
 import { OwnTokens } from '../../../src/auth/tokens.js';
 import { UserStates } from '../../../src/auth/user-states.js';
 import { registerErrorHandling } from '../../../src/http/errors.js';
+import { gated } from '../../../src/http/route-gate.js';
 import { createLog } from '../../../src/log.js';
 import type { Services } from '../../../src/services.js';
 
@@ -34,44 +31,6 @@ describe('bearerToken', () => {
     ['Bearer\tabc.def.ghi', null],
   ])('%j → %j', (header, token) => {
     expect(bearerToken(header)).toBe(token);
-  });
-});
-
-describe('isPublicRoute', () => {
-  test('lists exactly the routes docs/auth.md exempts', () => {
-    expect([...PUBLIC_ROUTES].sort()).toEqual([
-      'GET /docs',
-      'GET /docs/',
-      'GET /docs/static/*',
-      'GET /docs/static/index.html',
-      'GET /docs/static/swagger-initializer.js',
-      'GET /health',
-      // The liveness probe (docs/operations.md): a kubelet has no token; it says only that the
-      // process serves.
-      'GET /live',
-      'POST /auth/login',
-      'POST /auth/register',
-    ]);
-  });
-
-  test.each<[string, string | undefined, boolean]>([
-    ['POST', '/auth/register', true],
-    ['POST', '/auth/login', true],
-    ['GET', '/health', true],
-    ['HEAD', '/health', true],
-    ['GET', '/auth/login', false],
-    ['POST', '/health', false],
-    ['GET', '/table/:table/read', false],
-    ['POST', '/upload', false],
-    ['GET', '/docs/static/*', true],
-    ['HEAD', '/docs', true],
-    ['GET', '/docs/json', false], // the description, like /openapi.json
-    ['GET', '/docs/yaml', false],
-    ['GET', '/openapi.json', false],
-    ['POST', '/docs', false],
-    ['GET', undefined, false], // no route matched: the 404 handler is guarded too
-  ])('%s %s → %s', (method, url, expected) => {
-    expect(isPublicRoute(method, url)).toBe(expected);
   });
 });
 
@@ -120,7 +79,7 @@ describe('registerAuthGuard', () => {
     instance.register(async (child) => {
       child.get('/child/whoami', async (request) => ({ auth: request.auth }));
     });
-    instance.get('/health', async () => ({ status: 'ok' }));
+    instance.get('/health', gated({ kind: 'public' }), async () => ({ status: 'ok' }));
     const base = await instance.listen({ port: 0, host: '127.0.0.1' });
     return {
       get: (url: string, headers: Record<string, string> = {}) =>

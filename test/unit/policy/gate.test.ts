@@ -1,9 +1,10 @@
 /**
- * The policy gate's reading of a request (the route Fastify chose, never the raw URL) and what
+ * What a request asks the policy, by the gate its route declares (http/route-gate.ts), and what
  * a role may do with it: the decisions behind 404, 403 and anonymous access (docs/policies.md).
  */
 import { describe, expect, test } from '@jest/globals';
-import { mayDo, type Requested, requestedAction } from '../../../src/http/policy-gate.js';
+import { mayDo, type Requested } from '../../../src/http/policy-gate.js';
+import { type RouteGate, requestedOf } from '../../../src/http/route-gate.js';
 import { validatePolicy } from '../../../src/policy/policy.js';
 import { balance, placeOrder } from '../fixtures/routines.js';
 import { column, table } from '../fixtures/schema.js';
@@ -30,51 +31,43 @@ const policy = validatePolicy(
   },
 );
 
-describe('requestedAction', () => {
-  test.each<[string, string | undefined, unknown, Requested]>([
+describe('requestedOf', () => {
+  test.each<[RouteGate | undefined, unknown, Requested]>([
     [
-      'GET',
-      '/table/:table/read',
+      { kind: 'table', action: 'read' },
       { table: 'items' },
       { kind: 'table', table: 'items', action: 'read' },
     ],
     [
-      'HEAD',
-      '/table/:table/read',
-      { table: 'items' },
-      { kind: 'table', table: 'items', action: 'read' },
-    ],
-    [
-      'POST',
-      '/table/:table/:action',
+      { kind: 'table', action: 'create' },
       { table: 'items', action: 'create' },
       { kind: 'table', table: 'items', action: 'create' },
     ],
     [
-      'PUT',
-      '/table/:table/:action',
+      { kind: 'table', action: 'update' },
       { table: 'items', action: 'update(id,1)' },
       { kind: 'table', table: 'items', action: 'update' },
     ],
     [
-      'DELETE',
-      '/table/:table/:action',
+      { kind: 'table', action: 'delete' },
       { table: 'items', action: 'delete(id,1)' },
       { kind: 'table', table: 'items', action: 'delete' },
     ],
-    ['POST', '/upload', {}, { kind: 'files', action: 'upload' }],
-    ['GET', '/@/*', { '*': 'a.png' }, { kind: 'files', action: 'download' }],
-    ['HEAD', '/@/*', { '*': 'a.png' }, { kind: 'files', action: 'download' }],
-    ['GET', '/rpc/:name', { name: 'balance' }, { kind: 'routine', routine: 'balance' }],
-    ['HEAD', '/rpc/:name', { name: 'balance' }, { kind: 'routine', routine: 'balance' }],
-    ['POST', '/rpc/:name', { name: 'place_order' }, { kind: 'routine', routine: 'place_order' }],
-    ['PUT', '/rpc/:name', { name: 'place_order' }, { kind: 'other' }],
-    ['GET', '/openapi.json', {}, { kind: 'description' }],
-    ['GET', '/docs/json', {}, { kind: 'description' }],
-    ['POST', '/table/:table/read', { table: 'items' }, { kind: 'other' }],
-    ['GET', undefined, {}, { kind: 'other' }],
-  ])('%s %s → %j', (method, route, params, expected) => {
-    expect(requestedAction(method, route, params)).toEqual(expected);
+    [{ kind: 'files', action: 'upload' }, {}, { kind: 'files', action: 'upload' }],
+    [
+      { kind: 'files', action: 'download' },
+      { '*': 'a.png' },
+      { kind: 'files', action: 'download' },
+    ],
+    [{ kind: 'routine' }, { name: 'balance' }, { kind: 'routine', routine: 'balance' }],
+    [{ kind: 'description' }, {}, { kind: 'description' }],
+    [{ kind: 'mcp' }, {}, { kind: 'mcp' }],
+    [{ kind: 'public' }, {}, { kind: 'other' }],
+    [{ kind: 'signed-in' }, {}, { kind: 'other' }],
+    // No route matched (the 404): nothing the policy is asked about.
+    [undefined, {}, { kind: 'other' }],
+  ])('%j with %j → %j', (gate, params, expected) => {
+    expect(requestedOf(gate, params)).toEqual(expected);
   });
 });
 

@@ -12,14 +12,14 @@
  */
 import { describe, expect, test } from '@jest/globals';
 import fc from 'fast-check';
-import { ApiError } from '../../../src/errors.js';
-import { compileRead as compileReadOptions } from '../../../src/pipeline/read.js';
-import { planRead } from '../../../src/plan/read-plan.js';
-import { validatePolicy } from '../../../src/policy/policy.js';
-import { viewerFor } from '../../../src/policy/views.js';
-import { parseFilter } from '../../../src/query/filter-parser.js';
-import { parseReadOptions } from '../../../src/query/options.js';
-import { compileCount, compileRead } from '../../../src/sql/compile-read.js';
+import { ApiError } from '../../src/errors.js';
+import { compileRead as compileReadOptions } from '../../src/pipeline/read.js';
+import { planRead } from '../../src/plan/read-plan.js';
+import { validatePolicy } from '../../src/policy/policy.js';
+import { viewerFor } from '../../src/policy/views.js';
+import { parseFilter } from '../../src/query/filter-parser.js';
+import { parseReadOptions } from '../../src/query/options.js';
+import { compileCount, compileRead } from '../../src/sql/compile-read.js';
 import {
   applyArb,
   filterArb,
@@ -28,9 +28,9 @@ import {
   placeholderCount,
   spellingArb,
   withoutPositions,
-} from '../../helpers/filter-arbitraries.js';
-import { fuzzSeed } from '../../helpers/fuzz-seed.js';
-import { wide } from '../fixtures/schema.js';
+} from '../helpers/filter-arbitraries.js';
+import { fuzzSeed } from '../helpers/fuzz-seed.js';
+import { wide } from '../unit/fixtures/schema.js';
 
 const seed = fuzzSeed();
 const params = (numRuns: number) => ({ numRuns, seed });
