@@ -53,6 +53,13 @@ export interface ErrorSpec {
 
 const detail = (message: string) => message;
 
+/** The columns of a create or update body that the role's grant does not let it write. */
+interface ColumnWrite {
+  readonly table: string;
+  readonly action: 'create' | 'update';
+  readonly columns: readonly string[];
+}
+
 export const ERRORS = {
   // connection: Node's parser refuses the bytes before a route is known.
   MALFORMED_REQUEST: {
@@ -173,7 +180,18 @@ export const ERRORS = {
 
   // policy (docs/policies.md): an action the role may not do on a table it can read, or files; a
   // written row outside the role's where.
-  FORBIDDEN: { status: 403, stages: ['policy-action'], message: 'Forbidden' },
+  /**
+   * An action the role may not do is the bare `Forbidden`; a create or update naming columns the
+   * role may read but not write names them (docs/policies.md), as POLICY_VIOLATION names its.
+   */
+  FORBIDDEN: {
+    status: 403,
+    stages: ['policy-action'],
+    message: (write?: ColumnWrite) =>
+      write === undefined
+        ? 'Forbidden'
+        : `Forbidden: this role's policy for ${write.action} on '${write.table}' does not let it write ${write.columns.length > 1 ? 'columns' : 'column'} ${write.columns.map((column) => `'${column}'`).join(', ')}`,
+  },
   POLICY_VIOLATION: { status: 403, stages: ['policy-rows'], message: detail },
   INVALID_CREDENTIALS: {
     status: 401,
@@ -678,6 +696,11 @@ export const invalidCredentials = () => apiError('INVALID_CREDENTIALS');
 export const userExists = () => apiError('USER_EXISTS');
 export const registrationClosed = () => apiError('REGISTRATION_CLOSED');
 export const forbidden = () => apiError('FORBIDDEN');
+export const forbiddenColumns = (
+  table: string,
+  action: 'create' | 'update',
+  columns: readonly string[],
+) => apiError('FORBIDDEN', { table, action, columns });
 export const policyViolation = (message: string) => apiError('POLICY_VIOLATION', message);
 export const tooManyAttempts = (retryAfterSeconds: number) =>
   withHeaders(apiError('TOO_MANY_ATTEMPTS', retryAfterSeconds), {

@@ -320,6 +320,32 @@ describe('the stage between plan and compile', () => {
     if (code === null) expect(run).not.toThrow();
     else expect(run).toThrow(expect.objectContaining({ status: 403, code }));
   });
+
+  test.each<[string, () => unknown, string]>([
+    [
+      'a create',
+      () => guardInsert(as('user'), planInsert(orders, { customer_id: 7, status: 'open' })),
+      "Forbidden: this role's policy for create on 'orders' does not let it write column 'status'",
+    ],
+    [
+      'an update',
+      () => guardUpdate(as('user'), planUpdate(orders, key, { status: 'x', note: 'x', id: 2 })),
+      "Forbidden: this role's policy for update on 'orders' does not let it write columns 'status', 'id'",
+    ],
+  ])('%s naming columns the role may not write: 403 FORBIDDEN naming them', (_, run, message) => {
+    expect(run).toThrow(expect.objectContaining({ status: 403, code: 'FORBIDDEN', message }));
+  });
+
+  test('an action the role may not do stays the bare Forbidden', () => {
+    const run = () =>
+      guardDelete(
+        as('user'),
+        planDelete(orders, { key: 'id', value: { kind: 'number', text: '3' }, bare: '3' }),
+      );
+    expect(run).toThrow(
+      expect.objectContaining({ status: 403, code: 'FORBIDDEN', message: 'Forbidden' }),
+    );
+  });
 });
 
 describe('an update checked after it runs', () => {
