@@ -650,9 +650,26 @@ export const filterType = (message: string) => apiError('FILTER_TYPE', message);
 export const limitExceeded = (message: string) => apiError('LIMIT_EXCEEDED', message);
 export const applySyntax = (message: string) => apiError('APPLY_SYNTAX', message);
 export const applyType = (message: string) => apiError('APPLY_TYPE', message);
-/** `known`: the names the caller may see, for a "did you mean" (never a hidden one). */
-export const unknownColumn = (table: string, column: string, known: readonly string[] = []) =>
-  apiError('UNKNOWN_COLUMN', table, column, didYouMean(column, known));
+/**
+ * `known`: the names the caller may see, for a "did you mean" (never a hidden one). `quoted`: a
+ * `$filter` wrote the name in double quotes, which name a column (docs/filters.md): likely a
+ * string meant, so the answer shows it in single quotes.
+ */
+export const unknownColumn = (
+  table: string,
+  column: string,
+  known: readonly string[] = [],
+  quoted = false,
+) =>
+  apiError(
+    'UNKNOWN_COLUMN',
+    table,
+    column,
+    `${didYouMean(column, known)}${quoted ? singleQuotesHint(column) : ''}`,
+  );
+/** What a double-quoted name would be as a `$filter` string (docs/filters.md). */
+export const singleQuotesHint = (text: string) =>
+  ` (strings take single quotes: '${text.replaceAll("'", "''")}')`;
 export const unknownTable = (table: string, known: readonly string[] = []) =>
   apiError('UNKNOWN_TABLE', table, didYouMean(table, known));
 export const unknownRelation = (table: string, relation: string, known: readonly string[] = []) =>

@@ -295,6 +295,19 @@ describe('errors are 4xx JSON with a stable code', () => {
       'UNKNOWN_COLUMN',
       "Column 'Name' does not exist in table 'people': did you mean 'name'?",
     ],
+    // Double quotes name a column: a string meant is pointed at single quotes.
+    [
+      `/table/people/read?$filter=${encodeURIComponent('name eq "apple"')}`,
+      400,
+      'UNKNOWN_COLUMN',
+      "Column 'apple' does not exist in table 'people' (strings take single quotes: 'apple')",
+    ],
+    [
+      `/table/people/read?$filter=${encodeURIComponent('city in ("Oslo")')}`,
+      400,
+      'FILTER_SYNTAX',
+      'Invalid $filter at position 10: expected a value (a string, a number, a date or time, true, false or null), found the name "Oslo" (strings take single quotes: \'Oslo\')',
+    ],
   ])('%s → %d %s', async (path, status, code, message) => {
     const response = await get(path);
     expect(response.status).toBe(status);
