@@ -294,7 +294,7 @@ export const ERRORS = {
   UNKNOWN_ROUTINE: {
     status: 404,
     stages: ['routine'],
-    message: (name: string) => `Routine '${name}' does not exist`,
+    message: (name: string, hint = '') => `Routine '${name}' does not exist${hint}`,
   },
   /** `GET /rpc/<name>` where only a procedure has the name (functions answer GET). */
   PROCEDURE_NEEDS_POST: {
@@ -752,7 +752,9 @@ export const invalidValue = (message: string) => apiError('INVALID_VALUE', messa
 export const badSkiptoken = () => apiError('BAD_SKIPTOKEN');
 export const generatedColumn = (table: string, column: string) =>
   apiError('GENERATED_COLUMN', table, column);
-export const unknownRoutine = (name: string) => apiError('UNKNOWN_ROUTINE', name);
+/** `known`: the routines the caller may call, for a "did you mean" (never a withheld one). */
+export const unknownRoutine = (name: string, known: readonly string[] = []) =>
+  apiError('UNKNOWN_ROUTINE', name, didYouMean(name, known));
 export const procedureNeedsPost = (name: string) =>
   withHeaders(apiError('PROCEDURE_NEEDS_POST', name), { Allow: 'POST' });
 export const unknownParameter = (routine: string, parameter: string, note?: string) =>

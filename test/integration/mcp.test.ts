@@ -578,6 +578,17 @@ describe('auth mode with a policy', () => {
         message: "Routine 'cheaper_than' does not exist",
         code: 'UNKNOWN_ROUTINE',
       });
+      // Its "did you mean" names only routines the role may call.
+      expect((await tool(ann, 'call_routine', { name: 'with_taxx' })).body).toEqual({
+        success: false,
+        message: "Routine 'with_taxx' does not exist: did you mean 'with_tax'?",
+        code: 'UNKNOWN_ROUTINE',
+      });
+      expect((await tool(ann, 'call_routine', { name: 'cheaper_thn' })).body).toEqual({
+        success: false,
+        message: "Routine 'cheaper_thn' does not exist",
+        code: 'UNKNOWN_ROUTINE',
+      });
       // A tool the role is not offered is not there to call.
       await expect(
         vic.callTool({ name: 'create_rows', arguments: { table: 'products', rows: { id: 9 } } }),

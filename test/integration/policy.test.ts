@@ -895,6 +895,14 @@ describe('the policy is checked against the live schema at start', () => {
       "roles.user.tables.orders.read.columns: column 'x' does not exist in table 'orders'",
     ],
     [
+      { roles: { user: { tables: { prodcts: { read: true } } } } },
+      "roles.user.tables.prodcts: table 'prodcts' does not exist: did you mean 'products'?",
+    ],
+    [
+      { roles: { user: { tables: { orders: { read: { columns: ['id', 'notes'] } } } } } },
+      "roles.user.tables.orders.read.columns: column 'notes' does not exist in table 'orders': did you mean 'note'?",
+    ],
+    [
       { roles: { user: { tables: { orders: { read: { where: 'customer_id eq' } } } } } },
       'roles.user.tables.orders.read.where: invalid where at position 15: expected a column or a value, found end of filter',
     ],

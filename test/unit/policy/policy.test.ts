@@ -148,6 +148,19 @@ describe('validatePolicy', () => {
       { roles: { user: { tables: { '*': { read: { columns: ['note'] } } } } } },
       "roles.user.tables.*.read.columns: column 'note' does not exist in table 'secrets'",
     ],
+    // A name within two edits of one the schema has gets a "did you mean".
+    [
+      { roles: { user: { tables: { order: { read: true } } } } },
+      "roles.user.tables.order: table 'order' does not exist: did you mean 'orders'?",
+    ],
+    [
+      { roles: { user: { tables: { orders: { update: { columns: ['note', 'stauts'] } } } } } },
+      "roles.user.tables.orders.update.columns: column 'stauts' does not exist in table 'orders': did you mean 'status'?",
+    ],
+    [
+      { roles: { user: { tables: { zebra: { read: true } } } } },
+      "roles.user.tables.zebra: table 'zebra' does not exist",
+    ],
     [
       { roles: { user: { tables: { users_created_by_tablegate: { read: true } } } } },
       "roles.user.tables.users_created_by_tablegate: table 'users_created_by_tablegate' does not exist",
@@ -165,6 +178,14 @@ describe('validatePolicy', () => {
     [
       { roles: { user: { routines: { no_such: true } } } },
       "roles.user.routines.no_such: routine 'no_such' does not exist",
+    ],
+    [
+      { roles: { user: { routines: { place_ordr: true } } } },
+      "roles.user.routines.place_ordr: routine 'place_ordr' does not exist: did you mean 'place_order'?",
+    ],
+    [
+      { roles: { user: { routines: { balanse: true } } } },
+      "roles.user.routines.balanse: routine 'balanse' does not exist: did you mean 'balance'?",
     ],
     [
       { roles: { user: { routines: { place_order: 'yes' } } } },
