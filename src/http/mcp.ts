@@ -16,26 +16,30 @@ import type { Services } from '../services.js';
 /** The request headers the transport reads. */
 const FORWARDED = ['accept', 'content-type', 'mcp-protocol-version', 'mcp-session-id'];
 
-/** A JSON-typed body that is empty or not JSON: the transport reads it and answers for it. */
-class NotJson {
+/** A body the transport reads itself and answers for: not JSON, or of another type. */
+class RawBody {
   constructor(readonly text: string) {}
 }
 
 /**
- * `/mcp`'s JSON parser: Fastify's own (so a body that parses is what every route gets, with its
+ * `/mcp`'s parsers. JSON: Fastify's own (so a body that parses is what every route gets, with its
  * guard against `__proto__` keys), except that a body that is empty or not JSON at all is kept as
  * text for the SDK's transport, whose JSON-RPC parse error (-32700, after its Accept and
  * Content-Type checks) is what an MCP client expects rather than the REST INVALID_JSON
  * (docs/mcp.md).
  */
-function registerJsonParser(scope: FastifyInstance): void {
+function registerParsers(scope: FastifyInstance): void {
+  // Another Content-Type: the transport's own 415 (-32000), as for text/plain.
+  scope.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) =>
+    done(null, new RawBody(body as string)),
+  );
   const parse = scope.getDefaultJsonParser('error', 'error');
   scope.removeContentTypeParser('application/json');
   scope.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     const text = body as string; // parseAs: 'string'
     parse(request, text, (error, value) => {
       if (error === null || error === undefined) return done(null, value);
-      if (!parsesAsJson(text)) return done(null, new NotJson(text));
+      if (!parsesAsJson(text)) return done(null, new RawBody(text));
       done(error, undefined);
     });
   });
@@ -52,7 +56,7 @@ function parsesAsJson(text: string): boolean {
 
 export function mcpRoutes(app: FastifyInstance, services: Services, reads: ReadPipeline): void {
   app.register(async (scope) => {
-    registerJsonParser(scope);
+    registerParsers(scope);
     mcpRoute(scope, services, reads);
   });
 }
@@ -67,7 +71,7 @@ function mcpRoute(app: FastifyInstance, services: Services, reads: ReadPipeline)
       log: services.log,
     };
     const { body } = request;
-    const call = body instanceof NotJson ? undefined : singleCall(request.headers, body);
+    const call = body instanceof RawBody ? undefined : singleCall(request.headers, body);
     if (call !== undefined) {
       const answer = await answerCall(context, call);
       return reply.header('content-type', 'application/json').send(JSON.stringify(answer));
@@ -82,9 +86,9 @@ function mcpRoute(app: FastifyInstance, services: Services, reads: ReadPipeline)
     const web = new Request('http://tablegate.invalid/mcp', {
       method: 'POST',
       headers,
-      body: body instanceof NotJson ? body.text : undefined,
+      body: body instanceof RawBody ? body.text : undefined,
     });
-    const response = await answerMcp(context, web, body instanceof NotJson ? undefined : body);
+    const response = await answerMcp(context, web, body instanceof RawBody ? undefined : body);
     reply.code(response.status);
     response.headers.forEach((value, name) => {
       reply.header(name, value);

@@ -212,6 +212,19 @@ describe('what the SDK transport answers', () => {
     expect(answer.status).toBe(415);
   });
 
+  test('a Content-Type no route parses: the same 415 as text/plain, not the REST one', async () => {
+    for (const type of ['application/xml', 'text/plain', 'application/x-www-form-urlencoded']) {
+      expect(await post(undefined, { 'content-type': type }, '<a/>')).toEqual({
+        status: 415,
+        contentType: 'application/json; charset=utf-8',
+        text: transportError(
+          -32000,
+          'Unsupported Media Type: Content-Type must be application/json',
+        ),
+      });
+    }
+  });
+
   test('an unsupported protocol version: 400', async () => {
     const answer = await post(call(1, 'list_tables', {}), { 'mcp-protocol-version': '1999-01-01' });
     expect(answer).toEqual({
