@@ -53,6 +53,13 @@ export interface ErrorSpec {
 
 const detail = (message: string) => message;
 
+/** The columns of a create or update body that the role's grant does not let it write. */
+interface ColumnWrite {
+  readonly table: string;
+  readonly action: 'create' | 'update';
+  readonly columns: readonly string[];
+}
+
 export const ERRORS = {
   // connection: Node's parser refuses the bytes before a route is known.
   MALFORMED_REQUEST: {
@@ -173,7 +180,18 @@ export const ERRORS = {
 
   // policy (docs/policies.md): an action the role may not do on a table it can read, or files; a
   // written row outside the role's where.
-  FORBIDDEN: { status: 403, stages: ['policy-action'], message: 'Forbidden' },
+  /**
+   * An action the role may not do is the bare `Forbidden`; a create or update naming columns the
+   * role may read but not write names them (docs/policies.md), as POLICY_VIOLATION names its.
+   */
+  FORBIDDEN: {
+    status: 403,
+    stages: ['policy-action'],
+    message: (write?: ColumnWrite) =>
+      write === undefined
+        ? 'Forbidden'
+        : `Forbidden: this role's policy for ${write.action} on '${write.table}' does not let it write ${write.columns.length > 1 ? 'columns' : 'column'} ${write.columns.map((column) => `'${column}'`).join(', ')}`,
+  },
   POLICY_VIOLATION: { status: 403, stages: ['policy-rows'], message: detail },
   INVALID_CREDENTIALS: {
     status: 401,
@@ -276,7 +294,7 @@ export const ERRORS = {
   UNKNOWN_ROUTINE: {
     status: 404,
     stages: ['routine'],
-    message: (name: string) => `Routine '${name}' does not exist`,
+    message: (name: string, hint = '') => `Routine '${name}' does not exist${hint}`,
   },
   /** `GET /rpc/<name>` where only a procedure has the name (functions answer GET). */
   PROCEDURE_NEEDS_POST: {
@@ -632,9 +650,26 @@ export const filterType = (message: string) => apiError('FILTER_TYPE', message);
 export const limitExceeded = (message: string) => apiError('LIMIT_EXCEEDED', message);
 export const applySyntax = (message: string) => apiError('APPLY_SYNTAX', message);
 export const applyType = (message: string) => apiError('APPLY_TYPE', message);
-/** `known`: the names the caller may see, for a "did you mean" (never a hidden one). */
-export const unknownColumn = (table: string, column: string, known: readonly string[] = []) =>
-  apiError('UNKNOWN_COLUMN', table, column, didYouMean(column, known));
+/**
+ * `known`: the names the caller may see, for a "did you mean" (never a hidden one). `quoted`: a
+ * `$filter` wrote the name in double quotes, which name a column (docs/filters.md): likely a
+ * string meant, so the answer shows it in single quotes.
+ */
+export const unknownColumn = (
+  table: string,
+  column: string,
+  known: readonly string[] = [],
+  quoted = false,
+) =>
+  apiError(
+    'UNKNOWN_COLUMN',
+    table,
+    column,
+    `${didYouMean(column, known)}${quoted ? singleQuotesHint(column) : ''}`,
+  );
+/** What a double-quoted name would be as a `$filter` string (docs/filters.md). */
+export const singleQuotesHint = (text: string) =>
+  ` (strings take single quotes: '${text.replaceAll("'", "''")}')`;
 export const unknownTable = (table: string, known: readonly string[] = []) =>
   apiError('UNKNOWN_TABLE', table, didYouMean(table, known));
 export const unknownRelation = (table: string, relation: string, known: readonly string[] = []) =>
@@ -678,6 +713,11 @@ export const invalidCredentials = () => apiError('INVALID_CREDENTIALS');
 export const userExists = () => apiError('USER_EXISTS');
 export const registrationClosed = () => apiError('REGISTRATION_CLOSED');
 export const forbidden = () => apiError('FORBIDDEN');
+export const forbiddenColumns = (
+  table: string,
+  action: 'create' | 'update',
+  columns: readonly string[],
+) => apiError('FORBIDDEN', { table, action, columns });
 export const policyViolation = (message: string) => apiError('POLICY_VIOLATION', message);
 export const tooManyAttempts = (retryAfterSeconds: number) =>
   withHeaders(apiError('TOO_MANY_ATTEMPTS', retryAfterSeconds), {
@@ -712,7 +752,9 @@ export const invalidValue = (message: string) => apiError('INVALID_VALUE', messa
 export const badSkiptoken = () => apiError('BAD_SKIPTOKEN');
 export const generatedColumn = (table: string, column: string) =>
   apiError('GENERATED_COLUMN', table, column);
-export const unknownRoutine = (name: string) => apiError('UNKNOWN_ROUTINE', name);
+/** `known`: the routines the caller may call, for a "did you mean" (never a withheld one). */
+export const unknownRoutine = (name: string, known: readonly string[] = []) =>
+  apiError('UNKNOWN_ROUTINE', name, didYouMean(name, known));
 export const procedureNeedsPost = (name: string) =>
   withHeaders(apiError('PROCEDURE_NEEDS_POST', name), { Allow: 'POST' });
 export const unknownParameter = (routine: string, parameter: string, note?: string) =>

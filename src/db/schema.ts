@@ -22,6 +22,7 @@ import { sameData, sameTables, schemaFingerprint } from './schema-change.js';
 import type { ColumnInfo, ColumnRow, JsonKind, Relation, TableInfo } from './schema-types.js';
 
 export const USERS_TABLE = 'users_created_by_tablegate';
+const everyRoutine = () => true;
 
 const KIND_BY_DATA_TYPE: Readonly<Record<string, JsonKind>> = {
   tinyint: 'integer',
@@ -405,25 +406,36 @@ export class SchemaCache {
 
   /**
    * The procedure and function of that name, re-reading the schema once when there is neither
-   * and the last read is old enough; the 404 of an unknown routine when there is still none.
+   * and the last read is old enough; the 404 of an unknown routine when there is still none, its
+   * "did you mean" naming only routines `callable` keeps (the caller's role may call).
    */
-  async requireRoutines(name: string): Promise<NamedRoutines> {
+  async requireRoutines(
+    name: string,
+    callable: (routine: string) => boolean = everyRoutine,
+  ): Promise<NamedRoutines> {
     let found = this.routinesNamed(name);
     if (found === null) {
       await this.refreshIfStale();
       found = this.routinesNamed(name);
     }
-    if (found === null) throw unknownRoutine(name);
+    if (found === null) throw unknownRoutine(name, this.routineNames(callable));
     return found;
   }
 
   /**
    * The 404 of a routine a caller may not know of (a policy withholds it), after the wait a
-   * missing routine's 404 has, as refuse() does for tables.
+   * missing routine's 404 has, as refuse() does for tables; its "did you mean" as requireRoutines'.
    */
-  async refuseRoutine(name: string): Promise<never> {
+  async refuseRoutine(name: string, callable: (routine: string) => boolean): Promise<never> {
     await this.refreshIfStale();
-    throw unknownRoutine(name);
+    throw unknownRoutine(name, this.routineNames(callable));
+  }
+
+  /** The names of the procedures and functions `callable` keeps: what a "did you mean" may suggest. */
+  private routineNames(callable: (routine: string) => boolean): string[] {
+    const { procedures, functions } = this.routineSet;
+    const names = new Set([...procedures.keys(), ...functions.keys()]);
+    return [...names].filter(callable);
   }
 
   private routinesNamed(name: string): NamedRoutines | null {

@@ -38,6 +38,20 @@ export function toApiError(error: unknown): ApiError {
   return mapDbError(error);
 }
 
+/**
+ * A JSON body that is empty or not JSON. Fastify parses a body before its 404 handler runs, so
+ * without this a route that does not exist would answer 400 for it instead of its 404 (or 405):
+ * what the body holds means nothing where no route takes it (docs/errors.md).
+ */
+function isUnreadableBody(error: unknown): boolean {
+  const { code } = error as Partial<FastifyError>;
+  return (
+    code === 'FST_ERR_CTP_EMPTY_JSON_BODY' ||
+    code === 'FST_ERR_CTP_INVALID_JSON_BODY' ||
+    error instanceof SyntaxError
+  );
+}
+
 export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
   // Also for answers to requests refused before any hook ran (frameworkErrors).
   setSecurityHeaders(reply, reply.request.url);
@@ -56,7 +70,10 @@ export function registerErrorHandling(
   routes: RouteMethods = new RouteMethods(),
 ): void {
   app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
-    const answer = toApiError(error);
+    const answer =
+      request.is404 && isUnreadableBody(error)
+        ? routes.refusal(request.method, request.url)
+        : toApiError(error);
     // MySQL no longer knows a table or column the schema cache had: it changed under us.
     if (answer.schemaMiss) {
       onSchemaChanged().catch((cause: unknown) =>

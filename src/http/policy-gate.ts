@@ -70,7 +70,7 @@ export function registerPolicyGate(app: FastifyInstance, { policy, schema }: Ser
     if (asked.kind === 'routine') {
       // Withheld: the 404 of a routine that does not exist, after the same wait (db/schema.ts).
       if (decision.allowed) return done();
-      schema.refuseRoutine(asked.routine).catch(done);
+      schema.refuseRoutine(asked.routine, policy.callableBy(access.role)).catch(done);
       return;
     }
     // A table the role may not read and one that does not exist answer alike, here, before the

@@ -6,7 +6,7 @@
  * procedure when a procedure and a function share the name; GET only ever calls a function. A
  * POST without a body calls with no arguments.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { procedureNeedsPost } from '../errors.js';
 import {
   type CallTarget,
@@ -26,16 +26,24 @@ interface RpcRoute {
   Body: unknown;
 }
 
+/** The routines the caller's role may call: what an unknown name's "did you mean" may suggest. */
+function callableBy(request: FastifyRequest): ((routine: string) => boolean) | undefined {
+  const { access } = request;
+  return access === null ? undefined : access.policy.callableBy(access.role);
+}
+
 export function rpcRoutes(app: FastifyInstance, { config, db, schema }: Services): void {
   const { database } = config.db;
   // The flavour of the host in use, which `-h db1,db2` may change.
   const target = (): CallTarget => ({ database, flavour: db.flavour });
+  const routinesFor = (request: FastifyRequest, name: string) =>
+    schema.requireRoutines(name, callableBy(request));
 
   app.post<RpcRoute>(
     '/rpc/:name',
     { onRequest: ignoreEmptyBody, ...gated({ kind: 'routine' }) },
     async (request, reply) => {
-      const found = await schema.requireRoutines(request.params.name);
+      const found = await routinesFor(request, request.params.name);
       // No body: no Content-Type either (ignoreEmptyBody); a body must be JSON.
       if (request.headers['content-type'] !== undefined) requireJson(request);
       const { body } = request;
@@ -50,7 +58,7 @@ export function rpcRoutes(app: FastifyInstance, { config, db, schema }: Services
 
   app.get<RpcRoute>('/rpc/:name', gated({ kind: 'routine' }), async (request, reply) => {
     const { name } = request.params;
-    const found = await schema.requireRoutines(name);
+    const found = await routinesFor(request, name);
     if (found.function === undefined) throw procedureNeedsPost(name);
     const job = functionJob(target(), found.function, { query: request.query });
     const answer = functionAnswer(await db.call(job, request));

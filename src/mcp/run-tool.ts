@@ -344,13 +344,14 @@ async function callRoutine(context: ToolContext, args: Args): Promise<string> {
   const given = args.arguments ?? {};
   const { schema, db, config } = context.services;
   const access = accessOf(context);
+  // Its "did you mean" names only routines the role may call.
   if (
     access !== null &&
     !access.policy.decide(access.role, { kind: 'routine', routine: name }).allowed
   ) {
-    return schema.refuseRoutine(name);
+    return schema.refuseRoutine(name, access.policy.callableBy(access.role));
   }
-  const found = await schema.requireRoutines(name);
+  const found = await schema.requireRoutines(name, access?.policy.callableBy(access.role));
   const target = { database: config.db.database, flavour: db.flavour };
   return found.procedure === undefined
     ? functionAnswer(

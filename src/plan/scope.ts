@@ -148,20 +148,23 @@ export class Scope {
     return this.level.joins;
   }
 
-  /** A column of this scope's own table. */
-  column(name: string): PlannedColumn {
+  /**
+   * A column of this scope's own table. `quoted`: the filter named it in double quotes, so an
+   * unknown one may have been meant as a string (the answer hints at single quotes).
+   */
+  column(name: string, quoted = false): PlannedColumn {
     const column = this.view.column(name);
     if (column === undefined) {
       const known = this.view.columns.map((c) => c.name);
-      throw unknownColumn(this.source.table.name, name, known);
+      throw unknownColumn(this.source.table.name, name, known, quoted);
     }
     return this.own(column);
   }
 
   /** A column, through the path before it: a lambda's variable first, then to-one relations. */
-  ref(ref: Pick<ColumnRef, 'name' | 'path'>): PlannedColumn {
+  ref(ref: Pick<ColumnRef, 'name' | 'path' | 'quoted'>): PlannedColumn {
     const path = ref.path ?? [];
-    if (path.length === 0) return this.column(ref.name);
+    if (path.length === 0) return this.column(ref.name, ref.quoted === true);
     const [first, ...rest] = path as [string, ...string[]];
     const variable = this.variables.get(first);
     const start = variable ?? this;

@@ -8,6 +8,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
+import { didYouMean } from '../cli/did-you-mean.js';
 import { NO_ROUTINES, type Routines } from '../db/routines.js';
 import { USERS_TABLE } from '../db/schema.js';
 import type { TableInfo } from '../db/schema-types.js';
@@ -137,6 +138,11 @@ export class Policy {
       this.decide(role, { kind: 'table', table: table.name, action: 'read' }).allowed;
   }
 
+  /** Whether `role` may call a routine: what a 404's "did you mean" may name (made only for a 404). */
+  callableBy(role: string): (routine: string) => boolean {
+    return (routine) => this.mayCall(role, routine);
+  }
+
   /** Whether the role is granted anything at all (an API description is worth showing it). */
   grantsAnything(role: string): boolean {
     const policy = this.roles.get(role);
@@ -201,8 +207,9 @@ function validateGrant(
     for (const table of tables) {
       for (const name of columns) {
         if (!table.columnsByName.has(name)) {
+          const known = table.columns.map((column) => column.name);
           throw new PolicyError(
-            `${at(where, 'columns')}: column '${name}' does not exist in table '${table.name}'`,
+            `${at(where, 'columns')}: column '${name}' does not exist in table '${table.name}'${didYouMean(name, known)}`,
           );
         }
       }
@@ -240,7 +247,12 @@ function validateRoutines(value: unknown, where: string, routines: Routines): Ma
     const entryAt = at(where, name);
     const known =
       name === ALL_ROUTINES || routines.procedures.has(name) || routines.functions.has(name);
-    if (!known) throw new PolicyError(`${entryAt}: routine '${name}' does not exist`);
+    if (!known) {
+      const names = [...routines.procedures.keys(), ...routines.functions.keys()];
+      throw new PolicyError(
+        `${entryAt}: routine '${name}' does not exist${didYouMean(name, names)}`,
+      );
+    }
     if (typeof entry !== 'boolean') throw new PolicyError(`${entryAt} must be true or false`);
     granted.set(name, entry);
   }
@@ -265,7 +277,9 @@ function validateRole(
           ? [...schema.values()]
           : [schema.get(name)].filter((t) => t !== undefined);
       if (targets.length === 0 && name !== ALL_TABLES) {
-        throw new PolicyError(`${entryAt}: table '${name}' does not exist`);
+        throw new PolicyError(
+          `${entryAt}: table '${name}' does not exist${didYouMean(name, [...schema.keys()])}`,
+        );
       }
       const entryBody = objectAt(entryValue, entryAt);
       only(entryBody, ACTIONS, entryAt, 'action');

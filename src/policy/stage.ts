@@ -7,7 +7,13 @@
  */
 import type { ColumnInfo, TableInfo } from '../db/schema-types.js';
 import { coerceValue } from '../db/value-codec.js';
-import { forbidden, policyViolation, unknownColumn, unknownTable } from '../errors.js';
+import {
+  forbidden,
+  forbiddenColumns,
+  policyViolation,
+  unknownColumn,
+  unknownTable,
+} from '../errors.js';
 import { both } from '../plan/nodes.js';
 import type {
   DeletePlan,
@@ -42,10 +48,26 @@ function onBaseTable<T extends { readonly table: TableInfo }>(plan: T): T {
   return table === plan.table ? plan : { ...plan, table };
 }
 
-function checkWritable(grant: Grant, columns: Iterable<ColumnInfo>): void {
+/**
+ * Every column the body names is one the action may write; the refusal names those it may not
+ * (each one the role can read: a hidden column is unknown before this, policy/views.ts).
+ */
+function checkWritable(
+  grant: Grant,
+  columns: readonly ColumnInfo[],
+  table: TableInfo,
+  action: 'create' | 'update',
+): void {
   if (grant.columns === null) return;
   const allowed = new Set(grant.columns);
-  for (const column of columns) if (!allowed.has(column.name)) throw forbidden();
+  const refused = columns.filter((column) => !allowed.has(column.name));
+  if (refused.length > 0) {
+    throw forbiddenColumns(
+      table.name,
+      action,
+      refused.map((column) => column.name),
+    );
+  }
 }
 
 /**
@@ -130,7 +152,7 @@ export function guardInsert(access: Access | null, made: InsertPlan): InsertPlan
   if (access === null) return made;
   const plan = onBaseTable(made);
   const grant = grantOf(access, plan.table, 'create');
-  checkWritable(grant, plan.columns);
+  checkWritable(grant, plan.columns, plan.table, 'create');
   if (grant.where === null) return plan;
   const { complete } = checkRequired(access, plan, grant.where, true);
   if (complete) return plan;
@@ -195,12 +217,14 @@ export function guardUpsert(access: Access | null, made: InsertPlan): InsertPlan
   const { table } = plan;
   const merge = onDuplicate.resolution === 'merge-duplicates';
   const create = grantOf(access, table, 'create');
-  checkWritable(create, plan.columns);
+  checkWritable(create, plan.columns, table, 'create');
   const update = merge ? grantOf(access, table, 'update') : null;
   if (update !== null) {
     checkWritable(
       update,
       plan.columns.filter((column) => !table.primaryKey.includes(column.name)),
+      table,
+      'update',
     );
   }
   const before = update?.where?.planOn(table) ?? null;
@@ -235,6 +259,8 @@ export function guardUpdate(access: Access | null, made: UpdatePlan): UpdatePlan
   checkWritable(
     grant,
     plan.set.map((assignment) => assignment.column),
+    plan.table,
+    'update',
   );
   checkKey(access, plan.table, plan.where);
   if (grant.where === null) return plan;

@@ -53,6 +53,11 @@ export interface ColumnRef {
    * lambda the first may be its variable (`i/qty`). Absent for a column of the table itself.
    */
   readonly path?: readonly string[];
+  /**
+   * Written in double quotes (`"zip code"`), without a path: a name that is no column was likely
+   * meant as a string (`name eq "apple"`), and the unknown-column answer says so (plan/scope.ts).
+   */
+  readonly quoted?: true;
 }
 
 /** The functions a filter may apply to a column (docs/filters.md). */

@@ -4,7 +4,7 @@
  * values, pattern characters, function calls) while parsing, so recursion never goes deeper than the nesting limit and every failure
  * is an ApiError naming the 1-based position and what was expected there.
  */
-import { filterSyntax, limitExceeded } from '../errors.js';
+import { filterSyntax, limitExceeded, singleQuotesHint } from '../errors.js';
 import {
   MAX_FILTER_BYTES,
   MAX_FILTER_CALLS,
@@ -427,6 +427,11 @@ class Parser extends TokenCursor {
         if (literal !== null) return literal;
         throw syntaxError(token, EXPECT_LITERAL);
       }
+      case 'name': {
+        // Only a value may stand here, so a double-quoted one was meant as a string.
+        const { message } = syntaxError(token, EXPECT_LITERAL);
+        throw filterSyntax(`${message}${singleQuotesHint(token.value)}`);
+      }
       default:
         throw syntaxError(token, EXPECT_LITERAL);
     }
@@ -451,7 +456,7 @@ class Parser extends TokenCursor {
     expected: string,
   ): ColumnRef {
     if (token.kind === 'name')
-      return { kind: 'column', name: token.value, position: token.position };
+      return { kind: 'column', name: token.value, position: token.position, quoted: true };
     const keyword = asciiKeyword(token.text);
     if (keyword !== null && RESERVED.has(keyword)) throw syntaxError(token, expected);
     return { kind: 'column', name: token.text, position: token.position };

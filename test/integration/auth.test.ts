@@ -461,6 +461,22 @@ describe('the guard', () => {
     });
   });
 
+  test('an unknown route with a JSON type and no body: 401 without a token, the 404 with one', async () => {
+    const json = { 'content-type': 'application/json' };
+    expectDenied(await call(gw.url, 'POST', '/no/such/route', { headers: json }));
+    expectDenied(await call(gw.url, 'POST', '/no/such/route', { headers: json, body: '' }));
+    for (const body of [undefined, '', '{']) {
+      const answer = await call(gw.url, 'POST', '/no/such/route', {
+        headers: { ...json, ...bearer(token) },
+        body,
+      });
+      expect([answer.status, answer.body]).toEqual([
+        404,
+        { success: false, message: 'No route for POST /no/such/route', code: 'NOT_FOUND' },
+      ]);
+    }
+  });
+
   test('the users table answers exactly as a table that does not exist, for every operation', async () => {
     const urls: [string, string][] = [
       ['GET', '/table/%s/read'],

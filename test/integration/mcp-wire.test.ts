@@ -6,6 +6,7 @@
  * protocol version and messages that are not JSON-RPC. Both paths must answer byte for byte
  * what the SDK's transport answers.
  */
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import {
   LATEST_PROTOCOL_VERSION,
   SUPPORTED_PROTOCOL_VERSIONS,
@@ -211,6 +212,19 @@ describe('what the SDK transport answers', () => {
     expect(answer.status).toBe(415);
   });
 
+  test('a Content-Type no route parses: the same 415 as text/plain, not the REST one', async () => {
+    for (const type of ['application/xml', 'text/plain', 'application/x-www-form-urlencoded']) {
+      expect(await post(undefined, { 'content-type': type }, '<a/>')).toEqual({
+        status: 415,
+        contentType: 'application/json; charset=utf-8',
+        text: transportError(
+          -32000,
+          'Unsupported Media Type: Content-Type must be application/json',
+        ),
+      });
+    }
+  });
+
   test('an unsupported protocol version: 400', async () => {
     const answer = await post(call(1, 'list_tables', {}), { 'mcp-protocol-version': '1999-01-01' });
     expect(answer).toEqual({
@@ -220,6 +234,50 @@ describe('what the SDK transport answers', () => {
         -32000,
         `Bad Request: Unsupported protocol version: 1999-01-01 (supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`,
       ),
+    });
+  });
+
+  test('a body that is not JSON (or none): 400 with the JSON-RPC parse error, as the SDK answers it', async () => {
+    // A stateless transport answers one request.
+    const sdk = () =>
+      new WebStandardStreamableHTTPServerTransport({
+        sessionIdGenerator: undefined,
+        enableJsonResponse: true,
+      });
+    for (const raw of ['{', 'not json', '', '{"jsonrpc": "2.0", "id": 1,', '\u00ff']) {
+      const answer = await post(undefined, {}, raw);
+      expect(answer).toEqual({
+        status: 400,
+        contentType: 'application/json; charset=utf-8',
+        text: transportError(-32700, 'Parse error: Invalid JSON'),
+      });
+      const own = await sdk().handleRequest(
+        new Request('http://sdk.invalid/mcp', {
+          method: 'POST',
+          headers: { accept: ACCEPT, 'content-type': 'application/json' },
+          body: raw,
+        }),
+      );
+      expect([own.status, await own.text()]).toEqual([answer.status, answer.text]);
+    }
+    // The transport's checks come first, as for any body.
+    expect(await post(undefined, { accept: 'application/json' }, '{')).toEqual({
+      status: 406,
+      contentType: 'application/json; charset=utf-8',
+      text: transportError(
+        -32000,
+        'Not Acceptable: Client must accept both application/json and text/event-stream',
+      ),
+    });
+    // JSON with a `__proto__` key is refused before the transport, as on every route.
+    expect(await post(undefined, {}, '{"__proto__": {"x": 1}}')).toEqual({
+      status: 400,
+      contentType: 'application/json; charset=utf-8',
+      text: JSON.stringify({
+        success: false,
+        message: 'Request body is not valid JSON',
+        code: 'INVALID_JSON',
+      }),
     });
   });
 

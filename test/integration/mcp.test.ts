@@ -456,6 +456,7 @@ describe('auth mode with a policy', () => {
         routines: { with_tax: true },
       },
       viewer: { tables: { products: { read: true } } },
+      clerk: { tables: { orders: { read: true, update: { columns: ['note'] } } } },
     },
   };
 
@@ -479,6 +480,7 @@ describe('auth mode with a policy', () => {
     await signUp('bob', 'user');
     await signUp('vic', 'viewer');
     await signUp('nat', 'nobody');
+    await signUp('cal', 'clerk');
     await db.admin.query(
       'INSERT INTO orders (customer_id, owner, note) VALUES (1, ?, ?), (2, ?, ?)',
       [ids.ann, 'ann’s', ids.bob, 'bob’s'],
@@ -576,6 +578,17 @@ describe('auth mode with a policy', () => {
         message: "Routine 'cheaper_than' does not exist",
         code: 'UNKNOWN_ROUTINE',
       });
+      // Its "did you mean" names only routines the role may call.
+      expect((await tool(ann, 'call_routine', { name: 'with_taxx' })).body).toEqual({
+        success: false,
+        message: "Routine 'with_taxx' does not exist: did you mean 'with_tax'?",
+        code: 'UNKNOWN_ROUTINE',
+      });
+      expect((await tool(ann, 'call_routine', { name: 'cheaper_thn' })).body).toEqual({
+        success: false,
+        message: "Routine 'cheaper_thn' does not exist",
+        code: 'UNKNOWN_ROUTINE',
+      });
       // A tool the role is not offered is not there to call.
       await expect(
         vic.callTool({ name: 'create_rows', arguments: { table: 'products', rows: { id: 9 } } }),
@@ -586,6 +599,33 @@ describe('auth mode with a policy', () => {
       expect(Number(rows[0]?.n)).toBe(0);
     } finally {
       await Promise.all([ann.close(), vic.close()]);
+    }
+  });
+
+  test('a column the role may not write is a tool error naming it, as in REST', async () => {
+    const cal = await connect(gw.url, tokens.cal);
+    try {
+      const refused = await tool(cal, 'update_rows', {
+        table: 'orders',
+        key: 'note',
+        value: "'ann’s'",
+        values: { note: 'renamed', owner: 1 },
+      });
+      expect(refused).toEqual({
+        error: true,
+        body: {
+          success: false,
+          message:
+            "Forbidden: this role's policy for update on 'orders' does not let it write column 'owner'",
+          code: 'FORBIDDEN',
+        },
+      });
+      const [rows] = await db.admin.query<mysql.RowDataPacket[]>(
+        "SELECT COUNT(*) AS n FROM orders WHERE note = 'renamed' AND owner = 1",
+      );
+      expect(Number(rows[0]?.n)).toBe(0);
+    } finally {
+      await cal.close();
     }
   });
 

@@ -576,14 +576,19 @@ describe('a hidden column answers byte for byte as a missing one', () => {
       await expectSameAnswer(probe, 'cost_price', 'cost_prize');
       await expectSameAnswer(probe, 'supplier_secret', 'supplier_secreT');
     }
-    // A column the role reads but may not write stays 403 FORBIDDEN.
+    // A column the role reads but may not write stays 403 FORBIDDEN, and is named.
     const readable = await call('PUT', '/table/products/update(id,1)', {
       token: tokens.editor,
       json: { released: '2024-05-05' },
     });
     expect([readable.status, readable.body]).toEqual([
       403,
-      { success: false, message: 'Forbidden', code: 'FORBIDDEN' },
+      {
+        success: false,
+        message:
+          "Forbidden: this role's policy for update on 'products' does not let it write column 'released'",
+        code: 'FORBIDDEN',
+      },
     ]);
     expect(await rows('SELECT * FROM products ORDER BY id')).toEqual(before);
     // What the role may write still works.

@@ -74,6 +74,12 @@ const SECRET = 'policy-test-secret-0123456789abcdefghijklmnop';
 const PASSWORD = 'correct horse battery';
 const ACCESS_DENIED = { success: false, message: 'Access Denied', code: 'ACCESS_DENIED' };
 const FORBIDDEN = { success: false, message: 'Forbidden', code: 'FORBIDDEN' };
+/** A create or update naming columns the role reads but may not write: they are named. */
+const forbiddenColumns = (why: string) => ({
+  success: false,
+  message: `Forbidden: ${why}`,
+  code: 'FORBIDDEN',
+});
 const noTable = (t: string) => ({
   success: false,
   message: `Table '${t}' does not exist`,
@@ -301,17 +307,22 @@ describe('user: own orders only', () => {
     });
     const before = await orders();
     expect(before[0]?.note).toBe('ann 1, edited');
-    for (const json of [
-      { customer_id: ids.bob },
-      { status: 'closed' },
-      { note: 'x', status: 'x' },
-    ]) {
+    for (const [json, refused] of [
+      [{ customer_id: ids.bob }, "column 'customer_id'"],
+      [{ status: 'closed' }, "column 'status'"],
+      [{ note: 'x', status: 'x' }, "column 'status'"],
+      [{ status: 'x', customer_id: ids.bob }, "columns 'status', 'customer_id'"],
+    ] as const) {
       const answer = await call(gw.url, 'PUT', '/table/orders/update(id,1)', {
         token: tokens.ann,
         json,
       });
       expect(answer.status).toBe(403);
-      expect(answer.body).toEqual(FORBIDDEN);
+      expect(answer.body).toEqual(
+        forbiddenColumns(
+          `this role's policy for update on 'orders' does not let it write ${refused}`,
+        ),
+      );
     }
     expect(await orders()).toEqual(before);
   });
@@ -348,7 +359,12 @@ describe('user: own orders only', () => {
       token: tokens.ann,
       json: { customer_id: ids.ann, status: 'closed' },
     });
-    expect(column.body).toEqual(FORBIDDEN);
+    expect([column.status, column.body]).toEqual([
+      403,
+      forbiddenColumns(
+        "this role's policy for create on 'orders' does not let it write column 'status'",
+      ),
+    ]);
     expect(await orders()).toEqual(before);
   });
 
@@ -877,6 +893,14 @@ describe('the policy is checked against the live schema at start', () => {
     [
       { roles: { user: { tables: { orders: { read: { columns: ['x'] } } } } } },
       "roles.user.tables.orders.read.columns: column 'x' does not exist in table 'orders'",
+    ],
+    [
+      { roles: { user: { tables: { prodcts: { read: true } } } } },
+      "roles.user.tables.prodcts: table 'prodcts' does not exist: did you mean 'products'?",
+    ],
+    [
+      { roles: { user: { tables: { orders: { read: { columns: ['id', 'notes'] } } } } } },
+      "roles.user.tables.orders.read.columns: column 'notes' does not exist in table 'orders': did you mean 'note'?",
     ],
     [
       { roles: { user: { tables: { orders: { read: { where: 'customer_id eq' } } } } } },

@@ -295,6 +295,19 @@ describe('errors are 4xx JSON with a stable code', () => {
       'UNKNOWN_COLUMN',
       "Column 'Name' does not exist in table 'people': did you mean 'name'?",
     ],
+    // Double quotes name a column: a string meant is pointed at single quotes.
+    [
+      `/table/people/read?$filter=${encodeURIComponent('name eq "apple"')}`,
+      400,
+      'UNKNOWN_COLUMN',
+      "Column 'apple' does not exist in table 'people' (strings take single quotes: 'apple')",
+    ],
+    [
+      `/table/people/read?$filter=${encodeURIComponent('city in ("Oslo")')}`,
+      400,
+      'FILTER_SYNTAX',
+      'Invalid $filter at position 10: expected a value (a string, a number, a date or time, true, false or null), found the name "Oslo" (strings take single quotes: \'Oslo\')',
+    ],
   ])('%s → %d %s', async (path, status, code, message) => {
     const response = await get(path);
     expect(response.status).toBe(status);
@@ -364,6 +377,36 @@ describe('errors are 4xx JSON with a stable code', () => {
       code: 'NOT_FOUND',
     });
   });
+
+  // Fastify parses a body before its 404 handler runs: an empty one was 400 INVALID_BODY.
+  test.each<[string, string, string | undefined]>([
+    ['POST', '/nothing/here', undefined],
+    ['POST', '/nothing/here', ''],
+    ['PUT', '/nothing/here', '{'],
+    ['PATCH', '/nothing/here', 'not json'],
+    ['DELETE', '/nothing/here', undefined],
+    // A known path asked with another method: its 405, as without the type.
+    ['POST', '/health', undefined],
+  ])(
+    '%s %s with a JSON type and the body %j answers as without a body',
+    async (method, path, body) => {
+      const send = async (headers: Record<string, string>, content?: string) => {
+        const response = await fetch(gw.url + path, { method, headers, body: content });
+        const allow = response.headers.get('allow');
+        return { status: response.status, allow, body: await response.json() };
+      };
+      const bare = await send({});
+      expect(bare.status).toBe(path === '/health' ? 405 : 404);
+      if (path !== '/health') {
+        expect(bare.body).toEqual({
+          success: false,
+          message: `No route for ${method} ${path}`,
+          code: 'NOT_FOUND',
+        });
+      }
+      expect(await send({ 'content-type': 'application/json' }, body)).toEqual(bare);
+    },
+  );
 });
 
 describe('non-ASCII characters in the URL', () => {

@@ -193,6 +193,32 @@ describe('the API description per role', () => {
   });
 });
 
+describe('the "did you mean" of an unknown routine names only routines the role may call', () => {
+  const meant = (name: string, served: string) =>
+    JSON.stringify({
+      success: false,
+      message: `Routine '${name}' does not exist: did you mean '${served}'?`,
+      code: 'UNKNOWN_ROUTINE',
+    });
+  test.each([
+    ['admin', 'POST', '/rpc/admin_onl', meant('admin_onl', 'admin_only')],
+    ['user', 'POST', '/rpc/admin_onl', MISSING('admin_onl')],
+    ['user', 'POST', '/rpc/raise_price', meant('raise_price', 'raise_prices')],
+    ['reader', 'POST', '/rpc/raise_price', MISSING('raise_price')],
+    ['reader', 'GET', '/rpc/public_prise?p=1', MISSING('public_prise')],
+    ['user', 'GET', '/rpc/public_prise?p=1', meant('public_prise', 'public_price')],
+  ])('%s: %s %s', async (role, method, url, text) => {
+    const answer = await call(
+      gw.url,
+      method,
+      url,
+      tokens[role],
+      method === 'POST' ? {} : undefined,
+    );
+    expect(answer).toEqual({ status: 404, type: 'application/json; charset=utf-8', text });
+  });
+});
+
 describe('the policy file', () => {
   test('a routine it names that does not exist stops the start (exit 2), naming it', async () => {
     const file = await policyFile({ roles: { user: { routines: { missing_routine: true } } } });

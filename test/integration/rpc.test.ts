@@ -566,11 +566,24 @@ describe('SIGNAL and other errors', () => {
   test('an unknown routine is 404, for GET and POST', async () => {
     const missing = {
       success: false,
-      message: "Routine 'nope' does not exist",
+      message: "Routine 'nope' does not exist: did you mean 'now'?",
       code: 'UNKNOWN_ROUTINE',
     };
     expect(await call('GET', '/rpc/nope')).toMatchObject({ status: 404, body: missing });
     expect(await post('nope', { a: 1 })).toMatchObject({ status: 404, body: missing });
+  });
+
+  test('an unknown routine within two edits of one served gets a "did you mean"', async () => {
+    const meant = (name: string, served: string) => ({
+      status: 404,
+      body: {
+        success: false,
+        message: `Routine '${name}' does not exist: did you mean '${served}'?`,
+        code: 'UNKNOWN_ROUTINE',
+      },
+    });
+    expect(await call('GET', '/rpc/f_doubl')).toMatchObject(meant('f_doubl', 'f_double'));
+    expect(await post('one_reslt', {})).toMatchObject(meant('one_reslt', 'one_result'));
   });
 });
 

@@ -132,6 +132,36 @@ describe('planRead: columns, order, paging', () => {
       `Column '${name}' does not exist in table 'order'${meant === '' ? '' : `: did you mean '${meant}'?`}`,
     );
   });
+
+  // In $filter a double-quoted token names a column: one that is none was likely meant as a string.
+  test.each<[string, string, string]>([
+    ['note eq "apple"', 'apple', " (strings take single quotes: 'apple')"],
+    ['"apple" eq note', 'apple', " (strings take single quotes: 'apple')"],
+    ['note eq "O\'Brien"', "O'Brien", " (strings take single quotes: 'O''Brien')"],
+    ['note eq "nte"', 'nte', ": did you mean 'note'? (strings take single quotes: 'nte')"],
+    // Unquoted, or a column that exists: no hint.
+    ['note eq apple', 'apple', ''],
+  ])(
+    '%s → UNKNOWN_COLUMN %s, hinting at single quotes only when double-quoted',
+    (text, name, hint) => {
+      const error = failure(() => planRead(request({ filter: parseFilter(text) }), order));
+      expect([error.status, error.code, error.message]).toEqual([
+        400,
+        'UNKNOWN_COLUMN',
+        `Column '${name}' does not exist in table 'order'${hint}`,
+      ]);
+    },
+  );
+
+  test('a double-quoted name that is a column is that column', () => {
+    const plan = planRead(request({ filter: parseFilter('"note" eq \'x\'') }), order);
+    expect(plan.filter).toMatchObject({ kind: 'compare', left: { column: { name: 'note' } } });
+  });
+
+  test('$select and $orderby name columns only: no hint there', () => {
+    const error = failure(() => planRead(request({ select: ['apple'] }), order));
+    expect(error.message).toBe("Column 'apple' does not exist in table 'order'");
+  });
 });
 
 describe('planRead: filters', () => {

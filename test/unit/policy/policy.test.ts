@@ -148,6 +148,19 @@ describe('validatePolicy', () => {
       { roles: { user: { tables: { '*': { read: { columns: ['note'] } } } } } },
       "roles.user.tables.*.read.columns: column 'note' does not exist in table 'secrets'",
     ],
+    // A name within two edits of one the schema has gets a "did you mean".
+    [
+      { roles: { user: { tables: { order: { read: true } } } } },
+      "roles.user.tables.order: table 'order' does not exist: did you mean 'orders'?",
+    ],
+    [
+      { roles: { user: { tables: { orders: { update: { columns: ['note', 'stauts'] } } } } } },
+      "roles.user.tables.orders.update.columns: column 'stauts' does not exist in table 'orders': did you mean 'status'?",
+    ],
+    [
+      { roles: { user: { tables: { zebra: { read: true } } } } },
+      "roles.user.tables.zebra: table 'zebra' does not exist",
+    ],
     [
       { roles: { user: { tables: { users_created_by_tablegate: { read: true } } } } },
       "roles.user.tables.users_created_by_tablegate: table 'users_created_by_tablegate' does not exist",
@@ -165,6 +178,14 @@ describe('validatePolicy', () => {
     [
       { roles: { user: { routines: { no_such: true } } } },
       "roles.user.routines.no_such: routine 'no_such' does not exist",
+    ],
+    [
+      { roles: { user: { routines: { place_ordr: true } } } },
+      "roles.user.routines.place_ordr: routine 'place_ordr' does not exist: did you mean 'place_order'?",
+    ],
+    [
+      { roles: { user: { routines: { balanse: true } } } },
+      "roles.user.routines.balanse: routine 'balanse' does not exist: did you mean 'balance'?",
     ],
     [
       { roles: { user: { routines: { place_order: 'yes' } } } },
@@ -319,6 +340,32 @@ describe('the stage between plan and compile', () => {
     const run = () => guardInsert(as('user'), planInsert(orders, body));
     if (code === null) expect(run).not.toThrow();
     else expect(run).toThrow(expect.objectContaining({ status: 403, code }));
+  });
+
+  test.each<[string, () => unknown, string]>([
+    [
+      'a create',
+      () => guardInsert(as('user'), planInsert(orders, { customer_id: 7, status: 'open' })),
+      "Forbidden: this role's policy for create on 'orders' does not let it write column 'status'",
+    ],
+    [
+      'an update',
+      () => guardUpdate(as('user'), planUpdate(orders, key, { status: 'x', note: 'x', id: 2 })),
+      "Forbidden: this role's policy for update on 'orders' does not let it write columns 'status', 'id'",
+    ],
+  ])('%s naming columns the role may not write: 403 FORBIDDEN naming them', (_, run, message) => {
+    expect(run).toThrow(expect.objectContaining({ status: 403, code: 'FORBIDDEN', message }));
+  });
+
+  test('an action the role may not do stays the bare Forbidden', () => {
+    const run = () =>
+      guardDelete(
+        as('user'),
+        planDelete(orders, { key: 'id', value: { kind: 'number', text: '3' }, bare: '3' }),
+      );
+    expect(run).toThrow(
+      expect.objectContaining({ status: 403, code: 'FORBIDDEN', message: 'Forbidden' }),
+    );
   });
 });
 

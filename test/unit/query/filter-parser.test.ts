@@ -224,6 +224,10 @@ describe('parseFilter: syntax errors name the position and what was expected', (
       'id in (x)',
       "at position 8: expected a value (a string, a number, a date or time, true, false or null), found 'x'",
     ],
+    [
+      'id in ("a", \'b\')',
+      'at position 8: expected a value (a string, a number, a date or time, true, false or null), found the name "a" (strings take single quotes: \'a\')',
+    ],
     ['contains(name)', "at position 14: expected ',', found ')'"],
     ["contains('a', 'b')", "at position 10: expected a column, found the string 'a'"],
     ["contains(null, 'b')", "at position 10: expected a column, found 'null'"],
