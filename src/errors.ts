@@ -360,6 +360,14 @@ export const ERRORS = {
     message: (pausedMs: number) =>
       `The client took nothing for ${pausedMs} ms while other requests waited for a database connection: the response was cut and its connection handed on`,
   },
+  // An answer built whole before it is sent (docs/reading.md): the read's options can make it
+  // smaller ($top, $select, a paged $expand), hence with them.
+  ANSWER_TOO_LARGE: {
+    status: 400,
+    stages: ['read-options'],
+    message: (limitBytes: number) =>
+      `The answer is more than ${limitBytes} bytes, the most one built whole before it is sent may take (--max-answer-bytes): ask for fewer rows ($top), fewer columns ($select) or fewer related rows ($expand with $top)`,
+  },
 
   // upload (`POST /upload`).
   NOT_MULTIPART: {
@@ -664,6 +672,7 @@ export const streamStalled = (stallMs: number) => apiError('STREAM_STALLED', sta
 export const streamTooSlow = (bytes: number, waitedMs: number, minRate: number) =>
   apiError('STREAM_TOO_SLOW', bytes, waitedMs, minRate);
 export const streamTakenBack = (pausedMs: number) => apiError('STREAM_TAKEN_BACK', pausedMs);
+export const answerTooLarge = (limitBytes: number) => apiError('ANSWER_TOO_LARGE', limitBytes);
 export const internalError = () => apiError('INTERNAL_ERROR');
 export const methodNotAllowed = (method: string, allowed: readonly string[]) =>
   withHeaders(apiError('METHOD_NOT_ALLOWED', method, allowed.join(', ')), {

@@ -22,7 +22,7 @@ import type { CompiledQuery } from '../sql/compiled-query.js';
 import { actionRefusal } from './allowed-methods.js';
 import { csvFraming } from './csv-rows.js';
 import { toApiError } from './errors.js';
-import { JSON_ROWS, JSON_TYPE, sendJsonRows, sendJsonRowsAtOnce } from './json-rows.js';
+import { JSON_ROWS, JSON_TYPE, rowText, sendJsonRows, sendJsonRowsAtOnce } from './json-rows.js';
 import { prefersCsv, vary } from './negotiate.js';
 import { NextLinks, type PageLink } from './next-link.js';
 
@@ -41,6 +41,8 @@ export function readRoutes(
   pipeline: ReadPipeline,
 ): void {
   const links = new NextLinks(skiptokens, config.baseUrl, (read) => pipeline.isKept(read));
+  /** The most an answer held before it is sent may take (json-rows.ts). */
+  const maxBytes = config.maxAnswerBytes;
 
   /**
    * The read of `table`. Not an async function: a small read, nearly every one, answers from the
@@ -98,10 +100,24 @@ export function readRoutes(
         try {
           if (error !== null && error !== undefined) fail(reply, error);
           else if (!prefersCsv(reply.request.headers.accept)) {
-            sendJsonRowsAtOnce(reply, found as unknown[][], compiled.serialize, JSON_ROWS, link);
+            sendJsonRowsAtOnce(
+              reply,
+              found as unknown[][],
+              compiled.serialize,
+              maxBytes,
+              JSON_ROWS,
+              link,
+            );
           } else {
             const csv = csvOf(compiled);
-            sendJsonRowsAtOnce(reply, found as unknown[][], csv.serialize, csvFraming(csv), link);
+            sendJsonRowsAtOnce(
+              reply,
+              found as unknown[][],
+              csv.serialize,
+              maxBytes,
+              csvFraming(csv),
+              link,
+            );
           }
         } catch (thrown) {
           fail(reply, thrown);
@@ -121,10 +137,19 @@ export function readRoutes(
     const { request } = reply;
     const { select } = compiled;
     if (!prefersCsv(request.headers.accept)) {
-      await sendJsonRows(reply, db, select, compiled.serialize, request, JSON_ROWS, link);
+      await sendJsonRows(reply, db, select, compiled.serialize, request, maxBytes, JSON_ROWS, link);
     } else {
       const csv = csvOf(compiled);
-      await sendJsonRows(reply, db, select, csv.serialize, request, csvFraming(csv), link);
+      await sendJsonRows(
+        reply,
+        db,
+        select,
+        csv.serialize,
+        request,
+        maxBytes,
+        csvFraming(csv),
+        link,
+      );
     }
     return reply;
   }
@@ -165,10 +190,11 @@ export function readRoutes(
     vary(reply, ACCEPT);
     if (prefersCsv(request.headers.accept)) {
       const csv = csvOf(compiled);
-      return sendJsonRowsAtOnce(reply, [row], csv.serialize, csvFraming(csv));
+      return sendJsonRowsAtOnce(reply, [row], csv.serialize, maxBytes, csvFraming(csv));
     }
+    const text = rowText(row, compiled.serialize, maxBytes);
     reply.type(JSON_TYPE);
-    return compiled.serialize(row);
+    return text;
   }
 
   app.get<{ Params: { table: string; action: string }; Querystring: QueryObject }>(
