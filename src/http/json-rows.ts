@@ -4,7 +4,8 @@
  * one chunk (64 KiB) goes out as one string with a Content-Length; a larger one streams, with
  * back-pressure: when the socket is full the row flow pauses, and it resumes with the bytes the
  * client has taken (the execute stage holds them against the minimum rate). An error before the
- * first chunk is an ordinary JSON error; after it, the response can only be cut short. A client
+ * first chunk is an ordinary JSON error; after it, the response can only be cut short (and the
+ * cut is logged: the access log never sees such a response end). A client
  * that leaves cancels the flow (the execute stage stops the statement). A page that may link to
  * the next (next-link.ts) is held until it ends, up to PAGE_HOLD_BYTES, since its Link header
  * names its last row and headers go before the body.
@@ -19,7 +20,7 @@
 import { Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
 import type { RowSerializer } from '../db/rows.js';
-import { answerTooLarge } from '../errors.js';
+import { type ApiError, answerTooLarge } from '../errors.js';
 import type { Caller, Database } from '../execute/database.js';
 import type { RowFlow } from '../execute/stream.js';
 import { PAGE_HOLD_BYTES, RESPONSE_CHUNK_BYTES } from '../limits.js';
@@ -39,6 +40,9 @@ export interface RowsFraming {
 /** A JSON array of the row objects. */
 export const JSON_ROWS: RowsFraming = { type: JSON_TYPE, head: '[', between: ',', tail: ']' };
 
+/** Told when a response that has begun is cut short (the client sees it end early). */
+export type CutShort = (reply: FastifyReply, error: ApiError) => void;
+
 export function sendJsonRows(
   reply: FastifyReply,
   db: Database,
@@ -46,6 +50,7 @@ export function sendJsonRows(
   serialize: RowSerializer,
   caller: Caller,
   maxBytes: number,
+  cutShort: CutShort,
   framing: RowsFraming = JSON_ROWS,
   link: PageLink | null = null,
 ): Promise<void> {
@@ -119,8 +124,10 @@ export function sendJsonRows(
         fail(error) {
           if (ended) return;
           ended = true;
-          if (body) body.destroy(error);
-          else reject(error);
+          if (body) {
+            cutShort(reply, error);
+            body.destroy(error);
+          } else reject(error);
         },
       },
       caller,

@@ -9,6 +9,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TableInfo } from '../db/schema-types.js';
 import { rowNotFound } from '../errors.js';
+import { requestLog } from '../log.js';
 import {
   bindRead,
   type CompiledRead,
@@ -22,7 +23,14 @@ import type { CompiledQuery } from '../sql/compiled-query.js';
 import { actionRefusal } from './allowed-methods.js';
 import { csvFraming } from './csv-rows.js';
 import { toApiError } from './errors.js';
-import { JSON_ROWS, JSON_TYPE, rowText, sendJsonRows, sendJsonRowsAtOnce } from './json-rows.js';
+import {
+  type CutShort,
+  JSON_ROWS,
+  JSON_TYPE,
+  rowText,
+  sendJsonRows,
+  sendJsonRowsAtOnce,
+} from './json-rows.js';
 import { prefersCsv, vary } from './negotiate.js';
 import { NextLinks, type PageLink } from './next-link.js';
 
@@ -37,12 +45,15 @@ const ACCEPT = ['Accept'];
 
 export function readRoutes(
   app: FastifyInstance,
-  { db, schema, skiptokens, config }: Services,
+  { db, schema, skiptokens, config, log }: Services,
   pipeline: ReadPipeline,
 ): void {
   const links = new NextLinks(skiptokens, config.baseUrl, (read) => pipeline.isKept(read));
   /** The most an answer held before it is sent may take (json-rows.ts). */
   const maxBytes = config.maxAnswerBytes;
+  /** A streamed answer cut short: a stalled or slow client, one taken back, MySQL failing. */
+  const cutShort: CutShort = (reply, error) =>
+    requestLog(log, reply.request).warn({ code: error.code }, error.message);
 
   /**
    * The read of `table`. Not an async function: a small read, nearly every one, answers from the
@@ -137,7 +148,17 @@ export function readRoutes(
     const { request } = reply;
     const { select } = compiled;
     if (!prefersCsv(request.headers.accept)) {
-      await sendJsonRows(reply, db, select, compiled.serialize, request, maxBytes, JSON_ROWS, link);
+      await sendJsonRows(
+        reply,
+        db,
+        select,
+        compiled.serialize,
+        request,
+        maxBytes,
+        cutShort,
+        JSON_ROWS,
+        link,
+      );
     } else {
       const csv = csvOf(compiled);
       await sendJsonRows(
@@ -147,6 +168,7 @@ export function readRoutes(
         csv.serialize,
         request,
         maxBytes,
+        cutShort,
         csvFraming(csv),
         link,
       );

@@ -6,10 +6,10 @@
  * many behind one NAT — the one-row read among them) or from twelve; and once they are taken
  * back, reads are answered at once again. Before, the one-row read waited for the stall timeout
  * (three times over when it queued behind the twelve at one address). Each one taken back is
- * counted in /metrics.
+ * logged (a warning with its code) and counted in /metrics.
  */
 import net from 'node:net';
-import { afterAll, beforeAll, expect, test } from '@jest/globals';
+import { afterAll, beforeAll, expect, jest, test } from '@jest/globals';
 import { DEFAULTS } from '../../src/config.js';
 import { createTestDatabase, integers, type TestDatabase } from '../helpers/database.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
@@ -24,6 +24,8 @@ const CLIENT_TIMEOUT_MS = 3000;
 
 let db: TestDatabase;
 let gw: TestGateway;
+/** The codes of the warnings the gateway logged about requests, in order. */
+const warned: string[] = [];
 
 beforeAll(async () => {
   db = await createTestDatabase(`
@@ -41,6 +43,17 @@ beforeAll(async () => {
     maxClientRequests: DEFAULTS.maxClientRequests,
     metricsPort: 0,
   });
+  // A request's lines go through a child of the gateway's log (log.ts): each child's warnings
+  // are recorded here (the test gateway logs nothing itself).
+  const log = gw.gateway.log;
+  const child = log.child.bind(log);
+  jest.spyOn(log, 'child').mockImplementation(((bindings: Record<string, unknown>) => {
+    const made = child(bindings);
+    made.warn = ((object: { code?: string }) => {
+      warned.push(String(object.code));
+    }) as typeof made.warn;
+    return made;
+  }) as unknown as typeof log.child);
 }, 60_000);
 
 afterAll(async () => {
@@ -92,6 +105,7 @@ const ONE_ROW = { status: 200, body: [{ id: 1, name: 'one' }] };
 async function twelveSlowReaders(addresses: readonly string[], readFrom: string): Promise<void> {
   const port = Number(new URL(gw.url).port);
   const takenBefore = gw.gateway.db.takenBack();
+  const warnedBefore = warned.length;
   const stalled = addresses.map((address) => stalledReader(port, address));
   // Four of them hold the pool and fill their sockets; the other eight wait for a connection.
   await sleep(500);
@@ -119,6 +133,7 @@ async function twelveSlowReaders(addresses: readonly string[], readFrom: string)
   for (const reader of stalled) void reader.drain().then((bytes) => closed.push(bytes));
   await sleep(2000);
   expect(closed.length).toBe(takenBack);
+  expect(warned.slice(warnedBefore)).toEqual(Array(takenBack).fill('STREAM_TAKEN_BACK'));
   const scrape = await (await fetch(gw.gateway.metricsUrl as string)).text();
   expect(scrape).toContain(`tablegate_stream_taken_back_total ${gw.gateway.db.takenBack()}\n`);
   for (const bytes of closed) expect(bytes).toBeLessThan(ROWS * 250);
