@@ -179,7 +179,8 @@ export const WAIT_SWEEP_MS = 100;
  * a pool connection, is taken back: its statement stopped, its response cut, its connection
  * handed on (execute/acquire.ts). A client that reads at a network's pace drains its socket's
  * buffers many times a second; one that has not for half a second is stuck or barely reading,
- * and holds a connection someone is waiting for. Alone (nobody waiting) such a read is cut only
+ * and holds a connection someone is waiting for (a client whose own pace left the gateway
+ * waiting longer before is given twice that). Alone (nobody waiting) such a read is cut only
  * by `--stall-timeout` and `--min-read-rate`.
  */
 export const SLOW_READER_MS = 500;

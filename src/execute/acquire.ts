@@ -66,6 +66,14 @@ export interface PoolStats {
 export interface Stall {
   /** When the flow paused, set by the read before it is listed. */
   since: number;
+  /**
+   * How long it must have waited before it is taken back: SLOW_READER_MS, or twice the longest
+   * it ever waited for the client and then saw it read on, whichever is more. TCP hands a
+   * reading client's data over in bursts (a window a few MB wide reopens at once), so an honest
+   * reader can leave the flow waiting a second at a time; one that has stopped waits past its
+   * own pace.
+   */
+  patience: number;
   readonly connection: PoolConnection;
   /** Ends the read (statement stopped, response cut); its connection comes back by giveBack(). */
   readonly takeBack: (pausedMs: number) => void;
@@ -456,19 +464,24 @@ export class Acquirer {
    * waited for first, one for each queued request that no connection on its way back will serve.
    */
   private reclaim(now: number): void {
-    // Each one taken back leaves the list (taking it back may end others too): the next
-    // candidate is always the oldest left, and the list is in the order the flows paused.
-    for (let stall = this.oldestStall; stall !== null; stall = this.oldestStall) {
-      if (this.queued <= this.takingBack) return;
+    // The list is in the order the flows paused (at most one entry per pool connection). Each
+    // one taken back leaves it, and taking it back may end others too: the scan starts over.
+    let stall = this.oldestStall;
+    while (stall !== null && this.queued > this.takingBack) {
       const pausedMs = now - stall.since;
-      if (pausedMs < SLOW_READER_MS) return;
+      if (pausedMs < Math.max(SLOW_READER_MS, stall.patience)) {
+        stall = stall.later;
+        continue;
+      }
       this.flowing(stall);
       const loaned = stall.connection as Loaned;
-      if (loaned[TAKEN] === true) continue;
-      loaned[TAKEN] = true;
-      this.takingBack++;
-      this.takenBack++;
-      stall.takeBack(pausedMs);
+      if (loaned[TAKEN] !== true) {
+        loaned[TAKEN] = true;
+        this.takingBack++;
+        this.takenBack++;
+        stall.takeBack(pausedMs);
+      }
+      stall = this.oldestStall;
     }
   }
 }

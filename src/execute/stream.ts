@@ -89,6 +89,7 @@ export function streamRows(
   /** Listed with the lender while the flow waits for the client (made once per statement). */
   const stall: Stall = {
     since: 0,
+    patience: 0,
     connection,
     takeBack: (pausedMs) => cut(streamTakenBack(pausedMs)),
     earlier: null,
@@ -184,7 +185,11 @@ export function streamRows(
     },
     resume: (taken) => {
       clearTimeout(stallTimer);
-      lender.flowing(stall);
+      if (stall.listed) {
+        // The client read on after this wait: its own pace (acquire.ts, Stall.patience).
+        stall.patience = Math.max(stall.patience, 2 * (Date.now() - stall.since));
+        lender.flowing(stall);
+      }
       if (pausedAt !== 0) {
         waited += Date.now() - pausedAt;
         pausedAt = 0;

@@ -321,6 +321,7 @@ test('stalled reads are taken back for waiting requests: the longest stalled fir
   const stall = (label: string, connection: PoolConnection, ago: number): Stall => {
     const listed: Stall = {
       since: Date.now() - ago,
+      patience: 0,
       connection,
       takeBack: () => {
         taken.push(label);
@@ -372,6 +373,7 @@ test('a stall that flows again before anyone waits is not taken back', async () 
   let taken = 0;
   const listed: Stall = {
     since: Date.now() - SLOW_READER_MS - 1000,
+    patience: 0,
     connection: held,
     takeBack: () => {
       taken++;
