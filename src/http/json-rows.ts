@@ -74,6 +74,8 @@ export function sendJsonRows(
       query,
       {
         row(values) {
+          // Rows the driver had read before the statement stopped.
+          if (refused) return;
           const piece = serialize(values);
           // Before the body, whatever is held is below `hold` (at most maxBytes): only a row
           // larger than the bound on its own makes an answer that cannot start within it.
