@@ -62,6 +62,11 @@ export interface Config {
    * measured over waits of `stallTimeoutMs`; slower, it is cut. 0: no minimum.
    */
   readonly minReadRate: number;
+  /**
+   * Bytes an answer built whole before it is sent may take (docs/reading.md); past it the read
+   * answers 400 ANSWER_TOO_LARGE, and nothing of the answer is sent.
+   */
+  readonly maxAnswerBytes: number;
   /** Rows an MCP `read_rows` call answers at most (`--mcp-max-rows`); it says when more exist. */
   readonly mcpMaxRows: number;
   /** Milliseconds a JSON body may take to arrive after the headers (408 past it). */
@@ -136,6 +141,10 @@ export const DEFAULTS = {
   // Below the slowest network browsers emulate (GPRS, 50 kbit/s ≈ 6 KB/s): no phone still
   // online is cut (docs/operations.md).
   minReadRate: 4096,
+  // Past any ordinary answer built whole (a small read is at most 256 KiB by its plan, a held
+  // page 1 MiB): only a row with tens of megabytes of related rows or TEXT reaches it, and a
+  // few dozen such answers at once still fit a gateway's memory (docs/reading.md).
+  maxAnswerBytes: 64 * MiB,
   // An agent's context is small: a page of rows, and a note on how to read the next.
   mcpMaxRows: 100,
   bodyTimeoutMs: 30_000,

@@ -68,6 +68,8 @@ Options
   --stall-timeout <time>     cut a streamed read whose client takes nothing this long (default 30s)
   --min-read-rate <size>     cut a streamed read whose client takes less a second, measured over
                              waits for it as long as --stall-timeout (default 4KiB; 0 = none)
+  --max-answer-bytes <size>  largest answer built whole before it is sent; a larger one is
+                             400 ANSWER_TOO_LARGE (default 64MiB)
   --mcp-max-rows <n>         rows an MCP read_rows call answers at most (default 100)
   --anonymous-query-timeout <time>
                              longest a query of a request without a token may run (default:
@@ -141,6 +143,7 @@ export const ENVIRONMENT: Readonly<Record<string, string>> = {
   trustProxy: 'TABLEGATE_TRUST_PROXY',
   maxClientRequests: 'TABLEGATE_MAX_CLIENT_REQUESTS',
   minReadRate: 'TABLEGATE_MIN_READ_RATE',
+  maxAnswerBytes: 'TABLEGATE_MAX_ANSWER_BYTES',
   mcpMaxRows: 'TABLEGATE_MCP_MAX_ROWS',
   anonymousQueryTimeout: 'TABLEGATE_ANONYMOUS_QUERY_TIMEOUT',
   bodyTimeout: 'TABLEGATE_BODY_TIMEOUT',
@@ -598,6 +601,7 @@ export function configFromRun(
     maxClientRequests: number('maxClientRequests', DEFAULTS.maxClientRequests, 0, 100_000),
     anonymousQueryTimeoutMs: optionalDuration('anonymousQueryTimeout'),
     minReadRate: minReadRate === '0' ? 0 : size('minReadRate', DEFAULTS.minReadRate),
+    maxAnswerBytes: size('maxAnswerBytes', DEFAULTS.maxAnswerBytes),
     mcpMaxRows: number('mcpMaxRows', DEFAULTS.mcpMaxRows, 1, 10_000),
     bodyTimeoutMs: duration('bodyTimeout', DEFAULTS.bodyTimeoutMs),
     maxConnections: number('maxConnections', DEFAULTS.maxConnections, 1, 1_000_000),

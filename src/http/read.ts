@@ -9,6 +9,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TableInfo } from '../db/schema-types.js';
 import { rowNotFound } from '../errors.js';
+import { requestLog } from '../log.js';
 import {
   bindRead,
   type CompiledRead,
@@ -22,7 +23,14 @@ import type { CompiledQuery } from '../sql/compiled-query.js';
 import { actionRefusal } from './allowed-methods.js';
 import { csvFraming } from './csv-rows.js';
 import { toApiError } from './errors.js';
-import { JSON_ROWS, JSON_TYPE, sendJsonRows, sendJsonRowsAtOnce } from './json-rows.js';
+import {
+  type CutShort,
+  JSON_ROWS,
+  JSON_TYPE,
+  rowText,
+  sendJsonRows,
+  sendJsonRowsAtOnce,
+} from './json-rows.js';
 import { prefersCsv, vary } from './negotiate.js';
 import { NextLinks, type PageLink } from './next-link.js';
 import { gated } from './route-gate.js';
@@ -38,10 +46,15 @@ const ACCEPT = ['Accept'];
 
 export function readRoutes(
   app: FastifyInstance,
-  { db, schema, skiptokens, config }: Services,
+  { db, schema, skiptokens, config, log }: Services,
   pipeline: ReadPipeline,
 ): void {
   const links = new NextLinks(skiptokens, config.baseUrl, (read) => pipeline.isKept(read));
+  /** The most an answer held before it is sent may take (json-rows.ts). */
+  const maxBytes = config.maxAnswerBytes;
+  /** A streamed answer cut short: a stalled or slow client, one taken back, MySQL failing. */
+  const cutShort: CutShort = (reply, error) =>
+    requestLog(log, reply.request).warn({ code: error.code }, error.message);
 
   /**
    * The read of `table`. Not an async function: a small read, nearly every one, answers from the
@@ -99,10 +112,24 @@ export function readRoutes(
         try {
           if (error !== null && error !== undefined) fail(reply, error);
           else if (!prefersCsv(reply.request.headers.accept)) {
-            sendJsonRowsAtOnce(reply, found as unknown[][], compiled.serialize, JSON_ROWS, link);
+            sendJsonRowsAtOnce(
+              reply,
+              found as unknown[][],
+              compiled.serialize,
+              maxBytes,
+              JSON_ROWS,
+              link,
+            );
           } else {
             const csv = csvOf(compiled);
-            sendJsonRowsAtOnce(reply, found as unknown[][], csv.serialize, csvFraming(csv), link);
+            sendJsonRowsAtOnce(
+              reply,
+              found as unknown[][],
+              csv.serialize,
+              maxBytes,
+              csvFraming(csv),
+              link,
+            );
           }
         } catch (thrown) {
           fail(reply, thrown);
@@ -122,10 +149,30 @@ export function readRoutes(
     const { request } = reply;
     const { select } = compiled;
     if (!prefersCsv(request.headers.accept)) {
-      await sendJsonRows(reply, db, select, compiled.serialize, request, JSON_ROWS, link);
+      await sendJsonRows(
+        reply,
+        db,
+        select,
+        compiled.serialize,
+        request,
+        maxBytes,
+        cutShort,
+        JSON_ROWS,
+        link,
+      );
     } else {
       const csv = csvOf(compiled);
-      await sendJsonRows(reply, db, select, csv.serialize, request, csvFraming(csv), link);
+      await sendJsonRows(
+        reply,
+        db,
+        select,
+        csv.serialize,
+        request,
+        maxBytes,
+        cutShort,
+        csvFraming(csv),
+        link,
+      );
     }
     return reply;
   }
@@ -167,10 +214,11 @@ export function readRoutes(
     vary(reply, ACCEPT);
     if (prefersCsv(request.headers.accept)) {
       const csv = csvOf(compiled);
-      return sendJsonRowsAtOnce(reply, [row], csv.serialize, csvFraming(csv));
+      return sendJsonRowsAtOnce(reply, [row], csv.serialize, maxBytes, csvFraming(csv));
     }
+    const text = rowText(row, compiled.serialize, maxBytes);
     reply.type(JSON_TYPE);
-    return compiled.serialize(row);
+    return text;
   }
 
   app.get<{ Params: { table: string; action: string }; Querystring: QueryObject }>(

@@ -52,6 +52,7 @@ export async function startTestGateway(
     maxClientRequests: 0,
     anonymousQueryTimeoutMs: null,
     minReadRate: DEFAULTS.minReadRate,
+    maxAnswerBytes: DEFAULTS.maxAnswerBytes,
     mcpMaxRows: DEFAULTS.mcpMaxRows,
     bodyTimeoutMs: DEFAULTS.bodyTimeoutMs,
     maxConnections: DEFAULTS.maxConnections,

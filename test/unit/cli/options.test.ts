@@ -47,6 +47,7 @@ describe('configFromRun', () => {
       maxClientRequests: 0,
       anonymousQueryTimeoutMs: null,
       minReadRate: 4096,
+      maxAnswerBytes: 64 * 1024 * 1024,
       bodyTimeoutMs: 30_000,
       maxConnections: 900,
       metricsPort: null,
@@ -521,6 +522,18 @@ describe('what one caller may cost', () => {
         `--anonymous-query-timeout must be a duration like 30s, 500ms or 2m, got '${bad}'`,
       );
     }
+  });
+
+  test('--max-answer-bytes or its variable: a size', () => {
+    expect(configFromRun([], { ...FLAGS, maxAnswerBytes: '1MiB' }, {}).maxAnswerBytes).toBe(
+      1024 * 1024,
+    );
+    expect(configFromRun([], FLAGS, { TABLEGATE_MAX_ANSWER_BYTES: '500000' }).maxAnswerBytes).toBe(
+      500_000,
+    );
+    expect(() => configFromRun([], { ...FLAGS, maxAnswerBytes: '0' }, {})).toThrow(
+      "--max-answer-bytes must be a size like 1048576, 512KiB or 100MiB, got '0'",
+    );
   });
 
   test('--min-read-rate or its variable: bytes a second as a size; 0 turns it off', () => {

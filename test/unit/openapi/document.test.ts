@@ -401,6 +401,7 @@ describe('operations', () => {
                         'APPLY_SYNTAX',
                         'APPLY_TYPE',
                         'BAD_SKIPTOKEN',
+                        'ANSWER_TOO_LARGE',
                         'MALFORMED_URL',
                         'NON_ASCII_URL',
                       ],
