@@ -401,6 +401,7 @@ describe('operations', () => {
                         'APPLY_SYNTAX',
                         'APPLY_TYPE',
                         'BAD_SKIPTOKEN',
+                        'QUERY_TOO_COSTLY',
                         'MALFORMED_URL',
                         'NON_ASCII_URL',
                       ],
