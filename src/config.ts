@@ -69,6 +69,16 @@ export interface Config {
   readonly maxAnswerBytes: number;
   /** Rows an MCP `read_rows` call answers at most (`--mcp-max-rows`); it says when more exist. */
   readonly mcpMaxRows: number;
+  /**
+   * The highest cost estimate a read may have (`--max-read-cost`, docs/reading.md "Cost
+   * limits"); 0: no limit. Absent: DEFAULTS.maxReadCost.
+   */
+  readonly maxReadCost?: number;
+  /**
+   * The same for the `anonymous` role (`--max-read-cost-anonymous`); absent: the smaller of
+   * DEFAULTS.maxReadCostAnonymous and a non-zero `maxReadCost`.
+   */
+  readonly maxReadCostAnonymous?: number;
   /** Milliseconds a JSON body may take to arrive after the headers (408 past it). */
   readonly bodyTimeoutMs: number;
   /** Open HTTP connections at once; more are closed at once. */
@@ -147,6 +157,14 @@ export const DEFAULTS = {
   maxAnswerBytes: 64 * MiB,
   // An agent's context is small: a page of rows, and a note on how to read the next.
   mcpMaxRows: 100,
+  // Row reads a read's lambdas and one answer row's expansions may cost (plan/read-cost.ts),
+  // about a quarter of a second of MariaDB's time: every read of the docs, of the benchmark and
+  // of a Sakila-sized schema estimates at a quarter of it or less, the nested fan-outs of a
+  // 10,000-item shop at 8 to 20 times it (docs/reading.md, "Cost limits").
+  maxReadCost: 250_000,
+  // The `anonymous` role, anyone at all: 2.5 times stricter, still above Sakila's largest read
+  // (a staff member's 8,000 payments expanded: 64,528).
+  maxReadCostAnonymous: 100_000,
   bodyTimeoutMs: 30_000,
   // Below the smallest common open-file limit (1,024), with room for the pool, uploads and logs.
   maxConnections: 900,

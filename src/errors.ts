@@ -23,6 +23,7 @@ export type Stage =
   | 'password' // POST /auth/password: an own user changes their password
   | 'table' // the table named in the path
   | 'read-options' // $select, $filter, $orderby, $top, $skip, $count
+  | 'read-cost' // a read's cost estimate against the caller's budget (docs/reading.md)
   | 'key' // update(<key>,<value>) / delete(<key>,<value>)
   | 'values' // the columns and values of a create or update body
   | 'rows' // the rows of a create body
@@ -288,6 +289,13 @@ export const ERRORS = {
     stages: ['stream'],
     message: (relation: string) =>
       `The related rows of '${relation}' for one row are more than MySQL sends in one value (max_allowed_packet); read them in pages with ${relation}($top=…)`,
+  },
+  /** The read's cost estimate is past the caller's budget: refused before it runs (docs/reading.md). */
+  QUERY_TOO_COSTLY: {
+    status: 400,
+    stages: ['read-cost'],
+    message: (estimate: number, limit: number, option: string) =>
+      `This read is estimated at ${estimate} row reads, over the limit of ${limit} (${option}): nest fewer lambdas or to-many $expand levels, or give each expanded relation a $top`,
   },
 
   // routines (`/rpc/<name>`, docs/routines.md): the routine, its arguments, its own refusals.
@@ -692,6 +700,8 @@ export const unknownRelation = (table: string, relation: string, known: readonly
   apiError('UNKNOWN_RELATION', table, relation, didYouMean(relation, known));
 export const relatedRowsTooLarge = (relation: string) =>
   apiError('RELATED_ROWS_TOO_LARGE', relation);
+export const queryTooCostly = (estimate: number, limit: number, option: string) =>
+  apiError('QUERY_TOO_COSTLY', estimate, limit, option);
 export const invalidBody = (message: string) => apiError('INVALID_BODY', message);
 export const bodyTooDeep = (limit: number) => apiError('BODY_TOO_DEEP', limit);
 export const requestTimeout = () => apiError('REQUEST_TIMEOUT');

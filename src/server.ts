@@ -6,7 +6,7 @@ import type { Socket } from 'node:net';
 import cors from '@fastify/cors';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { registerAuthGuard } from './auth/guard.js';
-import type { TrustProxy } from './config.js';
+import { type Config, DEFAULTS, type TrustProxy } from './config.js';
 import { malformedUrl } from './errors.js';
 import { RouteMethods } from './http/allowed-methods.js';
 import { authRoutes } from './http/auth.js';
@@ -34,7 +34,7 @@ import {
   MAX_HEADER_BYTES,
   SOCKET_IDLE_TIMEOUT_MS,
 } from './limits.js';
-import { ReadPipeline } from './pipeline/read.js';
+import { type ReadBudget, ReadPipeline } from './pipeline/read.js';
 import type { Services } from './services.js';
 
 /** The levels at which each request gets an access line. */
@@ -46,6 +46,14 @@ function trustProxyOption(setting: TrustProxy): FastifyServerOptions['trustProxy
     return (_address: string, hop: number) => hop < setting;
   }
   return typeof setting === 'boolean' ? setting : [...setting];
+}
+
+/** The read cost limits of the configuration, the defaults for those it leaves out (config.ts). */
+function readBudgetOf(config: Config): ReadBudget {
+  const limit = config.maxReadCost ?? DEFAULTS.maxReadCost;
+  const fallback =
+    limit === 0 ? DEFAULTS.maxReadCostAnonymous : Math.min(limit, DEFAULTS.maxReadCostAnonymous);
+  return { limit, anonymous: config.maxReadCostAnonymous ?? fallback };
 }
 
 export async function buildServer(services: Services): Promise<FastifyInstance> {
@@ -130,7 +138,12 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
   authRoutes(app, services);
   healthRoutes(app, services);
   // One read pipeline (and its caches) for the REST reads and the MCP tools.
-  const reads = new ReadPipeline(services.schema, services.db.flavour, services.skiptokens);
+  const reads = new ReadPipeline(
+    services.schema,
+    services.db.flavour,
+    services.skiptokens,
+    readBudgetOf(config),
+  );
   readRoutes(app, services, reads);
   mcpRoutes(app, services, reads);
   writeRoutes(app, services);

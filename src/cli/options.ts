@@ -71,6 +71,12 @@ Options
   --max-answer-bytes <size>  largest answer built whole before it is sent; a larger one is
                              400 ANSWER_TOO_LARGE (default 64MiB)
   --mcp-max-rows <n>         rows an MCP read_rows call answers at most (default 100)
+  --max-read-cost <n>        refuse a read whose cost estimate (row reads of its lambdas and
+                             expansions) is past this, 400 QUERY_TOO_COSTLY (default 250000;
+                             0 or off = no limit)
+  --max-read-cost-anonymous <n>
+                             the same for the anonymous role (default 100000, or --max-read-cost
+                             when that is lower)
   --anonymous-query-timeout <time>
                              longest a query of a request without a token may run (default:
                              --query-timeout)
@@ -145,6 +151,8 @@ export const ENVIRONMENT: Readonly<Record<string, string>> = {
   minReadRate: 'TABLEGATE_MIN_READ_RATE',
   maxAnswerBytes: 'TABLEGATE_MAX_ANSWER_BYTES',
   mcpMaxRows: 'TABLEGATE_MCP_MAX_ROWS',
+  maxReadCost: 'TABLEGATE_MAX_READ_COST',
+  maxReadCostAnonymous: 'TABLEGATE_MAX_READ_COST_ANONYMOUS',
   anonymousQueryTimeout: 'TABLEGATE_ANONYMOUS_QUERY_TIMEOUT',
   bodyTimeout: 'TABLEGATE_BODY_TIMEOUT',
   maxConnections: 'TABLEGATE_MAX_CONNECTIONS',
@@ -483,6 +491,31 @@ export function identityProviderFrom(
   };
 }
 
+/** The largest cost limit accepted: far past any estimate a read of a real schema reaches. */
+const MAX_READ_COST = 1_000_000_000_000;
+
+/**
+ * `--max-read-cost` and `--max-read-cost-anonymous`: a whole number, or `off` (0); each only when
+ * given, the server taking the defaults for the others (config.ts).
+ */
+function readCostLimits(get: (name: FlagName) => string | undefined): {
+  maxReadCost?: number;
+  maxReadCostAnonymous?: number;
+} {
+  const limit = (name: FlagName): number | undefined => {
+    const text = get(name);
+    if (text === undefined) return undefined;
+    if (text.trim().toLowerCase() === 'off') return 0;
+    return integer(name, text, 0, MAX_READ_COST);
+  };
+  const maxReadCost = limit('maxReadCost');
+  const maxReadCostAnonymous = limit('maxReadCostAnonymous');
+  return {
+    ...(maxReadCost === undefined ? {} : { maxReadCost }),
+    ...(maxReadCostAnonymous === undefined ? {} : { maxReadCostAnonymous }),
+  };
+}
+
 const LOG_LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
 
 /** Builds the run configuration. `words` are the positional arguments after `run`. */
@@ -603,6 +636,7 @@ export function configFromRun(
     minReadRate: minReadRate === '0' ? 0 : size('minReadRate', DEFAULTS.minReadRate),
     maxAnswerBytes: size('maxAnswerBytes', DEFAULTS.maxAnswerBytes),
     mcpMaxRows: number('mcpMaxRows', DEFAULTS.mcpMaxRows, 1, 10_000),
+    ...readCostLimits(get),
     bodyTimeoutMs: duration('bodyTimeout', DEFAULTS.bodyTimeoutMs),
     maxConnections: number('maxConnections', DEFAULTS.maxConnections, 1, 1_000_000),
     metricsPort,

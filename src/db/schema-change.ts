@@ -126,7 +126,9 @@ function plainTables(tables: ReadonlyMap<string, TableInfo>): Map<string, unknow
       target: relation.target.name,
       on: relation.on.map(({ local, remote }) => [local.name, remote.name]),
     }));
-    plain.set(name, { ...table, relations });
+    // A row count is a statistic, not schema: its drift alone is no change (schema-types.ts).
+    const { rows: _rows, ...shape } = table;
+    plain.set(name, { ...shape, relations });
   }
   return plain;
 }

@@ -101,6 +101,13 @@ export interface TableInfo {
    */
   readonly hasTriggers?: boolean;
   /**
+   * How many rows the storage engine estimates the table holds (information_schema.TABLES
+   * TABLE_ROWS) as of the schema read that made this object; absent for a view. What the read
+   * cost estimate works from (plan/read-cost.ts); never compared when telling whether the
+   * schema changed (schema-change.ts), so a re-read does not replace tables for it alone.
+   */
+  readonly rows?: number;
+  /**
    * Relations to other tables by name, from the foreign keys both ways (db/relations.ts): to-one
    * from this table's keys, to-many from keys that reference it.
    */

@@ -148,8 +148,12 @@ async function spatialReferences(db: Database, database: string): Promise<Map<st
 }
 
 export async function readSchema(db: Database, database: string): Promise<Map<string, TableInfo>> {
-  const tableRows = await db.rows<{ TABLE_NAME: string; TABLE_TYPE: string }>({
-    sql: 'SELECT TABLE_NAME, TABLE_TYPE FROM information_schema.TABLES WHERE TABLE_SCHEMA = ?',
+  const tableRows = await db.rows<{
+    TABLE_NAME: string;
+    TABLE_TYPE: string;
+    TABLE_ROWS: string | number | null;
+  }>({
+    sql: 'SELECT TABLE_NAME, TABLE_TYPE, TABLE_ROWS FROM information_schema.TABLES WHERE TABLE_SCHEMA = ?',
     params: [database],
   });
   const columnRows = await db.rows<ColumnRow>({
@@ -209,10 +213,21 @@ export async function readSchema(db: Database, database: string): Promise<Map<st
       uniqueKeys: uniqueKeys.get(name) ?? [],
       hasTriggers: withTriggers.has(name),
       relations: named,
+      ...rowEstimate(row.TABLE_ROWS),
     });
   }
   nameRelations(tables, relations, keys);
   return tables;
+}
+
+/**
+ * The storage engine's estimate of a table's rows (information_schema.TABLES.TABLE_ROWS, what the
+ * read cost estimate multiplies: plan/read-cost.ts, docs/reading.md), or nothing when there is
+ * none (a view).
+ */
+function rowEstimate(value: string | number | null): { rows?: number } {
+  const rows = toNumber(value);
+  return rows === null || !Number.isFinite(rows) || rows < 0 ? {} : { rows };
 }
 
 /**

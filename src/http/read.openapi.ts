@@ -28,7 +28,13 @@ import { aggregatable } from '../plan/apply-types.js';
 import { isSingleColumnKey } from '../plan/unique-keys.js';
 
 /** A table the role may not read answers 404 (UNKNOWN_TABLE): reads are never FORBIDDEN. */
-export const READ_STAGES: readonly Stage[] = ['read-options', 'request', 'table', 'execute'];
+export const READ_STAGES: readonly Stage[] = [
+  'read-options',
+  'read-cost',
+  'request',
+  'table',
+  'execute',
+];
 export const KEY_READ_STAGES: readonly Stage[] = [...READ_STAGES, 'key', 'row'];
 /** MySQL's refusals of a read, under their own error names. */
 export const READ_MYSQL_STATUSES: readonly number[] = [400, 403, 404];

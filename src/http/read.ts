@@ -10,13 +10,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TableInfo } from '../db/schema-types.js';
 import { rowNotFound } from '../errors.js';
 import { requestLog } from '../log.js';
-import {
-  bindRead,
-  type CompiledRead,
-  compileKeyRead,
-  csvOf,
-  type ReadPipeline,
-} from '../pipeline/read.js';
+import { type CompiledRead, compileKeyRead, csvOf, type ReadPipeline } from '../pipeline/read.js';
 import { isKeyRead, parseKeyRead } from '../query/key-value.js';
 import type { Services } from '../services.js';
 import type { CompiledQuery } from '../sql/compiled-query.js';
@@ -73,8 +67,8 @@ export function readRoutes(
     // The Link to the next page of a paged read (next-link.ts); null for any other.
     const linked = (made: CompiledRead) => links.of(known, request.query, made);
     return compiled instanceof Promise
-      ? compiled.then((made) => answer(reply, bindRead(made, access), linked(made)) ?? reply)
-      : answer(reply, bindRead(compiled, access), linked(compiled));
+      ? compiled.then((made) => answer(reply, pipeline.admit(made, access), linked(made)) ?? reply)
+      : answer(reply, pipeline.admit(compiled, access), linked(compiled));
   }
 
   function answer(
@@ -201,7 +195,7 @@ export function readRoutes(
     const made = schema.plan(known, (t) =>
       compileKeyRead(t, key, request.query, access, db.flavour),
     );
-    const compiled = bindRead((made instanceof Promise ? await made : made).plan, access);
+    const compiled = pipeline.admit((made instanceof Promise ? await made : made).plan, access);
     const found = await new Promise<unknown[][]>((resolve, reject) => {
       db.arrays(
         compiled.select,

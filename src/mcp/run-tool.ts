@@ -12,7 +12,7 @@ import type { TableInfo } from '../db/schema-types.js';
 import { ApiError, forbidden, invalidBody } from '../errors.js';
 import type { Log } from '../log.js';
 import { SUCCESS_MESSAGES } from '../messages.js';
-import { bindRead, type CompiledRead, type ReadPipeline } from '../pipeline/read.js';
+import type { CompiledRead, ReadPipeline } from '../pipeline/read.js';
 import { functionAnswer, functionJob, procedureAnswer, procedureJob } from '../pipeline/rpc.js';
 import { createJob, deleteJob, type PlannedWrite, updateJob } from '../pipeline/write.js';
 import { followable } from '../plan/view.js';
@@ -240,7 +240,7 @@ async function cappedRead(
   if (skip !== undefined) query.$skip = String(skip);
   const access = accessOf(context);
   const made = context.reads.read(table, urlOf(query), query, access);
-  const read = bindRead(made instanceof Promise ? await made : made, access);
+  const read = context.reads.admit(made instanceof Promise ? await made : made, access);
   const { db } = context.services;
   const total = read.count === null ? null : await db.count(read.count, context.request);
   const rows = await arrays(context, read);

@@ -9,6 +9,7 @@ import { type Field, type RowSerializer, shapeSerializer } from '../db/rows.js';
 import type { ColumnInfo } from '../db/schema-types.js';
 import type { Flavour } from '../execute/database.js';
 import type { ApplyOutput, ApplyPlan } from '../plan/apply.js';
+import { applyCost } from '../plan/read-cost.js';
 import { isSmallApply } from '../plan/small-read.js';
 import { compileApply, compileApplyCount } from '../sql/compile-apply.js';
 import { namesUser } from '../sql/user-values.js';
@@ -26,6 +27,7 @@ export function compileApplyPlan(plan: ApplyPlan, flavour: Flavour = 'mariadb'):
     fields: fieldsOf(plan.outputs),
     // Groups are paged by $top and $skip alone: no Link to a next page.
     page: null,
+    cost: applyCost(plan),
   };
 }
 

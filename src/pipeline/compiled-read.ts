@@ -17,6 +17,8 @@ export interface CompiledRead {
   readonly fields: readonly Field[];
   /** A paged read's page: what its Link to the next page is made of (http/next-link.ts). */
   readonly page: ReadPage | null;
+  /** The read's cost estimate (plan/read-cost.ts), checked against the caller's budget. */
+  readonly cost: number;
 }
 
 /** How a read's next page is found (plan/page.ts), from its last row. */

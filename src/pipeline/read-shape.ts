@@ -99,6 +99,7 @@ function instantiate(
     namesUser: read.namesUser,
     fields: read.fields,
     page: read.page,
+    cost: read.cost,
   };
 }
 
@@ -123,6 +124,7 @@ function sameRead(a: CompiledRead, b: CompiledRead): boolean {
     (a.count === null ? b.count === null : b.count !== null && sameQuery(a.count, b.count)) &&
     a.small === b.small &&
     a.serialize === b.serialize &&
+    a.cost === b.cost &&
     samePage(a.page, b.page)
   );
 }

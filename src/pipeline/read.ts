@@ -16,13 +16,15 @@ import {
 } from '../db/rows.js';
 import type { SchemaCache } from '../db/schema.js';
 import type { TableInfo } from '../db/schema-types.js';
-import { badSkiptoken, invalidQuery } from '../errors.js';
+import { badSkiptoken, invalidQuery, queryTooCostly } from '../errors.js';
 import type { Flavour } from '../execute/database.js';
 import { planApply } from '../plan/apply.js';
+import { readCost } from '../plan/read-cost.js';
 import { planRead, type ReadPlan, type Selection, selectedColumns } from '../plan/read-plan.js';
 import { isSmallRead } from '../plan/small-read.js';
 import { isSingleColumnKey } from '../plan/unique-keys.js';
 import { planKeyMatch } from '../plan/write-plan.js';
+import { ANONYMOUS } from '../policy/policy.js';
 import { type Access, readView, viewerFor } from '../policy/views.js';
 import type { KeyValue } from '../query/key-value.js';
 import { parseReadOptions, type QueryObject } from '../query/options.js';
@@ -53,6 +55,7 @@ export function compileReadPlan(plan: ReadPlan, flavour: Flavour = 'mariadb'): C
     namesUser: namesUser(select.params) || (count !== null && namesUser(count.params)),
     fields: fieldsOf(plan.selections),
     page: pageOf(plan),
+    cost: readCost(plan),
   };
 }
 
@@ -111,6 +114,39 @@ export function compileRead(
   return request.apply === undefined
     ? compileReadPlan(planRead(request, table, viewer), flavour)
     : compileApplyPlan(planApply(request, table, viewer), flavour);
+}
+
+/**
+ * The highest cost estimate a read may have (plan/read-cost.ts, docs/reading.md): `limit` for
+ * every caller but the `anonymous` role, which has `anonymous`; 0 is no limit.
+ */
+export interface ReadBudget {
+  readonly limit: number;
+  readonly anonymous: number;
+}
+
+export const NO_BUDGET: ReadBudget = { limit: 0, anonymous: 0 };
+
+/**
+ * The read, refused with QUERY_TOO_COSTLY when its estimate is past the caller's budget: one
+ * comparison per request, the estimate being kept with the compiled read. Checked before the
+ * read's first statement (its `$count` too) is sent.
+ */
+export function withinBudget(
+  read: CompiledRead,
+  access: Access | null,
+  budget: ReadBudget,
+): CompiledRead {
+  const anonymous = access?.role === ANONYMOUS;
+  const limit = anonymous ? budget.anonymous : budget.limit;
+  if (limit !== 0 && read.cost > limit) {
+    throw queryTooCostly(
+      read.cost,
+      limit,
+      anonymous ? '--max-read-cost-anonymous' : '--max-read-cost',
+    );
+  }
+  return read;
 }
 
 /** The read with the caller's `@user` values in place (the same object when it names none). */
@@ -251,6 +287,7 @@ export function compileKeyRead(
     namesUser: namesUser(select.params),
     fields: fieldsOf(plan.selections),
     page: null,
+    cost: readCost(plan, true),
   };
 }
 
@@ -268,7 +305,16 @@ export class ReadPipeline {
     private readonly schema: SchemaCache,
     private readonly flavour: Flavour,
     private readonly tokens: Skiptokens,
+    private readonly budget: ReadBudget = NO_BUDGET,
   ) {}
+
+  /**
+   * The read as the caller runs it: refused when past the caller's budget (withinBudget), its
+   * `@user` values in place (bindRead). Every read route and tool runs its read through this.
+   */
+  admit(read: CompiledRead, access: Access | null): CompiledRead {
+    return bindRead(withinBudget(read, access, this.budget), access);
+  }
 
   /** Whether `read` belongs to one query string alone (ReadCache.isKept). */
   isKept(read: CompiledRead): boolean {

@@ -69,7 +69,7 @@ function selectionsBytes(selections: readonly Selection[]): number | null {
 }
 
 /** A top-level conjunct compares the one-column primary key of `source` with a value. */
-function pinsOneRow(filter: PlannedFilter, source: Source): boolean {
+export function pinsOneRow(filter: PlannedFilter, source: Source): boolean {
   const primaryKey = source.table.primaryKey;
   if (primaryKey.length !== 1) return false;
   if (filter.kind === 'and') return filter.items.some((item) => pinsOneRow(item, source));

@@ -100,6 +100,10 @@ test.each([
     ['run', '-h', 'x', '-u', 'u', '-p', '', '-P', 'port', '-D', 'd', '-o', '8080'],
     "tablegate: -P/--port must be a whole number from 1 to 65535, got 'port'",
   ],
+  [
+    ['run', ...FAKE_DB, '--max-read-cost', 'many'],
+    "tablegate: --max-read-cost must be a whole number from 0 to 1000000000000, got 'many'",
+  ],
   [['rnu'], "tablegate: unknown command 'rnu': did you mean 'run'?"],
   [
     ['run', 'auht', ...FAKE_DB],

@@ -78,6 +78,31 @@ describe('configFromRun', () => {
     }
   });
 
+  test('--max-read-cost and --max-read-cost-anonymous: whole numbers or off, from flag or env', () => {
+    expect(configFromRun([], { ...FLAGS, maxReadCost: '2000000' }, {}).maxReadCost).toBe(2_000_000);
+    expect(configFromRun([], { ...FLAGS, maxReadCost: 'off' }, {}).maxReadCost).toBe(0);
+    expect(configFromRun([], { ...FLAGS, maxReadCost: '0' }, {}).maxReadCost).toBe(0);
+    expect(
+      configFromRun([], FLAGS, { TABLEGATE_MAX_READ_COST_ANONYMOUS: '5000' }).maxReadCostAnonymous,
+    ).toBe(5000);
+    expect(
+      configFromRun([], { ...FLAGS, maxReadCost: '7' }, { TABLEGATE_MAX_READ_COST: '9' })
+        .maxReadCost,
+    ).toBe(7);
+    for (const bad of ['-1', 'lots', '1e6', '1000000000001']) {
+      expect(() => configFromRun([], { ...FLAGS, maxReadCost: bad }, {})).toThrow(
+        new UsageError(
+          `--max-read-cost must be a whole number from 0 to 1000000000000, got '${bad}'`,
+        ),
+      );
+    }
+    expect(() => configFromRun([], { ...FLAGS, maxReadCostAnonymous: 'x' }, {})).toThrow(
+      new UsageError(
+        "--max-read-cost-anonymous must be a whole number from 0 to 1000000000000, got 'x'",
+      ),
+    );
+  });
+
   test('--read-consistency or TABLEGATE_READ_CONSISTENCY: eventual, session or strict', () => {
     expect(configFromRun([], { ...FLAGS, readConsistency: 'session' }, {}).readConsistency).toBe(
       'session',

@@ -402,6 +402,7 @@ describe('operations', () => {
                         'APPLY_TYPE',
                         'BAD_SKIPTOKEN',
                         'ANSWER_TOO_LARGE',
+                        'QUERY_TOO_COSTLY',
                         'MALFORMED_URL',
                         'NON_ASCII_URL',
                       ],
