@@ -343,7 +343,8 @@ describe('docker-compose.yml', () => {
     expect(tablegate?.depends_on).toEqual({ db: { condition: 'service_healthy' } });
     expect(tablegate?.volumes).toEqual([`uploads:${UPLOADS}`]);
     expect(compose.volumes).toHaveProperty('uploads');
-    expect(tablegate?.ports).toEqual(['127.0.0.1:8080:8080']);
+    // The host port is TABLEGATE_HOST_PORT of .env, 8080 when unset (README, Run with Docker).
+    expect(tablegate?.ports).toEqual(['127.0.0.1:${TABLEGATE_HOST_PORT:-8080}:8080']);
     const environment = tablegate?.environment as unknown as Record<string, string>;
     expect(environment).toMatchObject({
       TABLEGATE_AUTH: 'true',
