@@ -121,7 +121,7 @@ export const PAGE_HOLD_BYTES = 1024 * 1024;
 export const SEALED_TOKENS = 1024;
 export const SEALED_TOKENS_MAX_KEY_CHARS = 1024;
 /**
- * Compiled reads kept by table and query string (http/read-cache.ts), least recently used
+ * Compiled reads kept by table and query string (pipeline/read-cache.ts), least recently used
  * dropped first: at most this many in all (one bound for every table, so a schema of many
  * tables cannot multiply it), and none for a query string longer than this many characters
  * (its entry could be large; such a request is planned every time, as before the cache).
@@ -139,7 +139,7 @@ export const READ_CACHE_MAX_QUERY_CHARS = 2048;
  */
 export const READ_CACHE_SEEN_SLOTS = READ_CACHE_ENTRIES;
 /**
- * Compiled read templates kept by query shape (http/read-shape.ts): a shape stands for every
+ * Compiled read templates kept by query shape (pipeline/read-shape.ts): a shape stands for every
  * query string that differs only in `$filter`'s integers, so few are needed. A shape is kept on
  * its second sight (the first is remembered in one of as many slots), and its key is at most
  * READ_CACHE_MAX_QUERY_CHARS long.

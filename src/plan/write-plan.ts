@@ -173,7 +173,7 @@ export function planInsert(
 /**
  * `PUT /table/<t>/update(<key>,<value>)` or `update?$filter=…`: the body's columns, set on every
  * matching row. The key or filter is resolved against `keyTable`: a policy lets a role name
- * fewer columns in a key than in a body (policy/view.ts); both share the table's ColumnInfo
+ * fewer columns in a key than in a body (plan/view.ts, policy/views.ts); both share the table's ColumnInfo
  * objects.
  */
 export function planUpdate(

@@ -1,5 +1,5 @@
 /**
- * The compiled-read cache (http/read-cache.ts) changes no answer: the same status,
+ * The compiled-read cache (pipeline/read-cache.ts) changes no answer: the same status,
  * headers and bytes whether a query string is planned afresh or found in the cache, for odd and
  * hostile query strings too, and a schema change is seen at once (no stale plan). So for its
  * second level, the shape cache (http/read-shape.ts): point reads of many ids answer exactly
