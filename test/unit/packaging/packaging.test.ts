@@ -344,6 +344,7 @@ describe('docker-compose.yml', () => {
     expect(tablegate?.volumes).toEqual([`uploads:${UPLOADS}`]);
     expect(compose.volumes).toHaveProperty('uploads');
     // The host port is TABLEGATE_HOST_PORT of .env, 8080 when unset (README, Run with Docker).
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: Compose's interpolation, not JS's
     expect(tablegate?.ports).toEqual(['127.0.0.1:${TABLEGATE_HOST_PORT:-8080}:8080']);
     const environment = tablegate?.environment as unknown as Record<string, string>;
     expect(environment).toMatchObject({
