@@ -898,6 +898,17 @@ describe('auth mode and open mode', () => {
     expect(JSON.stringify(doc)).not.toContain('"ACCESS_DENIED"');
   });
 
+  test("open: every operation, every routine's too, says it needs nothing (security: [])", () => {
+    const doc = buildOpenApiDocument(TABLES, config('open'), '1', undefined, ROUTINES);
+    const unsecured = Object.entries(doc.paths).flatMap(([path, item]) =>
+      Object.entries(item as Record<string, { security?: unknown }>)
+        .filter(([, op]) => JSON.stringify(op.security) !== '[]')
+        .map(([method]) => `${method} ${path}`),
+    );
+    expect(Object.keys(doc.paths).filter((p) => p.startsWith('/rpc/')).length).toBeGreaterThan(0);
+    expect(unsecured).toEqual([]);
+  });
+
   test('the login document names no table', () => {
     const doc = buildLoginDocument(config('auth'));
     expect(Object.keys(doc.paths)).toEqual(['/auth/register', '/auth/login', '/live', '/health']);
