@@ -3,8 +3,8 @@
  * (read.ts): the stages each runs, whose errors are its error responses, and the operations —
  * the `$…` options, `$select` naming only the columns the caller may read, `$expand` only the
  * relations it may follow (listed again as `x-relations`), `$apply` the columns its aggregates
- * may take, and rows of the row schema of those columns with a key per relation, as JSON or CSV
- * (Accept).
+ * may take, and rows of the row schema of those columns with a key per relation (or, with
+ * `$apply`, groups), as JSON or CSV (Accept).
  */
 import type { Relation } from '../db/schema-types.js';
 import type { Stage } from '../errors.js';
@@ -93,6 +93,24 @@ const APPLY_SCHEMA: JsonSchema = {
     '`aggregate(…)` alone (methods: sum, average, min, max, countdistinct). The answer: one',
     'object per group, its groupby values (a path as nested objects), then the aliases;',
     '$orderby, $top, $skip and $count apply to the groups. Not with $select or $expand.',
+  ].join(' '),
+};
+
+/**
+ * What a read with `$apply` answers in place of rows (docs/totals.md), once per document: one
+ * object per group. Its keys are the groupby values and the aliases the request names, and an
+ * alias may be any name (a column's too, holding an aggregate of another type), so nothing more
+ * of it can be said in advance than that it is an object. Beside the row schema in an `anyOf`, a
+ * validator takes a group for what it is; a generated client that reads the empty schema as
+ * "no known keys" (openapi-typescript) keeps the row's property types for plain reads.
+ */
+const GROUP_SCHEMA: JsonSchema = {
+  type: 'object',
+  description: [
+    'With `$apply`: one group, its groupby values in groupby order (a path through to-one',
+    'relations as nested objects: `{"customer": {"country": "Japan"}}`), then its aggregates',
+    'under their aliases; without groupby and aggregate, a row with its computed values after',
+    'its columns.',
   ].join(' '),
 };
 
@@ -282,7 +300,7 @@ export const readOperation: TableOperation = {
   action: 'read',
   method: 'get',
   path: '/read',
-  schemas: { Apply: APPLY_SCHEMA },
+  schemas: { Apply: APPLY_SCHEMA, ApplyGroup: GROUP_SCHEMA },
   describe: (described, context) => {
     const { table, names, relations } = described;
     const row = rowRef(described, context);
@@ -307,7 +325,10 @@ export const readOperation: TableOperation = {
               schema: { type: 'string' },
             },
           },
-          content: { ...json({ type: 'array', items: row }), ...CSV_ROWS },
+          content: {
+            ...json({ type: 'array', items: { anyOf: [row, context.shared('ApplyGroup')] } }),
+            ...CSV_ROWS,
+          },
         },
         ...context.errors('read', READ_STAGES, READ_MYSQL_STATUSES),
       },

@@ -342,7 +342,16 @@ describe('operations', () => {
     expect(ok?.headers).toHaveProperty('Link');
     expect(ok?.content).toEqual({
       'application/json': {
-        schema: { type: 'array', items: { $ref: '#/components/schemas/order' } },
+        schema: {
+          type: 'array',
+          // A row, or with `$apply` a group.
+          items: {
+            anyOf: [
+              { $ref: '#/components/schemas/order' },
+              { $ref: '#/components/schemas/ApplyGroup' },
+            ],
+          },
+        },
       },
       'text/csv': { schema: expect.objectContaining({ type: 'string' }) },
     });
@@ -716,6 +725,7 @@ describe("a caller's view", () => {
     expect(propertiesOf(doc, 'products')).toEqual(['id', 'name', 'price']);
     expect(Object.keys(schemasOf(doc)).sort()).toEqual([
       'Apply',
+      'ApplyGroup',
       'Credentials',
       'Error',
       'Health',
