@@ -353,8 +353,9 @@ describe('operations', () => {
           },
         },
       },
-      'text/csv': { schema: expect.objectContaining({ type: 'string' }) },
     });
+    // CSV in words: a second media type would make generated clients type the answer a union.
+    expect(ok?.description).toContain('With `Accept: text/csv` the same answer comes as CSV');
   });
 
   test('update and delete take the key column (primary key first) and the value', () => {
