@@ -22,6 +22,8 @@ CREATE TABLE products (
 );
 INSERT INTO categories VALUES (1, 'tea');
 INSERT INTO products VALUES (1, 'Sencha', 4.50, 1), (2, NULL, 2.00, NULL);
+CREATE TABLE \`zip codes\` (id INT PRIMARY KEY, city VARCHAR(40) NOT NULL);
+INSERT INTO \`zip codes\` VALUES (1, 'Köln');
 `;
 
 /** What a user of the generated client writes, the default type arguments everywhere. */
@@ -52,7 +54,13 @@ const one = await client.GET('/table/products/read({key},{value})', {
 const name: string | null | undefined = one.data?.name;
 const price: number | undefined = one.data?.price;
 
-console.log(JSON.stringify({ names, total, name, price }));
+// A name with a space: the path as the description writes it, percent-encoded.
+const zip = await client.GET('/table/zip%20codes/read({key},{value})', {
+  params: { path: { key: 'id', value: '1' } },
+});
+const city: string | undefined = zip.data?.city;
+
+console.log(JSON.stringify({ names, total, name, price, city }));
 `;
 
 const run = promisify(execFile);
@@ -115,5 +123,6 @@ test('openapi-typescript + openapi-fetch: the program compiles (strict) and read
     total: 6.5,
     name: 'Sencha',
     price: 4.5,
+    city: 'Köln',
   });
 }, 60_000);
