@@ -1,10 +1,11 @@
 /**
- * The Swagger UI plugin of auth mode. It runs in the browser: @fastify/swagger-ui writes its
- * source into the page's initializer (uiConfig functions are serialized with toString), so it
- * must use nothing outside its own body. In auth mode the page first shows the login description
- * (register, login, health and the Bearer scheme); once the page has a token — from "Authorize" or
- * from a successful "Try it out" of POST /auth/login — it fetches /openapi.json with that token
- * and shows every table. "Logout" goes back to the login description.
+ * The Swagger UI plugins of the docs page: auth mode's (first) and, in both modes, the one that
+ * shows paths with names as written (last). They run in the browser: @fastify/swagger-ui writes
+ * their source into the page's initializer (uiConfig functions are serialized with toString), so
+ * each must use nothing outside its own body. In auth mode the page first shows the login
+ * description (register, login, health and the Bearer scheme); once the page has a token — from
+ * "Authorize" or from a successful "Try it out" of POST /auth/login — it fetches /openapi.json
+ * with that token and shows every table. "Logout" goes back to the login description.
  */
 
 /** The few parts of Swagger UI's plugin system the plugin uses. */
@@ -115,6 +116,66 @@ export function tablegateAuthPlugin(): {
             },
         },
       },
+    },
+  };
+}
+
+/** What the path wrapper touches of an operation's properties (an Immutable.js Map). */
+interface OperationProps {
+  get(key: 'path'): string;
+  set(key: 'path', value: string): OperationProps;
+}
+
+interface SummaryPathProps {
+  readonly operationProps: OperationProps;
+}
+
+interface ReactSystem {
+  React: { createElement(type: unknown, props: object): unknown };
+}
+
+/**
+ * The Swagger UI plugin of both modes: an operation's path shows a table's or routine's name as
+ * written (`/table/zip codes/read`, `/rpc/größe`) where the description has it percent-encoded,
+ * as OpenAPI's path templating allows only URI characters in a path (docs/openapi.md). Only the
+ * shown text changes: "Try it out" still builds its URL from the description's path. What would
+ * read as more of the path stays encoded — `/`, `?`, `#`, `%`, `{`, `}` — and so do control and
+ * spacing characters other than the space, which a reader could not see. Like the auth plugin,
+ * it runs in the browser from its source text and uses nothing outside its own body.
+ */
+export function tablegatePathsPlugin(): {
+  fn: { readablePath(path: string): string };
+  wrapComponents: Record<string, (original: unknown, system: ReactSystem) => unknown>;
+} {
+  function readablePath(path: string): string {
+    return path.replace(/(?:%[0-9A-Fa-f]{2})+/g, (run) => {
+      let decoded: string;
+      try {
+        decoded = decodeURIComponent(run);
+      } catch {
+        return run;
+      }
+      let shown = '';
+      for (const character of decoded) {
+        shown += /[/?#%{}]|\p{C}|[^\S ]/u.test(character)
+          ? encodeURIComponent(character)
+          : character;
+      }
+      return shown;
+    });
+  }
+
+  return {
+    fn: { readablePath },
+    wrapComponents: {
+      OperationSummaryPath: (original, system) => (props: SummaryPathProps) =>
+        system.React.createElement(original, {
+          ...props,
+          operationProps: props.operationProps.set(
+            'path',
+            readablePath(props.operationProps.get('path')),
+          ),
+        }),
     },
   };
 }

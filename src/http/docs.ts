@@ -25,7 +25,7 @@ import type { Services } from '../services.js';
 import { VERSION } from '../version.js';
 import { DescriptionCache, type Format } from './description-cache.js';
 import { DOCS_PREFIX } from './docs-prefix.js';
-import { tablegateAuthPlugin } from './docs-ui.js';
+import { tablegateAuthPlugin, tablegatePathsPlugin } from './docs-ui.js';
 import { chooseCoding, matchesETag, vary } from './negotiate.js';
 import { gated, type RouteGate } from './route-gate.js';
 
@@ -109,8 +109,11 @@ export function docsRoutes(app: FastifyInstance, { config, schema, policy, log }
         displayRequestDuration: true,
         // Auth mode: start from what needs no token; the plugin loads the rest with one.
         ...(auth
-          ? { spec: buildLoginDocument(config, VERSION), plugins: [tablegateAuthPlugin] }
-          : {}),
+          ? {
+              spec: buildLoginDocument(config, VERSION),
+              plugins: [tablegateAuthPlugin, tablegatePathsPlugin],
+            }
+          : { plugins: [tablegatePathsPlugin] }),
       },
       uiHooks: {
         preHandler: async (request: FastifyRequest, reply: FastifyReply) => {

@@ -70,6 +70,16 @@ interface Assembly {
   readonly publicOnly: boolean;
 }
 
+/**
+ * Open mode: every operation says outright that it needs no credentials (`security: []`), as
+ * docs/openapi.md promises; in auth mode the document's `security` applies unless it says more.
+ */
+function needsNothingIn(assembly: Assembly, operation: JsonSchema): JsonSchema {
+  return assembly.config.mode === 'auth' || operation.security !== undefined
+    ? operation
+    : { ...operation, security: [] };
+}
+
 /** The context one operation describes itself in. */
 function contextFor(
   assembly: Assembly,
@@ -167,7 +177,10 @@ function* routinePaths(
       const context = contextFor(assembly, components, operation, errorsByName);
       paths[path] = {
         ...paths[path],
-        [operation.method]: operation.describe({ routine, names }, context),
+        [operation.method]: needsNothingIn(
+          assembly,
+          operation.describe({ routine, names }, context),
+        ),
       };
     }
     yield;
@@ -182,9 +195,7 @@ function* assemble(
 ): Generator<void, OpenApiDocument> {
   const { config, view } = assembly;
   const auth = config.mode === 'auth';
-  // Open mode: every operation says outright that it needs no credentials (`security: []`).
-  const needsNothing = (operation: JsonSchema): JsonSchema =>
-    auth || operation.security !== undefined ? operation : { ...operation, security: [] };
+  const needsNothing = (operation: JsonSchema) => needsNothingIn(assembly, operation);
   const components = new Components();
   const errorsByName = new Map<string, JsonSchema>();
   const shown = (route: RouteOperation) =>

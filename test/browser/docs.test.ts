@@ -3,7 +3,9 @@
  * loads without a token and shows only the login description; logging in through "Try it out"
  * loads every table; a read with a $filter through "Try it out" shows the right rows; Logout goes
  * back, and a token pasted in "Authorize" loads everything again. Nothing is fetched from any
- * origin but the gateway's. Without a browser: fails under CI, skips with a message elsewhere.
+ * origin but the gateway's. In open mode, names with a space or letters beyond ASCII show as
+ * written and "Try it out" reads them. Without a browser: fails under CI, skips with a message
+ * elsewhere.
  */
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
@@ -38,6 +40,10 @@ CREATE TABLE products (
 INSERT INTO products (name, price, added) VALUES
   ('Green tea', 6.50, '2024-01-02'), ('Earl Grey tea', 12.90, NULL),
   ('Teapot', 49.00, '2024-03-04'), ('Crème brûlée set', 19.99, NULL);
+CREATE TABLE \`zip codes\` (id INT PRIMARY KEY, city VARCHAR(40) NOT NULL);
+INSERT INTO \`zip codes\` VALUES (1, 'Köln'), (2, 'Lyon');
+CREATE TABLE \`größe\` (id INT PRIMARY KEY, label VARCHAR(10) NOT NULL);
+INSERT INTO \`größe\` VALUES (1, 'XL');
 `;
 
 // Under CI a missing browser fails the test; elsewhere it is skipped and named in the summary.
@@ -181,3 +187,43 @@ run('open mode: the page shows every table at once', async () => {
   expect(await page.locator('#operations-auth-login').count()).toBe(0);
   await page.close();
 });
+
+run(
+  'names with a space or letters beyond ASCII: shown as written, read through "Try it out"',
+  async () => {
+    if (!BROWSER) throw new Error('no browser: apt-get install chromium (/usr/bin/chromium)');
+    const page = await context.newPage();
+    const sent: string[] = [];
+    page.on('request', (request) => sent.push(new URL(request.url()).pathname));
+    await page.goto(`${openServer.url}/docs/`);
+    const summaryPath = (path: string) =>
+      page.locator(`.opblock-summary-path[data-path="${path}"]`);
+    await summaryPath('/table/zip codes/read').waitFor({ timeout: 15_000 });
+    expect(await summaryPath('/table/zip codes/read').textContent()).toBe('/table/zip codes/read');
+    expect(await summaryPath('/table/größe/read({key},{value})').textContent()).toBe(
+      '/table/größe/read({key},{value})',
+    );
+
+    // "Try it out" sends the name percent-encoded, as the gateway takes it.
+    const block = page.locator('.opblock', { has: summaryPath('/table/zip codes/read') });
+    await block.locator('.opblock-summary').first().click();
+    await block.getByRole('button', { name: 'Try it out' }).click();
+    await block.locator('tr[data-param-name="$orderby"] input').fill('id');
+    await block.getByRole('button', { name: 'Execute' }).click();
+    const status = block.locator('.live-responses-table .response .response-col_status').first();
+    await status.waitFor();
+    expect((await status.textContent())?.trim()).toBe('200');
+    const body = JSON.parse(
+      (await block
+        .locator('.live-responses-table .response-col_description pre')
+        .first()
+        .textContent()) ?? '',
+    );
+    expect(body).toEqual([
+      { id: 1, city: 'Köln' },
+      { id: 2, city: 'Lyon' },
+    ]);
+    expect(sent).toContain('/table/zip%20codes/read');
+    await page.close();
+  },
+);

@@ -147,7 +147,10 @@ function summary(doc: Json): string[] {
       if (bodySchema?.oneOf) bodySchema = (bodySchema.oneOf as Json[])[0];
       const ok = ((operation.responses as Json)['200'] as Json).content as Json | undefined;
       const okSchema = (ok?.['application/json'] as Json | undefined)?.schema as Json | undefined;
-      const rows = okSchema?.type === 'array' ? propertiesOf(okSchema.items) : [];
+      // A read's items: a row or (with `$apply`) a group; the row's properties.
+      let items = okSchema?.items as Json | undefined;
+      if (items?.anyOf) items = (items.anyOf as Json[])[0];
+      const rows = okSchema?.type === 'array' ? propertiesOf(items) : [];
       lines.push(
         [
           `${method.toUpperCase()} ${url}`,

@@ -257,6 +257,11 @@ describe('refused: 401 with the exact body and WWW-Authenticate', () => {
       async () => sign({ ...(await signingKey('rsa-1', 'RS256')) }),
     ],
     [
+      'expired and signed by a key the JWKS does not hold: forged, so no invalid_token hint',
+      async () =>
+        sign({ ...(await signingKey('rsa-1', 'RS256')) }, { iat: now() - 3600, exp: now() - 60 }),
+    ],
+    [
       'an ES256 token under the RSA key’s kid (another family)',
       async () => sign({ ...ec, kid: 'rsa-1' }),
     ],
