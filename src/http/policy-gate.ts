@@ -37,8 +37,14 @@ export function requestedAction(
 ): Requested {
   const get = method === 'GET' || method === 'HEAD';
   const table = (params as { table?: unknown } | undefined)?.table;
-  // `read` and `read(<key>,<value>)`; any other GET of a table is a 404 of the route itself.
-  if ((route === '/table/:table/read' || route === '/table/:table/:action') && get) {
+  // `read`, `read(<key>,<value>)` and the change feed (docs/changes.md); any other GET of a
+  // table is a 404 of the route itself.
+  if (
+    (route === '/table/:table/read' ||
+      route === '/table/:table/:action' ||
+      route === '/table/:table/changes') &&
+    get
+  ) {
     if (typeof table === 'string') return { kind: 'table', table, action: 'read' };
   }
   const action = TABLE_ACTION_BY_METHOD[method];
