@@ -4,9 +4,13 @@
  * `eventsource` client as a Node or browser app reads them.
  */
 import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { EventSource } from 'eventsource';
 import type mysql from 'mysql2/promise';
+import { USERS_TABLE } from '../../src/db/schema.js';
 import type { PrivateServer } from '../../src/demo/private-server.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
@@ -260,6 +264,137 @@ describe('open mode', () => {
       await slow.close();
     }
   }, 60_000);
+});
+
+const POLICY = {
+  roles: {
+    anonymous: {
+      tables: { posts: { read: { where: "owner eq 'public'", columns: ['id', 'body'] } } },
+    },
+    user: {
+      tables: {
+        posts: { read: { where: 'owner eq @user.email', columns: ['id', 'owner', 'body'] } },
+      },
+    },
+  },
+};
+const SECRET = 'changes-test-secret-0123456789abcdefghijklmnop';
+const PASSWORD = 'correct horse battery';
+
+describe('auth mode with a policy', () => {
+  let auth: TestGateway;
+  let dir: string;
+  const tokens: Record<string, string> = {};
+
+  async function signUp(base: string, email: string): Promise<string> {
+    const json = { email, password: PASSWORD };
+    const post = (route: string) =>
+      fetch(`${base}${route}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(json),
+      });
+    await post('/auth/register');
+    const answer = (await (await post('/auth/login')).json()) as { token: string };
+    return answer.token;
+  }
+
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'tablegate-changes-'));
+    const policyFile = path.join(dir, 'policy.json');
+    await writeFile(policyFile, JSON.stringify(POLICY));
+    await writer.query(
+      'CREATE TABLE posts (id INT AUTO_INCREMENT PRIMARY KEY, owner VARCHAR(60) COLLATE utf8mb4_bin NOT NULL, body VARCHAR(100) NOT NULL, secret VARCHAR(20) NULL)',
+    );
+    auth = await startTestGateway(DB, {
+      ...gw.config,
+      stateDir: dir,
+      uploadsDir: path.join(dir, 'uploads'),
+      mode: 'auth',
+      jwtSecret: SECRET,
+      policyFile,
+    });
+    tokens.ann = await signUp(auth.url, 'ann@example.com');
+    tokens.bob = await signUp(auth.url, 'bob@example.com');
+    tokens.accent = await signUp(auth.url, 'ánn@example.com');
+  });
+  afterAll(async () => {
+    await auth?.close();
+    await writer.query(`DELETE FROM ${USERS_TABLE}`);
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const bearer = (name: string) => ({ authorization: `Bearer ${tokens[name]}` });
+
+  test('row conditions and hidden columns for two users and anonymous, as a read decides', async () => {
+    const streams = {
+      ann: subscribe(`${auth.url}/table/posts/changes`, bearer('ann')),
+      bob: subscribe(`${auth.url}/table/posts/changes`, bearer('bob')),
+      accent: subscribe(`${auth.url}/table/posts/changes`, bearer('accent')),
+      // A browser's EventSource sends no header: the token in the query string.
+      bobInQuery: subscribe(`${auth.url}/table/posts/changes?access_token=${tokens.bob}`),
+      anonymous: subscribe(`${auth.url}/table/posts/changes`),
+    };
+    await Promise.all(Object.values(streams).map((s) => s.opened));
+    await writer.query(
+      `INSERT INTO posts (owner, body, secret) VALUES ('ann@example.com', 'ann 1', 's1'),
+        ('bob@example.com', 'bob 1', 's2'), ('public', 'hello', 's3')`,
+    );
+    // Bob's post handed to ann: out of bob's view (delete), into ann's (insert).
+    await writer.query("UPDATE posts SET owner = 'ann@example.com' WHERE body = 'bob 1'");
+    await streams.ann.until(2);
+    await settle();
+    for (const s of Object.values(streams)) s.source.close();
+    const rows = (name: keyof typeof streams) =>
+      streams[name].events.map((e) => [e.event, e.data.key, e.data.row ?? null]);
+    expect(rows('ann')).toEqual([
+      ['insert', { id: 1 }, { id: 1, owner: 'ann@example.com', body: 'ann 1' }],
+      ['insert', { id: 2 }, { id: 2, owner: 'ann@example.com', body: 'bob 1' }],
+    ]);
+    expect(rows('bob')).toEqual([
+      ['insert', { id: 2 }, { id: 2, owner: 'bob@example.com', body: 'bob 1' }],
+      ['delete', { id: 2 }, null],
+    ]);
+    expect(rows('bobInQuery')).toEqual(rows('bob'));
+    expect(rows('accent')).toEqual([]);
+    expect(rows('anonymous')).toEqual([['insert', { id: 3 }, { id: 3, body: 'hello' }]]);
+    // What each of them reads now agrees with what the feed sent last.
+    const read = async (headers: Record<string, string>) =>
+      (await fetch(`${auth.url}/table/posts/read`, { headers })).json();
+    expect(await read(bearer('accent'))).toEqual([]);
+    expect(await read(bearer('ann'))).toEqual(rows('ann').map((r) => r[2]));
+  });
+
+  test('a token that expires mid-stream ends it with event: expired', async () => {
+    const short = await startTestGateway(DB, { ...auth.config, tokenTtlSeconds: 2 });
+    try {
+      const token = await signUp(short.url, 'ann@example.com');
+      const feed = subscribe(`${short.url}/table/posts/changes`, {
+        authorization: `Bearer ${token}`,
+      });
+      await feed.opened;
+      const started = Date.now();
+      const [event] = await feed.until(1, 15_000);
+      feed.source.close();
+      expect(event?.event).toBe('expired');
+      expect(Date.now() - started).toBeLessThan(10_000);
+    } finally {
+      await short.close();
+    }
+  }, 30_000);
+
+  test('a table the role may not read answers as for reads: 404 with a token, 401 without', async () => {
+    const answer = async (route: string, headers: Record<string, string> = {}) => {
+      const response = await fetch(`${auth.url}/table/notes/${route}`, { headers });
+      return { status: response.status, body: await response.json() };
+    };
+    const hidden = await answer('changes', bearer('ann'));
+    expect(hidden.status).toBe(404);
+    expect(hidden).toEqual(await answer('read', bearer('ann')));
+    const anonymous = await answer('changes');
+    expect(anonymous.status).toBe(401);
+    expect(anonymous).toEqual(await answer('read'));
+  });
 });
 
 describe('a gateway whose server has no binary log', () => {
