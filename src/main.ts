@@ -11,7 +11,7 @@ import { ProviderTokens } from './auth/provider-tokens.js';
 import { loadJwtSecret, OwnTokens } from './auth/tokens.js';
 import { UserStates } from './auth/user-states.js';
 import { ensureUsersTable, UserStore } from './auth/users.js';
-import { ChangeFeed } from './changes/hub.js';
+import { ChangeFeed, LOG_BIN_OFF } from './changes/hub.js';
 import { FeedPositions } from './changes/positions.js';
 import type { Config } from './config.js';
 import { reasonOf } from './db/errors.js';
@@ -407,8 +407,13 @@ export async function startGateway(config: Config): Promise<void> {
       `${config.mode === 'auth' ? `registration: ${config.registration}, ` : ''}` +
       `policy: ${config.policyFile ?? 'none'}, read consistency: ${config.readConsistency})\n`,
   );
+  // A second line when the feed is on, or off for a reason worth fixing; a server without a
+  // binary log at all (or --change-feed off) keeps the one line (docs/configuration.md).
   const { status } = gateway.feed;
-  process.stdout.write(`change feed: ${status.on ? 'on' : `off (${status.reason})`}\n`);
+  if (status.on) process.stdout.write('change feed: on\n');
+  else if (status.reason !== LOG_BIN_OFF && config.changeFeed !== 'off') {
+    process.stdout.write(`change feed: off (${status.reason})\n`);
+  }
   const stop = (signal: string) => {
     gateway.log.info({ signal }, 'shutting down');
     gateway.close().then(

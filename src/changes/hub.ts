@@ -48,6 +48,9 @@ export interface Subscriber {
   finish(event: null): void;
 }
 
+/** Why the feed is off on a server that keeps no binary log. */
+export const LOG_BIN_OFF = 'log_bin is OFF';
+
 /** Whether the feed serves, and why not. */
 export type FeedStatus = { readonly on: true } | { readonly on: false; readonly reason: string };
 
@@ -135,7 +138,7 @@ export class ChangeFeed {
       const [logBin, format, image] = settings as [unknown, unknown, unknown];
       const reason =
         Number(logBin) !== 1
-          ? 'log_bin is OFF'
+          ? LOG_BIN_OFF
           : String(format).toUpperCase() !== 'ROW'
             ? `binlog_format is ${String(format)}`
             : String(image).toUpperCase() !== 'FULL'

@@ -60,7 +60,9 @@ const settle = (ms = 700) => new Promise((resolve) => setTimeout(resolve, ms));
 const SCHEMA = `
 CREATE TABLE notes (id INT AUTO_INCREMENT PRIMARY KEY, owner VARCHAR(60) NOT NULL,
   body VARCHAR(200) NOT NULL, secret VARCHAR(20) NULL, price DECIMAL(30,10) NULL,
-  at DATETIME(6) NULL, big BIGINT NULL, flags BIT(12) NULL, data BLOB NULL, j JSON NULL);
+  at DATETIME(6) NULL, big BIGINT NULL, flags BIT(12) NULL, data BLOB NULL, j JSON NULL,
+  ts TIMESTAMP(3) NULL, tm TIME(4) NULL, y YEAR NULL, d DATE NULL, f FLOAT NULL, e ENUM('a','b') NULL,
+  st SET('x','y','z') NULL, ub BIGINT UNSIGNED NULL, vb VARBINARY(8) NULL);
 `;
 
 let server: PrivateServer;
@@ -98,9 +100,11 @@ describe('open mode', () => {
     const feed = subscribe(`${gw.url}/table/notes/changes`);
     await feed.opened;
     await writer.query(
-      `INSERT INTO notes (owner, body, price, at, big, flags, data, j) VALUES
-        ('ann', 'héllo 😀', 12345678901234567890.0123456789, '2024-01-02 03:04:05.123456',
-         -9223372036854775807, b'101010101010', X'00FF10', '{"a": [1, 2.5]}')`,
+      `INSERT INTO notes (owner, body, price, at, big, flags, data, j, ts, tm, y, d, f, e, st, ub, vb)
+        VALUES ('ann', 'héllo 😀', 12345678901234567890.0123456789, '2024-01-02 03:04:05.123456',
+         -9223372036854775807, b'101010101010', X'00FF10', '{"a": [1, 2.5]}',
+         '2024-01-02 03:04:05.120', '-838:59:58.1234', 2024, '2024-02-29', 0.1, 'b', 'x,z',
+         18446744073709551615, X'0001')`,
     );
     const [event] = await feed.until(1);
     feed.source.close();
@@ -117,6 +121,10 @@ describe('open mode', () => {
     expect(event?.raw).toContain(`"row":${read.slice(1, -1)},"at"`);
     expect(read).toContain('"price":12345678901234567890.0123456789');
     expect(read).toContain('"at":"2024-01-02 03:04:05.123456"');
+    expect(read).toContain(
+      '"ts":"2024-01-02 03:04:05.120","tm":"-838:59:58.1234","y":2024,"d":"2024-02-29"',
+    );
+    expect(read).toContain('"e":"b","st":"x,z","ub":"18446744073709551615","vb":"AAE="');
   });
 
   test("a transaction's events arrive together and in order; a rolled-back one sends nothing", async () => {
