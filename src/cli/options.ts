@@ -624,7 +624,10 @@ export function configFromRun(
     skiptokenSecret: skiptokenSecret ?? null,
     identityProvider: identityProviderFrom(get),
     fileUrlTtlSeconds: lifetime('fileUrlTtl', DEFAULTS.fileUrlTtlSeconds),
-    changeFeed: changeFeed as ChangeFeedMode,
-    feedMaxLag: number('feedMaxLag', DEFAULTS.feedMaxLag, 1, 10_000_000),
+    // Only when given: absent means the defaults (config.ts).
+    ...(get('changeFeed') === undefined ? {} : { changeFeed: changeFeed as ChangeFeedMode }),
+    ...(get('feedMaxLag') === undefined
+      ? {}
+      : { feedMaxLag: number('feedMaxLag', DEFAULTS.feedMaxLag, 1, 10_000_000) }),
   };
 }
