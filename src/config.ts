@@ -105,7 +105,17 @@ export interface Config {
   readonly identityProvider: IdentityProvider | null;
   /** `--file-url-ttl` in seconds: how long a signed upload accessURL opens its file. */
   readonly fileUrlTtlSeconds: number;
+  /**
+   * `--change-feed`: `GET /table/<t>/changes` from the binary log (docs/changes.md). `auto`: on
+   * when the server can serve it, else off with the reason said at start-up; `on`: a server
+   * that cannot is a start-up error; `off`: the route answers 503.
+   */
+  readonly changeFeed?: ChangeFeedMode;
+  /** `--feed-max-lag`: events a subscriber may fall behind before it is closed (overflow). */
+  readonly feedMaxLag?: number;
 }
+
+export type ChangeFeedMode = 'auto' | 'on' | 'off';
 
 /** An identity provider whose tokens are accepted beside the gateway's own (docs/auth.md). */
 export interface IdentityProvider {
@@ -173,4 +183,8 @@ export const DEFAULTS = {
   shutdownDelayMs: 0,
   // The server's own behaviour: no wait, the cheapest reads (docs/operations.md).
   readConsistency: 'eventual',
+  changeFeed: 'auto',
+  // A burst of a few thousand rows (one bulk update) passes; a client that stopped reading
+  // does not hold the gateway's memory for long (docs/changes.md).
+  feedMaxLag: 10_000,
 } as const;

@@ -39,6 +39,7 @@ export type Stage =
   | 'routine-call' // the routine's own refusal (SIGNAL), and what it leaves behind
   | 'prefer' // the Prefer header of an update or delete (max-affected)
   | 'row' // read(<key>,<value>): the one row
+  | 'feed' // GET /table/<t>/changes: the change feed (docs/changes.md)
   | 'mysql'; // MySQL's refusals, under MySQL's error name
 
 export interface ErrorSpec {
@@ -469,6 +470,26 @@ export const ERRORS = {
     stages: ['row'],
     message: (table: string) => `No row of '${table}' has that key`,
   },
+
+  // feed: `GET /table/<t>/changes` (docs/changes.md).
+  UNSUPPORTED_IN_FEED: { status: 400, stages: ['feed'], message: detail },
+  BAD_FEED_POSITION: {
+    status: 400,
+    stages: ['feed'],
+    message:
+      'The position (Last-Event-ID or $since) is not one this change feed gave: send the id of an event unchanged',
+  },
+  FEED_POSITION_GONE: {
+    status: 410,
+    stages: ['feed'],
+    message:
+      'The binary log no longer holds that position (purged): read the table again, then follow its changes without Last-Event-ID or $since',
+  },
+  FEED_UNAVAILABLE: {
+    status: 503,
+    stages: ['feed'],
+    message: (reason: string) => `The change feed is off: ${reason}`,
+  },
 } as const satisfies Readonly<Record<string, ErrorSpec>>;
 
 /**
@@ -778,6 +799,10 @@ export const tooManyRows = (affected: number, max: number) =>
 export const rowNotFound = (table: string) => apiError('ROW_NOT_FOUND', table);
 export const invalidValue = (message: string) => apiError('INVALID_VALUE', message);
 export const badSkiptoken = () => apiError('BAD_SKIPTOKEN');
+export const unsupportedInFeed = (message: string) => apiError('UNSUPPORTED_IN_FEED', message);
+export const badFeedPosition = () => apiError('BAD_FEED_POSITION');
+export const feedPositionGone = () => apiError('FEED_POSITION_GONE');
+export const feedUnavailable = (reason: string) => apiError('FEED_UNAVAILABLE', reason);
 export const generatedColumn = (table: string, column: string) =>
   apiError('GENERATED_COLUMN', table, column);
 /** `known`: the routines the caller may call, for a "did you mean" (never a withheld one). */

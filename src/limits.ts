@@ -235,3 +235,24 @@ export const USER_STATE_REFRESH_MS = 3000;
 export const USER_STATE_STALE_MS = 8000;
 export const USER_STATE_BATCH = 500;
 export const USER_STATE_IDLE_MS = 120_000;
+
+// The change feed (docs/changes.md).
+/** A comment this often keeps proxies from closing an idle event stream. */
+export const FEED_HEARTBEAT_MS = 15_000;
+/** What `retry:` tells an EventSource to wait before it reconnects. */
+export const FEED_RETRY_MS = 2000;
+/** How often a stream checks that its token is still good (expiry, a user removed). */
+export const FEED_EXPIRY_CHECK_MS = 2000;
+/**
+ * Transactions kept in memory after they were read, so a subscriber resuming shortly after is
+ * served from them; an older position is read again from the binary log.
+ */
+export const FEED_RECENT_TRANSACTIONS = 2000;
+/** Row changes the kept transactions may hold together (older ones go first). */
+export const FEED_RECENT_ROWS = 50_000;
+/** Transactions read and not yet decided past which every subscriber is closed (overflow). */
+export const FEED_MAX_PENDING_TRANSACTIONS = 20_000;
+/** Row images evaluated in one statement at most (the temporary table's batch). */
+export const FEED_BATCH_ROWS = 2000;
+/** Bytes a change-feed subscriber may leave untaken before it is closed (overflow). */
+export const FEED_MAX_LAG_BYTES = 16 * 1024 * 1024;

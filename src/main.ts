@@ -8,9 +8,11 @@ import type { FastifyInstance } from 'fastify';
 import { Authenticator } from './auth/authenticator.js';
 import { KeyFileError, loadKeyFile, type ProviderKeys, RemoteKeys } from './auth/provider-keys.js';
 import { ProviderTokens } from './auth/provider-tokens.js';
-import { OwnTokens } from './auth/tokens.js';
+import { loadJwtSecret, OwnTokens } from './auth/tokens.js';
 import { UserStates } from './auth/user-states.js';
 import { ensureUsersTable, UserStore } from './auth/users.js';
+import { ChangeFeed, LOG_BIN_OFF } from './changes/hub.js';
+import { FeedPositions } from './changes/positions.js';
 import type { Config } from './config.js';
 import { reasonOf } from './db/errors.js';
 import { hostsLabel } from './db/pool.js';
@@ -53,6 +55,8 @@ export interface Gateway {
   /** `http://<host>:<port>/metrics` with --metrics-port, else null. */
   readonly metricsUrl: string | null;
   readonly skiptokens: Skiptokens;
+  /** The change feed (docs/changes.md), on or off with its reason. */
+  readonly feed: ChangeFeed;
   close(): Promise<void>;
 }
 
@@ -187,6 +191,32 @@ async function openSkiptokens(config: Config, log: Log): Promise<Skiptokens> {
   }
 }
 
+/**
+ * The change feed (docs/changes.md). Its event ids are signed with the secret `$skiptoken`s use,
+ * so they work on every gateway of one deployment. `--change-feed on` and a server that cannot
+ * serve it: the start fails with the reason.
+ */
+async function openFeed(
+  config: Config,
+  db: Database,
+  schema: SchemaCache,
+  log: Log,
+): Promise<ChangeFeed> {
+  let secret: string;
+  try {
+    secret =
+      config.skiptokenSecret ??
+      (await loadJwtSecret(config.mode === 'auth' ? config.jwtSecret : null, config.stateDir));
+  } catch {
+    secret = (await import('node:crypto')).randomBytes(32).toString('base64url');
+  }
+  const feed = await ChangeFeed.open(config, db, schema, new FeedPositions(secret), log);
+  if (!feed.status.on && config.changeFeed === 'on') {
+    throw new StartupError(`change feed: off (${feed.status.reason})`);
+  }
+  return feed;
+}
+
 /** `--policy`: read and checked against the schema just read; a problem is exit 2. */
 async function openPolicy(config: Config, schema: SchemaCache): Promise<Policy | undefined> {
   if (config.policyFile === null) return undefined;
@@ -240,6 +270,7 @@ export async function openGateway(config: Config): Promise<Gateway> {
   let counters: RedisCounterStore | undefined;
   let auth: AuthServices | undefined;
   let skiptokens: Skiptokens;
+  let feed: ChangeFeed | undefined;
   const shutdown: ShutdownState | undefined =
     config.shutdownDelayMs > 0 ? { draining: false } : undefined;
   try {
@@ -254,6 +285,7 @@ export async function openGateway(config: Config): Promise<Gateway> {
       await warnOfUndefinedRoles(auth.users, policy, log);
     }
     skiptokens = await openSkiptokens(config, log);
+    feed = await openFeed(config, db, schema, log);
     const uploads = new DiskStorage(config.uploadsDir);
     app = await buildServer({
       config,
@@ -266,18 +298,22 @@ export async function openGateway(config: Config): Promise<Gateway> {
       policy,
       metrics,
       shutdown,
+      feed,
     });
     await app.ready();
   } catch (error) {
+    await feed?.close();
     auth?.states.stop();
     await counters?.close();
     await db.close().catch(() => {});
     if (error instanceof StartupError) throw error;
     throw new StartupError(`cannot start: ${reasonOf(error)}`);
   }
+  const changeFeed = feed;
   try {
     await app.listen({ port: config.listenPort, host: config.listenHost });
   } catch (error) {
+    await changeFeed.close();
     await app.close().catch(() => {});
     auth?.states.stop();
     await counters?.close();
@@ -331,6 +367,7 @@ export async function openGateway(config: Config): Promise<Gateway> {
     url,
     metricsUrl: metricsListener?.url ?? null,
     skiptokens,
+    feed: changeFeed,
     close: () => {
       closing ??= (async () => {
         if (shutdown) {
@@ -340,6 +377,9 @@ export async function openGateway(config: Config): Promise<Gateway> {
           await new Promise((resolve) => setTimeout(resolve, config.shutdownDelayMs));
         }
         const timer = setTimeout(() => app.server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+        // Streams end first (they would hold the close for its whole grace), then the binary
+        // log's connection.
+        await changeFeed.close();
         try {
           await Promise.all([app.close(), metricsListener?.close()]);
         } finally {
@@ -367,6 +407,13 @@ export async function startGateway(config: Config): Promise<void> {
       `${config.mode === 'auth' ? `registration: ${config.registration}, ` : ''}` +
       `policy: ${config.policyFile ?? 'none'}, read consistency: ${config.readConsistency})\n`,
   );
+  // A second line when the feed is on, or off for a reason worth fixing; a server without a
+  // binary log at all (or --change-feed off) keeps the one line (docs/configuration.md).
+  const { status } = gateway.feed;
+  if (status.on) process.stdout.write('change feed: on\n');
+  else if (status.reason !== LOG_BIN_OFF && config.changeFeed !== 'off') {
+    process.stdout.write(`change feed: off (${status.reason})\n`);
+  }
   const stop = (signal: string) => {
     gateway.log.info({ signal }, 'shutting down');
     gateway.close().then(

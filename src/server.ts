@@ -12,6 +12,7 @@ import { RouteMethods } from './http/allowed-methods.js';
 import { authRoutes } from './http/auth.js';
 import { registerBodyGuards } from './http/body-guards.js';
 import { registerCaller } from './http/caller.js';
+import { changesRoutes } from './http/changes.js';
 import { registerClientLimits } from './http/client-limits.js';
 import { corsOptions } from './http/cors.js';
 import { docsRoutes } from './http/docs.js';
@@ -146,6 +147,7 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
   );
   readRoutes(app, services, reads);
   mcpRoutes(app, services, reads);
+  if (services.feed !== undefined) changesRoutes(app, services, services.feed);
   writeRoutes(app, services);
   rpcRoutes(app, services);
   uploadRoutes(app, services);

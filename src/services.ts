@@ -7,6 +7,7 @@ import type { Authenticator } from './auth/authenticator.js';
 import type { OwnTokens } from './auth/tokens.js';
 import type { UserStates } from './auth/user-states.js';
 import type { UserStore } from './auth/users.js';
+import type { ChangeFeed } from './changes/hub.js';
 import type { Config } from './config.js';
 import type { SchemaCache } from './db/schema.js';
 import type { Database } from './execute/database.js';
@@ -48,6 +49,8 @@ export interface Services {
   readonly policy?: Policy;
   /** `--metrics-port`: absent when metrics are off (then nothing counts). */
   readonly metrics?: GatewayMetrics;
+  /** `--change-feed`: `GET /table/<t>/changes` (docs/changes.md); absent: the route is not served. */
+  readonly feed?: ChangeFeed;
   /** `--shutdown-delay`: set while the gateway drains before closing (then /health is 503). */
   readonly shutdown?: ShutdownState;
 }

@@ -26,6 +26,8 @@ declare module 'fastify' {
 
 /** The file route as Fastify names it (http/files.ts). */
 const FILE_ROUTE = '/@/*';
+/** The change feed as Fastify names it (http/changes.ts). */
+const FEED_ROUTE = '/table/:table/changes';
 
 /**
  * Whether the route needs no token: it declares itself `public` (http/route-gate.ts), matched on
@@ -45,6 +47,17 @@ const BEARER = /^bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 export function bearerToken(header: string | undefined): string | null {
   if (header === undefined) return null;
   return BEARER.exec(header)?.[1] ?? null;
+}
+
+/**
+ * The change feed's `?access_token=<jwt>`, as a Bearer header: a browser's EventSource cannot
+ * send headers (docs/changes.md). Only that route takes it; the access log never shows it
+ * (http/log-redaction.ts).
+ */
+function feedToken(request: FastifyRequest): string | undefined {
+  if (request.routeOptions.url !== FEED_ROUTE) return undefined;
+  const token = (request.query as { access_token?: unknown }).access_token;
+  return typeof token === 'string' ? `Bearer ${token}` : undefined;
 }
 
 /** Whether a download without a token carries a good signed link; null when it carries none. */
@@ -68,7 +81,7 @@ export function registerAuthGuard(app: FastifyInstance, { config, auth, policy }
   // decided without an await; only a token's first use waits for its verification.
   app.addHook('onRequest', (request, _reply, done) => {
     if (isPublic(request)) return done();
-    const header = request.headers.authorization;
+    const header = request.headers.authorization ?? feedToken(request);
     if (header === undefined) {
       // A signed link that was edited or has expired is refused like a missing token.
       const opens = linkOpens(fileLinks, request);

@@ -9,6 +9,7 @@ import { DEFAULT_CLAIM_NAMES } from '../auth/claims.js';
 import { MIN_SECRET_BYTES } from '../auth/tokens.js';
 import { roleProblem } from '../auth/users.js';
 import {
+  type ChangeFeedMode,
   type Config,
   DEFAULTS,
   defaultStateDir,
@@ -102,6 +103,10 @@ Options
                              Replication node waits for the cluster's earlier writes (default eventual)
   --skiptoken-secret <secret> what $skiptoken links are sealed with, 32+ bytes, the same on every
                              gateway of one API (default: the JWT secret, or ~/.tablegate/jwt-secret)
+  --change-feed <mode>       auto, on or off: GET /table/<t>/changes from the binary log
+                             (default auto: on when the server's binary log allows it)
+  --feed-max-lag <n>         events a change-feed subscriber may fall behind before it is
+                             closed with event: overflow (default 10000)
   --help                     this text
 
 Identity provider (auth mode: its tokens are accepted beside the gateway's own)
@@ -162,6 +167,8 @@ export const ENVIRONMENT: Readonly<Record<string, string>> = {
   shutdownDelay: 'TABLEGATE_SHUTDOWN_DELAY',
   readConsistency: 'TABLEGATE_READ_CONSISTENCY',
   skiptokenSecret: 'TABLEGATE_SKIPTOKEN_SECRET',
+  changeFeed: 'TABLEGATE_CHANGE_FEED',
+  feedMaxLag: 'TABLEGATE_FEED_MAX_LAG',
   // Identity (docs/auth.md): an identity provider's tokens, signed file links.
   jwksUrl: 'TABLEGATE_JWKS_URL',
   jwtPublicKey: 'TABLEGATE_JWT_PUBLIC_KEY',
@@ -317,6 +324,7 @@ const READ_CONSISTENCIES: ReadonlySet<string> = new Set<ReadConsistency>([
   'session',
   'strict',
 ]);
+const CHANGE_FEED_MODES: ReadonlySet<string> = new Set<ChangeFeedMode>(['auto', 'on', 'off']);
 /** proxy-addr's names for ranges, besides addresses and CIDRs. */
 const PROXY_RANGE_NAMES: ReadonlySet<string> = new Set(['loopback', 'linklocal', 'uniquelocal']);
 
@@ -595,6 +603,10 @@ export function configFromRun(
       `--read-consistency must be eventual, session or strict, got '${get('readConsistency')}'`,
     );
   }
+  const changeFeed = (get('changeFeed') ?? DEFAULTS.changeFeed).toLowerCase();
+  if (!CHANGE_FEED_MODES.has(changeFeed)) {
+    throw new UsageError(`--change-feed must be auto, on or off, got '${get('changeFeed')}'`);
+  }
   const redisUrl = get('redisUrl');
   const shutdownDelay = get('shutdownDelay');
   const skiptokenSecret = get('skiptokenSecret');
@@ -650,5 +662,10 @@ export function configFromRun(
     skiptokenSecret: skiptokenSecret ?? null,
     identityProvider: identityProviderFrom(get),
     fileUrlTtlSeconds: lifetime('fileUrlTtl', DEFAULTS.fileUrlTtlSeconds),
+    // Only when given: absent means the defaults (config.ts).
+    ...(get('changeFeed') === undefined ? {} : { changeFeed: changeFeed as ChangeFeedMode }),
+    ...(get('feedMaxLag') === undefined
+      ? {}
+      : { feedMaxLag: number('feedMaxLag', DEFAULTS.feedMaxLag, 1, 10_000_000) }),
   };
 }

@@ -166,6 +166,19 @@ function exited(child: ChildProcess): Promise<void> {
     : new Promise((resolve) => child.once('exit', () => resolve()));
 }
 
+/**
+ * The server options that turn the binary log on as the change feed needs it (docs/changes.md):
+ * row events with full images. Give them as `serverArgs`; `serverId` tells replicas apart.
+ */
+export function binlogArgs(serverId = 1): string[] {
+  return [
+    '--log-bin=binlog',
+    '--binlog-format=ROW',
+    '--binlog-row-image=FULL',
+    `--server-id=${serverId}`,
+  ];
+}
+
 /** `serverArgs` go to the server after ours (a drill's Galera settings, for one). */
 export async function startPrivateServer(
   binary: ServerBinary | null = findServerBinary(),

@@ -10,6 +10,7 @@ import {
   passwordOperation,
   registerOperation,
 } from '../http/auth.openapi.js';
+import { changesOperation } from '../http/changes.openapi.js';
 import { descriptionOperation } from '../http/docs.openapi.js';
 import { downloadOperation } from '../http/files.openapi.js';
 import { healthOperation, liveOperation } from '../http/health.openapi.js';
@@ -41,6 +42,7 @@ export const authRoutes: readonly RouteOperation[] = [
 export const tableOperations: readonly TableOperation[] = [
   readOperation,
   keyReadOperation,
+  changesOperation,
   createOperation,
   updateOperation,
   filterUpdateOperation,

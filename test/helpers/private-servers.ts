@@ -5,6 +5,7 @@
 import { existsSync } from 'node:fs';
 import mysql from 'mysql2/promise';
 import {
+  binlogArgs,
   findServerBinary,
   freePort,
   type PrivateServer,
@@ -20,6 +21,11 @@ export function rootConnection(server: PrivateServer): Promise<mysql.Connection>
     password: server.password,
     multipleStatements: true,
   });
+}
+
+/** A private server with the binary log on, as the change feed needs it (docs/changes.md). */
+export function startBinlogServer(): Promise<PrivateServer> {
+  return startPrivateServer(undefined, binlogArgs());
 }
 
 /** Debian's galera-4 puts the provider in one of these. */

@@ -44,6 +44,7 @@ test('each route declares its gate; the public ones are those docs/auth.md names
       ...both('/health', PUBLIC),
       ...both('/table/:table/read', { kind: 'table', action: 'read' }),
       ...both('/table/:table/:action', { kind: 'table', action: 'read' }),
+      ...both('/table/:table/changes', { kind: 'table', action: 'read' }),
       ['POST /mcp', { kind: 'mcp' }],
       ['POST /table/:table/:action', { kind: 'table', action: 'create' }],
       ['PUT /table/:table/:action', { kind: 'table', action: 'update' }],

@@ -103,6 +103,17 @@ describe('configFromRun', () => {
     );
   });
 
+  test('--change-feed and --feed-max-lag, or their variables; absent: the defaults', () => {
+    expect(configFromRun([], { ...FLAGS, changeFeed: 'ON' }, {}).changeFeed).toBe('on');
+    expect(configFromRun([], FLAGS, { TABLEGATE_CHANGE_FEED: 'off' }).changeFeed).toBe('off');
+    expect(configFromRun([], FLAGS, {}).changeFeed).toBeUndefined();
+    expect(configFromRun([], { ...FLAGS, feedMaxLag: '50' }, {}).feedMaxLag).toBe(50);
+    expect(() => configFromRun([], { ...FLAGS, changeFeed: 'maybe' }, {})).toThrow(
+      new UsageError("--change-feed must be auto, on or off, got 'maybe'"),
+    );
+    expect(() => configFromRun([], { ...FLAGS, feedMaxLag: '0' }, {})).toThrow(UsageError);
+  });
+
   test('--read-consistency or TABLEGATE_READ_CONSISTENCY: eventual, session or strict', () => {
     expect(configFromRun([], { ...FLAGS, readConsistency: 'session' }, {}).readConsistency).toBe(
       'session',

@@ -276,6 +276,7 @@ describe('validity', () => {
     expect(Object.keys(doc.paths).filter((p) => p.startsWith('/table'))).toEqual([
       '/table/order/read',
       '/table/order/read({key},{value})',
+      '/table/order/changes',
       '/table/order/update({key},{value})',
       '/table/order/update',
     ]);
@@ -314,6 +315,7 @@ describe('operations', () => {
         `/table/${t}/read`,
         // A view has no key to read one row by.
         ...(t === 'order_totals' ? [] : [`/table/${t}/read({key},{value})`]),
+        `/table/${t}/changes`,
         `/table/${t}/create`,
         `/table/${t}/update({key},{value})`,
         `/table/${t}/update`,
@@ -715,6 +717,7 @@ describe("a caller's view", () => {
     expect(Object.keys(doc.paths).filter((p) => p.startsWith('/table'))).toEqual([
       '/table/products/read',
       '/table/products/read({key},{value})',
+      '/table/products/changes',
     ]);
     const select = (
       operation(doc, '/table/products/read', 'get').parameters as {
@@ -768,6 +771,7 @@ describe("a caller's view", () => {
       '/auth/login',
       '/table/products/read',
       '/table/products/read({key},{value})',
+      '/table/products/changes',
       // anonymous is granted a table: its agents may use MCP without a token too.
       '/mcp',
       '/live',
@@ -784,8 +788,10 @@ describe("a caller's view", () => {
     const doc = docOf('support');
     expect(Object.keys(doc.paths).filter((p) => p.startsWith('/table'))).toEqual([
       '/table/labels/read',
+      '/table/labels/changes',
       '/table/products/read',
       '/table/products/read({key},{value})',
+      '/table/products/changes',
       '/table/products/create',
       '/table/products/update({key},{value})',
       '/table/products/update',
@@ -863,15 +869,15 @@ describe('size: what every table shares is written once', () => {
     ]);
     expect(Object.keys(components.responses ?? {})).toContain('read.400');
     // Once per kind of operation that reads a $filter (read, read by key, update and delete by
-    // filter), whatever the number of tables.
-    expect(text.split('"FILTER_SYNTAX"').length - 1).toBe(4);
+    // filter, the change feed), whatever the number of tables.
+    expect(text.split('"FILTER_SYNTAX"').length - 1).toBe(5);
   });
 
   // Each operation repeating its parameters and error responses, a table added 20 KB.
-  test('a table adds about 12 KB for seven columns, all seven operations and three schemas', () => {
+  test('a table adds about 14 KB for seven columns, all eight operations and three schemas', () => {
     const perTable = (size(40) - size(20)) / 20;
     expect(perTable).toBeGreaterThan(9000);
-    expect(perTable).toBeLessThan(14000);
+    expect(perTable).toBeLessThan(16000);
   });
 });
 

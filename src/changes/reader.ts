@@ -1,0 +1,262 @@
+/**
+ * The binary-log reader of the change feed (docs/changes.md): one replication connection
+ * (@vlasky/zongji, on mysql2) that reads the row events of the gateway's database as a replica
+ * does and hands them on a transaction at a time, in commit order: the row changes between a
+ * transaction's GTID event and its XID (or COMMIT) event, TRUNCATE and a change of a table's
+ * columns as events of their own. A rolled-back transaction is never written to the log, so it
+ * never arrives. Values come as the library decodes them, with mysql2's exact-text options
+ * (DECIMAL, BIGINT, dates and JSON as text), for the evaluator (decide.ts) to write back.
+ */
+import ZongJi from '@vlasky/zongji';
+import type { ConnectionOptions } from 'mysql2';
+import type { LogPosition } from './positions.js';
+
+export type Row = Record<string, unknown>;
+
+export type Change =
+  | {
+      readonly op: 'insert' | 'update' | 'delete';
+      readonly table: string;
+      readonly before: Row | null;
+      readonly after: Row | null;
+    }
+  | { readonly op: 'truncate' | 'schema'; readonly table: string };
+
+/** One committed transaction of the gateway's database, as the log holds it. */
+export interface Transaction {
+  readonly file: string;
+  readonly start: number;
+  readonly end: number;
+  readonly gtid: string;
+  /** The commit time, milliseconds since the epoch (the log keeps whole seconds). */
+  readonly at: number;
+  readonly changes: readonly Change[];
+}
+
+/** Where reading starts: just after this place of the log. */
+export interface ReadFrom {
+  readonly file: string;
+  readonly position: number;
+}
+
+/** A statement that changes a table's rows wholesale or its columns, and the table it names. */
+const DDL =
+  /^\s*(?:\/\*.*?\*\/\s*)*(TRUNCATE|ALTER|DROP|RENAME|CREATE|OPTIMIZE|REPAIR)\b(?:\s+(?:ONLINE|IGNORE|OR\s+REPLACE|TEMPORARY))*(?:\s+TABLE)?(?:\s+IF\s+(?:NOT\s+)?EXISTS)?\s+(?:`((?:[^`]|``)+)`|(\w+))(?:\s*\.\s*(?:`((?:[^`]|``)+)`|(\w+)))?/is;
+
+/** The table a DDL statement names and whether it is a TRUNCATE; null for other statements. */
+export function ddlTable(
+  statement: string,
+  database: string,
+): { op: 'truncate' | 'schema'; table: string } | null {
+  const match = DDL.exec(statement);
+  if (match === null) return null;
+  const verb = (match[1] as string).toUpperCase();
+  const first = (match[2] ?? match[3] ?? '').replace(/``/g, '`');
+  const second = match[4] ?? match[5];
+  const [schema, table] =
+    second === undefined ? [database, first] : [first, second.replace(/``/g, '`')];
+  if (schema !== database) return null;
+  return { op: verb === 'TRUNCATE' ? 'truncate' : 'schema', table };
+}
+
+interface ZongJiEvent {
+  getEventName(): string;
+  nextPosition: number;
+  timestamp: number;
+  gtid?: string;
+  binlogName?: string;
+  position?: number;
+  query?: string;
+  schema?: string;
+  tableId?: number;
+  tableMap?: Record<number, { parentSchema: string; tableName: string }>;
+  rows?: (Row | { before: Row; after: Row })[];
+}
+
+interface ZongJiInstance {
+  on(event: 'binlog', listener: (event: ZongJiEvent) => void): void;
+  on(event: 'ready', listener: () => void): void;
+  on(event: 'error', listener: (error: Error) => void): void;
+  on(event: 'stopped', listener: () => void): void;
+  start(options: Record<string, unknown>): void;
+  stop(): void;
+}
+
+const ROW_EVENTS: Readonly<Record<string, 'insert' | 'update' | 'delete'>> = {
+  writerows: 'insert',
+  updaterows: 'update',
+  deleterows: 'delete',
+};
+
+export interface ReaderOptions {
+  readonly connection: ConnectionOptions;
+  readonly database: string;
+  /** The replica id this connection announces: unique among the server's replicas. */
+  readonly serverId: number;
+  readonly from: ReadFrom;
+}
+
+/**
+ * One replication connection from a place in the log on. Transactions go to `onTransaction`
+ * as soon as their commit event is read; the reader never waits for whoever takes them.
+ */
+export class BinlogReader {
+  private zongji: ZongJiInstance | null = null;
+  private file: string;
+  /** The end of the last event read: where a transaction starting next starts. */
+  private cursor: number;
+  private open: {
+    file: string;
+    start: number;
+    gtid: string;
+    changes: Change[];
+  } | null = null;
+
+  constructor(
+    private readonly options: ReaderOptions,
+    public onTransaction: (transaction: Transaction) => void,
+    public onError: (error: Error) => void,
+  ) {
+    this.file = options.from.file;
+    this.cursor = options.from.position;
+  }
+
+  /** The next start() reads from here (a transaction read in part is read again whole). */
+  restartAt(from: ReadFrom): void {
+    this.open = null;
+    this.file = from.file;
+    this.cursor = from.position;
+  }
+
+  /** Where the next transaction starts: a reader started there loses nothing. */
+  get position(): ReadFrom {
+    return { file: this.file, position: this.open?.start ?? this.cursor };
+  }
+
+  /** Resolves once the server streams the log to us; rejects when it refuses. */
+  start(): Promise<void> {
+    const zongji = new (ZongJi as unknown as new (options: ConnectionOptions) => ZongJiInstance)({
+      ...this.options.connection,
+      // Exact text, as the gateway's own connections read values (db/pool.ts).
+      dateStrings: true,
+      timezone: 'Z',
+      supportBigNumbers: true,
+      bigNumberStrings: true,
+      jsonStrings: true,
+      decimalNumbers: false,
+    });
+    this.zongji = zongji;
+    return new Promise<void>((resolve, reject) => {
+      let started = false;
+      zongji.on('ready', () => {
+        started = true;
+        resolve();
+      });
+      zongji.on('error', (error) => {
+        if (!started) {
+          started = true;
+          this.stop();
+          reject(error);
+          return;
+        }
+        this.onError(error);
+      });
+      zongji.on('binlog', (event) => this.take(event));
+      zongji.start({
+        serverId: this.options.serverId,
+        filename: this.file,
+        position: this.cursor,
+        includeSchema: { [this.options.database]: true },
+      });
+    });
+  }
+
+  stop(): void {
+    const zongji = this.zongji;
+    this.zongji = null;
+    if (zongji === null) return;
+    try {
+      zongji.stop();
+    } catch {
+      // Already closed by the server: nothing left to stop.
+    }
+  }
+
+  private take(event: ZongJiEvent): void {
+    const name = event.getEventName();
+    if (name === 'rotate') {
+      this.file = event.binlogName as string;
+      this.cursor = event.position ?? 4;
+      return;
+    }
+    const start = this.cursor;
+    if (event.nextPosition > 0) this.cursor = event.nextPosition;
+    switch (name) {
+      case 'gtid':
+      case 'mariadbgtid':
+        this.open = { file: this.file, start, gtid: event.gtid ?? '', changes: [] };
+        return;
+      case 'writerows':
+      case 'updaterows':
+      case 'deleterows': {
+        const table = event.tableMap?.[event.tableId as number];
+        if (this.open === null || table === undefined) return;
+        if (table.parentSchema !== this.options.database) return;
+        const op = ROW_EVENTS[name] as 'insert' | 'update' | 'delete';
+        for (const row of event.rows ?? []) {
+          const pair = row as { before: Row; after: Row };
+          this.open.changes.push({
+            op,
+            table: table.tableName,
+            before: op === 'insert' ? null : op === 'update' ? pair.before : (row as Row),
+            after: op === 'delete' ? null : op === 'update' ? pair.after : (row as Row),
+          });
+        }
+        return;
+      }
+      case 'xid':
+        this.commit(event);
+        return;
+      case 'query': {
+        const statement = event.query ?? '';
+        if (/^\s*(BEGIN|XA\s+START)\b/i.test(statement)) return;
+        if (/^\s*(COMMIT|XA\s+COMMIT)\b/i.test(statement)) {
+          this.commit(event);
+          return;
+        }
+        const ddl = ddlTable(statement, event.schema ?? this.options.database);
+        if (ddl !== null && this.open !== null) this.open.changes.push(ddl);
+        // A statement of its own (DDL) is its own transaction.
+        this.commit(event);
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  private commit(event: ZongJiEvent): void {
+    const open = this.open;
+    this.open = null;
+    if (open === null || open.changes.length === 0) return;
+    this.onTransaction({
+      file: open.file,
+      start: open.start,
+      end: this.cursor,
+      gtid: open.gtid,
+      at: event.timestamp,
+      changes: open.changes,
+    });
+  }
+}
+
+/** A transaction's place, for an event id (index -1: the transaction as a whole). */
+export function positionOf(transaction: Transaction, index: number): LogPosition {
+  return {
+    file: transaction.file,
+    start: transaction.start,
+    end: transaction.end,
+    index,
+    gtid: transaction.gtid,
+  };
+}

@@ -1,0 +1,108 @@
+/**
+ * One subscriber's event stream (docs/changes.md): the server-sent events the hub hands it,
+ * written to the socket as they come. The socket's own buffer is the subscriber's buffer: past
+ * `--feed-max-lag` events (or FEED_MAX_LAG_BYTES) not yet taken by the client, the stream ends
+ * with `event: overflow`, and the hub never waits for it. A comment every FEED_HEARTBEAT_MS
+ * keeps proxies from closing an idle stream; a token that expires ends it (`event: expired`).
+ */
+import type { ServerResponse } from 'node:http';
+import type { TableInfo } from '../db/schema-types.js';
+import { FEED_EXPIRY_CHECK_MS, FEED_HEARTBEAT_MS, FEED_MAX_LAG_BYTES } from '../limits.js';
+import type { ReadGroup } from './decide.js';
+import type { Subscriber } from './hub.js';
+
+export interface StreamOptions {
+  readonly table: string;
+  readonly maxLag: number;
+  /** What the subscriber may see of the table, compiled for it (null: it may see nothing now). */
+  readonly compile: (table: TableInfo) => { read: ReadGroup; key: ReadGroup };
+  readonly groups: { read: ReadGroup; key: ReadGroup };
+  /** Whether the caller's token is still good (checked every FEED_EXPIRY_CHECK_MS). */
+  readonly valid: () => boolean;
+  readonly onEnd: (stream: EventStream) => void;
+}
+
+export class EventStream implements Subscriber {
+  readonly table: string;
+  private current: { read: ReadGroup; key: ReadGroup } | null;
+  private behind = 0;
+  private ended = false;
+  private readonly timers: NodeJS.Timeout[] = [];
+
+  constructor(
+    private readonly raw: ServerResponse,
+    private readonly options: StreamOptions,
+  ) {
+    this.table = options.table;
+    this.current = options.groups;
+    raw.on('drain', () => {
+      this.behind = 0;
+    });
+    raw.on('close', () => this.end());
+    this.timers.push(
+      setInterval(() => this.write(': keep-alive\n\n'), FEED_HEARTBEAT_MS),
+      setInterval(() => {
+        if (!this.options.valid()) this.finish('expired', '{"reason":"the token has expired"}');
+      }, FEED_EXPIRY_CHECK_MS),
+    );
+    for (const timer of this.timers) timer.unref();
+  }
+
+  get closed(): boolean {
+    return this.ended;
+  }
+
+  readonly groups = (): { read: ReadGroup; key: ReadGroup } | null => this.current;
+
+  send(text: string, events: number): boolean {
+    if (this.ended) return false;
+    if (this.raw.writableNeedDrain) {
+      this.behind += events;
+      if (this.behind > this.options.maxLag || this.raw.writableLength > FEED_MAX_LAG_BYTES) {
+        this.overflow();
+        return false;
+      }
+    }
+    this.raw.write(text);
+    return true;
+  }
+
+  reshape(table: TableInfo): void {
+    try {
+      this.current = this.options.compile(table);
+    } catch (error) {
+      const { code, message } = error as { code?: string; message?: string };
+      this.current = null;
+      // The stream's own options no longer fit the table's new columns.
+      setImmediate(() =>
+        this.finish('error', JSON.stringify({ code: code ?? 'INVALID_QUERY', message })),
+      );
+    }
+  }
+
+  overflow(): void {
+    this.finish(
+      'overflow',
+      '{"reason":"the client fell too far behind; reconnect with Last-Event-ID"}',
+    );
+  }
+
+  /** Ends the stream with a last event (the gateway stopping sends none). */
+  finish(event: string | null, data = '{}'): void {
+    if (this.ended) return;
+    if (event !== null) this.raw.write(`event: ${event}\ndata: ${data}\n\n`);
+    this.raw.end();
+    this.end();
+  }
+
+  private write(text: string): void {
+    if (!this.ended) this.raw.write(text);
+  }
+
+  private end(): void {
+    if (this.ended) return;
+    this.ended = true;
+    for (const timer of this.timers) clearInterval(timer);
+    this.options.onEnd(this);
+  }
+}
