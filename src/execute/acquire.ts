@@ -77,6 +77,9 @@ export interface Stall {
   readonly connection: PoolConnection;
   /** Ends the read (statement stopped, response cut); its connection comes back by giveBack(). */
   readonly takeBack: (pausedMs: number) => void;
+  /** The bytes still waiting for its client (RowSink.waiting), and how many when it paused. */
+  readonly waiting: () => number;
+  waitingAtPause: number;
   /** Its neighbours in the list of stalls, oldest first; `listed` while it is in it. */
   earlier: Stall | null;
   later: Stall | null;
@@ -196,6 +199,7 @@ export class Acquirer {
   /** Reads taken back whose connections have not come back yet, and all taken back so far. */
   private takingBack = 0;
   private takenBack = 0;
+  private reclaimScheduled = false;
 
   constructor(
     private readonly pool: Pool,
@@ -235,7 +239,7 @@ export class Acquirer {
     }
     this.enqueue(wait);
     this.serve();
-    if (this.queued > this.takingBack && this.oldestStall !== null) this.reclaim(wait.since);
+    this.reclaimSoon();
   }
 
   /** A streamed read's flow waits for its client from `stall.since` (see the top of this file). */
@@ -456,7 +460,22 @@ export class Acquirer {
     }
     // Room the pool made without a connection given back here (a broken one it dropped).
     if (this.queued > 0) this.serve();
-    if (this.queued > this.takingBack && this.oldestStall !== null) this.reclaim(now);
+    this.reclaimSoon();
+  }
+
+  /**
+   * reclaim, once the I/O that has come in is handled: after a busy spell of the event loop,
+   * timers run before the socket events that arrived meanwhile, so a client that did read on
+   * (its 'drain' still queued) would be judged by a pause it did not make.
+   */
+  private reclaimSoon(): void {
+    if (this.reclaimScheduled || this.queued <= this.takingBack || this.oldestStall === null)
+      return;
+    this.reclaimScheduled = true;
+    setImmediate(() => {
+      this.reclaimScheduled = false;
+      if (this.queued > this.takingBack && this.oldestStall !== null) this.reclaim(Date.now());
+    });
   }
 
   /**
@@ -470,6 +489,15 @@ export class Acquirer {
     while (stall !== null && this.queued > this.takingBack) {
       const pausedMs = now - stall.since;
       if (pausedMs < Math.max(SLOW_READER_MS, stall.patience)) {
+        stall = stall.later;
+        continue;
+      }
+      // Its client took bytes since the pause (a slow reader behind big TCP windows): reading,
+      // only slowly; judged again from now.
+      const waiting = stall.waiting();
+      if (waiting < stall.waitingAtPause) {
+        stall.since = now;
+        stall.waitingAtPause = waiting;
         stall = stall.later;
         continue;
       }

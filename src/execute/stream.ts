@@ -33,6 +33,11 @@ export interface RowSink {
    * when the statement failed.
    */
   fail(error: ApiError, cause?: unknown): void;
+  /**
+   * The bytes still waiting in this process for the client to take (its socket's buffer), if
+   * the sink can tell: while they go down, the client is reading, however slowly the flow moves.
+   */
+  waiting?(): number;
 }
 
 export interface RowFlow {
@@ -92,6 +97,8 @@ export function streamRows(
     patience: 0,
     connection,
     takeBack: (pausedMs) => cut(streamTakenBack(pausedMs)),
+    waiting: () => sink.waiting?.() ?? 0,
+    waitingAtPause: 0,
     earlier: null,
     later: null,
     listed: false,
@@ -178,6 +185,7 @@ export function streamRows(
       // Paused again while paused (rows the driver had already read): it waits since the first.
       if (!stall.listed && !finished && !killing) {
         stall.since = Date.now();
+        stall.waitingAtPause = stall.waiting();
         lender.stalled(stall);
       }
       clearTimeout(stallTimer);

@@ -107,6 +107,7 @@ export function sendJsonRows(
           text = '';
           if (!body.push(chunk)) flow?.pause();
         },
+        waiting: () => reply.raw.socket?.writableLength ?? 0,
         end() {
           if (ended) return;
           ended = true;

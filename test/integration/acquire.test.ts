@@ -323,6 +323,9 @@ test('stalled reads are taken back for waiting requests: the longest stalled fir
       since: Date.now() - ago,
       patience: 0,
       connection,
+      // Nothing waiting for a client that never reads.
+      waiting: () => 0,
+      waitingAtPause: 0,
       takeBack: () => {
         taken.push(label);
         setTimeout(() => acquirer.giveBack(connection), 10);
@@ -375,6 +378,8 @@ test('a stall that flows again before anyone waits is not taken back', async () 
     since: Date.now() - SLOW_READER_MS - 1000,
     patience: 0,
     connection: held,
+    waiting: () => 0,
+    waitingAtPause: 0,
     takeBack: () => {
       taken++;
     },

@@ -504,21 +504,25 @@ describe('admin and the description', () => {
       Object.keys(
         ((await call(gw.url, 'GET', '/openapi.json', { token })).body as { paths: object }).paths,
       ).filter((p) => p.startsWith('/table') || p === '/upload');
+    // The change feed of a table is listed with its reads (docs/changes.md).
     expect(await pathsOf()).toEqual([
       '/table/products/read',
       '/table/products/read({key},{value})',
+      '/table/products/changes',
     ]);
     expect(await pathsOf(tokens.ann)).toEqual([
       '/table/orders/read',
       '/table/orders/read({key},{value})',
+      '/table/orders/changes',
       '/table/orders/create',
       '/table/orders/update({key},{value})',
       '/table/orders/update',
       '/table/products/read',
       '/table/products/read({key},{value})',
+      '/table/products/changes',
       '/upload',
     ]);
-    expect((await pathsOf(tokens.root)).length).toBe(22);
+    expect((await pathsOf(tokens.root)).length).toBe(25); // 22, and each of 3 tables' change feed
     const anonymous = (await call(gw.url, 'GET', '/openapi.json')).body as {
       components: { schemas: Record<string, { properties: object }> };
     };

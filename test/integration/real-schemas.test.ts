@@ -525,10 +525,15 @@ describe('views MySQL cannot write, and the methods a path answers', () => {
     const { body } = await get('/openapi.json');
     const paths = Object.keys((body as { paths: Record<string, unknown> }).paths);
     for (const view of READ_ONLY) {
-      expect(paths.filter((p) => p.startsWith(`/table/${view}/`))).toEqual([`/table/${view}/read`]);
+      // The change feed of a view: listed with its reads (docs/changes.md).
+      expect(paths.filter((p) => p.startsWith(`/table/${view}/`))).toEqual([
+        `/table/${view}/read`,
+        `/table/${view}/changes`,
+      ]);
     }
     expect(paths.filter((p) => p.startsWith('/table/parent_names/'))).toEqual([
       '/table/parent_names/read',
+      '/table/parent_names/changes',
       '/table/parent_names/create',
       '/table/parent_names/update({key},{value})',
       '/table/parent_names/update',
