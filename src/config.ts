@@ -5,6 +5,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import type { ClaimNames } from './auth/claims.js';
+import type { CsvFormulas } from './db/csv-rows.js';
 import type { DbConfig, ReadConsistency } from './db/pool.js';
 
 export type Mode = 'auth' | 'open';
@@ -90,6 +91,8 @@ export interface Config {
   readonly identityProvider: IdentityProvider | null;
   /** `--file-url-ttl` in seconds: how long a signed upload accessURL opens its file. */
   readonly fileUrlTtlSeconds: number;
+  /** `--csv-formulas`: whether CSV text cells a spreadsheet would run as formulas are escaped. */
+  readonly csvFormulas: CsvFormulas;
 }
 
 /** An identity provider whose tokens are accepted beside the gateway's own (docs/auth.md). */
@@ -146,4 +149,6 @@ export const DEFAULTS = {
   shutdownDelayMs: 0,
   // The server's own behaviour: no wait, the cheapest reads (docs/operations.md).
   readConsistency: 'eventual',
+  // A cell written by one user and opened by another in a spreadsheet runs nothing.
+  csvFormulas: 'escape',
 } as const;

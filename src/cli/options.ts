@@ -16,6 +16,7 @@ import {
   type Registration,
   type TrustProxy,
 } from '../config.js';
+import type { CsvFormulas } from '../db/csv-rows.js';
 import { type DbConfig, type DbHost, hostLabel, type ReadConsistency } from '../db/pool.js';
 import { didYouMean } from './did-you-mean.js';
 
@@ -94,6 +95,8 @@ Options
                              Replication node waits for the cluster's earlier writes (default eventual)
   --skiptoken-secret <secret> what $skiptoken links are sealed with, 32+ bytes, the same on every
                              gateway of one API (default: the JWT secret, or ~/.tablegate/jwt-secret)
+  --csv-formulas <mode>      escape or keep CSV text cells a spreadsheet would run as formulas
+                             (=, +, -, @ first): escape puts a ' in front (default escape)
   --help                     this text
 
 Identity provider (auth mode: its tokens are accepted beside the gateway's own)
@@ -151,6 +154,7 @@ export const ENVIRONMENT: Readonly<Record<string, string>> = {
   shutdownDelay: 'TABLEGATE_SHUTDOWN_DELAY',
   readConsistency: 'TABLEGATE_READ_CONSISTENCY',
   skiptokenSecret: 'TABLEGATE_SKIPTOKEN_SECRET',
+  csvFormulas: 'TABLEGATE_CSV_FORMULAS',
   // Identity (docs/auth.md): an identity provider's tokens, signed file links.
   jwksUrl: 'TABLEGATE_JWKS_URL',
   jwtPublicKey: 'TABLEGATE_JWT_PUBLIC_KEY',
@@ -301,6 +305,7 @@ export function dbConfigFrom(flags: RawFlags, env: NodeJS.ProcessEnv, poolSize: 
 }
 
 const REGISTRATIONS: ReadonlySet<string> = new Set<Registration>(['open', 'closed']);
+const CSV_FORMULAS: ReadonlySet<string> = new Set<CsvFormulas>(['escape', 'keep']);
 const READ_CONSISTENCIES: ReadonlySet<string> = new Set<ReadConsistency>([
   'eventual',
   'session',
@@ -559,6 +564,10 @@ export function configFromRun(
       `--read-consistency must be eventual, session or strict, got '${get('readConsistency')}'`,
     );
   }
+  const csvFormulas = (get('csvFormulas') ?? DEFAULTS.csvFormulas).toLowerCase();
+  if (!CSV_FORMULAS.has(csvFormulas)) {
+    throw new UsageError(`--csv-formulas must be escape or keep, got '${get('csvFormulas')}'`);
+  }
   const redisUrl = get('redisUrl');
   const shutdownDelay = get('shutdownDelay');
   const skiptokenSecret = get('skiptokenSecret');
@@ -612,5 +621,6 @@ export function configFromRun(
     skiptokenSecret: skiptokenSecret ?? null,
     identityProvider: identityProviderFrom(get),
     fileUrlTtlSeconds: lifetime('fileUrlTtl', DEFAULTS.fileUrlTtlSeconds),
+    csvFormulas: csvFormulas as CsvFormulas,
   };
 }

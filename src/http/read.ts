@@ -100,7 +100,7 @@ export function readRoutes(
           else if (!prefersCsv(reply.request.headers.accept)) {
             sendJsonRowsAtOnce(reply, found as unknown[][], compiled.serialize, JSON_ROWS, link);
           } else {
-            const csv = csvOf(compiled);
+            const csv = csvOf(compiled, config.csvFormulas);
             sendJsonRowsAtOnce(reply, found as unknown[][], csv.serialize, csvFraming(csv), link);
           }
         } catch (thrown) {
@@ -123,7 +123,7 @@ export function readRoutes(
     if (!prefersCsv(request.headers.accept)) {
       await sendJsonRows(reply, db, select, compiled.serialize, request, JSON_ROWS, link);
     } else {
-      const csv = csvOf(compiled);
+      const csv = csvOf(compiled, config.csvFormulas);
       await sendJsonRows(reply, db, select, csv.serialize, request, csvFraming(csv), link);
     }
     return reply;
@@ -164,7 +164,7 @@ export function readRoutes(
     if (row === undefined) throw rowNotFound(known.name);
     vary(reply, ACCEPT);
     if (prefersCsv(request.headers.accept)) {
-      const csv = csvOf(compiled);
+      const csv = csvOf(compiled, config.csvFormulas);
       return sendJsonRowsAtOnce(reply, [row], csv.serialize, csvFraming(csv));
     }
     reply.type(JSON_TYPE);

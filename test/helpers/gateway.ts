@@ -63,6 +63,7 @@ export async function startTestGateway(
     skiptokenSecret: null,
     identityProvider: null,
     fileUrlTtlSeconds: DEFAULTS.fileUrlTtlSeconds,
+    csvFormulas: DEFAULTS.csvFormulas,
     ...overrides,
   };
   let gateway: Gateway;
