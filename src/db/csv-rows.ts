@@ -1,7 +1,7 @@
 /**
  * MySQL value → one CSV field (RFC 4180), for reads answered as `text/csv` (docs/reading.md):
  * the values the JSON serializer writes (rows.ts, docs/types.md) as text — numbers with the same
- * digits, dates and times as stored, binary as base64, a JSON column's JSON text, a spatial
+ * digits, dates and times as stored with their column's fractional digits, binary as base64, a JSON column's JSON text, a spatial
  * column's GeoJSON — and NULL as
  * an empty field, told from an empty string, which is written `""`. An expanded relation's
  * cell holds its JSON (the object, `null`, or the array), exactly what the JSON answer holds
@@ -11,7 +11,13 @@
  * the JSON serializer.
  */
 import { wkbToGeoJson } from './geometry.js';
-import { type Field, type RowSerializer, shapeSerializer, writeFloat32 } from './rows.js';
+import {
+  type Field,
+  type RowSerializer,
+  shapeSerializer,
+  temporalText,
+  writeFloat32,
+} from './rows.js';
 import type { ColumnInfo } from './schema-types.js';
 
 type CellWriter = (value: unknown) => string;
@@ -92,9 +98,11 @@ function cellWriterFor(column: ColumnInfo, formulas: CsvFormulas): CellWriter {
     case 'decimal':
     case 'year':
     case 'date':
-    case 'datetime':
       // Digits, signs, dots, dashes, colons and spaces: never quoted.
       return String;
+    case 'datetime':
+      // Exactly the column's fractional digits, as in JSON (the binary protocol drops a zero one).
+      return temporalText(column);
     case 'float':
       return column.dataType === 'float'
         ? (value) => finite(writeFloat32(value))
@@ -106,8 +114,9 @@ function cellWriterFor(column: ColumnInfo, formulas: CsvFormulas): CellWriter {
     case 'json':
       return formulas === 'escape' ? safeJson : text;
     case 'string':
-      // A TIME is digits, colons and a sign: a negative one is no formula.
-      return formulas === 'escape' && column.dataType !== 'time' ? safeText : text;
+      // A TIME is digits, colons and a sign (a negative one is no formula), with its n digits.
+      if (column.dataType === 'time') return temporalText(column);
+      return formulas === 'escape' ? safeText : text;
     case 'geometry':
       // The GeoJSON the JSON answer holds.
       return (value) => (Buffer.isBuffer(value) ? csvField(wkbToGeoJson(value)) : text(value));

@@ -122,3 +122,33 @@ describe('formulas (CSV injection)', () => {
     );
   });
 });
+
+describe('fractional seconds', () => {
+  test('DATETIME(n), TIMESTAMP(n) and TIME(n) carry exactly n digits, as in JSON', () => {
+    const write = csvSerializer([
+      value(
+        'at',
+        column('at', { kind: 'datetime', dataType: 'datetime', columnType: 'datetime(3)' }),
+      ),
+      value(
+        'ts',
+        column('ts', { kind: 'datetime', dataType: 'timestamp', columnType: 'timestamp(6)' }),
+      ),
+      value('tm', text('tm', { dataType: 'time', columnType: 'time(2)' })),
+      value('d0', column('d0', { kind: 'datetime', dataType: 'datetime', columnType: 'datetime' })),
+    ]);
+    // As the binary protocol gives them: a zero fraction left out, a TIME's trailing zeros too.
+    expect(
+      write([
+        '2024-05-01 09:00:00',
+        '2024-05-01 09:00:00.5',
+        '-100:00:00.5',
+        '2024-05-01 09:00:00',
+      ]),
+    ).toBe('2024-05-01 09:00:00.000,2024-05-01 09:00:00.500000,-100:00:00.50,2024-05-01 09:00:00');
+    // As the text protocol gives them: already right.
+    expect(
+      write(['2024-05-01 09:00:00.250', '2024-05-01 09:00:00.000001', '10:00:00.00', null]),
+    ).toBe('2024-05-01 09:00:00.250,2024-05-01 09:00:00.000001,10:00:00.00,');
+  });
+});
