@@ -5,6 +5,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import type { ClaimNames } from './auth/claims.js';
+import type { CsvFormulas } from './db/csv-rows.js';
 import type { DbConfig, ReadConsistency } from './db/pool.js';
 
 export type Mode = 'auth' | 'open';
@@ -113,6 +114,8 @@ export interface Config {
   readonly changeFeed?: ChangeFeedMode;
   /** `--feed-max-lag`: events a subscriber may fall behind before it is closed (overflow). */
   readonly feedMaxLag?: number;
+  /** `--csv-formulas`: whether CSV text cells a spreadsheet would run as formulas are escaped. */
+  readonly csvFormulas: CsvFormulas;
 }
 
 export type ChangeFeedMode = 'auto' | 'on' | 'off';
@@ -187,4 +190,6 @@ export const DEFAULTS = {
   // A burst of a few thousand rows (one bulk update) passes; a client that stopped reading
   // does not hold the gateway's memory for long (docs/changes.md).
   feedMaxLag: 10_000,
+  // A cell written by one user and opened by another in a spreadsheet runs nothing.
+  csvFormulas: 'escape',
 } as const;

@@ -17,6 +17,7 @@ import {
   type Registration,
   type TrustProxy,
 } from '../config.js';
+import type { CsvFormulas } from '../db/csv-rows.js';
 import { type DbConfig, type DbHost, hostLabel, type ReadConsistency } from '../db/pool.js';
 import { didYouMean } from './did-you-mean.js';
 
@@ -107,6 +108,8 @@ Options
                              (default auto: on when the server's binary log allows it)
   --feed-max-lag <n>         events a change-feed subscriber may fall behind before it is
                              closed with event: overflow (default 10000)
+  --csv-formulas <mode>      escape or keep CSV text cells a spreadsheet would run as formulas
+                             (=, +, -, @ first): escape puts a ' in front (default escape)
   --help                     this text
 
 Identity provider (auth mode: its tokens are accepted beside the gateway's own)
@@ -169,6 +172,7 @@ export const ENVIRONMENT: Readonly<Record<string, string>> = {
   skiptokenSecret: 'TABLEGATE_SKIPTOKEN_SECRET',
   changeFeed: 'TABLEGATE_CHANGE_FEED',
   feedMaxLag: 'TABLEGATE_FEED_MAX_LAG',
+  csvFormulas: 'TABLEGATE_CSV_FORMULAS',
   // Identity (docs/auth.md): an identity provider's tokens, signed file links.
   jwksUrl: 'TABLEGATE_JWKS_URL',
   jwtPublicKey: 'TABLEGATE_JWT_PUBLIC_KEY',
@@ -319,6 +323,7 @@ export function dbConfigFrom(flags: RawFlags, env: NodeJS.ProcessEnv, poolSize: 
 }
 
 const REGISTRATIONS: ReadonlySet<string> = new Set<Registration>(['open', 'closed']);
+const CSV_FORMULAS: ReadonlySet<string> = new Set<CsvFormulas>(['escape', 'keep']);
 const READ_CONSISTENCIES: ReadonlySet<string> = new Set<ReadConsistency>([
   'eventual',
   'session',
@@ -607,6 +612,10 @@ export function configFromRun(
   if (!CHANGE_FEED_MODES.has(changeFeed)) {
     throw new UsageError(`--change-feed must be auto, on or off, got '${get('changeFeed')}'`);
   }
+  const csvFormulas = (get('csvFormulas') ?? DEFAULTS.csvFormulas).toLowerCase();
+  if (!CSV_FORMULAS.has(csvFormulas)) {
+    throw new UsageError(`--csv-formulas must be escape or keep, got '${get('csvFormulas')}'`);
+  }
   const redisUrl = get('redisUrl');
   const shutdownDelay = get('shutdownDelay');
   const skiptokenSecret = get('skiptokenSecret');
@@ -667,5 +676,6 @@ export function configFromRun(
     ...(get('feedMaxLag') === undefined
       ? {}
       : { feedMaxLag: number('feedMaxLag', DEFAULTS.feedMaxLag, 1, 10_000_000) }),
+    csvFormulas: csvFormulas as CsvFormulas,
   };
 }

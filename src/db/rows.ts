@@ -98,6 +98,21 @@ function temporalWriter(digits: number, datetime: boolean): ValueWriter {
 }
 
 /**
+ * The text of a DATETIME(n)/TIMESTAMP(n)/TIME(n) value as temporalWriter writes it, without the
+ * quotes: what a CSV cell holds (db/csv-rows.ts), so both answers carry the same n digits.
+ */
+export function temporalText(column: ColumnInfo): (value: unknown) => string {
+  const digits = fractionDigits(column);
+  if (digits === 0) return String;
+  const zeros = ZEROS[digits] ?? '';
+  const complete = column.kind === 'datetime' ? 20 + digits : -1;
+  return (value) => {
+    const text = String(value);
+    return text.length === complete ? text : withFraction(text, digits, zeros);
+  };
+}
+
+/**
  * What JSON.stringify escapes in a string: `"`, `\`, control characters and (since ES2019) UTF-16
  * surrogates, of which it escapes the unpaired ones; text without any of them is written as is.
  */

@@ -358,10 +358,19 @@ function bitBytes(text: string): Buffer {
   return Buffer.from(hex, 'hex');
 }
 
-/** Standard base64 with padding, as reads produce it; anything else (even a stray character) is refused. */
-function base64Bytes(text: string, where: string): Buffer {
+/**
+ * The bytes of standard base64 with padding, as reads produce it; null for anything else (even a
+ * stray character). A `$filter` literal for a binary column is read so too (plan/filter-types.ts).
+ */
+export function base64Value(text: string): Buffer | null {
   const bytes = Buffer.from(text, 'base64');
-  if (bytes.toString('base64') !== text) {
+  return bytes.toString('base64') === text ? bytes : null;
+}
+
+/** base64Value, or INVALID_VALUE naming the column. */
+function base64Bytes(text: string, where: string): Buffer {
+  const bytes = base64Value(text);
+  if (bytes === null) {
     throw invalidValue(
       `${where} is binary and takes standard base64 text (A–Z, a–z, 0–9, +, /, = padding); ${shown(text)} is not valid base64`,
     );

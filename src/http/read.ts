@@ -115,7 +115,7 @@ export function readRoutes(
               link,
             );
           } else {
-            const csv = csvOf(compiled);
+            const csv = csvOf(compiled, config.csvFormulas);
             sendJsonRowsAtOnce(
               reply,
               found as unknown[][],
@@ -155,7 +155,7 @@ export function readRoutes(
         link,
       );
     } else {
-      const csv = csvOf(compiled);
+      const csv = csvOf(compiled, config.csvFormulas);
       await sendJsonRows(
         reply,
         db,
@@ -207,7 +207,7 @@ export function readRoutes(
     if (row === undefined) throw rowNotFound(known.name);
     vary(reply, ACCEPT);
     if (prefersCsv(request.headers.accept)) {
-      const csv = csvOf(compiled);
+      const csv = csvOf(compiled, config.csvFormulas);
       return sendJsonRowsAtOnce(reply, [row], csv.serialize, maxBytes, csvFraming(csv));
     }
     const text = rowText(row, compiled.serialize, maxBytes);

@@ -7,7 +7,7 @@
  * re-read when a request names something the cached schema does not know.
  */
 
-import { csvHeader, csvSerializer } from '../db/csv-rows.js';
+import { type CsvFormulas, csvHeader, csvSerializer } from '../db/csv-rows.js';
 import {
   cachedRowSerializer,
   type Field,
@@ -216,16 +216,20 @@ export interface CsvRead {
   readonly serialize: RowSerializer;
 }
 
-const csvReads = new WeakMap<readonly Field[], CsvRead>();
+const csvReads: Record<CsvFormulas, WeakMap<readonly Field[], CsvRead>> = {
+  escape: new WeakMap(),
+  keep: new WeakMap(),
+};
 
-/** The CSV shape of a read (db/csv-rows.ts), made once per select list. */
-export function csvOf(read: CompiledRead): CsvRead {
-  let made = csvReads.get(read.fields);
+/** The CSV shape of a read (db/csv-rows.ts), made once per select list and `--csv-formulas`. */
+export function csvOf(read: CompiledRead, formulas: CsvFormulas = 'escape'): CsvRead {
+  const kept = csvReads[formulas];
+  let made = kept.get(read.fields);
   if (made === undefined) {
     const { fields } = read;
-    const record = csvSerializer(fields);
+    const record = csvSerializer(fields, formulas);
     made = { header: csvHeader(fields), serialize: (row) => `\r\n${record(row)}` };
-    csvReads.set(read.fields, made);
+    kept.set(read.fields, made);
   }
   return made;
 }

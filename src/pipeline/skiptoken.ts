@@ -8,6 +8,11 @@
  * does not open (400 BAD_SKIPTOKEN). Encrypted, not only signed: the primary key that breaks ties
  * may be a column the caller's role cannot see.
  *
+ * The cipher keeps the length of what it seals, so the position is padded (with spaces, which
+ * JSON.parse skips) to POSITION_BYTES, or for a longer one (long string keys) to the next power of
+ * two: a token's length says nothing about the values in it (docs/paging.md), and tokens made
+ * before the padding still open.
+ *
  * The IV is an HMAC of the bound read and the position (a synthetic IV, as in AES-SIV): the same
  * position of the same read gives the same token, and two different ones never share an IV
  * however many tokens a long-lived key makes (a random 96-bit IV is good for about 2^32).
@@ -42,7 +47,13 @@ export interface Position {
 const VERSION = 1;
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
-/** Version, IV, at least the shortest payload (`[0]`), tag. */
+/**
+ * The bytes every position is padded to: room for a count and a few sort keys of any type
+ * (`[0,["2038-01-19 03:14:07.000001","18446744073709551615"]]` is 56), so nearly every read's
+ * tokens are one length, 210 characters.
+ */
+export const POSITION_BYTES = 128;
+/** Version, IV, at least the shortest payload (`[0]`, as unpadded tokens hold), tag. */
 const MIN_TOKEN_BYTES = 1 + IV_BYTES + 3 + TAG_BYTES;
 const BASE64URL = /^[A-Za-z0-9_-]+$/;
 
@@ -118,7 +129,7 @@ export class Skiptokens {
   }
 
   private sealOnce(binding: string, text: string): string {
-    const payload = Buffer.from(text);
+    const payload = padded(text);
     const aad = Buffer.from(binding);
     const iv = createHmac('sha256', this.ivKey)
       .update(aad)
@@ -158,6 +169,16 @@ export class Skiptokens {
     }
     return positionOf(payload);
   }
+}
+
+/** `text` followed by spaces up to POSITION_BYTES, or to the next power of two above it. */
+function padded(text: string): Buffer {
+  const length = Buffer.byteLength(text, 'utf8');
+  let size = POSITION_BYTES;
+  while (size < length) size *= 2;
+  const payload = Buffer.alloc(size, ' ');
+  payload.write(text, 'utf8');
+  return payload;
 }
 
 /** The payload `[skip]` or `[skip, [value, …]]`: authentic, so only a bug could break its shape. */

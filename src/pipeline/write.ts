@@ -184,7 +184,7 @@ function upsertJob(
       : guarded;
   const statements = compileInsertBatches(plan).map((query) => bound(query, access));
   const guards = compileUpsertGuards(plan).map((guard) =>
-    writeGuard(guard, access, () => upsertedRowViolation(plan.table)),
+    writeGuard(guard, access, () => upsertedRowViolation(plan.table, onDuplicate.resolution)),
   );
   const read = readable ? readBackPlan(plan.table, access) : null;
   const readBack = read === null ? null : compileUpsertReadBack(plan, read.plan, flavour);

@@ -3,22 +3,19 @@
  * takes (`year` a date, `tolower` text…) and what it gives, and which operands a date, datetime
  * or time-of-day literal may meet, and which quoted strings a number, date or time may meet (only
  * a valid value of its type: MySQL would read 'abc' as 0 and 'yesterday' as no date, silently).
- * A mismatch is a FILTER_TYPE 400 that names the column. A spatial column cannot be filtered.
+ * A mismatch is a FILTER_TYPE 400 that names the column. A spatial column cannot be filtered;
+ * a binary one meets a quoted string as the base64 reads show it in, and no text match.
  */
 import { CHARACTER_TYPES, type ColumnInfo } from '../db/schema-types.js';
+import { base64Value } from '../db/value-codec.js';
 import { filterType } from '../errors.js';
-import type {
-  ColumnFn,
-  MatchFn,
-  NonNullFilterLiteral,
-  NonNullLiteral,
-  TemporalLiteral,
-} from '../query/ast.js';
+import type { ColumnFn, MatchFn, NonNullLiteral, TemporalLiteral } from '../query/ast.js';
 import { excerpt } from '../query/lexer.js';
 import { readTemporalText } from '../query/temporal.js';
+import type { PlannedLiteral } from './nodes.js';
 
 /** What a column or a function of one holds, as far as these rules care. */
-export type ValueType = 'text' | 'number' | 'date' | 'datetime' | 'time' | 'other';
+export type ValueType = 'text' | 'number' | 'date' | 'datetime' | 'time' | 'binary' | 'other';
 
 /** Character strings, and ENUM and SET, which compare as their text. */
 const TEXT_TYPES: ReadonlySet<string> = new Set([...CHARACTER_TYPES, 'enum', 'set']);
@@ -38,6 +35,8 @@ export function columnType(column: ColumnInfo): ValueType {
     case 'string':
       if (column.dataType === 'time') return 'time';
       return TEXT_TYPES.has(column.dataType) ? 'text' : 'other';
+    case 'binary':
+      return 'binary';
     default:
       return 'other';
   }
@@ -82,6 +81,7 @@ const TYPE_NAMES: Readonly<Record<ValueType, string>> = {
   date: 'a date',
   datetime: 'a datetime',
   time: 'a time',
+  binary: 'binary',
   other: 'neither text, a number nor a date or time',
 };
 
@@ -116,8 +116,10 @@ export function describeCall(fn: ColumnFn, column: ColumnInfo): Described {
 }
 
 /** A plain (non-null) literal meeting a date/time literal, as `the string 'x'` / `the number 5`. */
-export function describeLiteral(literal: NonNullFilterLiteral): Described {
+export function describeLiteral(literal: PlannedLiteral): Described {
   switch (literal.kind) {
+    case 'binary':
+      return { type: 'binary', label: `the bytes '${excerpt(literal.text)}'` };
     case 'string':
       return { type: 'text', label: `the string '${excerpt(literal.value)}'` };
     case 'number':
@@ -174,19 +176,31 @@ export function checkMatchCall(matchFn: MatchFn, call: Described, position: numb
   );
 }
 
+/**
+ * contains/startswith/endswith on a binary column: its bytes are no text, and a part of their
+ * base64 is not the base64 of a part of them.
+ */
+export function checkMatchColumn(matchFn: MatchFn, column: ColumnInfo, position: number): void {
+  if (column.kind !== 'binary') return;
+  throw filterType(
+    `Invalid $filter at position ${position}: ${matchFn}() needs text, and ${columnLabel(column)} is binary: compare it whole, by its base64 text, with eq, ne or in`,
+  );
+}
+
 /** The filter language's number (docs/filters.md), the only text a quoted number may hold. */
 const NUMBER_TEXT = /^-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
 
 /**
  * A quoted string compared with `other`: for a number, date or time, the literal of that type it
  * spells (`'5'` is the number 5, `'2024-05-01T10:00:00Z'` a datetime in UTC, as a write takes
- * it), else a FILTER_TYPE 400; for anything else the string itself.
+ * it); for a binary column, the bytes its base64 spells (`'AAEC'`, as a read shows them: the
+ * write codec's rule); else a FILTER_TYPE 400; for anything else the string itself.
  */
 export function typedString(
   literal: Extract<NonNullLiteral, { kind: 'string' }>,
   other: Described,
   position: number,
-): NonNullFilterLiteral {
+): PlannedLiteral {
   const { value } = literal;
   let problem: string;
   switch (other.type) {
@@ -200,6 +214,13 @@ export function typedString(
       const read = readTemporalText(value, other.type === 'time' ? 'time' : 'datetime');
       if (typeof read !== 'string') return { kind: read.kind, text: read.text, value: read.value };
       problem = read;
+      break;
+    }
+    case 'binary': {
+      const bytes = base64Value(value);
+      if (bytes !== null) return { kind: 'binary', text: value, value: bytes };
+      problem =
+        'not standard base64 (A–Z, a–z, 0–9, +, /, = padding), the form reads show binary values in';
       break;
     }
     default:

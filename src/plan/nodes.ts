@@ -55,8 +55,21 @@ export interface PlannedCall {
 
 export type PlannedColumnExpr = PlannedColumn | PlannedCall;
 
+/**
+ * A quoted string met by a binary column, read as the base64 it is shown in (reads write
+ * BINARY/VARBINARY/BLOB as base64, docs/types.md): `text` as written, `value` its bytes.
+ */
+export interface BinaryLiteral {
+  readonly kind: 'binary';
+  readonly text: string;
+  readonly value: Buffer;
+}
+
+/** A literal of a planned filter: the AST's, or one the types made of a quoted string. */
+export type PlannedLiteral = NonNullFilterLiteral | BinaryLiteral;
+
 /** An operand of a comparison; never the `null` literal (see `isNull`). */
-export type PlannedOperand = PlannedColumnExpr | NonNullFilterLiteral;
+export type PlannedOperand = PlannedColumnExpr | PlannedLiteral;
 
 /** The rows of a to-many relation that belong to one row of `parent`. */
 export interface RelatedRows {
@@ -88,7 +101,7 @@ export type PlannedFilter =
   | {
       readonly kind: 'in';
       readonly column: PlannedColumnExpr;
-      readonly values: readonly NonNullFilterLiteral[];
+      readonly values: readonly PlannedLiteral[];
       readonly orNull: boolean;
     }
   | {
@@ -122,7 +135,7 @@ export function visitPlannedColumns(
   filter: PlannedFilter,
   visit: (column: PlannedColumn) => void,
 ): void {
-  const expr = (operand: PlannedColumnExpr | FilterLiteral) => {
+  const expr = (operand: PlannedColumnExpr | FilterLiteral | BinaryLiteral) => {
     if (operand.kind === 'column') visit(operand);
     else if (operand.kind === 'call') visit(operand.arg);
   };

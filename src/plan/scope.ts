@@ -29,6 +29,7 @@ import {
   checkCall,
   checkFilterable,
   checkMatchCall,
+  checkMatchColumn,
   checkTemporal,
   type Described,
   describeCall,
@@ -42,6 +43,7 @@ import {
   type PlannedColumn,
   type PlannedColumnExpr,
   type PlannedFilter,
+  type PlannedLiteral,
   type PlannedOperand,
   type PlannedOrder,
   type ReadPlan,
@@ -348,12 +350,15 @@ export class Scope {
         if (column.kind === 'column') checkFilterable(column.column, position);
         const values = expr.values
           .filter((value): value is NonNullFilterLiteral => value.kind !== 'null')
-          .map((value) => typedLiteral(value, column, position) as NonNullFilterLiteral);
+          .map((value) => typedLiteral(value, column, position) as PlannedLiteral);
         return { kind: 'in', column, values, orNull: values.length < expr.values.length };
       }
       case 'match': {
         const column = this.columnExpr(expr.column);
-        if (column.kind === 'column') checkFilterable(column.column, positionOf(expr.column));
+        if (column.kind === 'column') {
+          checkFilterable(column.column, positionOf(expr.column));
+          checkMatchColumn(expr.fn, column.column, positionOf(expr.column));
+        }
         if (column.kind === 'call') {
           checkMatchCall(expr.fn, describe(column), positionOf(expr.column));
         }

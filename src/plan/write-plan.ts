@@ -88,11 +88,14 @@ export interface OnDuplicate {
  * afterwards every row written must satisfy `after`, found by its primary key.
  */
 export interface UpsertChecks {
-  /** The update where, on a row a new row meets, before it is changed; null: any row. */
+  /**
+   * The where a row a new row meets must satisfy, before it is changed: the update where, or
+   * for `ignore-duplicates` the caller's own rows' (policy/stage.ts ownRows); null: any row.
+   */
   readonly before: PlannedFilter | null;
   /** Every where the written rows must satisfy (create, and update for a merge); null: none. */
   readonly after: PlannedFilter | null;
-  /** The primary key's columns. */
+  /** The primary key's columns; none when nothing is checked after (`after` null). */
   readonly key: readonly ColumnInfo[];
 }
 

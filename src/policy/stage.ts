@@ -14,7 +14,8 @@ import {
   unknownColumn,
   unknownTable,
 } from '../errors.js';
-import { both } from '../plan/nodes.js';
+import { both, type PlannedFilter } from '../plan/nodes.js';
+import { uniqueKeysOf } from '../plan/unique-keys.js';
 import type {
   DeletePlan,
   InsertPlan,
@@ -23,6 +24,7 @@ import type {
   WriteParam,
 } from '../plan/write-plan.js';
 import { insertedRows, primaryKeyOf, updatedRows } from '../plan/written-rows.js';
+import type { Resolution } from '../query/prefer.js';
 import { isCanonicalInteger } from '../sql/user-values.js';
 import type { Action, Grant } from './policy.js';
 import { type Access, baseTable } from './views.js';
@@ -195,9 +197,11 @@ function checkRequired(
 }
 
 /** The answer when an upsert's checks (compileUpsertGuards) found a row outside a where. */
-export const upsertedRowViolation = (table: TableInfo) =>
+export const upsertedRowViolation = (table: TableInfo, resolution: Resolution) =>
   policyViolation(
-    `A row of the upsert would change a row this role may not update, or would not satisfy this role's policy for create or update on '${table.name}' (or two rows give the same key); nothing was written`,
+    resolution === 'merge-duplicates'
+      ? `A row of the upsert would change a row this role may not update, or would not satisfy this role's policy for create or update on '${table.name}' (or two rows give the same key); nothing was written`
+      : `A row of the upsert meets a row outside this role's policy for read on '${table.name}', or would not satisfy its policy for create (or two rows give the same key); nothing was written`,
   );
 
 /**
@@ -205,10 +209,11 @@ export const upsertedRowViolation = (table: TableInfo) =>
  * columns and its where; under `merge-duplicates` it may update the row its key meets, so the
  * update grant too, its columns (but the primary key's, which only find the row) and its where.
  * Given values are held against the create where's `col eq value` conjuncts before any SQL; then,
- * where either where exists, everything else in the transaction (compileUpsertGuards): each
- * row's keys are looked up first, a row met must satisfy the update where (else it is another
- * tenant's row: 403, nothing written), and every row written must satisfy both wheres after,
- * found by primary key. Where rows cannot be found so, the upsert is refused.
+ * where a where applies, everything else in the transaction (compileUpsertGuards): each row's
+ * keys are looked up first, a row met must satisfy the update where — under `ignore-duplicates`,
+ * which changes nothing it meets, the where of the caller's own rows (ownRows) — else it is
+ * another tenant's row: 403, nothing written; and every row written must satisfy both wheres
+ * after, found by primary key. Where rows cannot be found so, the upsert is refused.
  */
 export function guardUpsert(access: Access | null, made: InsertPlan): InsertPlan {
   const { onDuplicate } = made;
@@ -227,17 +232,29 @@ export function guardUpsert(access: Access | null, made: InsertPlan): InsertPlan
       'update',
     );
   }
-  const before = update?.where?.planOn(table) ?? null;
+  const before = merge ? (update?.where?.planOn(table) ?? null) : ownRows(access, table);
   if (create.where === null && before === null) return plan;
   if (create.where !== null) checkRequired(access, plan, create.where, false);
-  const key = primaryKeyOf(table);
+  const after = both(create.where?.planOn(table) ?? null, merge ? before : null);
+  // Only the rows written are found again by primary key: a lookup alone needs none.
+  const key = primaryKeyOf(table) ?? (after === null ? [] : null);
   if (key === null) {
     throw policyViolation(
       `This role's policy for ${merge ? 'create and update' : 'create'} on '${table.name}' has a where, ${CANNOT_FIND}`,
     );
   }
-  const after = both(create.where?.planOn(table) ?? null, before);
   return { ...plan, onDuplicate: { ...onDuplicate, perRow: true, checks: { before, after, key } } };
+}
+
+/**
+ * The rows an `ignore-duplicates` may meet and leave as they are: the caller's own, those its
+ * read where admits (every write needs the read grant; a row it cannot read is another
+ * tenant's). Null: any row — also for a table without a primary or unique key, where no row can
+ * be met.
+ */
+function ownRows(access: Access, table: TableInfo): PlannedFilter | null {
+  if (uniqueKeysOf(table).length === 0) return null;
+  return grantOf(access, table, 'read').where?.planOn(table) ?? null;
 }
 
 /**

@@ -9,6 +9,7 @@ import type { ServerKind } from '../db/pool.js';
 import type { ColumnInfo } from '../db/schema-types.js';
 import { invalidQuery } from '../errors.js';
 import type {
+  BinaryLiteral,
   Join,
   PlannedColumnExpr,
   PlannedFilter,
@@ -280,9 +281,15 @@ export function compileColumnExpr(expr: PlannedColumnExpr, context: SqlContext):
   return expr.kind === 'column' ? ref : `${FN_SQL[expr.fn]}(${ref})`;
 }
 
-/** A filter value: a date/time literal as a CAST placeholder, anything else as compileValue. */
-function compileFilterValue(literal: FilterLiteral, params: unknown[]): string {
+/**
+ * A filter value: a date/time literal as a CAST placeholder, a binary column's as its bytes,
+ * anything else as compileValue.
+ */
+function compileFilterValue(literal: FilterLiteral | BinaryLiteral, params: unknown[]): string {
   switch (literal.kind) {
+    case 'binary':
+      params.push(literal.value);
+      return '?';
     case 'date':
     case 'datetime':
     case 'timeofday':

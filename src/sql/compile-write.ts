@@ -501,8 +501,9 @@ function meetsLookup(
   before: PlannedFilter | null,
 ): CompiledQuery {
   const params: unknown[] = [];
-  let select = key.map((column) => quoteIdent(column.name)).join(', ');
-  if (before !== null) select += `, (${compileFilter(before, params)}) IS TRUE`;
+  const list = key.map((column) => quoteIdent(column.name));
+  if (before !== null) list.push(`(${compileFilter(before, params)}) IS TRUE`);
+  const select = list.join(', ');
   const where = given.map((one) => givenKeyMatch(one, bare, params)).join(' OR ');
   return {
     sql: `SELECT ${select} FROM ${quoteIdent(table.name)} WHERE ${where} FOR UPDATE`,

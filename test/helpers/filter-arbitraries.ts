@@ -104,6 +104,10 @@ const nonNullLiteral = literalArb.filter((l) => l.kind !== 'null');
 const untypedLiteral = (withNull: boolean) =>
   (withNull ? literalArb : nonNullLiteral).filter((l) => l.kind !== 'string');
 const quoted = (text: string): Literal => ({ kind: 'string', value: text });
+/** Standard base64 of a few bytes, the text a binary column is read and filtered as. */
+const base64Text = fc
+  .uint8Array({ maxLength: 8 })
+  .map((bytes) => Buffer.from(bytes).toString('base64'));
 
 const pad = (n: number, width = 2) => String(n).padStart(width, '0');
 
@@ -230,6 +234,9 @@ function literalFor(type: ValueType, withNull: boolean): fc.Arbitrary<FilterLite
         timeOfDayLiteralArb,
         timeOfDayLiteralArb.map((literal) => quoted(literal.text)),
       );
+    case 'binary':
+      // A quoted string is the base64 of the bytes, as reads show them.
+      return fc.oneof(plain, base64Text.map(quoted));
     default:
       return withNull ? literalArb : nonNullLiteral;
   }
@@ -318,9 +325,9 @@ export function filterArb(
       values: fc.array(literalFor(s.type, true), { minLength: 1, maxLength: 6 }),
     }),
   );
-  // contains/startswith/endswith take any column, or a function that gives text.
+  // contains/startswith/endswith take any column but a binary one, or a function giving text.
   const matchSubjects = subjects
-    .filter((s) => s.expr.kind === 'column' || s.type === 'text')
+    .filter((s) => (s.expr.kind === 'column' && s.type !== 'binary') || s.type === 'text')
     .map((s) => s.expr);
   const match: fc.Arbitrary<FilterExpr> = fc.record({
     kind: fc.constant('match' as const),

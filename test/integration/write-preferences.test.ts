@@ -26,6 +26,7 @@ CREATE TABLE order_items (order_id INT NOT NULL, line INT NOT NULL, sku VARCHAR(
 CREATE TABLE accounts (handle VARCHAR(30) PRIMARY KEY, tenant_id BIGINT UNSIGNED NOT NULL,
   balance INT NOT NULL DEFAULT 0, label VARCHAR(30) NULL, code CHAR(4) NULL UNIQUE);
 CREATE TABLE logs (at INT, msg VARCHAR(20));
+CREATE TABLE handles (name VARCHAR(20) NULL UNIQUE, tenant_id BIGINT UNSIGNED NOT NULL);
 CREATE TABLE parents (id INT PRIMARY KEY) ENGINE=InnoDB;
 CREATE TABLE kids (id INT PRIMARY KEY, parent_id INT NOT NULL, name VARCHAR(10) NOT NULL,
   FOREIGN KEY (parent_id) REFERENCES parents (id)) ENGINE=InnoDB;
@@ -35,7 +36,8 @@ INSERT INTO parents VALUES (1);
 /** Rows every test starts from (the tests change them). */
 const SEED = `
 DELETE FROM customers; DELETE FROM orders; DELETE FROM order_items; DELETE FROM accounts;
-DELETE FROM logs; DELETE FROM kids;
+DELETE FROM logs; DELETE FROM kids; DELETE FROM handles;
+INSERT INTO handles VALUES ('ann', 1), ('bob', 2);
 ALTER TABLE customers AUTO_INCREMENT = 1; ALTER TABLE orders AUTO_INCREMENT = 1;
 INSERT INTO customers (id, email, name, tier) VALUES (1, 'ann@x.test', 'Ann', 'gold'),
   (2, 'bob@x.test', 'Bob', 'basic');
@@ -70,6 +72,7 @@ const POLICY = {
     writer: {
       tables: {
         orders: { read: { where: 'customer_id eq @user.id' }, create: true },
+        handles: { read: { where: 'tenant_id eq @user.id' }, create: true },
         accounts: {
           read: { where: 'tenant_id eq @user.id' },
           create: { where: 'tenant_id eq @user.id' },
@@ -485,18 +488,22 @@ describe('upserts: Prefer: resolution', () => {
     });
   });
 
-  test('merge needs the update grant; ignore only create, and leaves another’s row alone', async () => {
+  test('merge needs the update grant; ignore only create, and leaves the caller’s own row alone', async () => {
     const merge = await call(guarded, 'POST', '/table/accounts/create', {
       ...as('writer'),
       prefer: 'resolution=merge-duplicates',
       json: { handle: 'w-1', tenant_id: ids.writer },
     });
     expect(merge).toMatchObject({ status: 403, body: { code: 'FORBIDDEN' } });
+    await db.admin.query('INSERT INTO accounts (handle, tenant_id, balance) VALUES (?, ?, 7)', [
+      'w-0',
+      ids.writer,
+    ]);
     const ignore = await call(guarded, 'POST', '/table/accounts/create', {
       ...as('writer'),
       prefer: 'resolution=ignore-duplicates',
       json: [
-        { handle: 'bob-main', tenant_id: ids.writer, balance: 0 },
+        { handle: 'w-0', tenant_id: ids.writer, balance: 0 },
         { handle: 'w-1', tenant_id: ids.writer },
       ],
     });
@@ -509,7 +516,145 @@ describe('upserts: Prefer: resolution', () => {
     ).toEqual([
       { handle: 'ann-main', tenant_id: 1, balance: 10 },
       { handle: 'bob-main', tenant_id: 2, balance: 99 },
+      { handle: 'w-0', tenant_id: ids.writer, balance: 7 },
       { handle: 'w-1', tenant_id: ids.writer, balance: 0 },
+    ]);
+  });
+});
+
+describe('ignore-duplicates under a policy: another tenant’s row is 403, as for a merge', () => {
+  const IGNORED = {
+    success: false,
+    code: 'POLICY_VIOLATION',
+    message:
+      "A row of the upsert meets a row outside this role's policy for read on 'accounts', or would not satisfy its policy for create (or two rows give the same key); nothing was written",
+  };
+  const accounts = () => rows('SELECT * FROM accounts ORDER BY handle');
+
+  test.each<[string, string, unknown]>([
+    // ann: read, create and update wheres; by the primary key …
+    [
+      'ann',
+      'by its primary key',
+      [
+        { handle: 'ann-new', tenant_id: 1, balance: 5 },
+        { handle: 'bob-main', tenant_id: 1, balance: 0 },
+      ],
+    ],
+    // … or by another unique key, written with a trailing space (CHAR drops it when stored)
+    ['ann', 'by a unique key', [{ handle: 'ann-2', tenant_id: 1, code: 'BO01 ' }]],
+    // writer: read and create wheres, no update grant
+    ['writer', 'without an update grant', { handle: 'bob-main', tenant_id: 3 }],
+  ])('%s, %s: 403 POLICY_VIOLATION, nothing written', async (who, _how, json) => {
+    expect(ids[who]).toBe({ ann: 1, writer: 3 }[who]);
+    const before = await accounts();
+    const answer = await call(guarded, 'POST', '/table/accounts/create', {
+      ...as(who),
+      prefer: 'resolution=ignore-duplicates',
+      json,
+    });
+    expect({ status: answer.status, body: answer.body }).toEqual({ status: 403, body: IGNORED });
+    expect(await accounts()).toEqual(before);
+  });
+
+  test('a role with no create where: its read where still tells its own rows', async () => {
+    // writer creates any order but reads only its own (customer_id = its id).
+    const before = await ordersInDb();
+    const theirs = await call(guarded, 'POST', '/table/orders/create', {
+      ...as('writer'),
+      prefer: 'resolution=ignore-duplicates',
+      json: [
+        { id: 7, customer_id: ids.writer, note: 'w' },
+        { id: 4, customer_id: ids.writer, note: 'w' },
+      ],
+    });
+    expect(theirs).toEqual({
+      status: 403,
+      headers: expect.anything(),
+      body: { ...IGNORED, message: IGNORED.message.replace("'accounts'", "'orders'") },
+    });
+    expect(await ordersInDb()).toEqual(before);
+    await db.admin.query("INSERT INTO orders (id, customer_id, note) VALUES (7, ?, 'mine')", [
+      ids.writer,
+    ]);
+    const mine = await call(guarded, 'POST', '/table/orders/create', {
+      ...as('writer'),
+      prefer: 'resolution=ignore-duplicates',
+      json: [
+        { id: 7, customer_id: ids.writer, note: 'w' },
+        { id: 8, customer_id: 5, note: 'w' },
+      ],
+    });
+    expect(mine.body).toEqual({
+      success: true,
+      message: 'Data inserted successfully',
+      insertId: null,
+      affectedRows: 2,
+    });
+    expect((await ordersInDb()).slice(6)).toEqual([
+      { id: 7, customer_id: ids.writer, status: 'open', note: 'mine' },
+      { id: 8, customer_id: 5, status: 'open', note: 'w' },
+    ]);
+  });
+
+  test('a table without a primary key: the rows met are looked up all the same', async () => {
+    await db.admin.query("INSERT INTO handles VALUES ('w', ?)", [ids.writer]);
+    const handles = async () =>
+      numbered(await rows('SELECT name, tenant_id FROM handles ORDER BY name'), 'tenant_id');
+    const before = await handles();
+    const theirs = await call(guarded, 'POST', '/table/handles/create', {
+      ...as('writer'),
+      prefer: 'resolution=ignore-duplicates',
+      json: [
+        { name: 'w2', tenant_id: ids.writer },
+        { name: 'bob', tenant_id: ids.writer },
+      ],
+    });
+    expect(theirs.body).toEqual({
+      ...IGNORED,
+      message: IGNORED.message.replace("'accounts'", "'handles'"),
+    });
+    expect(await handles()).toEqual(before);
+    const mine = await call(guarded, 'POST', '/table/handles/create', {
+      ...as('writer'),
+      prefer: 'resolution=ignore-duplicates',
+      json: [
+        { name: 'w', tenant_id: 9 },
+        { name: 'w2', tenant_id: 9 },
+      ],
+    });
+    expect(mine).toMatchObject({ status: 200, body: { success: true, affectedRows: 2 } });
+    expect(await handles()).toEqual([...before, { name: 'w2', tenant_id: 9 }]);
+  });
+
+  test('a duplicate of the caller’s own row is left unchanged; its new rows are written', async () => {
+    const answer = await call(guarded, 'POST', '/table/accounts/create', {
+      ...as('ann'),
+      prefer: 'resolution=ignore-duplicates',
+      json: [
+        { handle: 'ann-main', tenant_id: 1, balance: 0, label: 'changed' },
+        { handle: 'ann-new', tenant_id: 1 },
+      ],
+    });
+    expect({ status: answer.status, body: answer.body }).toEqual({
+      status: 200,
+      body: {
+        success: true,
+        message: 'Data inserted successfully',
+        insertId: null,
+        affectedRows: 2,
+      },
+    });
+    expect(answer.headers.get('preference-applied')).toBe('resolution=ignore-duplicates');
+    expect(
+      await numbered(
+        await rows('SELECT handle, tenant_id, balance, label FROM accounts ORDER BY handle'),
+        'tenant_id',
+      ),
+    ).toEqual([
+      { handle: 'ann-main', tenant_id: 1, balance: 10, label: 'ann' },
+      { handle: 'ann-new', tenant_id: 1, balance: 0, label: null },
+      { handle: 'bob-main', tenant_id: 2, balance: 99, label: 'bob' },
     ]);
   });
 });

@@ -58,7 +58,22 @@ describe('configFromRun', () => {
       skiptokenSecret: null,
       identityProvider: null,
       fileUrlTtlSeconds: 3600,
+      csvFormulas: 'escape',
     });
+  });
+
+  test('--csv-formulas or TABLEGATE_CSV_FORMULAS: escape or keep, a flag winning', () => {
+    expect(configFromRun([], { ...FLAGS, csvFormulas: 'keep' }, {}).csvFormulas).toBe('keep');
+    expect(configFromRun([], FLAGS, { TABLEGATE_CSV_FORMULAS: 'Keep' }).csvFormulas).toBe('keep');
+    expect(
+      configFromRun([], { ...FLAGS, csvFormulas: 'escape' }, { TABLEGATE_CSV_FORMULAS: 'keep' })
+        .csvFormulas,
+    ).toBe('escape');
+    for (const bad of ['', 'off', 'quote']) {
+      expect(() => configFromRun([], { ...FLAGS, csvFormulas: bad }, {})).toThrow(
+        new UsageError(`--csv-formulas must be escape or keep, got '${bad}'`),
+      );
+    }
   });
 
   test('--shutdown-delay or TABLEGATE_SHUTDOWN_DELAY: a duration, 0 allowed, a flag winning', () => {

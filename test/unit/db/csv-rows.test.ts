@@ -78,3 +78,77 @@ describe('csvSerializer', () => {
     expect(csvHeader([...shaped, value('a,b')])).toBe('id,owner,pets,after,"a,b"');
   });
 });
+
+describe('formulas (CSV injection)', () => {
+  const fields: Field[] = [
+    value('name'),
+    value('n', column('n')),
+    value('amount', column('amount', { kind: 'decimal', dataType: 'decimal' })),
+    value('doc', column('doc', { kind: 'json', dataType: 'json' })),
+    value('at', column('at', { kind: 'string', dataType: 'time' })),
+    value('kind', column('kind', { kind: 'string', dataType: 'enum' })),
+  ];
+
+  test.each([
+    ['=1+1', "'=1+1"],
+    ['+1', "'+1"],
+    ['-1', "'-1"],
+    ['@SUM(A1)', "'@SUM(A1)"],
+    ['\tx', "'\tx"],
+    ['\r=1', `"'\r=1"`],
+    ['=HYPERLINK("http://x","y")', `"'=HYPERLINK(""http://x"",""y"")"`],
+    ['a=1', 'a=1'],
+    [' =1', ' =1'],
+    ["'=1", "'=1"],
+    ['', '""'],
+  ])('text %j → %j', (input, output) => {
+    expect(csvSerializer([value('name')])([input])).toBe(output);
+    const enumColumn = column('kind', { kind: 'string', dataType: 'enum' });
+    expect(csvSerializer([value('kind', enumColumn)])([input])).toBe(output);
+  });
+
+  test('numbers, a JSON number and a negative TIME are no formulas; other JSON text is', () => {
+    const write = csvSerializer(fields);
+    expect(write(['x', -5, '-2.50', '-5', '-01:00:00', 'a'])).toBe('x,-5,-2.50,-5,-01:00:00,a');
+    expect(write([null, null, null, '-1e3', null, null])).toBe(',,,-1e3,,');
+    expect(write([null, null, null, '\t"=x"', null, null])).toBe(`,,,"'\t""=x""",,`);
+    expect(write([null, null, null, '-1+A1', null, '-'])).toBe(",,,'-1+A1,,'-");
+  });
+
+  test('keep writes every cell as it is', () => {
+    const write = csvSerializer(fields, 'keep');
+    expect(write(['=1+1', -5, '-2.50', '-1+A1', '-01:00:00', '@x'])).toBe(
+      '=1+1,-5,-2.50,-1+A1,-01:00:00,@x',
+    );
+  });
+});
+
+describe('fractional seconds', () => {
+  test('DATETIME(n), TIMESTAMP(n) and TIME(n) carry exactly n digits, as in JSON', () => {
+    const write = csvSerializer([
+      value(
+        'at',
+        column('at', { kind: 'datetime', dataType: 'datetime', columnType: 'datetime(3)' }),
+      ),
+      value(
+        'ts',
+        column('ts', { kind: 'datetime', dataType: 'timestamp', columnType: 'timestamp(6)' }),
+      ),
+      value('tm', text('tm', { dataType: 'time', columnType: 'time(2)' })),
+      value('d0', column('d0', { kind: 'datetime', dataType: 'datetime', columnType: 'datetime' })),
+    ]);
+    // As the binary protocol gives them: a zero fraction left out, a TIME's trailing zeros too.
+    expect(
+      write([
+        '2024-05-01 09:00:00',
+        '2024-05-01 09:00:00.5',
+        '-100:00:00.5',
+        '2024-05-01 09:00:00',
+      ]),
+    ).toBe('2024-05-01 09:00:00.000,2024-05-01 09:00:00.500000,-100:00:00.50,2024-05-01 09:00:00');
+    // As the text protocol gives them: already right.
+    expect(
+      write(['2024-05-01 09:00:00.250', '2024-05-01 09:00:00.000001', '10:00:00.00', null]),
+    ).toBe('2024-05-01 09:00:00.250,2024-05-01 09:00:00.000001,10:00:00.00,');
+  });
+});

@@ -4,13 +4,19 @@
  * side: a continued read is compiled once per query (the token left out of the cache key), its
  * position bound in as parameters.
  */
+import { createCipheriv, createHmac } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, test } from '@jest/globals';
 import { ApiError } from '../../../src/errors.js';
 import { compileRead, continueAt, withoutToken } from '../../../src/pipeline/read.js';
-import { bindingOf, type Position, Skiptokens } from '../../../src/pipeline/skiptoken.js';
+import {
+  bindingOf,
+  POSITION_BYTES,
+  type Position,
+  Skiptokens,
+} from '../../../src/pipeline/skiptoken.js';
 import { parseReadOptions } from '../../../src/query/options.js';
 import { SKIP_SLOT, seekSlot } from '../../../src/sql/compile-seek.js';
 import { order } from '../fixtures/schema.js';
@@ -60,6 +66,52 @@ describe('Skiptokens', () => {
     const token = tokens.seal(BINDING, { skip: 0, after: ['987654321'] });
     expect(Buffer.from(token, 'base64url').toString('latin1')).not.toContain('987654321');
     expect(token).not.toContain('987654321');
+  });
+
+  test('a token’s length tells nothing of the values: one length for every common position', () => {
+    const positions: Position[] = [
+      { skip: 0, after: [5] },
+      { skip: 0, after: [1234567890123] },
+      { skip: 0, after: ['18446744073709551615'] },
+      { skip: 0, after: ['a'] },
+      { skip: 0, after: ['O’Brien—'.repeat(6)] },
+      { skip: 0, after: [null, '2038-01-19 03:14:07.000001', '18446744073709551615'] },
+      { skip: 9007199254740991, after: null },
+      { skip: 0, after: null },
+      POSITION,
+    ];
+    const lengths = positions.map((position) => tokens.seal(BINDING, position).length);
+    expect(lengths).toEqual(positions.map(() => 210));
+    for (const position of positions) {
+      expect(tokens.open(BINDING, tokens.seal(BINDING, position))).toEqual(position);
+    }
+  });
+
+  test('a longer position (long string keys) grows by powers of two of POSITION_BYTES', () => {
+    const length = (chars: number) =>
+      tokens.seal(BINDING, { skip: 0, after: ['x'.repeat(chars)] }).length;
+    // `[0,["…"]]` is 8 bytes around the string.
+    expect(length(POSITION_BYTES - 8)).toBe(210);
+    expect(length(POSITION_BYTES - 7)).toBe(length(2 * POSITION_BYTES - 8));
+    expect(length(2 * POSITION_BYTES - 7)).toBe(length(4 * POSITION_BYTES - 8));
+    expect([length(POSITION_BYTES - 7), length(2 * POSITION_BYTES - 7)]).toEqual([380, 722]);
+    const long = { skip: 3, after: ['ü'.repeat(300), 7] };
+    expect(tokens.open(BINDING, tokens.seal(BINDING, long))).toEqual(long);
+  });
+
+  test('a token sealed before positions were padded still opens', () => {
+    // The same cipher over the bare `[0,[5]]`, as tokens were made before.
+    const key = (purpose: string) => createHmac('sha256', SECRET).update(purpose).digest();
+    const payload = Buffer.from('[0,[5]]');
+    const iv = Buffer.alloc(12, 7);
+    const cipher = createCipheriv('aes-256-gcm', key('tablegate $skiptoken cipher'), iv);
+    cipher.setAAD(Buffer.from(BINDING));
+    const body = Buffer.concat([cipher.update(payload), cipher.final()]);
+    const token = Buffer.concat([Buffer.of(1), iv, body, cipher.getAuthTag()]).toString(
+      'base64url',
+    );
+    expect(token).toHaveLength(48);
+    expect(tokens.open(BINDING, token)).toEqual({ skip: 0, after: [5] });
   });
 
   test.each<[string, (token: string) => [string, string]]>([

@@ -16,6 +16,7 @@ import {
   at,
   backtick,
   clock,
+  column,
   day,
   events,
   id,
@@ -27,6 +28,7 @@ import {
   shipped,
   size,
   stamp,
+  table,
 } from '../fixtures/schema.js';
 
 const request = (overrides: Partial<ReadRequest>): ReadRequest => ({
@@ -554,5 +556,84 @@ describe('spatial columns cannot be filtered', () => {
   test('eq null and ne null test it', () => {
     expect(planPlaces('spot eq null')).toMatchObject({ kind: 'isNull', negated: false });
     expect(planPlaces('spot ne null')).toMatchObject({ kind: 'isNull', negated: true });
+  });
+});
+
+describe('planRead: a binary column meets a quoted string as its base64 (docs/types.md)', () => {
+  const bin = column('bin', {
+    dataType: 'varbinary',
+    columnType: 'varbinary(8)',
+    kind: 'binary',
+    nullable: true,
+    maxLength: 8,
+    numericPrecision: null,
+    numericScale: null,
+  });
+  const blobs = table('blobs', [id, bin], ['id']);
+  const planBlobs = (text: string): PlannedFilter | null =>
+    planRead(request({ filter: parseFilter(text) }), blobs).filter;
+  const binCol = col(bin);
+  const bytes = (text: string, value: number[]) => ({
+    kind: 'binary' as const,
+    text,
+    value: Buffer.from(value),
+  });
+
+  test.each<[string, PlannedFilter]>([
+    ["bin eq 'AAEC'", { kind: 'compare', op: 'eq', left: binCol, right: bytes('AAEC', [0, 1, 2]) }],
+    ["'/w==' ne bin", { kind: 'compare', op: 'ne', left: bytes('/w==', [255]), right: binCol }],
+    ["bin gt ''", { kind: 'compare', op: 'gt', left: binCol, right: bytes('', []) }],
+    [
+      "bin in ('AAEC', null, '3q2+7w==')",
+      {
+        kind: 'in',
+        column: binCol,
+        values: [bytes('AAEC', [0, 1, 2]), bytes('3q2+7w==', [0xde, 0xad, 0xbe, 0xef])],
+        orNull: true,
+      },
+    ],
+  ])('%j', (text, expected) => {
+    expect(planBlobs(text)).toEqual(expected);
+  });
+
+  test.each([
+    [
+      "bin eq 'AAE'",
+      "at position 5: the string 'AAE' cannot be compared with column 'bin' (varbinary), which is binary: it is not standard base64 (A–Z, a–z, 0–9, +, /, = padding), the form reads show binary values in",
+    ],
+    [
+      "bin in ('AAEC', 'not base64!')",
+      "at position 1: the string 'not base64!' cannot be compared with column 'bin' (varbinary), which is binary: it is not standard base64 (A–Z, a–z, 0–9, +, /, = padding), the form reads show binary values in",
+    ],
+    [
+      "bin eq 'AAEC '",
+      "at position 5: the string 'AAEC ' cannot be compared with column 'bin' (varbinary), which is binary: it is not standard base64 (A–Z, a–z, 0–9, +, /, = padding), the form reads show binary values in",
+    ],
+    [
+      "contains(bin, 'AA')",
+      "at position 10: contains() needs text, and column 'bin' (varbinary) is binary: compare it whole, by its base64 text, with eq, ne or in",
+    ],
+    [
+      "startswith(bin, 'AA')",
+      "at position 12: startswith() needs text, and column 'bin' (varbinary) is binary: compare it whole, by its base64 text, with eq, ne or in",
+    ],
+    [
+      'bin eq 2024-01-03',
+      "at position 5: the date 2024-01-03 cannot be compared with column 'bin' (varbinary), which is binary; a date is compared with a DATE, DATETIME or TIMESTAMP column or date()",
+    ],
+  ])('%j → FILTER_TYPE', (text, message) => {
+    const error = failure(() => planBlobs(text));
+    expect(error.status).toBe(400);
+    expect(error.code).toBe('FILTER_TYPE');
+    expect(error.message).toBe(`Invalid $filter ${message}`);
+  });
+
+  test('a number or another column is compared as before', () => {
+    expect(planBlobs('bin eq 5')).toEqual({
+      kind: 'compare',
+      op: 'eq',
+      left: binCol,
+      right: { kind: 'number', text: '5' },
+    });
   });
 });

@@ -5,7 +5,7 @@ import { rootSource } from '../../../src/plan/scope.js';
 import { parseReadOptions, type QueryObject } from '../../../src/query/options.js';
 import { compileCount, compileFilter, compileRead, textOf } from '../../../src/sql/compile-read.js';
 import type { CompiledQuery } from '../../../src/sql/compiled-query.js';
-import { events, id, note, order, places, select } from '../fixtures/schema.js';
+import { column, events, id, note, order, places, select, table } from '../fixtures/schema.js';
 
 const plan = (query: QueryObject): ReadPlan => planRead(parseReadOptions(query), order);
 const read = (query: QueryObject): CompiledQuery => compileRead(plan(query));
@@ -329,5 +329,35 @@ describe('spatial columns are read as WKB', () => {
     expect(textOf('`t1`.`spot`', spot, { qualify: true, flavour: 'mysql' })).toBe(
       "TO_BASE64(ST_AsBinary(`t1`.`spot`, 'axis-order=long-lat'))",
     );
+  });
+});
+
+describe('binary columns: a base64 literal is bound as its bytes', () => {
+  const bin = column('bin', {
+    dataType: 'varbinary',
+    columnType: 'varbinary(8)',
+    kind: 'binary',
+    nullable: true,
+    maxLength: 8,
+    numericPrecision: null,
+    numericScale: null,
+  });
+  const blobs = table('blobs', [id, bin], ['id']);
+  const filtered = (text: string) =>
+    compileRead(planRead(parseReadOptions({ $select: 'id', $filter: text }), blobs));
+
+  test.each<[string, string, unknown[]]>([
+    ["bin eq 'AAEC'", '`bin` = ?', [Buffer.from([0, 1, 2])]],
+    ["bin ne '/w=='", '`bin` <> ?', [Buffer.from([255])]],
+    [
+      "bin in ('AAEC', '', null)",
+      '(`bin` IN (?, ?) OR `bin` IS NULL)',
+      [Buffer.from([0, 1, 2]), Buffer.alloc(0)],
+    ],
+  ])('%s', (text, condition, params) => {
+    expect(filtered(text)).toEqual({
+      sql: `SELECT \`id\` FROM \`blobs\` WHERE ${condition}`,
+      params,
+    });
   });
 });

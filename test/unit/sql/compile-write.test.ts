@@ -273,6 +273,44 @@ describe('upserts: INSERT … ON DUPLICATE KEY UPDATE', () => {
       }),
     ).toBeNull();
   });
+
+  test('ignore-duplicates with a where only on the rows met: the lookup alone, no primary key needed', () => {
+    const plan = planInsert(keyed, [{ email: 'a', n: 1 }, { n: 3 }], 'ignore-duplicates');
+    const condition = {
+      kind: 'isNull',
+      operand: {
+        kind: 'column',
+        source: { table: keyed, alias: 't0' },
+        column: keyed.columns[3] as ColumnInfo,
+      },
+      negated: true,
+    } as const;
+    const checked = {
+      ...plan,
+      onDuplicate: {
+        resolution: 'ignore-duplicates' as const,
+        perRow: true,
+        checks: { before: condition, after: null, key: [] },
+      },
+    };
+    const guards = compileUpsertGuards(checked);
+    expect(guards.map((g) => g.lookup)).toEqual([
+      {
+        sql: 'SELECT (`m` IS NOT NULL) IS TRUE FROM `people` WHERE (`email` = ?) FOR UPDATE',
+        params: ['a'],
+      },
+      null,
+    ]);
+    const results = [
+      { affectedRows: 1, insertId: 0 },
+      { affectedRows: 1, insertId: 9 },
+    ];
+    // Met the caller's own row: left as it is, nothing to check after.
+    expect(guards[0]?.queries({ found: [[1]], results })).toEqual([]);
+    // Met another's: refused.
+    expect(guards[0]?.queries({ found: [[0]], results })).toBeNull();
+    expect(guards[1]?.queries({ found: [], results })).toEqual([]);
+  });
 });
 
 describe('read-back', () => {
