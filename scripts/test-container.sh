@@ -13,6 +13,8 @@
 #               as printed (test/container/readme-walkthrough.mjs), restart keeps rows and
 #               uploads, `down -v` removes them; Compose v2, else v1 (`docker-compose`);
 #   kubernetes  deploy/'s Deployment turned into a `docker run` (test/container/deploy-run.mjs);
+#   demo        `tablegate demo` with no mariadbd or mysqld (hidden in a mount namespace): the
+#               database in a mysql:8.4 container, removed on Ctrl-C (test/container/demo-container.mjs);
 #   testcontainers  the read/filter/write/upload/auth integration tests on a mysql:8.4 container.
 # Needs port 8080 of 127.0.0.1 free (compose publishes it). Everything it starts is removed.
 set -euo pipefail
@@ -293,6 +295,10 @@ unset COMPOSE_PROJECT_NAME
 
 begin kubernetes "deploy/'s Deployment as a docker run; the probes' URLs"
 node test/container/deploy-run.mjs "$image"
+
+begin demo "tablegate demo without mariadbd or mysqld: the database in a container"
+[ -f dist/cli.js ] || npm run build
+node test/container/demo-container.mjs
 
 begin testcontainers "read/filter/write/upload/auth integration tests on mysql:8.4 from testcontainers"
 [ -f dist/cli.js ] || npm run build

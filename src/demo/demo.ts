@@ -7,8 +7,9 @@
  * no tables. Everything it starts, stop() stops, in reverse.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import mysql from 'mysql2/promise';
 import { parseCredentials, UserStore } from '../auth/users.js';
@@ -17,6 +18,7 @@ import type { Config } from '../config.js';
 import { reasonOf } from '../db/errors.js';
 import { allHosts, hostLabel, hostsLabel } from '../db/pool.js';
 import { type Gateway, openGateway, StartupError } from '../main.js';
+import { DEMO_IMAGE, type DemoContainer, dockerAnswers, startContainer } from './container.js';
 import {
   findServerBinary,
   type PrivateServer,
@@ -28,6 +30,10 @@ export const DEMO_DATABASE = 'tablegate_demo';
 export const DEMO_EMAIL = 'demo@tablegate.dev';
 export const DEMO_PORT = '8080';
 export const EXAMPLE_SQL = new URL('../../docker/initdb/01-example.sql', import.meta.url);
+
+/** Neither a server binary nor a Docker engine: what to install, in one line. */
+export const NO_SERVER =
+  'no mariadbd or mysqld on the PATH (or in /usr/sbin) and no Docker engine answers: install MariaDB (apt install mariadb-server, brew install mariadb) or Docker, or give your own database with -h -u -p -P -D';
 
 /** A reason the demo cannot start, said in one line (exit code 1). */
 export class DemoError extends Error {
@@ -107,11 +113,15 @@ export interface DemoInfo {
   readonly views: number;
   /** The private server's temporary directory (the demo's files are inside); empty with an own database. */
   readonly temporary: readonly string[];
+  /** True when the database runs in a Docker container (no mariadbd or mysqld here). */
+  readonly inContainer: boolean;
 }
 
 export interface DemoDependencies {
   /** Where the server binary is looked for (tests look where there is none). */
   readonly findServer?: () => ServerBinary | null;
+  /** Whether a Docker engine answers, asked only when no server binary is found. */
+  readonly dockerAnswers?: () => Promise<boolean>;
 }
 
 export class Demo {
@@ -149,32 +159,54 @@ export class Demo {
     const temporary: string[] = [];
     let config = given;
     let serverName: string;
+    let inContainer = false;
     if (ownDatabase) {
       serverName = `at ${hostsLabel(given.db)}`;
     } else {
       const binary = (this.dependencies.findServer ?? (() => findServerBinary()))();
-      if (!binary) {
-        throw new DemoError(
-          "no MariaDB or MySQL server (mariadbd, mysqld) on the PATH or in /usr/sbin: install one with 'apt-get install mariadb-server', run the example in Docker with 'docker compose up', or give your own with -h -u -p -P -D",
-        );
+      let host: string;
+      let port: number;
+      let own: string;
+      if (binary) {
+        let server: PrivateServer;
+        try {
+          server = await startPrivateServer(binary);
+        } catch (error) {
+          throw new DemoError(`cannot start ${binary.server}: ${reasonOf(error)}`);
+        }
+        this.cleanups.push(() => server.destroy());
+        // Inside the server's directory, so that whatever deletes that (a clean stop, or the
+        // sentinel when this process is killed outright) deletes the demo's files too.
+        temporary.push(server.dir);
+        this.checkpoint();
+        ({ host, port } = server);
+        own = path.join(server.dir, 'demo');
+        await mkdir(own, { mode: 0o700 });
+        serverName = '(private server, deleted on exit)';
+      } else {
+        if (!(await (this.dependencies.dockerAnswers ?? dockerAnswers)())) {
+          throw new DemoError(NO_SERVER);
+        }
+        this.checkpoint();
+        own = await mkdtemp(path.join(os.tmpdir(), 'tablegate-demo-'));
+        this.cleanups.push(() => rm(own, { recursive: true, force: true }));
+        temporary.push(own);
+        let container: DemoContainer;
+        try {
+          container = await startContainer(() => this.stopping !== null);
+        } catch (error) {
+          this.checkpoint();
+          throw new DemoError(`cannot start a ${DEMO_IMAGE} container: ${reasonOf(error)}`);
+        }
+        this.cleanups.push(() => container.destroy());
+        this.checkpoint();
+        ({ host, port } = container);
+        inContainer = true;
+        serverName = `(Docker container ${container.id.slice(0, 12)} of ${DEMO_IMAGE}, removed on exit)`;
       }
-      let server: PrivateServer;
-      try {
-        server = await startPrivateServer(binary);
-      } catch (error) {
-        throw new DemoError(`cannot start ${binary.server}: ${reasonOf(error)}`);
-      }
-      this.cleanups.push(() => server.destroy());
-      // Inside the server's directory, so that whatever deletes that (a clean stop, or the
-      // sentinel when this process is killed outright) deletes the demo's files too.
-      temporary.push(server.dir);
-      this.checkpoint();
-      const own = path.join(server.dir, 'demo');
-      await mkdir(own, { mode: 0o700 });
-      serverName = '(private server, deleted on exit)';
       config = {
         ...given,
-        db: { ...given.db, host: server.host, port: server.port, user: server.user, password: '' },
+        db: { ...given.db, host, port, user: 'root', password: '' },
         jwtSecret: given.jwtSecret ?? randomBytes(32).toString('base64url'),
         stateDir: path.join(own, 'state'),
         // An --uploads-dir of the user's own stays where it is.
@@ -210,6 +242,7 @@ export class Demo {
       tables: loaded.tables,
       views: loaded.views,
       temporary,
+      inContainer,
     };
   }
 
@@ -316,9 +349,11 @@ export function demoBanner(info: DemoInfo): string {
     `  curl -s -H "Authorization: Bearer $TOKEN" '${url}/table/products/read?$filter=price+lt+20+and+category+eq+%27tea%27&$orderby=price'`,
     `  curl -s -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' -d '${row}' ${url}/table/products/create`,
     '',
-    info.temporary.length > 0
-      ? 'Ctrl-C stops the gateway and the private server and deletes their files.'
-      : 'Ctrl-C stops the gateway; the example stays in the database.',
+    info.inContainer
+      ? "Ctrl-C stops the gateway, removes the container and deletes the demo's files."
+      : info.temporary.length > 0
+        ? 'Ctrl-C stops the gateway and the private server and deletes their files.'
+        : 'Ctrl-C stops the gateway; the example stays in the database.',
     '',
   ].join('\n');
 }

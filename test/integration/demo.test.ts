@@ -6,13 +6,15 @@
  * without a server binary, or with the port taken, it says so in one line.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { RowDataPacket } from 'mysql2/promise';
-import { Demo, DemoError, demoSettings } from '../../src/demo/demo.js';
+import { parse } from 'yaml';
+import { DEMO_IMAGE } from '../../src/demo/container.js';
+import { Demo, DemoError, demoSettings, NO_SERVER } from '../../src/demo/demo.js';
 import { findServerBinary, freePort } from '../../src/demo/private-server.js';
 import { CLI, connectionFlags } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
@@ -30,9 +32,37 @@ interface Running {
   exited: Promise<number | null>;
 }
 
-function spawnDemo(args: string[], env: NodeJS.ProcessEnv): Running {
-  const child = spawn(process.execPath, [CLI, 'demo', ...args], {
-    env: { PATH: process.env.PATH, ...env },
+/**
+ * A machine without mariadbd or mysqld: the demo runs in a mount namespace (`unshare -m`, as
+ * root) where an empty tmpfs covers /usr/sbin, with only node's directory on the PATH.
+ */
+const HIDE_SERVER = [
+  'unshare',
+  '-m',
+  'sh',
+  '-c',
+  'mount -t tmpfs none /usr/sbin && exec "$@"',
+  'sh',
+];
+const NO_SERVER_PATH = path.dirname(process.execPath);
+const CAN_HIDE_SERVER =
+  spawnSync(
+    HIDE_SERVER[0] as string,
+    [
+      ...HIDE_SERVER.slice(1),
+      process.execPath,
+      '--input-type=module',
+      '-e',
+      `import { findServerBinary } from '${path.resolve('dist/demo/private-server.js')}'; process.exit(findServerBinary() === null ? 0 : 1)`,
+    ],
+    { env: { PATH: NO_SERVER_PATH } },
+  ).status === 0;
+
+function spawnDemo(args: string[], env: NodeJS.ProcessEnv, hideServer = false): Running {
+  const argv = [process.execPath, CLI, 'demo', ...args];
+  const [command, ...rest] = hideServer ? [...HIDE_SERVER, ...argv] : argv;
+  const child = spawn(command as string, rest, {
+    env: { PATH: hideServer ? NO_SERVER_PATH : process.env.PATH, ...env },
   });
   let stdout = '';
   let stderr = '';
@@ -269,18 +299,40 @@ describe('with a database of your own', () => {
 });
 
 describe('cannot start', () => {
-  test('no server binary: one line saying how to get one', async () => {
+  test('no server binary and no Docker engine: one line saying what to install', async () => {
     expect(findServerBinary('/nonexistent', [])).toBeNull();
+    let asked = 0;
     const demo = new Demo(demoSettings([], { listen: '0' }, {}), {
       findServer: () => findServerBinary('/nonexistent', []),
+      dockerAnswers: async () => {
+        asked += 1;
+        return false;
+      },
     });
     const error = await demo.start().catch((e: unknown) => e);
     await demo.stop();
+    expect(asked).toBe(1);
     expect(error).toBeInstanceOf(DemoError);
     expect((error as Error).message).toBe(
-      "no MariaDB or MySQL server (mariadbd, mysqld) on the PATH or in /usr/sbin: install one with 'apt-get install mariadb-server', run the example in Docker with 'docker compose up', or give your own with -h -u -p -P -D",
+      'no mariadbd or mysqld on the PATH (or in /usr/sbin) and no Docker engine answers: install MariaDB (apt install mariadb-server, brew install mariadb) or Docker, or give your own database with -h -u -p -P -D',
     );
   });
+
+  testIf(CAN_HIDE_SERVER, 'needs unshare -m (root) to hide mariadbd')(
+    'as a process: no mariadbd or mysqld, DOCKER_HOST answering nothing: that line, exit 1',
+    async () => {
+      const demo = spawnDemo(
+        ['-o', String(await freePort())],
+        { HOME: home, TMPDIR: tmp, DOCKER_HOST: 'unix:///nonexistent' },
+        true,
+      );
+      expect(await demo.exited).toBe(1);
+      expect(demo.stderr()).toBe(`tablegate: ${NO_SERVER}\n`);
+      expect(demo.stdout()).toBe('');
+      expect(await readdir(tmp)).toEqual([]);
+    },
+    20_000,
+  );
 
   test('the port is taken: one line, before any server starts, exit 1', async () => {
     const taken = net.createServer();
@@ -303,6 +355,13 @@ describe('cannot start', () => {
     expect(await demo.exited).toBe(2);
     expect(demo.stderr().split('\n')[0]).toBe("tablegate: unexpected argument 'now' after 'demo'");
   });
+});
+
+test("the demo's container image is the compose file's MySQL image", () => {
+  const compose = parse(readFileSync(path.resolve('docker-compose.yml'), 'utf8')) as {
+    services: { db: { image: string } };
+  };
+  expect(DEMO_IMAGE).toBe(compose.services.db.image);
 });
 
 test('the example SQL is the one docker-compose loads', () => {
