@@ -175,16 +175,6 @@ export const WATCHDOG_TICK_MS = 250;
 /** How often the waits for a pool connection are checked against their bounds (execute/acquire.ts). */
 export const WAIT_SWEEP_MS = 100;
 /**
- * A streamed read whose client has taken nothing for this long, while another request waits for
- * a pool connection, is taken back: its statement stopped, its response cut, its connection
- * handed on (execute/acquire.ts). A client that reads at a network's pace drains its socket's
- * buffers many times a second; one that has not for half a second is stuck or barely reading,
- * and holds a connection someone is waiting for (a client whose own pace left the gateway
- * waiting longer before is given twice that). Alone (nobody waiting) such a read is cut only
- * by `--stall-timeout` and `--min-read-rate`.
- */
-export const SLOW_READER_MS = 500;
-/**
  * The pool is shared fairly between client addresses (execute/acquire.ts), each with a small
  * record: those of addresses with nothing in progress are dropped together once there are this
  * many records (never one per request).

@@ -9,11 +9,7 @@
  * the fewest connections (among equals, the one that has waited for a turn longest), and that
  * address's oldest request takes it. So an address holding many connections never gets the next
  * one while another waits, and busy addresses end with equal shares (docs/operations.md).
- * A held connection is given back by its statement, with one exception: a streamed read whose
- * client has taken nothing for SLOW_READER_MS holds its connection for a client that is not
- * reading, and while any request waits such reads are taken back first, the longest waited for
- * first (stream.ts ends them): an address, or many behind one, that opens reads and never takes
- * them cannot keep the pool from anyone for longer than that (docs/operations.md).
+ * Nothing is preempted: a held connection is given back by its statement.
  *
  * Bounded: mysql2's pool would wait for ever; we answer instead. When a wait passes
  * ALIVE_CHECK_MS the server is pinged on the control connection, and a server that does not
@@ -37,7 +33,7 @@
 import type { Pool, PoolConnection } from 'mysql2';
 import { mapDbError } from '../db/errors.js';
 import { databaseBusy, databaseUnavailable } from '../errors.js';
-import { ALIVE_CHECK_MS, IDLE_CLIENTS_KEPT, SLOW_READER_MS, WAIT_SWEEP_MS } from '../limits.js';
+import { ALIVE_CHECK_MS, IDLE_CLIENTS_KEPT, WAIT_SWEEP_MS } from '../limits.js';
 
 export interface AcquireBound {
   /** Resolves true when the server answers a ping (within about a second). */
@@ -57,33 +53,6 @@ export interface PoolStats {
   readonly idle: number;
   /** Requests waiting for a connection. */
   readonly waiting: number;
-}
-
-/**
- * A streamed read whose flow waits for its client (stream.ts), listed while it does: one record
- * per read, linked in and out as the flow pauses and resumes (no Set entry per pause).
- */
-export interface Stall {
-  /** When the flow paused, set by the read before it is listed. */
-  since: number;
-  /**
-   * How long it must have waited before it is taken back: SLOW_READER_MS, or twice the longest
-   * it ever waited for the client and then saw it read on, whichever is more. TCP hands a
-   * reading client's data over in bursts (a window a few MB wide reopens at once), so an honest
-   * reader can leave the flow waiting a second at a time; one that has stopped waits past its
-   * own pace.
-   */
-  patience: number;
-  readonly connection: PoolConnection;
-  /** Ends the read (statement stopped, response cut); its connection comes back by giveBack(). */
-  readonly takeBack: (pausedMs: number) => void;
-  /** The bytes still waiting for its client (RowSink.waiting), and how many when it paused. */
-  readonly waiting: () => number;
-  waitingAtPause: number;
-  /** Its neighbours in the list of stalls, oldest first; `listed` while it is in it. */
-  earlier: Stall | null;
-  later: Stall | null;
-  listed: boolean;
 }
 
 /** One client address's part of the pool. */
@@ -148,9 +117,7 @@ class WaitList {
 
 /** The client a lent connection is held by, kept on the connection itself (no map per loan). */
 const HOLDER = Symbol('tablegate.holder');
-/** Set on a connection whose read was taken back, until the connection comes back. */
-const TAKEN = Symbol('tablegate.taken');
-type Loaned = PoolConnection & { [HOLDER]?: Client | null; [TAKEN]?: boolean };
+type Loaned = PoolConnection & { [HOLDER]?: Client | null };
 
 /** A queue of mysql2's pool, as far as we read it. */
 interface Counted {
@@ -193,13 +160,6 @@ export class Acquirer {
   private readonly size: number;
   private closed = false;
   private readonly queues: ReturnType<typeof queuesOf>;
-  /** The streamed reads waiting for their clients, the longest waiting first. */
-  private oldestStall: Stall | null = null;
-  private newestStall: Stall | null = null;
-  /** Reads taken back whose connections have not come back yet, and all taken back so far. */
-  private takingBack = 0;
-  private takenBack = 0;
-  private reclaimScheduled = false;
 
   constructor(
     private readonly pool: Pool,
@@ -239,30 +199,6 @@ export class Acquirer {
     }
     this.enqueue(wait);
     this.serve();
-    this.reclaimSoon();
-  }
-
-  /** A streamed read's flow waits for its client from `stall.since` (see the top of this file). */
-  stalled(stall: Stall): void {
-    if (stall.listed) return;
-    stall.listed = true;
-    stall.earlier = this.newestStall;
-    stall.later = null;
-    if (this.newestStall) this.newestStall.later = stall;
-    else this.oldestStall = stall;
-    this.newestStall = stall;
-  }
-
-  /** The read's flow goes on (or the read is over): it is no longer taken back. */
-  flowing(stall: Stall): void {
-    if (!stall.listed) return;
-    stall.listed = false;
-    if (stall.earlier) stall.earlier.later = stall.later;
-    else this.oldestStall = stall.later;
-    if (stall.later) stall.later.earlier = stall.earlier;
-    else this.newestStall = stall.earlier;
-    stall.earlier = null;
-    stall.later = null;
   }
 
   /**
@@ -272,10 +208,6 @@ export class Acquirer {
    */
   giveBack(connection: PoolConnection, drop = false): void {
     const loaned = connection as Loaned;
-    if (loaned[TAKEN] === true) {
-      loaned[TAKEN] = false;
-      this.takingBack--;
-    }
     const client = loaned[HOLDER];
     if (client !== undefined && client !== null) {
       loaned[HOLDER] = null;
@@ -290,11 +222,6 @@ export class Acquirer {
   stats(): PoolStats {
     const { free, waiting } = this.queues;
     return { inUse: this.inUse(), idle: free.length, waiting: this.queued + waiting.length };
-  }
-
-  /** Streamed reads taken back for another request since the pool opened (for metrics). */
-  takenBackCount(): number {
-    return this.takenBack;
   }
 
   /**
@@ -460,56 +387,5 @@ export class Acquirer {
     }
     // Room the pool made without a connection given back here (a broken one it dropped).
     if (this.queued > 0) this.serve();
-    this.reclaimSoon();
-  }
-
-  /**
-   * reclaim, once the I/O that has come in is handled: after a busy spell of the event loop,
-   * timers run before the socket events that arrived meanwhile, so a client that did read on
-   * (its 'drain' still queued) would be judged by a pause it did not make.
-   */
-  private reclaimSoon(): void {
-    if (this.reclaimScheduled || this.queued <= this.takingBack || this.oldestStall === null)
-      return;
-    this.reclaimScheduled = true;
-    setImmediate(() => {
-      this.reclaimScheduled = false;
-      if (this.queued > this.takingBack && this.oldestStall !== null) this.reclaim(Date.now());
-    });
-  }
-
-  /**
-   * Takes back the reads whose clients have taken nothing for SLOW_READER_MS, the longest
-   * waited for first, one for each queued request that no connection on its way back will serve.
-   */
-  private reclaim(now: number): void {
-    // The list is in the order the flows paused (at most one entry per pool connection). Each
-    // one taken back leaves it, and taking it back may end others too: the scan starts over.
-    let stall = this.oldestStall;
-    while (stall !== null && this.queued > this.takingBack) {
-      const pausedMs = now - stall.since;
-      if (pausedMs < Math.max(SLOW_READER_MS, stall.patience)) {
-        stall = stall.later;
-        continue;
-      }
-      // Its client took bytes since the pause (a slow reader behind big TCP windows): reading,
-      // only slowly; judged again from now.
-      const waiting = stall.waiting();
-      if (waiting < stall.waitingAtPause) {
-        stall.since = now;
-        stall.waitingAtPause = waiting;
-        stall = stall.later;
-        continue;
-      }
-      this.flowing(stall);
-      const loaned = stall.connection as Loaned;
-      if (loaned[TAKEN] !== true) {
-        loaned[TAKEN] = true;
-        this.takingBack++;
-        this.takenBack++;
-        stall.takeBack(pausedMs);
-      }
-      stall = this.oldestStall;
-    }
   }
 }

@@ -101,8 +101,6 @@ export interface Database {
   ping(fresh?: boolean): Promise<boolean>;
   /** The pool right now, read-only (for metrics). */
   stats(): PoolStats;
-  /** Streamed reads the pool took back for other requests (acquire.ts), for metrics. */
-  takenBack(): number;
   close(): Promise<void>;
 }
 
@@ -627,7 +625,6 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
     },
     ping: (fresh) => switcher.backend.ping(fresh),
     stats: () => switcher.backend.acquirer.stats(),
-    takenBack: () => switcher.backend.acquirer.takenBackCount(),
     close: () => switcher.close(),
   };
 }

@@ -2,10 +2,7 @@
  * A SELECT whose rows are handed to a sink one by one as MySQL sends them. The consumer pauses
  * the flow when it cannot take more (back-pressure) and resumes it later; a flow paused for
  * longer than `stallMs` is cut — its statement killed, its connection freed, the sink failed
- * with STREAM_STALLED — so a client that stops reading cannot hold a connection for ever. While
- * the flow is paused it is listed with the lender as waiting for its client: when another request
- * waits for a connection, the lender takes it back first (acquire.ts), and it is cut the same way
- * with STREAM_TAKEN_BACK (the body has begun, so the client sees it cut short). A
+ * with STREAM_STALLED — so a client that stops reading cannot hold a connection for ever. A
  * client that reads, but slowly, holds it for as long as its answer takes: so while the flow
  * waits for the client, the client must take `minRate` bytes a second, measured over waits of
  * `stallMs` in all (time the flow waits for MySQL never counts against the client); a slower
@@ -17,9 +14,8 @@
  */
 import type { PoolConnection } from 'mysql2';
 import { mapDbError } from '../db/errors.js';
-import { type ApiError, streamStalled, streamTakenBack, streamTooSlow } from '../errors.js';
+import { type ApiError, streamStalled, streamTooSlow } from '../errors.js';
 import type { CompiledQuery } from '../sql/compiled-query.js';
-import type { Stall } from './acquire.js';
 import { bind } from './bind.js';
 import { dropsConnection, rereadable } from './retry.js';
 import type { Watchdog } from './watchdog.js';
@@ -33,11 +29,6 @@ export interface RowSink {
    * when the statement failed.
    */
   fail(error: ApiError, cause?: unknown): void;
-  /**
-   * The bytes still waiting in this process for the client to take (its socket's buffer), if
-   * the sink can tell: while they go down, the client is reading, however slowly the flow moves.
-   */
-  waiting?(): number;
 }
 
 export interface RowFlow {
@@ -51,14 +42,9 @@ export interface RowFlow {
   cancel(): void;
 }
 
-/**
- * Where a connection goes back when the statement is over, and is told while the flow waits for
- * the client (acquire.ts).
- */
+/** Where a connection goes back when the statement is over (acquire.ts). */
 export interface Lender {
   giveBack(connection: PoolConnection, drop?: boolean): void;
-  stalled(stall: Stall): void;
-  flowing(stall: Stall): void;
 }
 
 export interface StreamOptions {
@@ -91,18 +77,6 @@ export function streamRows(
    */
   let waited = 0;
   let takenBefore = -1;
-  /** Listed with the lender while the flow waits for the client (made once per statement). */
-  const stall: Stall = {
-    since: 0,
-    patience: 0,
-    connection,
-    takeBack: (pausedMs) => cut(streamTakenBack(pausedMs)),
-    waiting: () => sink.waiting?.() ?? 0,
-    waitingAtPause: 0,
-    earlier: null,
-    later: null,
-    listed: false,
-  };
 
   /**
    * The statement is over (mysql2 emits 'end' after 'error' too: only the first counts). A
@@ -112,7 +86,6 @@ export function streamRows(
     if (finished) return false;
     finished = true;
     clearTimeout(stallTimer);
-    lender.flowing(stall);
     watchdog.release(connection);
     connection.removeListener('error', onError);
     if (broken) lender.giveBack(connection, true);
@@ -125,7 +98,6 @@ export function streamRows(
   const stop = () => {
     if (finished || killing) return;
     clearTimeout(stallTimer);
-    lender.flowing(stall);
     killing = kill(connection.threadId).catch(() => {
       // The kill failed (server gone?): the connection cannot be trusted again.
       lender.giveBack(connection, true);
@@ -182,22 +154,11 @@ export function streamRows(
     pause: () => {
       connection.pause();
       if (minRate > 0) pausedAt = Date.now();
-      // Paused again while paused (rows the driver had already read): it waits since the first.
-      if (!stall.listed && !finished && !killing) {
-        stall.since = Date.now();
-        stall.waitingAtPause = stall.waiting();
-        lender.stalled(stall);
-      }
       clearTimeout(stallTimer);
       stallTimer = setTimeout(() => cut(streamStalled(stallMs)), stallMs);
     },
     resume: (taken) => {
       clearTimeout(stallTimer);
-      if (stall.listed) {
-        // The client read on after this wait: its own pace (acquire.ts, Stall.patience).
-        stall.patience = Math.max(stall.patience, 2 * (Date.now() - stall.since));
-        lender.flowing(stall);
-      }
       if (pausedAt !== 0) {
         waited += Date.now() - pausedAt;
         pausedAt = 0;

@@ -107,7 +107,6 @@ export function sendJsonRows(
           text = '';
           if (!body.push(chunk)) flow?.pause();
         },
-        waiting: () => reply.raw.socket?.writableLength ?? 0,
         end() {
           if (ended) return;
           ended = true;

@@ -9,16 +9,12 @@
  * comes back, it goes to the waiting address that holds the fewest (among equals, the one that
  * has waited for a turn longest), so busy addresses take turns and an address holding many never
  * gets the next connection while another waits.
- *
- * Taking back: a connection listed as held for a client that has taken nothing for
- * SLOW_READER_MS is taken back when a request waits, the longest listed first, one per waiting
- * request; one listed for less, or none waiting, is left alone.
  */
 import net from 'node:net';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import mysql, { type Pool, type PoolConnection } from 'mysql2';
-import { Acquirer, type Stall } from '../../src/execute/acquire.js';
-import { ALIVE_CHECK_MS, SLOW_READER_MS, WAIT_SWEEP_MS } from '../../src/limits.js';
+import { Acquirer } from '../../src/execute/acquire.js';
+import { ALIVE_CHECK_MS, WAIT_SWEEP_MS } from '../../src/limits.js';
 import { testServer } from '../helpers/mysql-url.js';
 
 let pool: Pool;
@@ -311,88 +307,4 @@ test('close ends the waits still queued as a closed pool would', async () => {
   ]);
   acquirer.giveBack(held);
   await own.promise().end();
-});
-
-test('stalled reads are taken back for waiting requests: the longest stalled first, one per wait', async () => {
-  const acquirer = new Acquirer(pool3, { isAlive: async () => true, maxWaitMs: 5000 });
-  const held = await Promise.all(['a', 'a', 'b'].map((address) => acquire(acquirer, address)));
-  const taken: string[] = [];
-  /** `connection` listed as stalled since `ago` ms; taking it back gives it back a moment later. */
-  const stall = (label: string, connection: PoolConnection, ago: number): Stall => {
-    const listed: Stall = {
-      since: Date.now() - ago,
-      patience: 0,
-      connection,
-      // Nothing waiting for a client that never reads.
-      waiting: () => 0,
-      waitingAtPause: 0,
-      takeBack: () => {
-        taken.push(label);
-        setTimeout(() => acquirer.giveBack(connection), 10);
-      },
-      earlier: null,
-      later: null,
-      listed: false,
-    };
-    acquirer.stalled(listed);
-    return listed;
-  };
-  const [first, second, third] = held as [PoolConnection, PoolConnection, PoolConnection];
-  // Listed in the order the flows paused: the oldest first.
-  stall('a-long', first, SLOW_READER_MS + 2000);
-  stall('b-mid', third, SLOW_READER_MS + 1000);
-  const fresh = stall('a-fresh', second, 0);
-  // Nobody waits: nothing is taken back.
-  await sleep(2 * WAIT_SWEEP_MS);
-  expect(taken).toEqual([]);
-
-  // One waits (from another address): only the longest stalled is taken back, at once.
-  const started = Date.now();
-  const one = await acquire(acquirer, 'c');
-  expect(Date.now() - started).toBeLessThan(WAIT_SWEEP_MS);
-  expect(taken).toEqual(['a-long']);
-
-  // Two wait: the other one stalled long enough is taken back; the fresh one is not, until it
-  // too has waited SLOW_READER_MS for its client.
-  const two = acquire(acquirer, 'c');
-  const three = acquire(acquirer, 'd');
-  await sleep(2 * WAIT_SWEEP_MS);
-  expect(taken).toEqual(['a-long', 'b-mid']);
-  const [served] = await Promise.race([two.then((c) => [c]), three.then((c) => [c])]);
-  await sleep(SLOW_READER_MS + 2 * WAIT_SWEEP_MS);
-  expect(taken).toEqual(['a-long', 'b-mid', 'a-fresh']);
-  const rest = await Promise.all([two, three]);
-  expect(fresh.listed).toBe(false);
-  expect(rest).toContain(served);
-  for (const connection of [one, ...rest]) acquirer.giveBack(connection);
-  expect(acquirer.stats()).toEqual({ inUse: 0, idle: 3, waiting: 0 });
-  expect(acquirer.takenBackCount()).toBe(3);
-  acquirer.close();
-});
-
-test('a stall that flows again before anyone waits is not taken back', async () => {
-  const acquirer = new Acquirer(pool, { isAlive: async () => true, maxWaitMs: 5000 });
-  const held = await acquire(acquirer);
-  let taken = 0;
-  const listed: Stall = {
-    since: Date.now() - SLOW_READER_MS - 1000,
-    patience: 0,
-    connection: held,
-    waiting: () => 0,
-    waitingAtPause: 0,
-    takeBack: () => {
-      taken++;
-    },
-    earlier: null,
-    later: null,
-    listed: false,
-  };
-  acquirer.stalled(listed);
-  acquirer.flowing(listed);
-  const waiting = acquire(acquirer, 'b');
-  await sleep(2 * WAIT_SWEEP_MS);
-  expect(taken).toBe(0);
-  acquirer.giveBack(held);
-  acquirer.giveBack(await waiting);
-  acquirer.close();
 });
