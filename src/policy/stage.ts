@@ -41,7 +41,7 @@ function grantOf(access: Access, table: TableInfo, action: Action): Grant {
 }
 
 /**
- * A write planned against the role's view of the table (policy/view.ts), on the whole table: the
+ * A write planned against the role's view of the table (plan/view.ts), on the whole table: the
  * policy's where and the checks after the write read every column, and the statement's exactness
  * (plan/exact-write.ts) depends on the columns the body leaves out.
  */
