@@ -335,7 +335,27 @@ describe('docker-compose.yml', () => {
     expect(db?.healthcheck).toMatchObject({
       test: ['CMD', 'mysqladmin', 'ping', '--protocol=tcp', '-h', '127.0.0.1', '--silent'],
     });
-    expect(readdirSync(path.join(REPO, 'docker/initdb'))).toEqual(['01-example.sql']);
+    expect(readdirSync(path.join(REPO, 'docker/initdb'))).toEqual([
+      '01-example.sql',
+      '02-change-feed.sql',
+    ]);
+  });
+
+  // test/integration/compose-feed.test.ts starts a server with these and serves the feed.
+  test('MySQL with the binary log as the change feed needs it, and GTIDs', () => {
+    expect(db?.command).toEqual([
+      '--log-bin=binlog',
+      '--binlog-format=ROW',
+      '--binlog-row-image=FULL',
+      '--server-id=1',
+      '--loose-gtid-mode=ON',
+      '--loose-enforce-gtid-consistency=ON',
+    ]);
+    expect(read('docker/initdb/02-change-feed.sql')).toContain(
+      "\nGRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO 'tablegate'@'%';\n",
+    );
+    const environment = db?.environment as unknown as Record<string, string>;
+    expect(environment.MYSQL_USER).toBe('tablegate');
   });
 
   test('tablegate: built here, waits for a healthy MySQL, auth mode, uploads on a volume', () => {
@@ -351,6 +371,7 @@ describe('docker-compose.yml', () => {
       TABLEGATE_AUTH: 'true',
       TABLEGATE_DB_HOST: 'db',
       TABLEGATE_LISTEN_PORT: '8080',
+      TABLEGATE_CHANGE_FEED: 'auto',
     });
     // The secrets come from .env, never from this file.
     expect(environment.TABLEGATE_DB_PASSWORD).toMatch(/^\$\{TABLEGATE_DB_PASSWORD:\?/);
