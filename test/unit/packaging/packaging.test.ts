@@ -564,5 +564,22 @@ describe('deploy/ (Kubernetes)', () => {
     expect(config.trustProxy).toBe(Number(data.TABLEGATE_TRUST_PROXY));
     // Metrics on the port the pod annotations name, reachable from Prometheus in the cluster.
     expect(config).toMatchObject({ metricsPort: 9464, metricsHost: '0.0.0.0' });
+    // The change feed as the ConfigMap's note on grants describes it (docs/changes.md).
+    expect(config.changeFeed).toBe('auto');
+  });
+
+  test("systemd's environment file is a configuration the CLI accepts, the feed on auto", () => {
+    const env = Object.fromEntries(
+      read('deploy/systemd/tablegate.env.example')
+        .split('\n')
+        .filter((line) => /^TABLEGATE_\w+=/.test(line))
+        .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
+    );
+    for (const name of Object.keys(env)) expect(CLI_VARIABLES).toContain(name);
+    // As tablegate.service's ExecStart runs it: `tablegate run auth`.
+    expect(read('deploy/systemd/tablegate.service')).toContain(
+      '\nExecStart=/usr/local/bin/tablegate run auth\n',
+    );
+    expect(configFromRun(['auth'], {}, env).changeFeed).toBe('auto');
   });
 });
