@@ -117,7 +117,7 @@ export interface DemoInfo {
   readonly temporary: readonly string[];
   /** True when the database runs in a Docker container (no mariadbd or mysqld here). */
   readonly inContainer: boolean;
-  /** The change feed: on, or off with the reason (an own database without the binary log). */
+  /** The change feed: on, or off and why (an own database without a binary log, say). */
   readonly feed: FeedStatus;
 }
 
