@@ -1,12 +1,14 @@
 /**
  * The demo's database in a Docker container, for machines with no mariadbd or mysqld but a
  * Docker engine: the image docker-compose.yml runs, root with an empty password, port 3306
- * published on a free port of 127.0.0.1, removed when stopped (docs/configuration.md, "Try it").
+ * published on a free port of 127.0.0.1, the binary log on for the change feed, removed when
+ * stopped (docs/configuration.md, "Try it").
  * The `docker` CLI does the talking, so DOCKER_HOST and Docker contexts work as they do for it.
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import mysql from 'mysql2/promise';
+import { binlogArgs } from './private-server.js';
 
 const run = promisify(execFile);
 
@@ -56,6 +58,9 @@ export async function startContainer(cancelled: () => boolean): Promise<DemoCont
       '-p',
       '127.0.0.1::3306',
       DEMO_IMAGE,
+      // MySQL 8.4 has the binary log on as the change feed needs it; said anyway, for an image
+      // whose defaults differ (the offline stand-in, scripts/offline-images.sh, is MariaDB).
+      ...binlogArgs(),
     ],
     // The image may have to be pulled first.
     { timeout: 600_000 },

@@ -13,6 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import mysql from 'mysql2/promise';
 import { parseCredentials, UserStore } from '../auth/users.js';
+import type { FeedStatus } from '../changes/hub.js';
 import { configFromRun, type RawFlags, UsageError } from '../cli/options.js';
 import type { Config } from '../config.js';
 import { reasonOf } from '../db/errors.js';
@@ -20,6 +21,7 @@ import { allHosts, hostLabel, hostsLabel } from '../db/pool.js';
 import { type Gateway, openGateway, StartupError } from '../main.js';
 import { DEMO_IMAGE, type DemoContainer, dockerAnswers, startContainer } from './container.js';
 import {
+  binlogArgs,
   findServerBinary,
   type PrivateServer,
   type ServerBinary,
@@ -115,6 +117,8 @@ export interface DemoInfo {
   readonly temporary: readonly string[];
   /** True when the database runs in a Docker container (no mariadbd or mysqld here). */
   readonly inContainer: boolean;
+  /** The change feed: on, or off and why (an own database without a binary log, say). */
+  readonly feed: FeedStatus;
 }
 
 export interface DemoDependencies {
@@ -170,7 +174,8 @@ export class Demo {
       if (binary) {
         let server: PrivateServer;
         try {
-          server = await startPrivateServer(binary);
+          // The binary log on, so that the change feed is on in the demo (docs/changes.md).
+          server = await startPrivateServer(binary, binlogArgs());
         } catch (error) {
           throw new DemoError(`cannot start ${binary.server}: ${reasonOf(error)}`);
         }
@@ -243,6 +248,7 @@ export class Demo {
       views: loaded.views,
       temporary,
       inContainer,
+      feed: gateway.feed.status,
     };
   }
 
@@ -330,14 +336,20 @@ export class Demo {
   }
 }
 
-/** The demo's instructions: where it listens, how to log in, three commands that work as printed. */
+/**
+ * The demo's instructions: where it listens, how to log in, commands that work as printed in one
+ * terminal. With the change feed on, a stream of the products table is followed in the background
+ * before the create, so the create's answer is followed by its `insert` event.
+ */
 export function demoBanner(info: DemoInfo): string {
-  const { url, email, password } = info;
+  const { url, email, password, feed } = info;
   const credentials = JSON.stringify({ email, password });
   const row = JSON.stringify({ name: 'Oolong tea, 50 g', category: 'tea', price: 8.4, stock: 25 });
   const what = `${info.tables} tables and ${info.views} view${info.views === 1 ? '' : 's'}`;
+  const bearer = '-H "Authorization: Bearer $TOKEN"';
   return [
     `tablegate demo: database ${info.database} (${what}) on ${info.server}`,
+    feed.on ? 'change feed: on' : `change feed: off (${feed.reason})`,
     '',
     `  API      ${url}`,
     `  Docs     ${info.docsUrl}   (log in there with POST /auth/login, or Authorize with a token)`,
@@ -346,9 +358,17 @@ export function demoBanner(info: DemoInfo): string {
     'Try it (bash or zsh):',
     '',
     `  TOKEN=$(curl -s ${url}/auth/login -H 'Content-Type: application/json' -d '${credentials}' | sed -E 's/.*"token":"([^"]*)".*/\\1/')`,
-    `  curl -s -H "Authorization: Bearer $TOKEN" '${url}/table/products/read?$filter=price+lt+20+and+category+eq+%27tea%27&$orderby=price'`,
-    `  curl -s -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' -d '${row}' ${url}/table/products/create`,
+    `  curl -s ${bearer} '${url}/table/products/read?$filter=price+lt+20+and+category+eq+%27tea%27&$orderby=price'`,
+    ...(feed.on ? [`  curl -sN ${bearer} ${url}/table/products/changes &`] : []),
+    `  curl -s ${bearer} -H 'Content-Type: application/json' -d '${row}' ${url}/table/products/create`,
     '',
+    ...(feed.on
+      ? [
+          "The third follows the products table's changes in the background (kill %1 stops it):",
+          'the create prints its answer, then the stream its insert event.',
+          '',
+        ]
+      : []),
     info.inContainer
       ? "Ctrl-C stops the gateway, removes the container and deletes the demo's files."
       : info.temporary.length > 0

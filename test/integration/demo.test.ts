@@ -1,7 +1,8 @@
 /**
  * `tablegate demo` as a user runs it (the built dist/cli.js): on a private server it serves
- * within 15 s, the three printed commands work as printed (run in bash with curl, and their
- * equivalents with fetch), SIGINT exits 0 and leaves no temporary file and no server behind.
+ * within 15 s with the change feed on, the printed commands work as printed (typed into bash
+ * with curl, and their equivalents with fetch: the create arrives on the printed stream), SIGINT
+ * exits 0 and leaves no temporary file and no server behind.
  * With -h -u -p -P -D it loads the example into an empty database and refuses one with tables;
  * without a server binary, or with the port taken, it says so in one line.
  */
@@ -100,7 +101,7 @@ async function banner(demo: Running, timeoutMs: number): Promise<string> {
   );
 }
 
-/** The printed command lines: login (sets TOKEN), filtered read, create. */
+/** The printed command lines: login (sets TOKEN), filtered read, stream (when on), create. */
 function commands(text: string): string[] {
   return text
     .split('\n')
@@ -108,9 +109,34 @@ function commands(text: string): string[] {
     .filter((line) => line.startsWith('TOKEN=$(curl') || line.startsWith('curl '));
 }
 
-/** The same requests with fetch, taken apart from the printed commands. */
-async function runWithFetch(lines: string[]): Promise<{ read: unknown; created: unknown }> {
-  const [login, read, create] = lines as [string, string, string];
+/** The `data:` of the first event named `name` on an event stream, parsed. */
+async function firstEvent(body: ReadableStream<Uint8Array>, name: string): Promise<unknown> {
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`the stream ended before an ${name} event: ${text}`);
+    text += decoder.decode(value, { stream: true });
+    const event = new RegExp(`^event: ${name}\ndata: (.*)\n\n`, 'm').exec(text);
+    if (event) {
+      await reader.cancel();
+      return JSON.parse(event[1] as string);
+    }
+  }
+}
+
+/**
+ * The same requests with fetch, taken apart from the printed commands; with a stream line, the
+ * stream is open before the create, and its first insert event is returned.
+ */
+async function runWithFetch(
+  lines: string[],
+): Promise<{ read: unknown; created: unknown; streamed?: unknown }> {
+  const login = lines[0] as string;
+  const read = lines[1] as string;
+  const stream = lines.find((line) => line.startsWith('curl -sN '));
+  const create = lines[lines.length - 1] as string;
   const loginUrl = /curl -s (\S+)/.exec(login)?.[1] as string;
   const credentials = /-d '([^']+)'/.exec(login)?.[1] as string;
   const answer = await fetch(loginUrl, {
@@ -122,6 +148,14 @@ async function runWithFetch(lines: string[]): Promise<{ read: unknown; created: 
   const auth = { authorization: `Bearer ${token}` };
   const readUrl = /'(http[^']+)'/.exec(read)?.[1] as string;
   const rows = await (await fetch(readUrl, { headers: auth })).json();
+  let events: Promise<unknown> | undefined;
+  if (stream !== undefined) {
+    const streamUrl = /(http\S+) &$/.exec(stream)?.[1] as string;
+    const opened = await fetch(streamUrl, { headers: auth });
+    expect(opened.status).toBe(200);
+    expect(opened.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
+    events = firstEvent(opened.body as ReadableStream<Uint8Array>, 'insert');
+  }
   const body = /-d '([^']+)'/.exec(create)?.[1] as string;
   const createUrl = /(\S+)$/.exec(create)?.[1] as string;
   const created = await (
@@ -131,7 +165,50 @@ async function runWithFetch(lines: string[]): Promise<{ read: unknown; created: 
       body,
     })
   ).json();
-  return { read: rows, created };
+  return events === undefined
+    ? { read: rows, created }
+    : { read: rows, created, streamed: await events };
+}
+
+/**
+ * The printed lines typed into bash one at a time, as a user pastes them: each waits for the
+ * previous one's output (the stream's for its `retry:` line, so it listens before the create).
+ * Resolves with everything bash printed once the stream's insert event is there.
+ */
+async function runInBash(lines: string[]): Promise<string> {
+  const bash = spawn('bash', ['-s'], { detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  bash.stdout.on('data', (d) => (out += d));
+  bash.stderr.on('data', (d) => (err += d));
+  const until = async (seen: (text: string) => boolean, what: string) => {
+    const deadline = Date.now() + 20_000;
+    while (!seen(out)) {
+      if (Date.now() > deadline || bash.exitCode !== null) {
+        throw new Error(`bash: no ${what}; stdout: ${out} stderr: ${err}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  };
+  try {
+    let answers = 0;
+    for (const line of lines) {
+      const streaming = line.startsWith('curl -sN ');
+      // curl -s ends its output without a newline: the `echo` gives it one.
+      bash.stdin.write(streaming ? `${line}\n` : `${line}\necho\necho '<done>'\n`);
+      if (streaming) await until((text) => text.includes('retry: 2000'), 'retry: line');
+      else {
+        answers += 1;
+        await until((text) => text.split('<done>').length > answers, `answer to ${line}`);
+      }
+    }
+    await until((text) => /^event: insert\ndata: .*\n\n/m.test(text), 'insert event');
+    expect(err).toBe('');
+    return out;
+  } finally {
+    // The background stream with it: its process group.
+    if (bash.pid !== undefined) process.kill(-bash.pid, 'SIGKILL');
+  }
 }
 
 const TEA_UNDER_20 = [
@@ -176,6 +253,11 @@ testIf(HAS_SERVER, 'no mariadbd or mysqld on the PATH (apt-get install mariadb-s
       // How fast it starts is measured by bench/ (a bound here only tells how busy the machine is).
       console.log(`demo: banner after ${Date.now() - started} ms`);
       expect(text).toMatch(/^tablegate demo: database tablegate_demo \(4 tables and 1 view\) on /);
+      // The private server has the binary log on: the feed is on.
+      expect(text.split('\n')[1]).toBe('change feed: on');
+      expect(text).toContain(
+        "The third follows the products table's changes in the background (kill %1 stops it):\nthe create prints its answer, then the stream its insert event.\n",
+      );
       expect(text).toContain(`API      http://127.0.0.1:${port}\n`);
       expect(text).toContain(`Docs     http://127.0.0.1:${port}/docs`);
       expect(text).toMatch(/Login {4}demo@tablegate\.dev {2}password demo-[0-9a-f]{12}\n/);
@@ -183,7 +265,10 @@ testIf(HAS_SERVER, 'no mariadbd or mysqld on the PATH (apt-get install mariadb-s
       expect(await readdir(tmp)).toEqual([expect.stringMatching(/^tablegate-mysql-/)]);
 
       const lines = commands(text);
-      expect(lines).toHaveLength(3);
+      expect(lines).toHaveLength(4);
+      expect(lines[2]).toBe(
+        `curl -sN -H "Authorization: Bearer $TOKEN" http://127.0.0.1:${port}/table/products/changes &`,
+      );
       const viaFetch = await runWithFetch(lines);
       expect(viaFetch.read).toEqual(TEA_UNDER_20);
       expect(viaFetch.created).toEqual({
@@ -192,20 +277,34 @@ testIf(HAS_SERVER, 'no mariadbd or mysqld on the PATH (apt-get install mariadb-s
         insertId: 6,
         affectedRows: 1,
       });
+      const oolong = { id: 6, name: 'Oolong tea, 50 g', category: 'tea', price: 8.4, stock: 25 };
+      // The create arrives on the stream as a read of the row answers it.
+      expect(viaFetch.streamed).toEqual({
+        op: 'insert',
+        table: 'products',
+        key: { id: 6 },
+        row: { ...oolong, image_url: null },
+        at: expect.stringMatching(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/),
+        tx: expect.stringMatching(/^\d+-\d+-\d+$/),
+      });
       if (HAS_CURL) {
-        // As printed, in bash: each command's output on its own line.
-        const script = lines.map((line) => `${line}\necho`).join('\n');
-        const run = spawnSync('bash', ['-c', script], { encoding: 'utf8' });
-        expect(run.stderr).toBe('');
-        const [read, created] = run.stdout.trim().split('\n').filter(Boolean);
+        const printed = await runInBash(lines);
+        const [read, created] = printed
+          .split('\n')
+          .filter((line) => line.startsWith('[') || line.startsWith('{'));
         // The fetch run has created the oolong already.
-        const oolong = { id: 6, name: 'Oolong tea, 50 g', category: 'tea', price: 8.4, stock: 25 };
         expect(JSON.parse(read as string)).toEqual([
           TEA_UNDER_20[0],
           { ...oolong, image_url: null },
           TEA_UNDER_20[1],
         ]);
         expect(JSON.parse(created as string)).toMatchObject({ success: true, insertId: 7 });
+        const event = /^event: insert\ndata: (.*)$/m.exec(printed)?.[1] as string;
+        expect(JSON.parse(event)).toMatchObject({
+          op: 'insert',
+          key: { id: 7 },
+          row: { ...oolong, id: 7, image_url: null },
+        });
       } else {
         console.warn('curl not found: the printed commands were checked with fetch only');
       }
@@ -272,6 +371,10 @@ describe('with a database of your own', () => {
       const text = await banner(demo, START_LIMIT_MS);
       expect(text).toContain(`database ${db.name} (4 tables and 1 view) on MariaDB`);
       expect(text).toContain('the example stays in the database');
+      // The test server's binary log is off: the banner says so and prints no stream.
+      expect(text.split('\n')[1]).toBe('change feed: off (log_bin is OFF)');
+      expect(commands(text)).toHaveLength(3);
+      expect(text).not.toContain('/changes');
       expect((await runWithFetch(commands(text))).read).toEqual(TEA_UNDER_20);
       demo.child.kill('SIGINT');
       expect(await demo.exited).toBe(0);

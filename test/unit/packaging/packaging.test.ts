@@ -335,7 +335,27 @@ describe('docker-compose.yml', () => {
     expect(db?.healthcheck).toMatchObject({
       test: ['CMD', 'mysqladmin', 'ping', '--protocol=tcp', '-h', '127.0.0.1', '--silent'],
     });
-    expect(readdirSync(path.join(REPO, 'docker/initdb'))).toEqual(['01-example.sql']);
+    expect(readdirSync(path.join(REPO, 'docker/initdb'))).toEqual([
+      '01-example.sql',
+      '02-change-feed.sql',
+    ]);
+  });
+
+  // test/integration/compose-feed.test.ts starts a server with these and serves the feed.
+  test('MySQL with the binary log as the change feed needs it, and GTIDs', () => {
+    expect(db?.command).toEqual([
+      '--log-bin=binlog',
+      '--binlog-format=ROW',
+      '--binlog-row-image=FULL',
+      '--server-id=1',
+      '--loose-gtid-mode=ON',
+      '--loose-enforce-gtid-consistency=ON',
+    ]);
+    expect(read('docker/initdb/02-change-feed.sql')).toContain(
+      "\nGRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO 'tablegate'@'%';\n",
+    );
+    const environment = db?.environment as unknown as Record<string, string>;
+    expect(environment.MYSQL_USER).toBe('tablegate');
   });
 
   test('tablegate: built here, waits for a healthy MySQL, auth mode, uploads on a volume', () => {
@@ -351,6 +371,7 @@ describe('docker-compose.yml', () => {
       TABLEGATE_AUTH: 'true',
       TABLEGATE_DB_HOST: 'db',
       TABLEGATE_LISTEN_PORT: '8080',
+      TABLEGATE_CHANGE_FEED: 'auto',
     });
     // The secrets come from .env, never from this file.
     expect(environment.TABLEGATE_DB_PASSWORD).toMatch(/^\$\{TABLEGATE_DB_PASSWORD:\?/);
@@ -543,5 +564,22 @@ describe('deploy/ (Kubernetes)', () => {
     expect(config.trustProxy).toBe(Number(data.TABLEGATE_TRUST_PROXY));
     // Metrics on the port the pod annotations name, reachable from Prometheus in the cluster.
     expect(config).toMatchObject({ metricsPort: 9464, metricsHost: '0.0.0.0' });
+    // The change feed as the ConfigMap's note on grants describes it (docs/changes.md).
+    expect(config.changeFeed).toBe('auto');
+  });
+
+  test("systemd's environment file is a configuration the CLI accepts, the feed on auto", () => {
+    const env = Object.fromEntries(
+      read('deploy/systemd/tablegate.env.example')
+        .split('\n')
+        .filter((line) => /^TABLEGATE_\w+=/.test(line))
+        .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
+    );
+    for (const name of Object.keys(env)) expect(CLI_VARIABLES).toContain(name);
+    // As tablegate.service's ExecStart runs it: `tablegate run auth`.
+    expect(read('deploy/systemd/tablegate.service')).toContain(
+      '\nExecStart=/usr/local/bin/tablegate run auth\n',
+    );
+    expect(configFromRun(['auth'], {}, env).changeFeed).toBe('auto');
   });
 });
