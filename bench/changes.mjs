@@ -23,7 +23,15 @@
  * BENCH_KEEP_TMP. No assertions: the exit code is 0 whenever the run completed.
  */
 import { randomBytes } from 'node:crypto';
-import { copyFileSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -53,6 +61,8 @@ const TABLE = 'events';
 const CLIENTS = path.join(REPO, 'bench', 'lib', 'feed-clients.mjs');
 const WRITER = path.join(REPO, 'bench', 'lib', 'feed-writer.mjs');
 const FEED_FLOOR = path.join(REPO, 'bench', 'feed-floor.mjs');
+/** What the gateway logs when its decisions fall too far behind the binary log. */
+const CLOSED_ALL = 'decisions fell too far behind the binary log';
 /** The policy of the gateway run: anonymous reads every row, a user only its own. */
 const POLICY = {
   roles: {
@@ -115,6 +125,19 @@ async function setUpDatabase(admin) {
     seedIds.push(result.insertId);
   }
   return seedIds;
+}
+
+/** The private server's process id (its command line names its port), or null. */
+function serverPid(port) {
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const command = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+      if (/mysqld|mariadbd/.test(command) && command.includes(`--port=${port}\0`))
+        return Number(entry);
+    } catch {}
+  }
+  return null;
 }
 
 /** Questions and Com_select so far, and this connection's own Questions. */
@@ -235,7 +258,7 @@ function mergeHistograms(list) {
  * events waited for (until every expected one came, or none came for 5 s), then each client's
  * tally, the server's CPU and memory, and MySQL's counters over the run.
  */
-async function streamRun({ name, server, specs, admin, db, tmp, seedIds }) {
+async function streamRun({ name, server, specs, admin, db, mysqlPid, tmp, seedIds }) {
   const clients = split(specs, settings.clientProcesses).map((part, p) => ({
     part,
     ...ipcChild(CLIENTS, tmp, `${name}-clients-${p}`),
@@ -267,6 +290,7 @@ async function streamRun({ name, server, specs, admin, db, tmp, seedIds }) {
   const writer = ipcChild(WRITER, tmp, `${name}-writer`);
   const watch = new PeakWatch(server.pid).start();
   const cpuBefore = cpuSeconds(server.pid);
+  const mysqlBefore = cpuSeconds(mysqlPid);
   const countersBefore = await serverCounters(admin);
   const started = performance.now();
   log(`  ${name}: writing ${plan.capacity} changes over ${settings.seconds} s…`);
@@ -301,14 +325,22 @@ async function streamRun({ name, server, specs, admin, db, tmp, seedIds }) {
   }
   const seconds = (performance.now() - started) / 1000;
   const cpu = cpuSeconds(server.pid) - cpuBefore;
+  const mysqlCpu = cpuSeconds(mysqlPid) - mysqlBefore;
   const countersAfter = await serverCounters(admin);
   const memory = watch.stop();
+  // The hub's own bound (src/changes/hub.ts): past it every stream ends with `overflow`, which
+  // a client still behind on its backlog may not have read by the end.
+  const closedAll = readFileSync(server.logFile, 'utf8').includes(CLOSED_ALL);
   const results = await Promise.all(
     clients.map(({ ask }) => ask({ type: 'finish', total: written.total }, 'result')),
   );
   for (const { child } of clients) await stopChild(child);
   await stopChild(writer.child);
   const sum = (field) => results.reduce((s, r) => s + r[field], 0);
+  const latency = mergeHistograms(results.map((r) => r.histogram));
+  log(
+    `  ${name}: p50 ${latency.p50} ms, p99 ${latency.p99} ms, ${sum('distinct')} of ${sum('expected')} events, CPU ${cpu.toFixed(1)} s`,
+  );
   const endings = {};
   for (const r of results)
     for (const [why, n] of Object.entries(r.endings)) endings[why] = (endings[why] ?? 0) + n;
@@ -319,7 +351,9 @@ async function streamRun({ name, server, specs, admin, db, tmp, seedIds }) {
     seconds,
     cpu,
     memory,
-    latency: mergeHistograms(results.map((r) => r.histogram)),
+    latency,
+    closedAll,
+    mysqlCpu,
     expected: sum('expected'),
     distinct: sum('distinct'),
     missed: sum('missed'),
@@ -333,7 +367,7 @@ async function streamRun({ name, server, specs, admin, db, tmp, seedIds }) {
 }
 
 /** The same clients polling once a second each while the writer writes, on the gateway. */
-async function pollRun({ server, specs, admin, db, tmp, seedIds }) {
+async function pollRun({ server, specs, admin, db, mysqlPid, tmp, seedIds }) {
   const parts = split(specs, settings.clientProcesses);
   const clients = parts.map((part, p) => ({
     part,
@@ -342,6 +376,7 @@ async function pollRun({ server, specs, admin, db, tmp, seedIds }) {
   const base = new URL(server.base);
   const writer = ipcChild(WRITER, tmp, 'poll-writer');
   const cpuBefore = cpuSeconds(server.pid);
+  const mysqlBefore = cpuSeconds(mysqlPid);
   const countersBefore = await serverCounters(admin);
   const started = performance.now();
   log(`  polling: ${specs.length} clients once a second for ${settings.pollSeconds} s…`);
@@ -374,6 +409,7 @@ async function pollRun({ server, specs, admin, db, tmp, seedIds }) {
   ]);
   const seconds = (performance.now() - started) / 1000;
   const cpu = cpuSeconds(server.pid) - cpuBefore;
+  const mysqlCpu = cpuSeconds(mysqlPid) - mysqlBefore;
   const countersAfter = await serverCounters(admin);
   for (const { child } of clients) await stopChild(child);
   await stopChild(writer.child);
@@ -382,6 +418,7 @@ async function pollRun({ server, specs, admin, db, tmp, seedIds }) {
     written,
     seconds,
     cpu,
+    mysqlCpu,
     requests: sum('requests'),
     non2xx: sum('non2xx'),
     errors: sum('errors'),
@@ -487,6 +524,8 @@ function report({ floor, gateway, polling, conditions }) {
   const gatewayPollQ = polling.queries.questionsPerSecond;
   const feedQ = gateway.queries.questionsPerSecond;
   const p99Ratio = gateway.latency.p99 / floor.latency.p99;
+  // A loaded machine answers fewer polls than were asked for: per answer, and scaled to all.
+  const perPoll = (gatewayPollQ * polling.seconds) / Math.max(1, polling.requests);
   const lines = [
     `### Scenario (n): the change feed, ${settings.subscribers.toLocaleString('en')} subscribers, ${settings.rate.toLocaleString('en')} changes a second`,
     '',
@@ -512,7 +551,8 @@ function report({ floor, gateway, polling, conditions }) {
     row('**events missed** (streams missing any)', (r) => `${int(r.missed)} (${r.streamsMissing})`),
     row('duplicates', (r) => int(r.duplicates)),
     row("events of another user's rows", (r) => int(r.unexpected)),
-    row('streams that ended', (r) => endingsText(r.endings)),
+    row('streams that ended (as the clients saw it)', (r) => endingsText(r.endings)),
+    row('the server closed every stream, too far behind', (r) => (r.closedAll ? '**yes**' : 'no')),
     row(
       'server CPU s (run: writing + draining, s)',
       (r) => `${r.cpu.toFixed(1)} (${r.seconds.toFixed(1)})`,
@@ -526,6 +566,9 @@ function report({ floor, gateway, polling, conditions }) {
       r.queries.questionsPerSecond.toFixed(0),
     ),
     row('of them SELECTs per s (Com_select)', (r) => r.queries.selectsPerSecond.toFixed(0)),
+    row('MySQL server CPU s (all of it: writer, binary log, the server)', (r) =>
+      r.mysqlCpu === null ? '—' : r.mysqlCpu.toFixed(1),
+    ),
     '',
     `**Polling instead** (the same gateway and writer, ${settings.subscribers.toLocaleString('en')} clients each reading \`$filter=updated_at gt <newest seen>\` once a second for ${settings.pollSeconds} s, keep-alive, half signed in):`,
     '',
@@ -533,8 +576,10 @@ function report({ floor, gateway, polling, conditions }) {
     '| --- | ---: | ---: | ---: |',
     `| MySQL statements of the gateway per s (Questions) | ${feedQ.toFixed(0)} | ${gatewayPollQ.toFixed(0)} | ${ratio(gatewayPollQ, feedQ)} |`,
     `| of them SELECTs per s (Com_select) | ${gateway.queries.selectsPerSecond.toFixed(0)} | ${polling.queries.selectsPerSecond.toFixed(0)} | ${ratio(polling.queries.selectsPerSecond, gateway.queries.selectsPerSecond)} |`,
+    `| MySQL server CPU s per s (the writer's work included) | ${(gateway.mysqlCpu / gateway.seconds).toFixed(2)} | ${(polling.mysqlCpu / polling.seconds).toFixed(2)} | ${ratio(polling.mysqlCpu / polling.seconds, gateway.mysqlCpu / gateway.seconds)} |`,
     `| gateway CPU s per s | ${(gateway.cpu / gateway.seconds).toFixed(2)} | ${(polling.cpu / polling.seconds).toFixed(2)} | ${ratio(polling.cpu / polling.seconds, gateway.cpu / gateway.seconds)} |`,
     `| requests answered per s (non-2xx, errors) | — | ${(polling.requests / polling.seconds).toFixed(0)} (${polling.non2xx}, ${polling.errors}) | |`,
+    `| MySQL statements per poll answered; × ${settings.subscribers.toLocaleString('en')} polls a second | — | ${perPoll.toFixed(2)}; ${(perPoll * settings.subscribers).toFixed(0)} | ${ratio(perPoll * settings.subscribers, feedQ)} |`,
     `| a poll's answer p50 / p99 ms; rows per poll | — | ${ms(polling.latency.p50)} / ${ms(polling.latency.p99)}; ${(polling.rows / Math.max(1, polling.requests)).toFixed(0)} | |`,
     `| changes committed per s meanwhile | ${int(gateway.written.rate)} | ${int(polling.written.rate)} | |`,
     ...(polling.firstBad ? ['', `First failed poll: \`${polling.firstBad}\``] : []),
@@ -572,6 +617,7 @@ export async function runFeedBench() {
       database: DATABASE,
     };
     admin = await mysql.createConnection({ ...db, database: undefined });
+    const mysqlPid = serverPid(mariadb.port);
     const seedIds = await setUpDatabase(admin);
 
     log('scenario n: the floor');
@@ -582,6 +628,7 @@ export async function runFeedBench() {
       specs: clientSpecs(settings.subscribers, null, '/changes'),
       admin,
       db,
+      mysqlPid,
       tmp,
       seedIds,
     });
@@ -597,15 +644,28 @@ export async function runFeedBench() {
       specs,
       admin,
       db,
+      mysqlPid,
       tmp,
       seedIds,
     });
     await sleep(1000);
-    const polling = await pollRun({ server: gatewayServer, specs, admin, db, tmp, seedIds });
-    await stopChild(gatewayServer.child, 'SIGINT');
+    const polling = await pollRun({
+      server: gatewayServer,
+      specs,
+      admin,
+      db,
+      mysqlPid,
+      tmp,
+      seedIds,
+    });
+    // A profile is written on the way out, which 1,000 streams' buffers can hold up.
+    await stopChild(gatewayServer.child, 'SIGINT', settings.profile ? 30_000 : 5000);
     let profile = '';
     if (settings.profile) {
-      const file = readdirSync(gatewayServer.profileDir).find((f) => f.endsWith('.cpuprofile'));
+      const file = existsSync(gatewayServer.profileDir)
+        ? readdirSync(gatewayServer.profileDir).find((f) => f.endsWith('.cpuprofile'))
+        : undefined;
+      if (!file) log('scenario n: the gateway wrote no profile');
       if (file) {
         const kept = path.join(os.tmpdir(), 'tablegate-feed-gateway.cpuprofile');
         copyFileSync(path.join(gatewayServer.profileDir, file), kept);
