@@ -521,11 +521,30 @@ function endingsText(endings) {
 function report({ floor, gateway, polling, conditions }) {
   const row = (label, f) => `| ${label} | ${f(gateway)} | ${f(floor)} |`;
   const eventsPerSecond = (r) => r.distinct / r.seconds;
-  const gatewayPollQ = polling.queries.questionsPerSecond;
+  const gatewayPollQ = polling?.queries.questionsPerSecond ?? null;
   const feedQ = gateway.queries.questionsPerSecond;
   const p99Ratio = gateway.latency.p99 / floor.latency.p99;
   // A loaded machine answers fewer polls than were asked for: per answer, and scaled to all.
-  const perPoll = polling.requests > 0 ? (gatewayPollQ * polling.seconds) / polling.requests : null;
+  const perPoll =
+    polling !== null && polling.requests > 0
+      ? (gatewayPollQ * polling.seconds) / polling.requests
+      : null;
+  const pollingLines = () => [
+    `**Polling instead** (the same gateway and writer, ${settings.subscribers.toLocaleString('en')} clients each reading \`$filter=updated_at gt <newest seen>\` once a second for ${settings.pollSeconds} s, keep-alive, half signed in):`,
+    '',
+    '|  | feed (1 stream each) | polling (1 read a second each) | polling ÷ feed |',
+    '| --- | ---: | ---: | ---: |',
+    `| MySQL statements of the gateway per s (Questions) | ${feedQ.toFixed(0)} | ${gatewayPollQ.toFixed(0)} | ${ratio(gatewayPollQ, feedQ)} |`,
+    `| of them SELECTs per s (Com_select) | ${gateway.queries.selectsPerSecond.toFixed(0)} | ${polling.queries.selectsPerSecond.toFixed(0)} | ${ratio(polling.queries.selectsPerSecond, gateway.queries.selectsPerSecond)} |`,
+    `| MySQL server CPU s per s (the writer's work included) | ${(gateway.mysqlCpu / gateway.seconds).toFixed(2)} | ${(polling.mysqlCpu / polling.seconds).toFixed(2)} | ${ratio(polling.mysqlCpu / polling.seconds, gateway.mysqlCpu / gateway.seconds)} |`,
+    `| gateway CPU s per s | ${(gateway.cpu / gateway.seconds).toFixed(2)} | ${(polling.cpu / polling.seconds).toFixed(2)} | ${ratio(polling.cpu / polling.seconds, gateway.cpu / gateway.seconds)} |`,
+    `| requests answered per s (non-2xx, errors) | — | ${(polling.requests / polling.seconds).toFixed(0)} (${polling.non2xx}, ${polling.errors}) | |`,
+    `| MySQL statements per poll answered; × ${settings.subscribers.toLocaleString('en')} polls a second | — | ${perPoll === null ? '— (none answered)' : `${perPoll.toFixed(2)}; ${(perPoll * settings.subscribers).toFixed(0)}`} | ${perPoll === null ? '—' : ratio(perPoll * settings.subscribers, feedQ)} |`,
+    `| a poll's answer p50 / p99 ms; rows per poll | — | ${ms(polling.latency.p50)} / ${ms(polling.latency.p99)}; ${(polling.rows / Math.max(1, polling.requests)).toFixed(0)} | |`,
+    `| changes committed per s meanwhile | ${int(gateway.written.rate)} | ${int(polling.written.rate)} | |`,
+    ...(polling.firstBad ? ['', `First failed poll: \`${polling.firstBad}\``] : []),
+    '',
+  ];
   const lines = [
     `### Scenario (n): the change feed, ${settings.subscribers.toLocaleString('en')} subscribers, ${settings.rate.toLocaleString('en')} changes a second`,
     '',
@@ -570,20 +589,7 @@ function report({ floor, gateway, polling, conditions }) {
       r.mysqlCpu === null ? '—' : r.mysqlCpu.toFixed(1),
     ),
     '',
-    `**Polling instead** (the same gateway and writer, ${settings.subscribers.toLocaleString('en')} clients each reading \`$filter=updated_at gt <newest seen>\` once a second for ${settings.pollSeconds} s, keep-alive, half signed in):`,
-    '',
-    '|  | feed (1 stream each) | polling (1 read a second each) | polling ÷ feed |',
-    '| --- | ---: | ---: | ---: |',
-    `| MySQL statements of the gateway per s (Questions) | ${feedQ.toFixed(0)} | ${gatewayPollQ.toFixed(0)} | ${ratio(gatewayPollQ, feedQ)} |`,
-    `| of them SELECTs per s (Com_select) | ${gateway.queries.selectsPerSecond.toFixed(0)} | ${polling.queries.selectsPerSecond.toFixed(0)} | ${ratio(polling.queries.selectsPerSecond, gateway.queries.selectsPerSecond)} |`,
-    `| MySQL server CPU s per s (the writer's work included) | ${(gateway.mysqlCpu / gateway.seconds).toFixed(2)} | ${(polling.mysqlCpu / polling.seconds).toFixed(2)} | ${ratio(polling.mysqlCpu / polling.seconds, gateway.mysqlCpu / gateway.seconds)} |`,
-    `| gateway CPU s per s | ${(gateway.cpu / gateway.seconds).toFixed(2)} | ${(polling.cpu / polling.seconds).toFixed(2)} | ${ratio(polling.cpu / polling.seconds, gateway.cpu / gateway.seconds)} |`,
-    `| requests answered per s (non-2xx, errors) | — | ${(polling.requests / polling.seconds).toFixed(0)} (${polling.non2xx}, ${polling.errors}) | |`,
-    `| MySQL statements per poll answered; × ${settings.subscribers.toLocaleString('en')} polls a second | — | ${perPoll === null ? '— (none answered)' : `${perPoll.toFixed(2)}; ${(perPoll * settings.subscribers).toFixed(0)}`} | ${perPoll === null ? '—' : ratio(perPoll * settings.subscribers, feedQ)} |`,
-    `| a poll's answer p50 / p99 ms; rows per poll | — | ${ms(polling.latency.p50)} / ${ms(polling.latency.p99)}; ${(polling.rows / Math.max(1, polling.requests)).toFixed(0)} | |`,
-    `| changes committed per s meanwhile | ${int(gateway.written.rate)} | ${int(polling.written.rate)} | |`,
-    ...(polling.firstBad ? ['', `First failed poll: \`${polling.firstBad}\``] : []),
-    '',
+    ...(polling === null ? [] : pollingLines()),
     'Targets (judged here, not asserted):',
     '',
     `- p99 ≤ 100 ms: tablegate ${ms(gateway.latency.p99)} ms — ${gateway.latency.p99 <= 100 ? 'met' : '**missed**'}`,
@@ -654,15 +660,10 @@ export async function runFeedBench() {
       seedIds,
     });
     await sleep(1000);
-    const polling = await pollRun({
-      server: gatewayServer,
-      specs,
-      admin,
-      db,
-      mysqlPid,
-      tmp,
-      seedIds,
-    });
+    const polling =
+      settings.pollSeconds > 0
+        ? await pollRun({ server: gatewayServer, specs, admin, db, mysqlPid, tmp, seedIds })
+        : null;
     // A profile is written on the way out, which 1,000 streams' buffers can hold up.
     await stopChild(gatewayServer.child, 'SIGINT', settings.profile ? 30_000 : 5000);
     let profile = '';
