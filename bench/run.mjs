@@ -6,12 +6,15 @@
  * table with ratios to the floor. Progress goes to stderr, the report to stdout.
  * Settings: BENCH_SECONDS, BENCH_ROUNDS, BENCH_WARMUP_SECONDS, BENCH_CONNECTIONS,
  * BENCH_BIG_REQUESTS, BENCH_UPLOAD_MIB, BENCH_SCENARIOS (e.g. "a,b"), BENCH_SERVERS, BENCH_DB_*,
- * BENCH_TABLEGATE_CLI, BENCH_KEEP_TMP (see bench/README.md).
+ * BENCH_TABLEGATE_CLI, BENCH_KEEP_TMP (see bench/README.md). Scenario (n), the change feed, needs a
+ * database of its own (a private MariaDB with the binary log on): bench/changes.mjs runs it
+ * after the others and its section follows the table; `BENCH_SCENARIOS=n` runs it alone.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { runFeedBench } from './changes.mjs';
 import {
   adminConfig,
   connectAdmin,
@@ -351,8 +354,15 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
   });
 }
 
+/** Scenario (n) is wanted: every scenario, or it is named. */
+const feedWanted = !settings.scenarios || settings.scenarios.includes('n');
+
 async function main() {
   checkBuild();
+  if (settings.scenarios?.every((id) => id === 'n')) {
+    process.stdout.write(`## Bench run ${shell('date', [])}\n\n${await runFeedBench()}`);
+    return 0;
+  }
   const started = Date.now();
   const loadAtStart = os.loadavg()[0];
   const ticksAtStart = machineTicks();
@@ -467,6 +477,10 @@ async function main() {
     '',
   ].join('\n');
   process.stdout.write(report);
+  if (feedWanted) {
+    log('scenario n: the change feed (bench/changes.mjs)');
+    process.stdout.write(`\n${await runFeedBench()}`);
+  }
   const failed = results.some((r) => r.server === 'tablegate' && r.state === 'FAIL');
   return failed ? 1 : 0;
 }

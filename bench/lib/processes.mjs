@@ -19,13 +19,14 @@ process.on('exit', () => {
 
 /**
  * Starts a child whose stdout and stderr go to a log file (not through a pipe, so a chatty
- * access log costs the server a write, never this process a read).
+ * access log costs the server a write, never this process a read); `ipc` gives a Node child
+ * the message channel of `child.send` (the feed bench's writer and clients report through it).
  */
-export function startChild(command, args, { cwd, env, logFile }) {
+export function startChild(command, args, { cwd, env, logFile, ipc = false }) {
   const fd = openSync(logFile, 'a');
   let child;
   try {
-    child = spawn(command, args, { cwd, env, stdio: ['ignore', fd, fd] });
+    child = spawn(command, args, { cwd, env, stdio: ['ignore', fd, fd, ...(ipc ? ['ipc'] : [])] });
   } finally {
     closeSync(fd);
   }

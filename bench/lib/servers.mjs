@@ -52,7 +52,7 @@ async function waitReady(url, child, logFile, timeoutMs = 60_000) {
  * local prefix…) and without the user's TABLEGATE_* settings. The user's npm configuration
  * (registry, CA file, proxy) stays, so that the installs work behind a mirror.
  */
-function cleanEnv(extra = {}) {
+export function cleanEnv(extra = {}) {
   const env = {};
   for (const [key, value] of Object.entries(process.env)) {
     const drop =
@@ -345,7 +345,7 @@ export const SERVERS = [
   },
 ];
 
-async function launch(key, command, args, { cwd, env, tmp, port, filesDir }, readyPath) {
+export async function launch(key, command, args, { cwd, env, tmp, port, filesDir }, readyPath) {
   const logFile = path.join(tmp, `${key}.log`);
   const child = startChild(command, args, { cwd, env, logFile });
   const base = `http://127.0.0.1:${port}`;
