@@ -110,6 +110,10 @@ Options
                              closed with event: overflow (default 10000)
   --csv-formulas <mode>      escape or keep CSV text cells a spreadsheet would run as formulas
                              (=, +, -, @ first): escape puts a ' in front (default escape)
+  --webhooks <file>          POST each change to the URLs of this JSON file, signed (needs the
+                             change feed; docs/webhooks.md)
+  --webhook-max-age <time>   how long a failing webhook delivery is retried before it is a
+                             dead letter (default 24h)
   --help                     this text
 
 Identity provider (auth mode: its tokens are accepted beside the gateway's own)
@@ -173,6 +177,8 @@ export const ENVIRONMENT: Readonly<Record<string, string>> = {
   changeFeed: 'TABLEGATE_CHANGE_FEED',
   feedMaxLag: 'TABLEGATE_FEED_MAX_LAG',
   csvFormulas: 'TABLEGATE_CSV_FORMULAS',
+  webhooks: 'TABLEGATE_WEBHOOKS',
+  webhookMaxAge: 'TABLEGATE_WEBHOOK_MAX_AGE',
   // Identity (docs/auth.md): an identity provider's tokens, signed file links.
   jwksUrl: 'TABLEGATE_JWKS_URL',
   jwtPublicKey: 'TABLEGATE_JWT_PUBLIC_KEY',
@@ -677,5 +683,22 @@ export function configFromRun(
       ? {}
       : { feedMaxLag: number('feedMaxLag', DEFAULTS.feedMaxLag, 1, 10_000_000) }),
     csvFormulas: csvFormulas as CsvFormulas,
+    ...webhookOptions(get),
+  };
+}
+
+/** `--webhooks` and `--webhook-max-age` (docs/webhooks.md). */
+function webhookOptions(get: (name: FlagName) => string | undefined): {
+  webhooksFile?: string;
+  webhookMaxAgeMs?: number;
+} {
+  const file = get('webhooks');
+  if (file === '') throw new UsageError('--webhooks needs a file name');
+  const maxAge = get('webhookMaxAge');
+  return {
+    ...(file === undefined ? {} : { webhooksFile: path.resolve(file) }),
+    ...(maxAge === undefined
+      ? {}
+      : { webhookMaxAgeMs: parseLifetime('webhookMaxAge', maxAge) * 1000 }),
   };
 }
