@@ -35,6 +35,8 @@ export const USAGE = `Usage
   tablegate user remove <email>                (same connection flags)
   tablegate user list                          (same connection flags)
 
+  tablegate webhook dead-letters [<name>]      (same connection flags)
+
   tablegate demo [-o <output_port>]
   tablegate demo -h <host> -u <user> -p <password> -P <port> -D <empty database> [-o <output_port>]
 
@@ -42,6 +44,7 @@ export const USAGE = `Usage
   'user' manages the users of auth mode; 'user add' and 'user set-password' read the new
   password from TABLEGATE_USER_PASSWORD or, failing that, from standard input (never from a
   flag). With --policy <file> (or TABLEGATE_POLICY), a role the policy does not define is refused.
+  'webhook dead-letters' lists the events webhooks gave up on, one JSON object a line.
   'demo' serves an example shop in auth mode on port 8080 (127.0.0.1), on a private MariaDB/MySQL
   server started from the PATH, or in the empty database given; it prints how to log in and query.
 

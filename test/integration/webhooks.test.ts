@@ -6,6 +6,7 @@
  * a dead letter; resumed after a restart from the position stored in the database; and with two
  * gateways on one database each webhook is delivered by one of them.
  */
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
@@ -15,10 +16,12 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import type mysql from 'mysql2/promise';
 import { Webhook } from 'standardwebhooks';
+import { runWebhookCommand } from '../../src/cli/webhook-command.js';
 import type { Config } from '../../src/config.js';
 import { WEBHOOK_DEAD_LETTERS_TABLE, WEBHOOKS_TABLE } from '../../src/db/schema.js';
 import type { PrivateServer } from '../../src/demo/private-server.js';
 import { StartupError } from '../../src/main.js';
+import { builtCli, connectionFlags } from '../helpers/cli.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { rootConnection, startBinlogServer } from '../helpers/private-servers.js';
 
@@ -431,6 +434,32 @@ describe('retries and dead letters', () => {
       ]);
       const scrape = await (await fetch(gw.gateway.metricsUrl as string)).text();
       expect(scrape).toContain('tablegate_webhook_dead_letters_total{webhook="dead"} 1\n');
+      // Listed for admins, one JSON object a line.
+      const flags = {
+        host: server.host,
+        port: String(server.port),
+        user: server.user,
+        password: server.password,
+        database: DB,
+      };
+      const listed = await runWebhookCommand(['dead-letters', 'dead'], flags, {});
+      expect(listed.code).toBe(0);
+      expect(listed.output.split('\n').map((line) => JSON.parse(line))).toEqual([
+        {
+          id: 1,
+          webhook: 'dead',
+          messageId: attempts[0]?.id,
+          attempts: attempts.length,
+          lastError: 'HTTP 503',
+          firstAttemptAt: expect.stringMatching(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}$/),
+          deadAt: expect.stringMatching(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}$/),
+          event: attempts[0]?.body,
+        },
+      ]);
+      expect(await runWebhookCommand(['dead-letters', 'other'], flags, {})).toEqual({
+        code: 0,
+        output: '',
+      });
     } finally {
       receiver.status = () => 204;
       await gw.close();
@@ -493,6 +522,140 @@ describe('durable positions and leases', () => {
       await second.close();
     }
   }, 40_000);
+});
+
+/** The gateway as a process of its own (dist/cli.js), so it can die by SIGKILL. */
+async function gatewayProcess(file: string): Promise<{ child: ChildProcess; pid: number }> {
+  const child = spawn(
+    process.execPath,
+    [
+      builtCli(),
+      'run',
+      ...connectionFlags(DB, server),
+      '-o',
+      '0',
+      '--webhooks',
+      file,
+      '--log-level',
+      'error',
+    ],
+    { env: { PATH: process.env.PATH, HOME: dir }, stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  let stdout = '';
+  child.stdout?.on('data', (chunk) => {
+    stdout += chunk;
+  });
+  const deadline = Date.now() + 20_000;
+  while (!stdout.includes('change feed: on')) {
+    if (Date.now() > deadline || child.exitCode !== null) {
+      throw new Error(`the gateway did not start: ${stdout}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return { child, pid: child.pid as number };
+}
+
+function killed(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) resolve();
+    else {
+      child.on('exit', () => resolve());
+      child.kill('SIGKILL');
+    }
+  });
+}
+
+/** The pid in the lease column of a webhook (`host:pid:random`), or null when nobody holds it. */
+async function holderPid(name: string): Promise<number | null> {
+  const [rows] = (await writer.query(
+    `SELECT holder FROM ${WEBHOOKS_TABLE} WHERE name = ? AND lease_until > NOW(3)`,
+    [name],
+  )) as [{ holder: string | null }[], unknown];
+  const holder = rows[0]?.holder;
+  return holder == null ? null : Number(holder.split(':')[1]);
+}
+
+/** The ids of `place`'s deliveries in the order they first came, and how many came again. */
+function firstArrivals(place: string): { ids: number[]; repeats: number } {
+  const seen = new Set<string>();
+  const ids: number[] = [];
+  let repeats = 0;
+  for (const delivery of receiver.of(place)) {
+    if (seen.has(delivery.id)) repeats++;
+    else {
+      seen.add(delivery.id);
+      ids.push((delivery.body.key as { id: number }).id);
+    }
+  }
+  return { ids, repeats };
+}
+
+describe('crashes: kill -9', () => {
+  beforeAll(async () => {
+    await writer.query('CREATE TABLE burst (id INT PRIMARY KEY)');
+  });
+
+  test('kill -9 in the middle of 300 changes, then a restart: every change delivered, in order', async () => {
+    const file = await webhooksFile('crash', [
+      { name: 'crash', table: 'burst', url: `${receiverUrl}/crash`, secret: SECRET },
+    ]);
+    let gw = await gatewayProcess(file);
+    try {
+      let written = 0;
+      const writing = (async () => {
+        for (let id = 1; id <= 300; id++) {
+          await writer.query('INSERT INTO burst VALUES (?)', [id]);
+          written = id;
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        }
+      })();
+      await receiver.until('/crash', 100, 20_000);
+      await killed(gw.child);
+      const atKill = written;
+      gw = await gatewayProcess(file);
+      await writing;
+      // The new process takes the lease once the dead one's has run out.
+      await receiver.until('/crash', 300, 45_000);
+      const deadline = Date.now() + 45_000;
+      while (firstArrivals('/crash').ids.length < 300 && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      const { ids, repeats } = firstArrivals('/crash');
+      expect(ids).toEqual(Array.from({ length: 300 }, (_, i) => i + 1));
+      expect(receiver.of('/crash').every((d) => d.verified)).toBe(true);
+      console.log(
+        `kill -9 after ${atKill} of 300 changes were written: all 300 delivered in order, ${repeats} delivered twice`,
+      );
+    } finally {
+      await killed(gw.child);
+    }
+  }, 120_000);
+
+  test('two gateways on one database: the holder dies by kill -9, the other takes over within 30 s', async () => {
+    const file = await webhooksFile('takeover', [
+      { name: 'takeover', table: 'burst', url: `${receiverUrl}/takeover`, secret: SECRET },
+    ]);
+    const first = await gatewayProcess(file);
+    const second = await gatewayProcess(file);
+    try {
+      expect(await holderPid('takeover')).toBe(first.pid);
+      await writer.query('INSERT INTO burst VALUES (1001), (1002)');
+      await receiver.until('/takeover', 2);
+      await killed(first.child);
+      const died = Date.now();
+      await writer.query('INSERT INTO burst VALUES (1003)');
+      await receiver.until('/takeover', 3, 35_000);
+      const tookOver = Date.now() - died;
+      expect(await holderPid('takeover')).toBe(second.pid);
+      expect(tookOver).toBeLessThan(30_000);
+      const { ids, repeats } = firstArrivals('/takeover');
+      expect([ids, repeats]).toEqual([[1001, 1002, 1003], 0]);
+      console.log(`the other gateway took over ${tookOver} ms after the holder's kill -9`);
+    } finally {
+      await killed(first.child);
+      await killed(second.child);
+    }
+  }, 90_000);
 });
 
 describe('the webhooks file is checked at start', () => {
