@@ -8,7 +8,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -19,7 +19,7 @@ import { Webhook } from 'standardwebhooks';
 import { runWebhookCommand } from '../../src/cli/webhook-command.js';
 import type { Config } from '../../src/config.js';
 import { WEBHOOK_DEAD_LETTERS_TABLE, WEBHOOKS_TABLE } from '../../src/db/schema.js';
-import type { PrivateServer } from '../../src/demo/private-server.js';
+import { freePort, type PrivateServer } from '../../src/demo/private-server.js';
 import { StartupError } from '../../src/main.js';
 import { builtCli, connectionFlags } from '../helpers/cli.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
@@ -656,6 +656,54 @@ describe('crashes: kill -9', () => {
       await killed(second.child);
     }
   }, 90_000);
+});
+
+describe('the receiver of docs/webhooks.md', () => {
+  test('runs as written: it prints each change once, and refuses a body whose signature fails', async () => {
+    const page = await readFile('docs/webhooks.md', 'utf8');
+    const code = /## A receiver[\s\S]*?```js\n([\s\S]*?)```/.exec(page)?.[1];
+    expect(code).toBeDefined();
+    // Beside a node_modules that has standardwebhooks, as a user's project has it.
+    const place = await mkdtemp(path.join(os.tmpdir(), 'tablegate-receiver-'));
+    await symlink(path.resolve('node_modules'), path.join(place, 'node_modules'));
+    await writeFile(path.join(place, 'receiver.mjs'), code as string);
+    const port = await freePort();
+    const child = spawn(process.execPath, [path.join(place, 'receiver.mjs')], {
+      env: { PATH: process.env.PATH, WEBHOOK_SECRET: SECRET, PORT: String(port) },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let printed = '';
+    child.stdout?.on('data', (chunk) => {
+      printed += chunk;
+    });
+    const file = await webhooksFile('docs', [
+      { name: 'docs', table: 'other', url: `http://127.0.0.1:${port}/`, secret: SECRET },
+    ]);
+    const gw = await gateway(file);
+    try {
+      await writer.query('INSERT INTO other VALUES (300); DELETE FROM other WHERE id = 300;');
+      const deadline = Date.now() + 15_000;
+      while (printed.split('\n').length < 3 && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(printed).toBe('insert other {"id":300}\ndelete other {"id":300}\n');
+      const forged = await fetch(`http://127.0.0.1:${port}/`, {
+        method: 'POST',
+        headers: {
+          'webhook-id': 'msg_forged',
+          'webhook-timestamp': String(Math.floor(Date.now() / 1000)),
+          'webhook-signature': 'v1,bm90IGEgc2lnbmF0dXJl',
+        },
+        body: '{"op":"delete","table":"other","key":{"id":1}}',
+      });
+      expect(forged.status).toBe(400);
+      expect(printed).toBe('insert other {"id":300}\ndelete other {"id":300}\n');
+    } finally {
+      await gw.close();
+      child.kill();
+      await rm(place, { recursive: true, force: true });
+    }
+  }, 30_000);
 });
 
 describe('the webhooks file is checked at start', () => {
