@@ -456,6 +456,9 @@ describe('retries and dead letters', () => {
           event: attempts[0]?.body,
         },
       ]);
+      await expect(runWebhookCommand(['list'], flags, {})).rejects.toThrow(
+        "unknown subcommand 'webhook list'",
+      );
       expect(await runWebhookCommand(['dead-letters', 'other'], flags, {})).toEqual({
         code: 0,
         output: '',
