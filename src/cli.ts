@@ -15,10 +15,11 @@ import {
 } from './cli/options.js';
 import { unknownOptionMessage, unknownOptions, usageLine } from './cli/usage.js';
 import { readPasswordFromStdin, runUserCommand } from './cli/user-command.js';
+import { runWebhookCommand } from './cli/webhook-command.js';
 import { Demo, DemoError, DemoInterrupted, demoBanner, demoSettings } from './demo/demo.js';
 import { StartupError, startGateway } from './main.js';
 
-const COMMANDS = ['run', 'demo', 'user'];
+const COMMANDS = ['run', 'demo', 'user', 'webhook'];
 
 /** One line naming the problem; a usage error adds one usage line pointing at --help. */
 function fail(message: string, code: number, withUsage: boolean): never {
@@ -62,11 +63,11 @@ async function main(): Promise<void> {
     return;
   }
   const [command, ...words] = cli.input;
-  if (command !== 'run' && command !== 'demo' && command !== 'user') {
+  if (command !== 'run' && command !== 'demo' && command !== 'user' && command !== 'webhook') {
     fail(
       command
         ? `unknown command '${command}'${didYouMean(command, COMMANDS)}`
-        : 'missing command: run, user or demo',
+        : 'missing command: run, user, webhook or demo',
       2,
       true,
     );
@@ -81,6 +82,7 @@ async function main(): Promise<void> {
   );
   if (command === 'demo') return demo(words, given);
   if (command === 'user') return user(words, given, role);
+  if (command === 'webhook') return webhook(words, given);
   let config: ReturnType<typeof configFromRun>;
   try {
     config = configFromRun(words, given, process.env);
@@ -107,6 +109,19 @@ async function user(words: string[], given: RawFlags, role: string | undefined):
   }
   if (result.code !== 0) fail(result.output, result.code, false);
   process.stdout.write(`${result.output}\n`);
+}
+
+/** `tablegate webhook dead-letters`: JSON Lines and exit 0, or one line and exit 1 or 2. */
+async function webhook(words: string[], given: RawFlags): Promise<void> {
+  let result: Awaited<ReturnType<typeof runWebhookCommand>>;
+  try {
+    result = await runWebhookCommand(words, given, process.env);
+  } catch (error) {
+    if (error instanceof UsageError) fail(error.message, 2, true);
+    throw error;
+  }
+  if (result.code !== 0) fail(result.output, result.code, false);
+  if (result.output !== '') process.stdout.write(`${result.output}\n`);
 }
 
 /** `tablegate demo`: start, print how to use it, stop everything on SIGINT/SIGTERM. */

@@ -116,6 +116,10 @@ export interface Config {
   readonly feedMaxLag?: number;
   /** `--csv-formulas`: whether CSV text cells a spreadsheet would run as formulas are escaped. */
   readonly csvFormulas: CsvFormulas;
+  /** `--webhooks`: the webhooks file (docs/webhooks.md); null or absent: no webhooks. */
+  readonly webhooksFile?: string | null;
+  /** `--webhook-max-age`: how long a failing delivery is retried before it is a dead letter. */
+  readonly webhookMaxAgeMs?: number;
 }
 
 export type ChangeFeedMode = 'auto' | 'on' | 'off';
@@ -192,4 +196,6 @@ export const DEFAULTS = {
   feedMaxLag: 10_000,
   // A cell written by one user and opened by another in a spreadsheet runs nothing.
   csvFormulas: 'escape',
+  // A receiver down for a day still gets every event once it is back.
+  webhookMaxAgeMs: 24 * 60 * 60 * 1000,
 } as const;

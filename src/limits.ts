@@ -246,3 +246,17 @@ export const FEED_MAX_PENDING_TRANSACTIONS = 20_000;
 export const FEED_BATCH_ROWS = 2000;
 /** Bytes a change-feed subscriber may leave untaken before it is closed (overflow). */
 export const FEED_MAX_LAG_BYTES = 16 * 1024 * 1024;
+
+// Webhooks (docs/webhooks.md).
+/** The first retry of a failed delivery comes after about this long; each next waits twice as long. */
+export const WEBHOOK_FIRST_RETRY_MS = 1000;
+/** The longest wait between two attempts (the backoff stops doubling here). */
+export const WEBHOOK_MAX_RETRY_MS = 60 * 60 * 1000;
+/** One attempt's bound: a receiver that has not answered by then failed this attempt. */
+export const WEBHOOK_ATTEMPT_TIMEOUT_MS = 10_000;
+/** Events a webhook holds in memory; past them it reads the rest back from the binary log. */
+export const WEBHOOK_QUEUE_EVENTS = 10_000;
+/** How long a gateway's lease on a webhook lasts without renewal (another takes over then). */
+export const WEBHOOK_LEASE_MS = 20_000;
+/** How often a gateway renews its leases and tries to take those whose holder stopped. */
+export const WEBHOOK_LEASE_RENEW_MS = 5000;

@@ -14,6 +14,7 @@ import { ensureUsersTable, UserStore } from './auth/users.js';
 import { ChangeFeed, LOG_BIN_OFF } from './changes/hub.js';
 import { FeedPositions } from './changes/positions.js';
 import type { Config } from './config.js';
+import { DEFAULTS } from './config.js';
 import { reasonOf } from './db/errors.js';
 import { hostsLabel } from './db/pool.js';
 import { SchemaCache, USERS_TABLE } from './db/schema.js';
@@ -30,6 +31,8 @@ import { prepareDirectories } from './state-dir.js';
 import { RedisCounterStore, redactedUrl } from './throttle/redis-counter-store.js';
 import { FileLinks } from './uploads/file-links.js';
 import { DiskStorage } from './uploads/storage.js';
+import { loadWebhooks, type WebhookDefinition, WebhooksFileError } from './webhooks/definitions.js';
+import { Webhooks } from './webhooks/webhooks.js';
 
 /** A reason the gateway cannot start, said in one line (exit code 1). */
 export class StartupError extends Error {
@@ -57,6 +60,8 @@ export interface Gateway {
   readonly skiptokens: Skiptokens;
   /** The change feed (docs/changes.md), on or off with its reason. */
   readonly feed: ChangeFeed;
+  /** `--webhooks` (docs/webhooks.md); undefined without. */
+  readonly webhooks: Webhooks | undefined;
   close(): Promise<void>;
 }
 
@@ -229,6 +234,50 @@ async function openPolicy(config: Config, schema: SchemaCache): Promise<Policy |
   }
 }
 
+/** `--webhooks`: read and checked against the schema and the policy; a mistake is exit 2. */
+async function openWebhookFile(
+  config: Config,
+  schema: SchemaCache,
+  policy: Policy | undefined,
+  db: Database,
+): Promise<WebhookDefinition[] | undefined> {
+  const file = config.webhooksFile ?? null;
+  if (file === null) return undefined;
+  try {
+    const tables = new Map([...schema.all()].map((t) => [t.name, t]));
+    return await loadWebhooks(file, { tables, policy, flavour: db.flavour });
+  } catch (error) {
+    if (!(error instanceof WebhooksFileError)) throw error;
+    const lines = error.message.split('\n').map((line) => `webhooks ${file}: ${line}`);
+    throw new StartupError(lines.join('\n'), 2);
+  }
+}
+
+/** The webhooks' deliveries, on the change feed: without it there is nothing to deliver. */
+async function openWebhooks(
+  config: Config,
+  definitions: readonly WebhookDefinition[],
+  services: { feed: ChangeFeed; db: Database; schema: SchemaCache; log: Log },
+  metrics: GatewayMetrics | undefined,
+): Promise<Webhooks> {
+  const { feed } = services;
+  if (!feed.status.on) {
+    throw new StartupError(
+      `webhooks need the change feed, which is off (${feed.status.reason}): docs/changes.md says what MySQL needs`,
+    );
+  }
+  try {
+    return await Webhooks.open({
+      ...services,
+      definitions,
+      maxAgeMs: config.webhookMaxAgeMs ?? DEFAULTS.webhookMaxAgeMs,
+      counters: metrics?.webhookCounters() ?? null,
+    });
+  } catch (error) {
+    throw new StartupError(`cannot start the webhooks: ${reasonOf(error)}`);
+  }
+}
+
 /** `--metrics-port`: its own listener; a port it cannot have stops the start like the API's. */
 async function openMetricsListener(
   config: Config,
@@ -271,12 +320,14 @@ export async function openGateway(config: Config): Promise<Gateway> {
   let auth: AuthServices | undefined;
   let skiptokens: Skiptokens;
   let feed: ChangeFeed | undefined;
+  let webhooks: Webhooks | undefined;
   const shutdown: ShutdownState | undefined =
     config.shutdownDelayMs > 0 ? { draining: false } : undefined;
   try {
     counters = await openCounters(config);
     await schema.refresh();
     policy = await openPolicy(config, schema);
+    const webhookFile = await openWebhookFile(config, schema, policy, db);
     auth =
       config.mode === 'auth'
         ? { ...(await openAuth(config, db, log, policy)), counters }
@@ -286,6 +337,9 @@ export async function openGateway(config: Config): Promise<Gateway> {
     }
     skiptokens = await openSkiptokens(config, log);
     feed = await openFeed(config, db, schema, log);
+    if (webhookFile !== undefined) {
+      webhooks = await openWebhooks(config, webhookFile, { feed, db, schema, log }, metrics);
+    }
     const uploads = new DiskStorage(config.uploadsDir);
     app = await buildServer({
       config,
@@ -302,6 +356,7 @@ export async function openGateway(config: Config): Promise<Gateway> {
     });
     await app.ready();
   } catch (error) {
+    await webhooks?.close();
     await feed?.close();
     auth?.states.stop();
     await counters?.close();
@@ -313,6 +368,7 @@ export async function openGateway(config: Config): Promise<Gateway> {
   try {
     await app.listen({ port: config.listenPort, host: config.listenHost });
   } catch (error) {
+    await webhooks?.close();
     await changeFeed.close();
     await app.close().catch(() => {});
     auth?.states.stop();
@@ -368,6 +424,7 @@ export async function openGateway(config: Config): Promise<Gateway> {
     metricsUrl: metricsListener?.url ?? null,
     skiptokens,
     feed: changeFeed,
+    webhooks,
     close: () => {
       closing ??= (async () => {
         if (shutdown) {
@@ -377,8 +434,9 @@ export async function openGateway(config: Config): Promise<Gateway> {
           await new Promise((resolve) => setTimeout(resolve, config.shutdownDelayMs));
         }
         const timer = setTimeout(() => app.server.closeAllConnections(), SHUTDOWN_GRACE_MS);
-        // Streams end first (they would hold the close for its whole grace), then the binary
-        // log's connection.
+        // Webhooks let their leases go, streams end (they would hold the close for its whole
+        // grace), then the binary log's connection.
+        await webhooks?.close();
         await changeFeed.close();
         try {
           await Promise.all([app.close(), metricsListener?.close()]);

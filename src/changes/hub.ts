@@ -268,6 +268,17 @@ export class ChangeFeed {
     }
   }
 
+  /**
+   * The place after every transaction the feed has handed on: a subscriber added now with it
+   * as `since` gets every later change and none before (a webhook's first start).
+   */
+  head(): LogPosition {
+    const last = this.recent[this.recent.length - 1];
+    if (last !== undefined) return positionOf(last, Number.MAX_SAFE_INTEGER);
+    const { file, end } = this.recentFrom;
+    return { file, start: end, end, index: Number.MAX_SAFE_INTEGER, gtid: '' };
+  }
+
   /** 410 FEED_POSITION_GONE when neither memory nor the binary log still holds `since`. */
   async check(since: LogPosition): Promise<void> {
     if (!this.before(since)) return;

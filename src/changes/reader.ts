@@ -9,6 +9,7 @@
  */
 import ZongJi from '@vlasky/zongji';
 import type { ConnectionOptions } from 'mysql2';
+import { OWN_TABLES } from '../db/schema.js';
 import type { LogPosition } from './positions.js';
 
 export type Row = Record<string, unknown>;
@@ -167,6 +168,9 @@ export class BinlogReader {
         filename: this.file,
         position: this.cursor,
         includeSchema: { [this.options.database]: true },
+        // The gateway's own tables are never served: a webhook's position written after each
+        // delivery would otherwise come back through the feed as a change.
+        excludeSchema: { [this.options.database]: [...OWN_TABLES] },
       });
     });
   }

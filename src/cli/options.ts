@@ -35,6 +35,8 @@ export const USAGE = `Usage
   tablegate user remove <email>                (same connection flags)
   tablegate user list                          (same connection flags)
 
+  tablegate webhook dead-letters [<name>]      (same connection flags)
+
   tablegate demo [-o <output_port>]
   tablegate demo -h <host> -u <user> -p <password> -P <port> -D <empty database> [-o <output_port>]
 
@@ -42,6 +44,7 @@ export const USAGE = `Usage
   'user' manages the users of auth mode; 'user add' and 'user set-password' read the new
   password from TABLEGATE_USER_PASSWORD or, failing that, from standard input (never from a
   flag). With --policy <file> (or TABLEGATE_POLICY), a role the policy does not define is refused.
+  'webhook dead-letters' lists the events webhooks gave up on, one JSON object a line.
   'demo' serves an example shop in auth mode on port 8080 (127.0.0.1), on a private MariaDB/MySQL
   server started from the PATH, or in the empty database given; it prints how to log in and query.
 
@@ -110,6 +113,10 @@ Options
                              closed with event: overflow (default 10000)
   --csv-formulas <mode>      escape or keep CSV text cells a spreadsheet would run as formulas
                              (=, +, -, @ first): escape puts a ' in front (default escape)
+  --webhooks <file>          POST each change to the URLs of this JSON file, signed (needs the
+                             change feed; docs/webhooks.md)
+  --webhook-max-age <time>   how long a failing webhook delivery is retried before it is a
+                             dead letter (default 24h)
   --help                     this text
 
 Identity provider (auth mode: its tokens are accepted beside the gateway's own)
@@ -173,6 +180,8 @@ export const ENVIRONMENT: Readonly<Record<string, string>> = {
   changeFeed: 'TABLEGATE_CHANGE_FEED',
   feedMaxLag: 'TABLEGATE_FEED_MAX_LAG',
   csvFormulas: 'TABLEGATE_CSV_FORMULAS',
+  webhooks: 'TABLEGATE_WEBHOOKS',
+  webhookMaxAge: 'TABLEGATE_WEBHOOK_MAX_AGE',
   // Identity (docs/auth.md): an identity provider's tokens, signed file links.
   jwksUrl: 'TABLEGATE_JWKS_URL',
   jwtPublicKey: 'TABLEGATE_JWT_PUBLIC_KEY',
@@ -677,5 +686,22 @@ export function configFromRun(
       ? {}
       : { feedMaxLag: number('feedMaxLag', DEFAULTS.feedMaxLag, 1, 10_000_000) }),
     csvFormulas: csvFormulas as CsvFormulas,
+    ...webhookOptions(get),
+  };
+}
+
+/** `--webhooks` and `--webhook-max-age` (docs/webhooks.md). */
+function webhookOptions(get: (name: FlagName) => string | undefined): {
+  webhooksFile?: string;
+  webhookMaxAgeMs?: number;
+} {
+  const file = get('webhooks');
+  if (file === '') throw new UsageError('--webhooks needs a file name');
+  const maxAge = get('webhookMaxAge');
+  return {
+    ...(file === undefined ? {} : { webhooksFile: path.resolve(file) }),
+    ...(maxAge === undefined
+      ? {}
+      : { webhookMaxAgeMs: parseLifetime('webhookMaxAge', maxAge) * 1000 }),
   };
 }

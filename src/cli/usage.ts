@@ -13,7 +13,9 @@ export function usageLine(command: string | undefined): string {
       ? 'tablegate demo [-o <output_port>] [-h <host> -u <user> -p <password> -P <port> -D <database>]'
       : command === 'user'
         ? 'tablegate user add|set-role|remove|list … -h <host> -u <user> -p <password> -P <port> -D <database>'
-        : 'tablegate run [auth] -h <host> -u <user> -p <password> -P <port> -D <database> -o <output_port>';
+        : command === 'webhook'
+          ? 'tablegate webhook dead-letters [<name>] -h <host> -u <user> -p <password> -P <port> -D <database>'
+          : 'tablegate run [auth] -h <host> -u <user> -p <password> -P <port> -D <database> -o <output_port>';
   return `usage: ${synopsis}  (all options: tablegate --help)`;
 }
 

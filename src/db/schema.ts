@@ -22,6 +22,16 @@ import { sameData, sameTables, schemaFingerprint } from './schema-change.js';
 import type { ColumnInfo, ColumnRow, JsonKind, Relation, TableInfo } from './schema-types.js';
 
 export const USERS_TABLE = 'users_created_by_tablegate';
+/** Each webhook's last delivered event and who delivers it (webhooks/store.ts). */
+export const WEBHOOKS_TABLE = 'webhooks_created_by_tablegate';
+/** The events a webhook gave up on (webhooks/store.ts). */
+export const WEBHOOK_DEAD_LETTERS_TABLE = 'webhook_dead_letters_created_by_tablegate';
+/** The gateway's own tables: never served, never described, never in a policy. */
+export const OWN_TABLES: ReadonlySet<string> = new Set([
+  USERS_TABLE,
+  WEBHOOKS_TABLE,
+  WEBHOOK_DEAD_LETTERS_TABLE,
+]);
 const everyRoutine = () => true;
 
 const KIND_BY_DATA_TYPE: Readonly<Record<string, JsonKind>> = {
@@ -199,7 +209,7 @@ export async function readSchema(db: Database, database: string): Promise<Map<st
   const relations = new Map<string, Map<string, Relation>>();
   for (const row of tableRows) {
     const name = String(row.TABLE_NAME);
-    if (name === USERS_TABLE) continue;
+    if (OWN_TABLES.has(name)) continue;
     const columns = columnsByTable.get(name) ?? [];
     const named = new Map<string, Relation>();
     relations.set(name, named);
@@ -379,7 +389,7 @@ export class SchemaCache {
   /** The table, re-reading the schema once if it is unknown and the last read is old enough. */
   async find(name: string): Promise<TableInfo | undefined> {
     const known = this.tables.get(name);
-    if (known || name === USERS_TABLE) return known;
+    if (known || OWN_TABLES.has(name)) return known;
     await this.refreshIfStale();
     return this.tables.get(name);
   }
@@ -398,7 +408,7 @@ export class SchemaCache {
    * its time tell it from a table that does not exist.
    */
   async refuse(name: string, visible: (table: TableInfo) => boolean): Promise<never> {
-    if (name !== USERS_TABLE) await this.refreshIfStale();
+    if (!OWN_TABLES.has(name)) await this.refreshIfStale();
     throw this.unknown(name, visible);
   }
 

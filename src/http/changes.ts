@@ -1,19 +1,18 @@
 /**
  * `GET /table/<table>/changes` (docs/changes.md): every committed change of the table, read
  * from the binary log, as server-sent events, under the caller's policy. The options compile
- * as a read's do (pipeline/read.ts: `$select`, and `$filter` over the table's own columns),
- * so the hub (changes/hub.ts) decides with the very read the caller could send; `$since` or
+ * as a read's do (changes/subscription.ts: `$select`, and `$filter` over the table's own
+ * columns), so the hub (changes/hub.ts) decides with the very read the caller could send; `$since` or
  * `Last-Event-ID` resumes after an event. A 404 for the table comes before any 400.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ChangeFeed } from '../changes/hub.js';
 import type { LogPosition } from '../changes/positions.js';
 import { EventStream } from '../changes/sse.js';
+import { compileSubscription, type SubscriptionOptions } from '../changes/subscription.js';
 import type { TableInfo } from '../db/schema-types.js';
 import { feedUnavailable, unsupportedInFeed } from '../errors.js';
 import { FEED_RETRY_MS } from '../limits.js';
-import { bindRead, compileRead } from '../pipeline/read.js';
-import { readView } from '../policy/views.js';
 import type { Services } from '../services.js';
 import { gated } from './route-gate.js';
 
@@ -22,50 +21,15 @@ type QueryObject = Record<string, string | string[] | undefined>;
 /** The options a stream takes; `access_token` is the guard's (auth/guard.ts). */
 const OPTIONS: ReadonlySet<string> = new Set(['$select', '$filter', '$since', 'access_token']);
 
-/** What a `$filter` that walks a relation (a path or a lambda) compiles to. */
-const RELATED_SQL = /\bJOIN\b|\bEXISTS\s*\(/;
-
 export function changesRoutes(app: FastifyInstance, services: Services, feed: ChangeFeed): void {
   const { schema, config } = services;
 
   function groupsFor(table: TableInfo, query: QueryObject, request: FastifyRequest) {
-    const { access } = request;
-    const options: QueryObject = {};
-    if (query.$select !== undefined) options.$select = query.$select;
-    if (query.$filter !== undefined) options.$filter = query.$filter;
-    if (typeof query.$filter === 'string') {
-      // Over the table's own columns only: a related row's change is not this table's.
-      const alone = compileRead(table, { $filter: query.$filter }, null, services.db.flavour);
-      if (RELATED_SQL.test(alone.select.sql)) {
-        throw unsupportedInFeed(
-          "The change feed's $filter takes the table's own columns only, not paths or lambdas over relations",
-        );
-      }
-    }
-    const read = bindRead(compileRead(table, options, access, services.db.flavour), access);
-    for (const field of read.fields) {
-      if (field.kind === 'value' && field.column.kind === 'geometry') {
-        throw unsupportedInFeed(
-          `The change feed cannot send the spatial column '${field.name}' (the binary log reader does not keep its exact value): leave it out with $select`,
-        );
-      }
-    }
-    const visible = readView(access, table).columnsByName;
-    const keyColumns = table.primaryKey.filter((name) => visible.has(name));
-    const keyRead = compileRead(
-      table,
-      keyColumns.length > 0 ? { $select: keyColumns.map(quoted).join(',') } : {},
-      null,
-      services.db.flavour,
-    );
-    const key = keyColumns.length > 0 ? keyRead : null;
-    return {
-      read: { key: groupKey(read.select), read },
-      key:
-        key === null
-          ? { key: 'none', read: emptyKey(read) }
-          : { key: groupKey(key.select), read: key },
+    const options: SubscriptionOptions = {
+      ...(typeof query.$select === 'string' ? { $select: query.$select } : {}),
+      ...(typeof query.$filter === 'string' ? { $filter: query.$filter } : {}),
     };
+    return compileSubscription(table, options, request.access, services.db.flavour);
   }
 
   async function changes(
@@ -127,17 +91,4 @@ export function changesRoutes(app: FastifyInstance, services: Services, feed: Ch
       return reply;
     },
   );
-}
-
-function quoted(name: string): string {
-  return /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(name) ? name : `"${name.replace(/"/g, '""')}"`;
-}
-
-function groupKey(query: { sql: string; params: readonly unknown[] }): string {
-  return `${query.sql}\u0000${JSON.stringify(query.params)}`;
-}
-
-/** A table without a key the caller may see: every event's key is `{}`. */
-function emptyKey(read: import('../pipeline/compiled-read.js').CompiledRead) {
-  return { ...read, serialize: () => '{}' };
 }

@@ -12,6 +12,7 @@ import { ApiError, MYSQL_ERRORS } from '../errors.js';
 import type { Database } from '../execute/database.js';
 import { toApiError } from '../http/errors.js';
 import { ANONYMOUS, type Policy } from '../policy/policy.js';
+import type { WebhookCounters } from '../webhooks/delivery.js';
 
 /** Seconds; finer than prom-client's default at the low end, where most requests are. */
 const LATENCY_BUCKETS = [
@@ -128,6 +129,34 @@ export class GatewayMetrics {
       this.countError(request, error);
       done();
     });
+  }
+
+  /** What webhooks count (webhooks/delivery.ts), by webhook name (bounded by the file). */
+  webhookCounters(): WebhookCounters {
+    const registers = [this.registry];
+    const delivered = new Counter({
+      name: 'tablegate_webhook_deliveries_total',
+      help: 'Webhook events delivered (answered 2xx), by webhook',
+      labelNames: ['webhook'],
+      registers,
+    });
+    const failed = new Counter({
+      name: 'tablegate_webhook_failed_attempts_total',
+      help: 'Webhook delivery attempts that failed (not 2xx, no answer), by webhook',
+      labelNames: ['webhook'],
+      registers,
+    });
+    const dead = new Counter({
+      name: 'tablegate_webhook_dead_letters_total',
+      help: 'Webhook events given up on after --webhook-max-age, by webhook',
+      labelNames: ['webhook'],
+      registers,
+    });
+    return {
+      delivered: (webhook) => delivered.inc({ webhook }),
+      failed: (webhook) => failed.inc({ webhook }),
+      dead: (webhook) => dead.inc({ webhook }),
+    };
   }
 
   /** Files an upload request stored, counted when its answer is made. */

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { didYouMean } from '../cli/did-you-mean.js';
 import { NO_ROUTINES, type Routines } from '../db/routines.js';
-import { USERS_TABLE } from '../db/schema.js';
+import { OWN_TABLES } from '../db/schema.js';
 import type { TableInfo } from '../db/schema-types.js';
 import { parseWhere, WhereCondition } from './where.js';
 
@@ -83,10 +83,10 @@ export class Policy {
 
   /**
    * What the role may do with the table: the table's own entry for the actions it names, else
-   * `*`'s. The users table never, whatever the file says.
+   * `*`'s. The gateway's own tables (users, webhooks) never, whatever the file says.
    */
   grant(role: string, table: string, action: Action): Grant | null {
-    if (table === USERS_TABLE) return null;
+    if (OWN_TABLES.has(table)) return null;
     const tables = this.roles.get(role)?.tables;
     if (tables === undefined) return null;
     const own = tables.get(table)?.[action];

@@ -90,7 +90,7 @@ test('--help prints usage, where -h is the MySQL host', async () => {
 });
 
 test.each([
-  [[], 'tablegate: missing command: run, user or demo'],
+  [[], 'tablegate: missing command: run, user, webhook or demo'],
   [['serve'], "tablegate: unknown command 'serve'"],
   [
     ['run', '-h', 'x', '-u', 'u', '-p', '', '-P', '3306', '-o', '8080'],
