@@ -1,0 +1,76 @@
+/**
+ * What the gateway does with a value of one column kind (db/schema-types.ts JsonKind), target
+ * by target: one ColumnKind per kind (kinds.ts), so a new column type, or a new target, is one
+ * entry or one field. Each function takes the column, whose data type and declared type refine
+ * the kind (a TIME, an ENUM and a VARCHAR are all `string`). The writers are chosen once per
+ * column when a row shape is built, never per value.
+ */
+import type { ColumnInfo } from '../db/schema-types.js';
+import type { CellWriter, CsvFormulas } from './csv-text.js';
+import type { ValueWriter } from './json-text.js';
+import type { KeyValue } from './seek-values.js';
+
+/** What a value is bound as: mysql2 sends a string as text, a number as DOUBLE, a Buffer as bytes. */
+export type WriteParam = string | number | Buffer | null;
+
+/**
+ * The value rows must have in the key column. `number` is exact decimal text, compared as a
+ * number (a string would be compared as a double, wrong beyond 2^53); `value` is bound as is.
+ */
+export type KeyOperand =
+  | { readonly kind: 'number'; readonly text: string }
+  | { readonly kind: 'value'; readonly value: string | number | Buffer };
+
+/** What a column or a function of one holds, as far as `$filter`'s type rules care. */
+export type ValueType = 'text' | 'number' | 'date' | 'datetime' | 'time' | 'binary' | 'other';
+
+export type JsonSchema = { [keyword: string]: unknown };
+
+/** Whether a schema describes a value in a row read (`read`) or in a create or update body. */
+export type SchemaDirection = 'read' | 'write';
+
+export interface ColumnKind {
+  // ---- reads: db/rows.ts, db/csv-rows.ts -------------------------------------------------
+  /** The JSON text of a value as mysql2 returns it (docs/types.md). */
+  readonly json: (column: ColumnInfo) => ValueWriter;
+  /**
+   * The same JSON text from the token MySQL wrote for the value inside a related array (what
+   * sql/compile-read.ts textOf selects).
+   */
+  readonly jsonToken: (column: ColumnInfo) => ValueWriter;
+  /** The CSV field of a value as mysql2 returns it: the JSON answer's value as text. */
+  readonly csv: (column: ColumnInfo, formulas: CsvFormulas) => CellWriter;
+  /** The JSON Schema of a value (openapi/column-schema.ts), nullability aside. */
+  readonly schema: (column: ColumnInfo, direction: SchemaDirection) => JsonSchema;
+
+  // ---- writes: db/value-codec.ts, plan/exact-write.ts, sql/compile-call.ts ---------------
+  /** Whether a JSON object or array is a value of the kind (else refused before `write`). */
+  readonly takesObjects: boolean;
+  /** A non-null JSON value → the parameter that stores it exactly, or INVALID_VALUE. */
+  readonly write: (column: ColumnInfo, value: unknown, where: string) => WriteParam;
+  /** A key value (`given` as a body would carry it, `text` as the path wrote it) → its exact operand. */
+  readonly key: (column: ColumnInfo, given: unknown, text: string, where: string) => KeyOperand;
+  /** Whether storing `value` (from `write`) cannot leave a data warning (plan/exact-write.ts). */
+  readonly storesExactly: (column: ColumnInfo, value: string | number | Buffer) => boolean;
+  /**
+   * Whether an update's or delete's key, as `key` gives it when not a `number`, is compared
+   * without a possible data warning (plan/exact-write.ts).
+   */
+  readonly keyIsExact: (column: ColumnInfo) => boolean;
+  /** The CAST target that gives a routine's OUT variable back in its type; null: as it is. */
+  readonly castTarget: (column: ColumnInfo) => string | null;
+
+  // ---- filters and pages: plan/filter-types.ts, sql/compile-seek.ts ---------------------
+  /** What `$filter`'s type rules take a value of the column for. */
+  readonly filterType: (column: ColumnInfo) => ValueType;
+  /** False for a kind `$filter` cannot compare (only `eq null`, `ne null`). */
+  readonly filterable: boolean;
+  /** Whether the column sorts by a number other than its value (ENUM, SET), read as `+ 0`. */
+  readonly sortsByNumber: (column: ColumnInfo) => boolean;
+  /** The placeholder a page's key value is compared through. */
+  readonly seekPlaceholder: (column: ColumnInfo) => string;
+  /** A non-null key value as the driver gives it → as a page token keeps it. */
+  readonly seekValue: (column: ColumnInfo, value: unknown) => KeyValue;
+  /** A non-null token value → the parameter it binds as; undefined when it is none of the column's. */
+  readonly seekParameter: (column: ColumnInfo, value: string | number) => unknown;
+}

@@ -1,0 +1,177 @@
+/**
+ * The numeric column kinds (docs/types.md): integers (BIGINT a string beyond ±2^53), DECIMAL
+ * with exactly its stored digits, FLOAT/DOUBLE, YEAR and BIT(n) as numbers.
+ */
+import type { ColumnInfo } from '../db/schema-types.js';
+import type { ColumnKind } from './column-kind.js';
+import { bitText as bitCell, finite } from './csv-text.js';
+import { unquoted, writeBit, writeDouble, writeFloat32, writeInteger } from './json-text.js';
+import { integerKeyValue, integerParameter, textKeyValue } from './seek-values.js';
+import { bitBytes, bitText, decimalText, floatValue, integerText } from './write-values.js';
+
+/** Signed ranges of the integer types below BIGINT (MySQL manual, "Integer Types"). */
+const INTEGER_BITS: Readonly<Record<string, number>> = {
+  tinyint: 8,
+  smallint: 16,
+  mediumint: 24,
+  int: 32,
+  integer: 32,
+};
+
+const INTEGER_TEXT_PATTERN = '^-?[0-9]+$';
+
+/** DECIMAL text as MySQL writes it. */
+const DECIMAL_TEXT = /^-?[0-9]+(?:\.[0-9]+)?$/;
+
+/** A whole number from information_schema within bounds, else the fallback. */
+function bounded(value: number | null, min: number, max: number, fallback: number): number {
+  return value !== null && Number.isInteger(value) && value >= min && value <= max
+    ? value
+    : fallback;
+}
+
+/** Whole numbers: a JSON number while it is safe, else the exact text. */
+function writeWhole(_column: ColumnInfo, value: unknown, where: string): string | number {
+  const text = integerText(value, where);
+  const n = Number(text);
+  return Number.isSafeInteger(n) ? n : text;
+}
+
+/** What every numeric kind has alike: stored exactly once coerced, compared as numbers. */
+const NUMERIC: Pick<
+  ColumnKind,
+  | 'takesObjects'
+  | 'storesExactly'
+  | 'filterType'
+  | 'filterable'
+  | 'sortsByNumber'
+  | 'seekPlaceholder'
+> = {
+  takesObjects: false,
+  storesExactly: () => true,
+  filterType: () => 'number',
+  filterable: true,
+  sortsByNumber: () => false,
+  seekPlaceholder: () => '?',
+};
+
+export const integerKind: ColumnKind = {
+  ...NUMERIC,
+  json: () => writeInteger,
+  // An exact JSON number, or BIGINT as text.
+  jsonToken: (column) =>
+    column.dataType === 'bigint' ? (t) => writeInteger(unquoted(t as string)) : (t) => t as string,
+  // Digits and a sign: never quoted.
+  csv: () => String,
+  schema: (column) => {
+    const type = column.columnType;
+    if (column.dataType === 'bigint') {
+      return {
+        type: ['integer', 'string'],
+        ...(column.unsigned ? { minimum: 0 } : {}),
+        pattern: INTEGER_TEXT_PATTERN,
+        description: `${type}; a string beyond ±2^53`,
+      };
+    }
+    const bits = INTEGER_BITS[column.dataType] ?? 32;
+    const [minimum, maximum] = column.unsigned
+      ? [0, 2 ** bits - 1]
+      : [-(2 ** (bits - 1)), 2 ** (bits - 1) - 1];
+    return { type: 'integer', minimum, maximum, description: type };
+  },
+  write: writeWhole,
+  key: (_column, given, _text, where) => ({ kind: 'number', text: integerText(given, where) }),
+  keyIsExact: () => false,
+  castTarget: (column) => (column.unsigned ? 'UNSIGNED' : 'SIGNED'),
+  seekValue: integerKeyValue,
+  seekParameter: (column, value) => integerParameter(value, column.unsigned),
+};
+
+export const decimalKind: ColumnKind = {
+  ...NUMERIC,
+  // The server's DECIMAL text ("-12.50") is already a valid JSON number with the stored digits.
+  json: () => String,
+  jsonToken: () => (t) => unquoted(t as string),
+  csv: () => String,
+  schema: (column) => ({
+    type: 'number',
+    description: `${column.columnType}; exactly the stored digits`,
+  }),
+  write: (column, value, where) => decimalText(value, column, where, true),
+  key: (column, given, _text, where) => ({
+    kind: 'number',
+    text: decimalText(given, column, where, false),
+  }),
+  keyIsExact: () => false,
+  castTarget: (column) => {
+    const precision = bounded(column.numericPrecision, 1, 65, 65);
+    const scale = bounded(column.numericScale, 0, Math.min(38, precision), 0);
+    return `DECIMAL(${precision},${scale})`;
+  },
+  seekPlaceholder: (column) => {
+    // The column's own precision holds every value it stores (DECIMAL(65,30) would not hold
+    // a DECIMAL(65,0)'s 65 integer digits).
+    const precision = column.numericPrecision;
+    const scale = column.numericScale;
+    return Number.isInteger(precision) && Number.isInteger(scale)
+      ? `CAST(? AS DECIMAL(${precision},${scale}))`
+      : 'CAST(? AS DECIMAL(65,30))';
+  },
+  seekValue: textKeyValue,
+  seekParameter: (_column, value) =>
+    typeof value === 'string' && DECIMAL_TEXT.test(value) ? value : undefined,
+};
+
+/** FLOAT is written as the shortest text of its single-precision value, DOUBLE as a double. */
+const floatWriter = (column: ColumnInfo) =>
+  column.dataType === 'float' ? writeFloat32 : writeDouble;
+
+export const floatKind: ColumnKind = {
+  ...NUMERIC,
+  json: floatWriter,
+  jsonToken: (column) => {
+    const write = floatWriter(column);
+    return (t) => write(Number(unquoted(t as string)));
+  },
+  csv: (column) =>
+    column.dataType === 'float'
+      ? (value) => finite(writeFloat32(value))
+      : (value) => (Number.isFinite(Number(value)) ? String(Number(value)) : ''),
+  schema: (column) => ({ type: 'number', description: column.columnType }),
+  write: (_column, value, where) => floatValue(value, where),
+  key: (_column, given, _text, where) => ({ kind: 'value', value: floatValue(given, where) }),
+  keyIsExact: () => true,
+  // A DOUBLE in the variable already, written as the declared type says.
+  castTarget: () => null,
+  seekValue: (_column, value) => Number(value),
+  seekParameter: (_column, value) =>
+    typeof value === 'number' && Number.isFinite(value) ? value : undefined,
+};
+
+export const yearKind: ColumnKind = {
+  ...NUMERIC,
+  json: () => String,
+  jsonToken: () => (t) => t as string,
+  csv: () => String,
+  schema: (column) => ({ type: 'integer', description: column.columnType }),
+  write: writeWhole,
+  key: integerKind.key,
+  keyIsExact: () => false,
+  castTarget: () => null,
+  seekValue: integerKeyValue,
+  seekParameter: (column, value) => integerParameter(value, column.unsigned),
+};
+
+export const bitKind: ColumnKind = {
+  ...NUMERIC,
+  json: () => writeBit,
+  jsonToken: () => (t) => writeInteger(unquoted(t as string)),
+  csv: () => bitCell,
+  schema: (column) => ({ type: 'integer', minimum: 0, description: column.columnType }),
+  write: (_column, value, where) => bitBytes(bitText(value, where)),
+  key: (_column, given, _text, where) => ({ kind: 'number', text: bitText(given, where) }),
+  keyIsExact: () => false,
+  castTarget: () => null,
+  seekValue: integerKeyValue,
+  seekParameter: (_column, value) => integerParameter(value, true),
+};
