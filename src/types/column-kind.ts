@@ -5,6 +5,7 @@
  * the kind (a TIME, an ENUM and a VARCHAR are all `string`). The writers are chosen once per
  * column when a row shape is built, never per value.
  */
+import type { ServerKind } from '../db/pool.js';
 import type { ColumnInfo } from '../db/schema-types.js';
 import type { CellWriter, CsvFormulas } from './csv-text.js';
 import type { ValueWriter } from './json-text.js';
@@ -29,8 +30,18 @@ export type JsonSchema = { [keyword: string]: unknown };
 /** Whether a schema describes a value in a row read (`read`) or in a create or update body. */
 export type SchemaDirection = 'read' | 'write';
 
+/** The server the SQL is for. */
+export type Flavour = ServerKind['flavour'];
+
 export interface ColumnKind {
-  // ---- reads: db/rows.ts, db/csv-rows.ts -------------------------------------------------
+  // ---- reads: sql/compile-read.ts, db/rows.ts, db/csv-rows.ts ----------------------------
+  /** What the driver reads of the column `ref` names: `ref` itself, or an expression over it. */
+  readonly readSql: (ref: string, column: ColumnInfo, flavour: Flavour) => string;
+  /**
+   * The column's value inside a related array's JSON_ARRAY, as text where JSON would lose
+   * something, so that JSON.parse never sees a number it would round: what `jsonToken` reads.
+   */
+  readonly tokenSql: (ref: string, column: ColumnInfo, flavour: Flavour) => string;
   /** The JSON text of a value as mysql2 returns it (docs/types.md). */
   readonly json: (column: ColumnInfo) => ValueWriter;
   /**

@@ -4,7 +4,7 @@
  */
 import { geometryTypesOf, wkbToGeoJson } from '../db/geometry.js';
 import type { ColumnInfo } from '../db/schema-types.js';
-import type { ColumnKind, JsonSchema } from './column-kind.js';
+import type { ColumnKind, Flavour, JsonSchema } from './column-kind.js';
 import { csvField, text } from './csv-text.js';
 import { decoded, writeGeometry } from './json-text.js';
 import { textKeyValue } from './seek-values.js';
@@ -74,7 +74,19 @@ function spatialSchema(column: ColumnInfo): JsonSchema {
   return { type: 'object', oneOf: types.map(geometrySchema), description };
 }
 
+/**
+ * WKB of a spatial column. MySQL 8 writes a geographic SRID's coordinates in the SRS's own axis
+ * order (latitude first for 4326) unless told otherwise; GeoJSON is longitude first. MariaDB
+ * knows no axis order (and no second argument): x, y as stored.
+ */
+function wkb(ref: string, flavour: Flavour): string {
+  return flavour === 'mysql' ? `ST_AsBinary(${ref}, 'axis-order=long-lat')` : `ST_AsBinary(${ref})`;
+}
+
 export const geometryKind: ColumnKind = {
+  // mysql2 would parse MySQL's geometry into objects that lose the geometry's type.
+  readSql: (ref, _column, flavour) => wkb(ref, flavour),
+  tokenSql: (ref, _column, flavour) => `TO_BASE64(${wkb(ref, flavour)})`,
   // WKB from ST_AsBinary (sql/compile-read.ts).
   json: () => writeGeometry,
   // TO_BASE64(ST_AsBinary(…)): the same WKB as at the top level (base64 skips the `\n`s).

@@ -40,6 +40,7 @@ function writeWhole(_column: ColumnInfo, value: unknown, where: string): string 
 /** What every numeric kind has alike: stored exactly once coerced, compared as numbers. */
 const NUMERIC: Pick<
   ColumnKind,
+  | 'readSql'
   | 'takesObjects'
   | 'storesExactly'
   | 'filterType'
@@ -47,6 +48,7 @@ const NUMERIC: Pick<
   | 'sortsByNumber'
   | 'seekPlaceholder'
 > = {
+  readSql: (ref) => ref,
   takesObjects: false,
   storesExactly: () => true,
   filterType: () => 'number',
@@ -57,6 +59,8 @@ const NUMERIC: Pick<
 
 export const integerKind: ColumnKind = {
   ...NUMERIC,
+  // Integers short of BIGINT are exact as JSON numbers.
+  tokenSql: (ref, column) => (column.dataType === 'bigint' ? `CAST(${ref} AS CHAR)` : ref),
   json: () => writeInteger,
   // An exact JSON number, or BIGINT as text.
   jsonToken: (column) =>
@@ -89,6 +93,7 @@ export const integerKind: ColumnKind = {
 
 export const decimalKind: ColumnKind = {
   ...NUMERIC,
+  tokenSql: (ref) => `CAST(${ref} AS CHAR)`,
   // The server's DECIMAL text ("-12.50") is already a valid JSON number with the stored digits.
   json: () => String,
   jsonToken: () => (t) => unquoted(t as string),
@@ -128,6 +133,9 @@ const floatWriter = (column: ColumnInfo) =>
 
 export const floatKind: ColumnKind = {
   ...NUMERIC,
+  // FLOAT's own text has 6 digits; as a double it is the exact value the driver reads.
+  tokenSql: (ref, column) =>
+    column.dataType === 'float' ? `CAST(${ref} + 0e0 AS CHAR)` : `CAST(${ref} AS CHAR)`,
   json: floatWriter,
   jsonToken: (column) => {
     const write = floatWriter(column);
@@ -150,6 +158,7 @@ export const floatKind: ColumnKind = {
 
 export const yearKind: ColumnKind = {
   ...NUMERIC,
+  tokenSql: (ref) => ref,
   json: () => String,
   jsonToken: () => (t) => t as string,
   csv: () => String,
@@ -164,6 +173,7 @@ export const yearKind: ColumnKind = {
 
 export const bitKind: ColumnKind = {
   ...NUMERIC,
+  tokenSql: (ref) => `CAST(${ref} + 0 AS CHAR)`,
   json: () => writeBit,
   jsonToken: () => (t) => writeInteger(unquoted(t as string)),
   csv: () => bitCell,

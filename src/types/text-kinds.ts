@@ -18,6 +18,7 @@ import {
   writeString,
 } from './json-text.js';
 import { integerKeyValue, integerParameter, TEMPORAL, textKeyValue } from './seek-values.js';
+import { temporalTokenSql } from './time-kinds.js';
 import { base64Bytes, checkMember, describe, textValue, wellFormed } from './write-values.js';
 
 const TIME_PATTERN = '^-?[0-9]{2,3}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,6})?$';
@@ -57,6 +58,9 @@ const textKey: ColumnKind['key'] = (_column, _given, text, where) => ({
 });
 
 export const stringKind: ColumnKind = {
+  readSql: (ref) => ref,
+  tokenSql: (ref, column, flavour) =>
+    isTime(column) ? temporalTokenSql(ref, column, flavour) : ref,
   json: (column) => (isTime(column) ? temporalWriter(fractionDigits(column), false) : writeString),
   jsonToken: (column) =>
     isTime(column)
@@ -120,6 +124,8 @@ export const stringKind: ColumnKind = {
 };
 
 export const jsonKind: ColumnKind = {
+  readSql: (ref) => ref,
+  tokenSql: (ref) => `CAST(${ref} AS CHAR)`,
   json: () => writeJson,
   // The column's text, itself JSON.
   jsonToken: () => (t) => decoded(t as string),
@@ -142,6 +148,8 @@ export const jsonKind: ColumnKind = {
 };
 
 export const binaryKind: ColumnKind = {
+  readSql: (ref) => ref,
+  tokenSql: (ref) => `TO_BASE64(${ref})`,
   json: () => writeBinary,
   // TO_BASE64 breaks its text into lines of 76 characters (`\n` in the token).
   jsonToken: () => (t) => (t as string).replaceAll('\\n', ''),

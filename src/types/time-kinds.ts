@@ -3,7 +3,7 @@
  * exactly n fractional digits. (TIME is text with a time's shape: text-kinds.ts.)
  */
 import { fractionDigits } from '../db/schema-types.js';
-import type { ColumnKind } from './column-kind.js';
+import type { ColumnKind, Flavour } from './column-kind.js';
 import { temporalText, temporalWriter, textWriter, writeTemporal } from './json-text.js';
 import { TEMPORAL, textKeyValue } from './seek-values.js';
 import { datetimeText, textValue, wellFormed } from './write-values.js';
@@ -18,11 +18,28 @@ const DATETIME_WRITE_PATTERN =
 const DATETIME_TEXT = /^\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?$/;
 const DATE_TEXT = /^\d{4}-\d{2}-\d{2}$/;
 
+/**
+ * A date or time inside a JSON array: MariaDB writes it as its text; MySQL with six fractional
+ * digits whatever the column's, so it is cast to text. (TIME is text-kinds.ts's.)
+ */
+export function temporalTokenSql(ref: string, _column: unknown, flavour: Flavour): string {
+  return flavour === 'mariadb' ? ref : `CAST(${ref} AS CHAR)`;
+}
+
 /** What both have alike: compared and sought as text in a CAST to their type. */
 const TEMPORAL_KIND: Pick<
   ColumnKind,
-  'takesObjects' | 'filterable' | 'sortsByNumber' | 'seekValue' | 'seekParameter' | 'keyIsExact'
+  | 'readSql'
+  | 'tokenSql'
+  | 'takesObjects'
+  | 'filterable'
+  | 'sortsByNumber'
+  | 'seekValue'
+  | 'seekParameter'
+  | 'keyIsExact'
 > = {
+  readSql: (ref) => ref,
+  tokenSql: temporalTokenSql,
   takesObjects: false,
   filterable: true,
   sortsByNumber: () => false,
