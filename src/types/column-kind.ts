@@ -55,12 +55,20 @@ export interface ColumnKind {
   readonly schema: (column: ColumnInfo, direction: SchemaDirection) => JsonSchema;
 
   // ---- writes: db/value-codec.ts, plan/exact-write.ts, sql/compile-call.ts ---------------
-  /** Whether a JSON object or array is a value of the kind (else refused before `write`). */
+  /**
+   * Whether a JSON object or array is a value of the kind (else refused before `write`); such a
+   * routine argument in a query string is JSON text (plan/call-plan.ts).
+   */
   readonly takesObjects: boolean;
   /** A non-null JSON value → the parameter that stores it exactly, or INVALID_VALUE. */
   readonly write: (column: ColumnInfo, value: unknown, where: string) => WriteParam;
   /** A key value (`given` as a body would carry it, `text` as the path wrote it) → its exact operand. */
   readonly key: (column: ColumnInfo, given: unknown, text: string, where: string) => KeyOperand;
+  /**
+   * What the column holds when it cannot be an update's or delete's key, as the refusal names
+   * it (plan/write-plan.ts); null: it can.
+   */
+  readonly notAKey: string | null;
   /** Whether storing `value` (from `write`) cannot leave a data warning (plan/exact-write.ts). */
   readonly storesExactly: (column: ColumnInfo, value: string | number | Buffer) => boolean;
   /**
@@ -76,6 +84,11 @@ export interface ColumnKind {
   readonly filterType: (column: ColumnInfo) => ValueType;
   /** False for a kind `$filter` cannot compare (only `eq null`, `ne null`). */
   readonly filterable: boolean;
+  /**
+   * Whether the column's `<`, `=` and `>` agree with ORDER BY for every value, so that a page
+   * can continue after its value (plan/page.ts); else the page continues by count.
+   */
+  readonly seekable: (column: ColumnInfo) => boolean;
   /** Whether the column sorts by a number other than its value (ENUM, SET), read as `+ 0`. */
   readonly sortsByNumber: (column: ColumnInfo) => boolean;
   /** The placeholder a page's key value is compared through. */
@@ -84,4 +97,41 @@ export interface ColumnKind {
   readonly seekValue: (column: ColumnInfo, value: unknown) => KeyValue;
   /** A non-null token value → the parameter it binds as; undefined when it is none of the column's. */
   readonly seekParameter: (column: ColumnInfo, value: string | number) => unknown;
+  /**
+   * Whether a key value read back from a written row is bound as an exact number, as reads
+   * compare numbers (sql/compile-write.ts).
+   */
+  readonly keyAsNumber: boolean;
+
+  // ---- @user values: sql/compile-filter.ts, policy/stage.ts ------------------------------
+  /**
+   * How a caller's `@user` value meets the column in an ordinary `=` that an index can serve:
+   * as an integer, as text, or not at all (only the exact comparison).
+   */
+  readonly userIndex: (column: ColumnInfo) => 'integer' | 'text' | null;
+  /**
+   * Which `@user` values can equal a value of the column at all: canonical integer digits, any
+   * text, or none.
+   */
+  readonly userEquals: 'integer' | 'text' | null;
+  /**
+   * Whether a policy's required value is checked against a written one by their parameters
+   * (policy/stage.ts); false: it counts as not equal.
+   */
+  readonly policyEquals: boolean;
+
+  // ---- $apply: plan/apply-types.ts -------------------------------------------------------
+  /**
+   * What `$apply` takes the kind's values for: `sum` (sum, average, min, max, group and count),
+   * `order` (min, max, group and count), `group` (group and count), `none` (refused: the value
+   * must be read another way, as a spatial one).
+   */
+  readonly aggregates: 'sum' | 'order' | 'group' | 'none';
+  /** What MySQL's SUM and AVG of the kind give (AVG of integers a DECIMAL all the same). */
+  readonly sumType: 'integer' | 'decimal' | 'double';
+  /**
+   * How wide a value is, for the small-read estimate (plan/small-read.ts): one of a fixed
+   * size, up to the column's declared length, or not bounded.
+   */
+  readonly width: 'fixed' | 'declared' | 'unbounded';
 }

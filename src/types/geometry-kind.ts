@@ -110,4 +110,14 @@ export const geometryKind: ColumnKind = {
   seekPlaceholder: () => '?',
   seekValue: textKeyValue,
   seekParameter: () => undefined,
+  keyAsNumber: false,
+  userIndex: () => null,
+  userEquals: null,
+  policyEquals: true,
+  // Read as WKB, which `$apply`'s rows are not.
+  aggregates: 'none',
+  seekable: () => false,
+  notAKey: 'spatial values',
+  sumType: 'integer',
+  width: 'unbounded',
 };

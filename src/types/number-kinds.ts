@@ -89,6 +89,15 @@ export const integerKind: ColumnKind = {
   castTarget: (column) => (column.unsigned ? 'UNSIGNED' : 'SIGNED'),
   seekValue: integerKeyValue,
   seekParameter: (column, value) => integerParameter(value, column.unsigned),
+  keyAsNumber: true,
+  userIndex: () => 'integer',
+  userEquals: 'integer',
+  policyEquals: true,
+  aggregates: 'sum',
+  seekable: () => true,
+  notAKey: null,
+  sumType: 'integer',
+  width: 'fixed',
 };
 
 export const decimalKind: ColumnKind = {
@@ -125,6 +134,15 @@ export const decimalKind: ColumnKind = {
   seekValue: textKeyValue,
   seekParameter: (_column, value) =>
     typeof value === 'string' && DECIMAL_TEXT.test(value) ? value : undefined,
+  keyAsNumber: true,
+  userIndex: () => null,
+  userEquals: null,
+  policyEquals: true,
+  aggregates: 'sum',
+  seekable: () => true,
+  notAKey: null,
+  sumType: 'decimal',
+  width: 'fixed',
 };
 
 /** FLOAT is written as the shortest text of its single-precision value, DOUBLE as a double. */
@@ -154,6 +172,16 @@ export const floatKind: ColumnKind = {
   seekValue: (_column, value) => Number(value),
   seekParameter: (_column, value) =>
     typeof value === 'number' && Number.isFinite(value) ? value : undefined,
+  keyAsNumber: false,
+  userIndex: () => null,
+  userEquals: null,
+  // Equal doubles need not be the same written text: counted as not equal.
+  policyEquals: false,
+  aggregates: 'sum',
+  seekable: () => true,
+  notAKey: null,
+  sumType: 'double',
+  width: 'fixed',
 };
 
 export const yearKind: ColumnKind = {
@@ -169,6 +197,15 @@ export const yearKind: ColumnKind = {
   castTarget: () => null,
   seekValue: integerKeyValue,
   seekParameter: (column, value) => integerParameter(value, column.unsigned),
+  keyAsNumber: true,
+  userIndex: () => null,
+  userEquals: 'integer',
+  policyEquals: true,
+  aggregates: 'order',
+  seekable: () => true,
+  notAKey: null,
+  sumType: 'integer',
+  width: 'fixed',
 };
 
 export const bitKind: ColumnKind = {
@@ -184,4 +221,13 @@ export const bitKind: ColumnKind = {
   castTarget: () => null,
   seekValue: integerKeyValue,
   seekParameter: (_column, value) => integerParameter(value, true),
+  keyAsNumber: false,
+  userIndex: () => null,
+  userEquals: null,
+  policyEquals: true,
+  aggregates: 'order',
+  seekable: () => true,
+  notAKey: null,
+  sumType: 'integer',
+  width: 'fixed',
 };

@@ -28,6 +28,13 @@ const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 /** Character strings, and ENUM and SET, which compare as their text. */
 const TEXT_TYPES: ReadonlySet<string> = new Set([...CHARACTER_TYPES, 'enum', 'set']);
 
+/**
+ * The types a page continues after as they sort: text under the column's collation, TIME as a
+ * time, ENUM and SET by their numbers (sql/compile-seek.ts). Anything else of the kind pages
+ * by count.
+ */
+const SEEKABLE_TYPES: ReadonlySet<string> = new Set([...CHARACTER_TYPES, 'time', 'enum', 'set']);
+
 /** `enum('a','it''s')` → ['a', "it's"]; information_schema doubles a quote inside a member. */
 export function enumMembers(columnType: string): string[] {
   const body = /^(?:enum|set)\((.*)\)$/is.exec(columnType.trim())?.[1] ?? '';
@@ -121,6 +128,15 @@ export const stringKind: ColumnKind = {
     if (typeof value !== 'string') return undefined;
     return !isTime(column) || TEMPORAL.test(value) ? value : undefined;
   },
+  keyAsNumber: false,
+  userIndex: (column) => (isTime(column) ? null : 'text'),
+  userEquals: 'text',
+  policyEquals: true,
+  aggregates: 'order',
+  seekable: (column) => SEEKABLE_TYPES.has(column.dataType),
+  notAKey: null,
+  sumType: 'integer',
+  width: 'declared',
 };
 
 export const jsonKind: ColumnKind = {
@@ -145,6 +161,15 @@ export const jsonKind: ColumnKind = {
   seekPlaceholder: () => '?',
   seekValue: textKeyValue,
   seekParameter: () => undefined,
+  keyAsNumber: false,
+  userIndex: () => null,
+  userEquals: null,
+  policyEquals: true,
+  aggregates: 'group',
+  seekable: () => false,
+  notAKey: 'JSON',
+  sumType: 'integer',
+  width: 'unbounded',
 };
 
 export const binaryKind: ColumnKind = {
@@ -178,4 +203,13 @@ export const binaryKind: ColumnKind = {
     (Buffer.isBuffer(value) ? value : Buffer.from(String(value))).toString('base64'),
   seekParameter: (_column, value) =>
     typeof value === 'string' && BASE64.test(value) ? Buffer.from(value, 'base64') : undefined,
+  keyAsNumber: false,
+  userIndex: () => null,
+  userEquals: null,
+  policyEquals: true,
+  aggregates: 'group',
+  seekable: () => true,
+  notAKey: null,
+  sumType: 'integer',
+  width: 'declared',
 };

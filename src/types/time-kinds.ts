@@ -37,6 +37,15 @@ const TEMPORAL_KIND: Pick<
   | 'seekValue'
   | 'seekParameter'
   | 'keyIsExact'
+  | 'keyAsNumber'
+  | 'userIndex'
+  | 'userEquals'
+  | 'policyEquals'
+  | 'aggregates'
+  | 'seekable'
+  | 'notAKey'
+  | 'sumType'
+  | 'width'
 > = {
   readSql: (ref) => ref,
   tokenSql: temporalTokenSql,
@@ -48,6 +57,15 @@ const TEMPORAL_KIND: Pick<
     typeof value === 'string' && TEMPORAL.test(value) ? value : undefined,
   // A date given as text might be read with a "truncated" warning.
   keyIsExact: () => false,
+  keyAsNumber: false,
+  userIndex: () => null,
+  userEquals: null,
+  policyEquals: true,
+  aggregates: 'order',
+  seekable: () => true,
+  notAKey: null,
+  sumType: 'integer',
+  width: 'fixed',
 };
 
 export const dateKind: ColumnKind = {
