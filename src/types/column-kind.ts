@@ -127,7 +127,10 @@ export interface ColumnKind {
    * must be read another way, as a spatial one).
    */
   readonly aggregates: 'sum' | 'order' | 'group' | 'none';
-  /** What MySQL's SUM and AVG of the kind give (AVG of integers a DECIMAL all the same). */
+  /**
+   * What MySQL's SUM and AVG of a kind `$apply` sums give (AVG of integers a DECIMAL all the
+   * same); `integer` for the others.
+   */
   readonly sumType: 'integer' | 'decimal' | 'double';
   /**
    * How wide a value is, for the small-read estimate (plan/small-read.ts): one of a fixed

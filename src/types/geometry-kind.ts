@@ -98,6 +98,7 @@ export const geometryKind: ColumnKind = {
   takesObjects: true,
   write: geometryBytes,
   key: (_column, _given, text, where) => ({ kind: 'value', value: wellFormed(text, where) }),
+  notAKey: 'spatial values',
   // Stored as sent or refused; kept in the transaction all the same (rarely written).
   storesExactly: () => false,
   keyIsExact: () => false,
@@ -106,6 +107,7 @@ export const geometryKind: ColumnKind = {
   filterType: () => 'other',
   // MySQL compares geometries as bytes, never as shapes.
   filterable: false,
+  seekable: () => false,
   sortsByNumber: () => false,
   seekPlaceholder: () => '?',
   seekValue: textKeyValue,
@@ -116,8 +118,6 @@ export const geometryKind: ColumnKind = {
   policyEquals: true,
   // Read as WKB, which `$apply`'s rows are not.
   aggregates: 'none',
-  seekable: () => false,
-  notAKey: 'spatial values',
   sumType: 'integer',
   width: 'unbounded',
 };

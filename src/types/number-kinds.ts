@@ -85,8 +85,10 @@ export const integerKind: ColumnKind = {
   },
   write: writeWhole,
   key: (_column, given, _text, where) => ({ kind: 'number', text: integerText(given, where) }),
+  notAKey: null,
   keyIsExact: () => false,
   castTarget: (column) => (column.unsigned ? 'UNSIGNED' : 'SIGNED'),
+  seekable: () => true,
   seekValue: integerKeyValue,
   seekParameter: (column, value) => integerParameter(value, column.unsigned),
   keyAsNumber: true,
@@ -94,8 +96,6 @@ export const integerKind: ColumnKind = {
   userEquals: 'integer',
   policyEquals: true,
   aggregates: 'sum',
-  seekable: () => true,
-  notAKey: null,
   sumType: 'integer',
   width: 'fixed',
 };
@@ -116,12 +116,14 @@ export const decimalKind: ColumnKind = {
     kind: 'number',
     text: decimalText(given, column, where, false),
   }),
+  notAKey: null,
   keyIsExact: () => false,
   castTarget: (column) => {
     const precision = bounded(column.numericPrecision, 1, 65, 65);
     const scale = bounded(column.numericScale, 0, Math.min(38, precision), 0);
     return `DECIMAL(${precision},${scale})`;
   },
+  seekable: () => true,
   seekPlaceholder: (column) => {
     // The column's own precision holds every value it stores (DECIMAL(65,30) would not hold
     // a DECIMAL(65,0)'s 65 integer digits).
@@ -139,8 +141,6 @@ export const decimalKind: ColumnKind = {
   userEquals: null,
   policyEquals: true,
   aggregates: 'sum',
-  seekable: () => true,
-  notAKey: null,
   sumType: 'decimal',
   width: 'fixed',
 };
@@ -166,20 +166,20 @@ export const floatKind: ColumnKind = {
   schema: (column) => ({ type: 'number', description: column.columnType }),
   write: (_column, value, where) => floatValue(value, where),
   key: (_column, given, _text, where) => ({ kind: 'value', value: floatValue(given, where) }),
+  notAKey: null,
   keyIsExact: () => true,
   // A DOUBLE in the variable already, written as the declared type says.
   castTarget: () => null,
+  seekable: () => true,
   seekValue: (_column, value) => Number(value),
   seekParameter: (_column, value) =>
     typeof value === 'number' && Number.isFinite(value) ? value : undefined,
   keyAsNumber: false,
   userIndex: () => null,
   userEquals: null,
-  // Equal doubles need not be the same written text: counted as not equal.
+  // Equal parameters need not compare equal once stored (a FLOAT keeps fewer digits).
   policyEquals: false,
   aggregates: 'sum',
-  seekable: () => true,
-  notAKey: null,
   sumType: 'double',
   width: 'fixed',
 };
@@ -193,8 +193,10 @@ export const yearKind: ColumnKind = {
   schema: (column) => ({ type: 'integer', description: column.columnType }),
   write: writeWhole,
   key: integerKind.key,
+  notAKey: null,
   keyIsExact: () => false,
   castTarget: () => null,
+  seekable: () => true,
   seekValue: integerKeyValue,
   seekParameter: (column, value) => integerParameter(value, column.unsigned),
   keyAsNumber: true,
@@ -202,8 +204,6 @@ export const yearKind: ColumnKind = {
   userEquals: 'integer',
   policyEquals: true,
   aggregates: 'order',
-  seekable: () => true,
-  notAKey: null,
   sumType: 'integer',
   width: 'fixed',
 };
@@ -217,8 +217,10 @@ export const bitKind: ColumnKind = {
   schema: (column) => ({ type: 'integer', minimum: 0, description: column.columnType }),
   write: (_column, value, where) => bitBytes(bitText(value, where)),
   key: (_column, given, _text, where) => ({ kind: 'number', text: bitText(given, where) }),
+  notAKey: null,
   keyIsExact: () => false,
   castTarget: () => null,
+  seekable: () => true,
   seekValue: integerKeyValue,
   seekParameter: (_column, value) => integerParameter(value, true),
   keyAsNumber: false,
@@ -226,8 +228,6 @@ export const bitKind: ColumnKind = {
   userEquals: null,
   policyEquals: true,
   aggregates: 'order',
-  seekable: () => true,
-  notAKey: null,
   sumType: 'integer',
   width: 'fixed',
 };

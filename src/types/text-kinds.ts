@@ -102,6 +102,7 @@ export const stringKind: ColumnKind = {
     return text;
   },
   key: textKey,
+  notAKey: null,
   // A VARCHAR(3) takes 'abc  ' as 'abc' with Note 1265: only a value that fits is sure. The
   // UTF-8 byte length bounds the length in characters, and in bytes for TEXT types (whose
   // CHARACTER_MAXIMUM_LENGTH is in bytes). TIME, ENUM, SET and others keep the transaction.
@@ -118,6 +119,7 @@ export const stringKind: ColumnKind = {
     return TEXT_TYPES.has(column.dataType) ? 'text' : 'other';
   },
   filterable: true,
+  seekable: (column) => SEEKABLE_TYPES.has(column.dataType),
   sortsByNumber: hasMembers,
   seekPlaceholder: (column) => (isTime(column) ? 'CAST(? AS TIME(6))' : '?'),
   // An ENUM's or SET's number from keyExpression (sql/compile-seek.ts).
@@ -133,8 +135,6 @@ export const stringKind: ColumnKind = {
   userEquals: 'text',
   policyEquals: true,
   aggregates: 'order',
-  seekable: (column) => SEEKABLE_TYPES.has(column.dataType),
-  notAKey: null,
   sumType: 'integer',
   width: 'declared',
 };
@@ -151,12 +151,14 @@ export const jsonKind: ColumnKind = {
   takesObjects: true,
   write: (_column, value) => JSON.stringify(value),
   key: textKey,
+  notAKey: 'JSON',
   storesExactly: fits,
   keyIsExact: () => false,
   // MySQL's JSON type; on MariaDB a JSON parameter is LONGTEXT and never has this kind.
   castTarget: () => 'JSON',
   filterType: () => 'other',
   filterable: true,
+  seekable: () => false,
   sortsByNumber: () => false,
   seekPlaceholder: () => '?',
   seekValue: textKeyValue,
@@ -166,8 +168,6 @@ export const jsonKind: ColumnKind = {
   userEquals: null,
   policyEquals: true,
   aggregates: 'group',
-  seekable: () => false,
-  notAKey: 'JSON',
   sumType: 'integer',
   width: 'unbounded',
 };
@@ -192,11 +192,13 @@ export const binaryKind: ColumnKind = {
     return base64Bytes(value, where);
   },
   key: (_column, _given, text, where) => ({ kind: 'value', value: base64Bytes(text, where) }),
+  notAKey: null,
   storesExactly: fits,
   keyIsExact: () => true,
   castTarget: () => 'BINARY',
   filterType: () => 'binary',
   filterable: true,
+  seekable: () => true,
   sortsByNumber: () => false,
   seekPlaceholder: () => '?',
   seekValue: (_column, value) =>
@@ -208,8 +210,6 @@ export const binaryKind: ColumnKind = {
   userEquals: null,
   policyEquals: true,
   aggregates: 'group',
-  seekable: () => true,
-  notAKey: null,
   sumType: 'integer',
   width: 'declared',
 };

@@ -50,20 +50,20 @@ const TEMPORAL_KIND: Pick<
   readSql: (ref) => ref,
   tokenSql: temporalTokenSql,
   takesObjects: false,
+  notAKey: null,
+  // A date given as text might be read with a "truncated" warning.
+  keyIsExact: () => false,
   filterable: true,
+  seekable: () => true,
   sortsByNumber: () => false,
   seekValue: textKeyValue,
   seekParameter: (_column, value) =>
     typeof value === 'string' && TEMPORAL.test(value) ? value : undefined,
-  // A date given as text might be read with a "truncated" warning.
-  keyIsExact: () => false,
   keyAsNumber: false,
   userIndex: () => null,
   userEquals: null,
   policyEquals: true,
   aggregates: 'order',
-  seekable: () => true,
-  notAKey: null,
   sumType: 'integer',
   width: 'fixed',
 };
