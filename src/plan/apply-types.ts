@@ -11,6 +11,8 @@ import type { ColumnInfo, JsonKind } from '../db/schema-types.js';
 import { applyType } from '../errors.js';
 import type { AggregateMethod, ColumnFn } from '../query/ast.js';
 import { excerpt } from '../query/lexer.js';
+import type { ColumnKind } from '../types/column-kind.js';
+import { COLUMN_KINDS } from '../types/kinds.js';
 import { columnType, FN_RULES, type ValueType } from './filter-types.js';
 import type { PlannedColumnExpr } from './nodes.js';
 
@@ -77,24 +79,21 @@ export function valueResult(value: RowValue): ColumnInfo {
   return value.kind === 'column' ? value.column : computedResult(value.fn, value.arg.column);
 }
 
+/** The kinds whose entry (types/kinds.ts) says `$apply` takes their values for one of `uses`. */
+function kindsFor(...uses: ColumnKind['aggregates'][]): ReadonlySet<JsonKind> {
+  const kinds = Object.keys(COLUMN_KINDS) as JsonKind[];
+  return new Set(kinds.filter((kind) => uses.includes(COLUMN_KINDS[kind].aggregates)));
+}
+
 /** What min and max take: numbers, text (ENUM and SET by their text), dates and times. */
-const ORDERED: ReadonlySet<JsonKind> = new Set([
-  'integer',
-  'decimal',
-  'float',
-  'year',
-  'bit',
-  'date',
-  'datetime',
-  'string',
-]);
-const SUMMABLE: ReadonlySet<JsonKind> = new Set(['integer', 'decimal', 'float']);
+const ORDERED = kindsFor('sum', 'order');
+const SUMMABLE = kindsFor('sum');
 /**
  * What a group value, a counted value and a value of the rows read through `$apply` may be: the
  * kinds the driver's own value of the column is written from (db/rows.ts); a kind whose value
  * must be read another way (a spatial column) is refused rather than written wrong.
  */
-const PLAIN: ReadonlySet<JsonKind> = new Set([...ORDERED, 'json', 'binary']);
+const PLAIN = kindsFor('sum', 'order', 'group');
 
 const TAKES: Readonly<Record<AggregateMethod, string>> = {
   countdistinct: 'a column that is not spatial, or a function of one',
@@ -153,9 +152,9 @@ export function checkPlain(value: RowValue, label: string, position: number): vo
 export function totalResult(method: TotalMethod, value: RowValue | null): ColumnInfo {
   if (method === 'count' || method === 'countdistinct' || value === null) return INTEGER;
   if (method === 'min' || method === 'max') return valueResult(value);
-  const kind = value.kind === 'column' ? value.column.kind : 'integer';
-  if (kind === 'float') return DOUBLE;
-  if (kind === 'decimal' || method === 'average') return DECIMAL;
+  const sums = value.kind === 'column' ? COLUMN_KINDS[value.column.kind].sumType : 'integer';
+  if (sums === 'double') return DOUBLE;
+  if (sums === 'decimal' || method === 'average') return DECIMAL;
   return INTEGER;
 }
 

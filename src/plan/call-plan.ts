@@ -14,6 +14,7 @@ import {
   missingParameter,
   unknownParameter,
 } from '../errors.js';
+import { COLUMN_KINDS } from '../types/kinds.js';
 
 export interface CallPlan {
   readonly routine: RoutineInfo;
@@ -92,7 +93,7 @@ export function planCallQuery(
     if (value !== undefined) given[key] = value;
   }
   return planArguments(routine, given, (parameter, value) =>
-    parameter.column.kind === 'json' ? jsonText(parameter, String(value)) : value,
+    COLUMN_KINDS[parameter.column.kind].takesObjects ? jsonText(parameter, String(value)) : value,
   );
 }
 

@@ -6,13 +6,10 @@
  * skip the transaction only when its plan proves that no such warning can occur; any doubt keeps
  * it.
  */
-import { CHARACTER_TYPES, type ColumnInfo, type TableInfo } from '../db/schema-types.js';
+import type { ColumnInfo, TableInfo } from '../db/schema-types.js';
 import type { WriteParam } from '../db/value-codec.js';
+import { COLUMN_KINDS } from '../types/kinds.js';
 import type { DeletePlan, InsertPlan, RowMatch, UpdatePlan } from './write-plan.js';
-
-/** `YYYY-MM-DD`, optionally with `[ T]HH:MM[:SS[.f…]]`: MySQL reads these without a warning. */
-const DATETIME_TEXT = /^\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?$/;
-const DATE_TEXT = /^\d{4}-\d{2}-\d{2}$/;
 
 /**
  * True when storing `value` in `column` cannot leave a data warning; only an error (which
@@ -20,44 +17,12 @@ const DATE_TEXT = /^\d{4}-\d{2}-\d{2}$/;
  * already refused what strict mode would change silently: fractions into integers, DECIMAL
  * digits past the scale, fractional seconds past a DATETIME's precision, numbers that lost
  * digits in JSON.parse. Out-of-range numbers, too-long binary values, bad dates and unconvertible
- * characters are errors in the session's strict mode (db/pool.ts), never warnings.
+ * characters are errors in the session's strict mode (db/pool.ts), never warnings. Which
+ * values of a kind are sure is the kind's entry (types/kinds.ts).
  */
 export function storesExactly(column: ColumnInfo, value: WriteParam): boolean {
   if (value === null) return true; // NULL into NOT NULL is an error in strict mode
-  switch (column.kind) {
-    case 'integer':
-    case 'year':
-    case 'bit':
-    case 'decimal':
-    case 'float':
-      return true;
-    case 'geometry':
-      // Stored as sent or refused; kept in the transaction all the same (rarely written).
-      return false;
-    case 'binary':
-    case 'json':
-      return column.maxLength !== null && byteLength(value) <= column.maxLength;
-    case 'datetime':
-      return typeof value === 'string' && DATETIME_TEXT.test(value);
-    case 'date':
-      // '2024-01-01 10:00:00' into a DATE is stored as 2024-01-01 with Note 1265.
-      return typeof value === 'string' && DATE_TEXT.test(value);
-    case 'string':
-      // A VARCHAR(3) takes 'abc  ' as 'abc' with Note 1265: only a value that fits is sure. The
-      // UTF-8 byte length bounds the length in characters, and in bytes for TEXT types (whose
-      // CHARACTER_MAXIMUM_LENGTH is in bytes). TIME, ENUM, SET and others keep the transaction.
-      return (
-        CHARACTER_TYPES.has(column.dataType) &&
-        column.maxLength !== null &&
-        byteLength(value) <= column.maxLength
-      );
-  }
-}
-
-function byteLength(value: string | number | Buffer): number {
-  if (typeof value === 'string') return Buffer.byteLength(value, 'utf8');
-  if (typeof value === 'number') return String(value).length;
-  return value.length;
+  return COLUMN_KINDS[column.kind].storesExactly(column, value);
 }
 
 /**
@@ -81,12 +46,7 @@ function exactKey(match: RowMatch): boolean {
   if (match.kind === 'filter') return false;
   if (match.kind === 'isNull') return true;
   const { column } = match;
-  return (
-    match.value.kind === 'number' ||
-    column.kind === 'binary' ||
-    column.kind === 'float' ||
-    (column.kind === 'string' && CHARACTER_TYPES.has(column.dataType))
-  );
+  return match.value.kind === 'number' || COLUMN_KINDS[column.kind].keyIsExact(column);
 }
 
 /**

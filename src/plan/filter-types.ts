@@ -6,40 +6,21 @@
  * A mismatch is a FILTER_TYPE 400 that names the column. A spatial column cannot be filtered;
  * a binary one meets a quoted string as the base64 reads show it in, and no text match.
  */
-import { CHARACTER_TYPES, type ColumnInfo } from '../db/schema-types.js';
-import { base64Value } from '../db/value-codec.js';
+import type { ColumnInfo } from '../db/schema-types.js';
 import { filterType } from '../errors.js';
 import type { ColumnFn, MatchFn, NonNullLiteral, TemporalLiteral } from '../query/ast.js';
 import { excerpt } from '../query/lexer.js';
 import { readTemporalText } from '../query/temporal.js';
+import type { ValueType } from '../types/column-kind.js';
+import { COLUMN_KINDS } from '../types/kinds.js';
+import { base64Value } from '../types/write-values.js';
 import type { PlannedLiteral } from './nodes.js';
 
-/** What a column or a function of one holds, as far as these rules care. */
-export type ValueType = 'text' | 'number' | 'date' | 'datetime' | 'time' | 'binary' | 'other';
+export type { ValueType } from '../types/column-kind.js';
 
-/** Character strings, and ENUM and SET, which compare as their text. */
-const TEXT_TYPES: ReadonlySet<string> = new Set([...CHARACTER_TYPES, 'enum', 'set']);
-
+/** What the rules take a column's values for: its kind's (types/kinds.ts). */
 export function columnType(column: ColumnInfo): ValueType {
-  switch (column.kind) {
-    case 'integer':
-    case 'decimal':
-    case 'float':
-    case 'year':
-    case 'bit':
-      return 'number';
-    case 'date':
-      return 'date';
-    case 'datetime':
-      return 'datetime';
-    case 'string':
-      if (column.dataType === 'time') return 'time';
-      return TEXT_TYPES.has(column.dataType) ? 'text' : 'other';
-    case 'binary':
-      return 'binary';
-    default:
-      return 'other';
-  }
+  return COLUMN_KINDS[column.kind].filterType(column);
 }
 
 export interface FnRule {
@@ -181,7 +162,7 @@ export function checkMatchCall(matchFn: MatchFn, call: Described, position: numb
  * base64 is not the base64 of a part of them.
  */
 export function checkMatchColumn(matchFn: MatchFn, column: ColumnInfo, position: number): void {
-  if (column.kind !== 'binary') return;
+  if (columnType(column) !== 'binary') return;
   throw filterType(
     `Invalid $filter at position ${position}: ${matchFn}() needs text, and ${columnLabel(column)} is binary: compare it whole, by its base64 text, with eq, ne or in`,
   );
@@ -233,7 +214,7 @@ export function typedString(
 
 /** Throws FILTER_TYPE for a spatial column: MySQL compares geometries as bytes, never as shapes. */
 export function checkFilterable(column: ColumnInfo, position: number): void {
-  if (column.kind !== 'geometry') return;
+  if (COLUMN_KINDS[column.kind].filterable) return;
   throw filterType(
     `Invalid $filter at position ${position}: ${columnLabel(column)} is spatial and cannot be filtered (only 'eq null' and 'ne null' test it)`,
   );

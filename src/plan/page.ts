@@ -8,43 +8,17 @@
  * a sort key whose SQL comparison is not its ORDER BY (JSON, spatial) — pages follow by counting
  * rows instead, as `$skip` does.
  */
-import {
-  CHARACTER_TYPES,
-  type ColumnInfo,
-  type JsonKind,
-  type TableInfo,
-} from '../db/schema-types.js';
+import type { ColumnInfo, TableInfo } from '../db/schema-types.js';
 import type { ReadRequest } from '../query/ast.js';
+import { COLUMN_KINDS } from '../types/kinds.js';
 import type { PlannedColumn, PlannedOrder, ReadPlan } from './nodes.js';
 
-/** Kinds whose `<`, `=` and `>` agree with ORDER BY for every value (a string kind: see below). */
-const SEEKABLE_KINDS: ReadonlySet<JsonKind> = new Set<JsonKind>([
-  'integer',
-  'decimal',
-  'float',
-  'year',
-  'bit',
-  'date',
-  'datetime',
-  'string',
-  'binary',
-]);
-
 /**
- * Of the `string` kind, the types compared as they sort: text under the column's collation,
- * TIME as a time, ENUM and SET by their numbers (compile-seek.ts). Anything else of that kind
- * (spatial types before they have a kind of their own) pages by count.
+ * Whether the column's `<`, `=` and `>` agree with ORDER BY for every value, so that a page can
+ * continue after its value: its kind's entry says (types/kinds.ts).
  */
-const SEEKABLE_STRING_TYPES: ReadonlySet<string> = new Set([
-  ...CHARACTER_TYPES,
-  'time',
-  'enum',
-  'set',
-]);
-
 export function isSeekable(column: ColumnInfo): boolean {
-  if (!SEEKABLE_KINDS.has(column.kind)) return false;
-  return column.kind !== 'string' || SEEKABLE_STRING_TYPES.has(column.dataType);
+  return COLUMN_KINDS[column.kind].seekable(column);
 }
 
 /** The plan with its page, when `request` pages: `$top`, or `$skiptoken`. */

@@ -13,6 +13,7 @@
  */
 import type { ColumnInfo } from '../db/schema-types.js';
 import { SMALL_READ_MAX_BYTES, SMALL_READ_MAX_ROWS } from '../limits.js';
+import { COLUMN_KINDS } from '../types/kinds.js';
 import type { ApplyOutput, ApplyPlan } from './apply.js';
 import type { PlannedFilter, PlannedOperand, ReadPlan, Selection, Source } from './nodes.js';
 
@@ -85,8 +86,9 @@ export function pinsOneRow(filter: PlannedFilter, source: Source): boolean {
 
 /** The most bytes one value of the column can take, or null when that is not small. */
 function widthBytes(column: ColumnInfo): number | null {
-  if (column.kind === 'json' || column.kind === 'geometry') return null;
-  if (column.kind === 'string' || column.kind === 'binary') {
+  const { width } = COLUMN_KINDS[column.kind];
+  if (width === 'unbounded') return null;
+  if (width === 'declared') {
     if (column.maxLength === null || column.maxLength > MAX_BOUNDED_CHARS) return null;
     return column.maxLength * BYTES_PER_CHAR;
   }

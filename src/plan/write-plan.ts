@@ -8,6 +8,7 @@ import { coerceValue, encodeKey, type KeyOperand, type WriteParam } from '../db/
 import { generatedColumn, invalidQuery, unknownColumn, viewNotWritable } from '../errors.js';
 import type { KeyValue, WriteTarget } from '../query/key-value.js';
 import type { Resolution } from '../query/prefer.js';
+import { COLUMN_KINDS } from '../types/kinds.js';
 import type { PlannedFilter } from './read-plan.js';
 import { insertRows, updateEntries } from './write-body.js';
 import { planWriteFilter } from './write-target.js';
@@ -236,9 +237,10 @@ export function planKeyMatch(table: TableInfo, match: KeyValue): KeyMatch {
   if (column === undefined) throw unknownColumn(table.name, match.key, namesOf(table));
   const { value: literal, bare } = match;
   if (literal.kind === 'null') return { kind: 'isNull', column };
-  if (column.kind === 'json' || column.kind === 'geometry') {
+  const { notAKey } = COLUMN_KINDS[column.kind];
+  if (notAKey !== null) {
     throw invalidQuery(
-      `Column '${column.name}' holds ${column.kind === 'json' ? 'JSON' : 'spatial values'} and cannot be the key of update(…) or delete(…); use another column`,
+      `Column '${column.name}' holds ${notAKey} and cannot be the key of update(…) or delete(…); use another column`,
     );
   }
   // What the JSON body would have carried for this value.

@@ -26,6 +26,7 @@ import type {
 import { insertedRows, primaryKeyOf, updatedRows } from '../plan/written-rows.js';
 import type { Resolution } from '../query/prefer.js';
 import { isCanonicalInteger } from '../sql/user-values.js';
+import { COLUMN_KINDS } from '../types/kinds.js';
 import type { Action, Grant } from './policy.js';
 import { type Access, baseTable } from './views.js';
 import type { RequiredValue, WhereCondition } from './where.js';
@@ -99,7 +100,7 @@ function sameParam(a: WriteParam, b: WriteParam): boolean {
  * passes text through as it is), an integer only from its canonical digits.
  */
 function satisfies(column: ColumnInfo, value: WriteParam, required: readonly RequiredValue[]) {
-  if (value === null || column.kind === 'float') return false;
+  if (value === null || !COLUMN_KINDS[column.kind].policyEquals) return false;
   return required.every(({ literal, exact }) => {
     // equalities() gives a caller's value as a string literal.
     if (literal.kind === 'user') return false;
@@ -115,8 +116,8 @@ function satisfies(column: ColumnInfo, value: WriteParam, required: readonly Req
 
 /** Whether an `@user` value can equal a value of the column at all (text, or canonical digits). */
 function exactlyWritable(column: ColumnInfo, text: string): boolean {
-  if (column.kind === 'integer' || column.kind === 'year') return isCanonicalInteger(text);
-  return column.kind === 'string';
+  const equals = COLUMN_KINDS[column.kind].userEquals;
+  return equals === 'integer' ? isCanonicalInteger(text) : equals === 'text';
 }
 
 function violation(table: TableInfo, action: 'create' | 'update', detail: string): never {

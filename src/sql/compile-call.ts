@@ -9,8 +9,9 @@
  * name (`now`) only when qualified. Names are the schema's (db/routines.ts), values only `?`.
  */
 import type { RoutineInfo } from '../db/routines.js';
-import { type ColumnInfo, fractionDigits } from '../db/schema-types.js';
+import type { ColumnInfo } from '../db/schema-types.js';
 import type { WriteParam } from '../db/value-codec.js';
+import { COLUMN_KINDS } from '../types/kinds.js';
 import type { CompiledCall } from './compiled-query.js';
 import { quoteIdent } from './quote.js';
 
@@ -19,48 +20,9 @@ export function outVariable(position: number): string {
   return `@tablegate_p${position}`;
 }
 
-/** A whole number from information_schema within bounds, else the fallback. */
-function bounded(value: number | null, min: number, max: number, fallback: number): number {
-  return value !== null && Number.isInteger(value) && value >= min && value <= max
-    ? value
-    : fallback;
-}
-
-/** The CAST target that gives a variable back in its parameter's type; null: as it is. */
+/** The CAST target that gives a variable back in its parameter's type (types/kinds.ts); null: as it is. */
 export function castTarget(column: ColumnInfo): string | null {
-  switch (column.kind) {
-    case 'integer':
-      return column.unsigned ? 'UNSIGNED' : 'SIGNED';
-    case 'decimal': {
-      const precision = bounded(column.numericPrecision, 1, 65, 65);
-      const scale = bounded(column.numericScale, 0, Math.min(38, precision), 0);
-      return `DECIMAL(${precision},${scale})`;
-    }
-    case 'date':
-      return 'DATE';
-    case 'datetime': {
-      const digits = fractionDigits(column);
-      return digits > 0 ? `DATETIME(${digits})` : 'DATETIME';
-    }
-    case 'binary':
-      return 'BINARY';
-    case 'json':
-      // MySQL's JSON type; on MariaDB a JSON parameter is LONGTEXT and never has this kind.
-      return 'JSON';
-    case 'string': {
-      if (column.dataType !== 'time') return null;
-      const digits = fractionDigits(column);
-      return digits > 0 ? `TIME(${digits})` : 'TIME';
-    }
-    case 'float':
-    case 'year':
-    case 'bit':
-      // A DOUBLE or an integer in the variable already, written as the declared type says.
-      return null;
-    case 'geometry':
-      // Never reached: a routine with a spatial parameter is not served (db/routines.ts).
-      return null;
-  }
+  return COLUMN_KINDS[column.kind].castTarget(column);
 }
 
 /**

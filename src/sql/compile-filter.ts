@@ -18,6 +18,7 @@ import type {
 } from '../plan/nodes.js';
 import type { ColumnFn, CompareOp, FilterLiteral, Literal, UserParameter } from '../query/ast.js';
 import { isDigitRun } from '../query/lexer.js';
+import { COLUMN_KINDS } from '../types/kinds.js';
 import { quoteIdent } from './quote.js';
 import { likePattern, userValue } from './user-values.js';
 
@@ -189,9 +190,7 @@ function compareUser(
 /** How a caller's value meets an expression in an ordinary `=` that an index can serve. */
 function indexableKind(expr: PlannedColumnExpr): 'text' | 'integer' | null {
   if (expr.kind !== 'column') return null;
-  const { column } = expr;
-  if (column.kind === 'integer') return 'integer';
-  return column.kind === 'string' && column.dataType !== 'time' ? 'text' : null;
+  return COLUMN_KINDS[expr.column.kind].userIndex(expr.column);
 }
 
 /**

@@ -18,6 +18,7 @@ import type {
   Selection,
   Source,
 } from '../plan/read-plan.js';
+import { COLUMN_KINDS } from '../types/kinds.js';
 import { compileFilter, joinClauses, type SqlContext, UNQUALIFIED } from './compile-filter.js';
 import { compileSeek, keyExpression, readsAsSelected, SKIP_SLOT } from './compile-seek.js';
 import type { CompiledQuery } from './compiled-query.js';
@@ -313,22 +314,12 @@ function selectList(
 }
 
 /**
- * A column as the driver should read it: as it is, but a spatial one as WKB named as the column
- * (mysql2 would parse MySQL's geometry into objects that lose the geometry's type).
+ * A column as the driver should read it (its kind's readSql, types/kinds.ts): as it is, or an
+ * expression over it (a spatial one's WKB) named as the column.
  */
 function asIs(column: string, info: ColumnInfo, context: SqlContext): string {
-  return info.kind === 'geometry' ? `${wkb(column, context)} AS ${quoteIdent(info.name)}` : column;
-}
-
-/**
- * WKB of a spatial column. MySQL 8 writes a geographic SRID's coordinates in the SRS's own axis
- * order (latitude first for 4326) unless told otherwise; GeoJSON is longitude first. MariaDB
- * knows no axis order (and no second argument): x, y as stored.
- */
-function wkb(column: string, context: SqlContext): string {
-  return context.flavour === 'mysql'
-    ? `ST_AsBinary(${column}, 'axis-order=long-lat')`
-    : `ST_AsBinary(${column})`;
+  const read = COLUMN_KINDS[info.kind].readSql(column, info, context.flavour);
+  return read === column ? column : `${read} AS ${quoteIdent(info.name)}`;
 }
 
 /** The slot expressions of `selections`, each column's made by `value` (as is, or as text). */
@@ -456,37 +447,10 @@ function correlation(
 }
 
 /**
- * A value inside a JSON array, as text where JSON would lose something, so that JSON.parse
- * never sees a number it would round: the row codec (db/rows.ts) writes each value as the
- * driver's value would have been written. Integers short of BIGINT are exact as JSON numbers,
- * and MariaDB writes dates and times in JSON as their text; everything else is cast to text
- * (MySQL writes a DATETIME in JSON with six fractional digits whatever the column's).
+ * A value inside a JSON array, as text where JSON would lose something (its kind's tokenSql,
+ * types/kinds.ts): the row codec (db/rows.ts) writes each value as the driver's value would
+ * have been written.
  */
 export function textOf(column: string, info: ColumnInfo, context: SqlContext): string {
-  const { flavour } = context;
-  switch (info.kind) {
-    case 'geometry':
-      return `TO_BASE64(${wkb(column, context)})`;
-    case 'integer':
-      return info.dataType === 'bigint' ? `CAST(${column} AS CHAR)` : column;
-    case 'year':
-      return column;
-    case 'date':
-    case 'datetime':
-      return flavour === 'mariadb' ? column : `CAST(${column} AS CHAR)`;
-    case 'string':
-      if (info.dataType !== 'time') return column;
-      return flavour === 'mariadb' ? column : `CAST(${column} AS CHAR)`;
-    case 'binary':
-      return `TO_BASE64(${column})`;
-    case 'bit':
-      return `CAST(${column} + 0 AS CHAR)`;
-    case 'float':
-      // FLOAT's own text has 6 digits; as a double it is the exact value the driver reads.
-      return info.dataType === 'float'
-        ? `CAST(${column} + 0e0 AS CHAR)`
-        : `CAST(${column} AS CHAR)`;
-    default:
-      return `CAST(${column} AS CHAR)`;
-  }
+  return COLUMN_KINDS[info.kind].tokenSql(column, info, context.flavour);
 }

@@ -15,13 +15,14 @@
  * compiler binds a literal, so DECIMAL digits, BIGINT beyond 2^53, DATETIME(6) fractions and
  * bytes come back exactly as they were read.
  */
-import mysql from 'mysql2';
 import type { ColumnInfo } from '../db/schema-types.js';
 import type { PlannedOrder, Source } from '../plan/read-plan.js';
+import { COLUMN_KINDS } from '../types/kinds.js';
+import type { KeyValue } from '../types/seek-values.js';
 import { compileColumnExpr, type SqlContext } from './compile-filter.js';
 import type { CompiledQuery } from './compiled-query.js';
 
-const { TypedParameter } = mysql;
+export type { KeyValue } from '../types/seek-values.js';
 
 /** Marker of a parameter bound per request: the value of sort key `index`, or the row count to skip. */
 export class SeekSlot {
@@ -43,12 +44,9 @@ export function seekSlot(index: number): SeekSlot {
 /** The marker of the OFFSET of a continued read: a page ended early continues by count. */
 export const SKIP_SLOT = new SeekSlot(-1);
 
-/** A sort key's value as a token keeps it: JSON that reads back exactly (keyValue). */
-export type KeyValue = string | number | null;
-
 /** ENUM and SET sort by their numbers (the member's index, the bits), not by their text. */
 const sortsByNumber = (column: ColumnInfo): boolean =>
-  column.kind === 'string' && (column.dataType === 'enum' || column.dataType === 'set');
+  COLUMN_KINDS[column.kind].sortsByNumber(column);
 
 /**
  * What a page reads of a sort key to continue after it: the column, or for ENUM and SET its
@@ -65,25 +63,7 @@ export function readsAsSelected(column: ColumnInfo): boolean {
 
 /** The placeholder a key's value is compared through: the filter compiler's exact forms. */
 export function seekPlaceholder(column: ColumnInfo): string {
-  switch (column.kind) {
-    case 'decimal': {
-      // The column's own precision holds every value it stores (DECIMAL(65,30) would not hold
-      // a DECIMAL(65,0)'s 65 integer digits).
-      const precision = column.numericPrecision;
-      const scale = column.numericScale;
-      return Number.isInteger(precision) && Number.isInteger(scale)
-        ? `CAST(? AS DECIMAL(${precision},${scale}))`
-        : 'CAST(? AS DECIMAL(65,30))';
-    }
-    case 'date':
-      return 'CAST(? AS DATE)';
-    case 'datetime':
-      return 'CAST(? AS DATETIME(6))';
-    case 'string':
-      return column.dataType === 'time' ? 'CAST(? AS TIME(6))' : '?';
-    default:
-      return '?';
-  }
+  return COLUMN_KINDS[column.kind].seekPlaceholder(column);
 }
 
 /** A key of the seek: its column as the statement names it, and whether it can be NULL. */
@@ -154,48 +134,14 @@ function numberPlaceholder(key: SeekKey): string {
 
 // ---- values: the row → the token → the parameter -----------------------------------------
 
-/** Integer text as MySQL writes it. */
-const INTEGER = /^-?[0-9]+$/;
-const DECIMAL = /^-?[0-9]+(?:\.[0-9]+)?$/;
-/** Dates, times and datetimes as the driver gives them (db/pool.ts dateStrings). */
-const TEMPORAL = /^-?[0-9][0-9:. -]*$/;
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
-
 /**
  * A key's value in a row, as the driver gives it (db/pool.ts: DECIMAL, BIGINT and dates as
  * exact strings, other numbers as numbers, BIT and binary strings as Buffers; an ENUM's or SET's
- * number from keyExpression), as the token keeps it.
+ * number from keyExpression), as the token keeps it: its kind's (types/kinds.ts).
  */
 export function keyValue(column: ColumnInfo, value: unknown): KeyValue {
   if (value === null || value === undefined) return null;
-  if (isIntegerKey(column)) {
-    return Buffer.isBuffer(value) ? bitsOf(value) : String(value);
-  }
-  switch (column.kind) {
-    case 'float':
-      return Number(value);
-    case 'binary':
-      return (Buffer.isBuffer(value) ? value : Buffer.from(String(value))).toString('base64');
-    default:
-      return String(value);
-  }
-}
-
-/** Kept and bound as integers: integer types, YEAR, BIT, and ENUM and SET by their numbers. */
-function isIntegerKey(column: ColumnInfo): boolean {
-  return (
-    column.kind === 'integer' ||
-    column.kind === 'year' ||
-    column.kind === 'bit' ||
-    sortsByNumber(column)
-  );
-}
-
-/** BIT(n) arrives as big-endian bytes. */
-function bitsOf(bytes: Buffer): string {
-  let n = 0n;
-  for (const byte of bytes) n = (n << 8n) | BigInt(byte);
-  return String(n);
+  return COLUMN_KINDS[column.kind].seekValue(column, value);
 }
 
 /**
@@ -204,30 +150,7 @@ function bitsOf(bytes: Buffer): string {
  */
 export function keyParameter(column: ColumnInfo, value: KeyValue): unknown {
   if (value === null) return null;
-  if (isIntegerKey(column)) {
-    if (typeof value !== 'string' || !INTEGER.test(value)) return undefined;
-    const unsigned = column.unsigned || column.kind === 'bit' || sortsByNumber(column);
-    // An integer of up to 64 bits, exactly: a JS number would go as a DOUBLE.
-    return unsigned ? TypedParameter.BIGINT.unsigned(value) : TypedParameter.BIGINT(value);
-  }
-  switch (column.kind) {
-    case 'float':
-      return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
-    case 'decimal':
-      return typeof value === 'string' && DECIMAL.test(value) ? value : undefined;
-    case 'date':
-    case 'datetime':
-      return typeof value === 'string' && TEMPORAL.test(value) ? value : undefined;
-    case 'binary':
-      return typeof value === 'string' && BASE64.test(value)
-        ? Buffer.from(value, 'base64')
-        : undefined;
-    case 'string':
-      if (typeof value !== 'string') return undefined;
-      return column.dataType !== 'time' || TEMPORAL.test(value) ? value : undefined;
-    default:
-      return undefined;
-  }
+  return COLUMN_KINDS[column.kind].seekParameter(column, value);
 }
 
 /**

@@ -21,6 +21,7 @@ import type {
   UpdatedRows,
   UpdatePlan,
 } from '../plan/write-plan.js';
+import { COLUMN_KINDS } from '../types/kinds.js';
 import { compileFilter, compileRead, compileValue } from './compile-read.js';
 import type { CompiledQuery } from './compiled-query.js';
 import { quoteIdent } from './quote.js';
@@ -345,7 +346,7 @@ function keyChunks(
  */
 function keyValue(column: ColumnInfo, value: unknown, params: unknown[]): string {
   if (
-    (column.kind === 'integer' || column.kind === 'decimal' || column.kind === 'year') &&
+    COLUMN_KINDS[column.kind].keyAsNumber &&
     (typeof value === 'number' || typeof value === 'string')
   ) {
     return compileValue({ kind: 'number', text: String(value) }, params);

@@ -1,6 +1,7 @@
 import { describe, expect, test } from '@jest/globals';
-import { csvField, csvHeader, csvSerializer } from '../../../src/db/csv-rows.js';
+import { csvHeader, csvSerializer } from '../../../src/db/csv-rows.js';
 import type { Field } from '../../../src/db/rows.js';
+import { csvField } from '../../../src/types/csv-text.js';
 import { column, text } from '../fixtures/schema.js';
 
 const value = (name: string, info = text(name)): Field => ({ kind: 'value', name, column: info });

@@ -1,15 +1,13 @@
+import { type Field, rowSerializer, shapeSerializer } from '../../../src/db/rows.js';
+import type { ColumnInfo, JsonKind } from '../../../src/db/schema-types.js';
+import { ApiError } from '../../../src/errors.js';
 import {
-  type Field,
   quoteString,
-  rowSerializer,
-  shapeSerializer,
   withFraction,
   writeBit,
   writeFloat32,
   writeInteger,
-} from '../../../src/db/rows.js';
-import type { ColumnInfo, JsonKind } from '../../../src/db/schema-types.js';
-import { ApiError } from '../../../src/errors.js';
+} from '../../../src/types/json-text.js';
 
 function column(name: string, kind: JsonKind, dataType = 'x'): ColumnInfo {
   return {

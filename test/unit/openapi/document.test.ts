@@ -9,7 +9,6 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import Ajv2020 from 'ajv/dist/2020.js';
 import type { ColumnInfo, TableInfo } from '../../../src/db/schema-types.js';
 import { ERRORS } from '../../../src/errors.js';
-import { enumMembers } from '../../../src/openapi/column-schema.js';
 import {
   buildLoginDocument,
   buildOpenApiDocument,
@@ -19,6 +18,7 @@ import { documentView } from '../../../src/policy/document-view.js';
 import { validatePolicy } from '../../../src/policy/policy.js';
 import { COLUMN_FNS } from '../../../src/query/ast.js';
 import { FN_SQL } from '../../../src/sql/compile-filter.js';
+import { enumMembers } from '../../../src/types/text-kinds.js';
 import {
   balance,
   placeOrder,

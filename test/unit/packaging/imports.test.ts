@@ -78,6 +78,7 @@ describe('the module graph of src/', () => {
     ['query', ['plan', 'sql', 'db', 'execute', 'http', 'pipeline', 'policy']],
     ['plan', ['sql', 'execute', 'http', 'pipeline']],
     ['sql', ['execute', 'http', 'pipeline']],
+    ['types', ['plan', 'sql', 'execute', 'http', 'pipeline', 'policy', 'openapi']],
   ])('%s/ imports none of %j', (folder, forbidden) => {
     const crossing = files
       .filter((file) => relative(file).startsWith(`${folder}/`))
