@@ -6,9 +6,10 @@
  * table with ratios to the floor. Progress goes to stderr, the report to stdout.
  * Settings: BENCH_SECONDS, BENCH_ROUNDS, BENCH_WARMUP_SECONDS, BENCH_CONNECTIONS,
  * BENCH_BIG_REQUESTS, BENCH_UPLOAD_MIB, BENCH_SCENARIOS (e.g. "a,b"), BENCH_SERVERS, BENCH_DB_*,
- * BENCH_TABLEGATE_CLI, BENCH_KEEP_TMP (see bench/README.md). Scenario (n), the change feed, needs a
- * database of its own (a private MariaDB with the binary log on): bench/changes.mjs runs it
- * after the others and its section follows the table; `BENCH_SCENARIOS=n` runs it alone.
+ * BENCH_TABLEGATE_CLI, BENCH_KEEP_TMP (see bench/README.md). Scenarios (n), the change feed, and
+ * (o), webhooks, need a database of their own (a private MariaDB with the binary log on):
+ * bench/changes.mjs and bench/webhooks.mjs run them after the others and their sections follow
+ * the table; `BENCH_SCENARIOS=n,o` runs them alone.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
@@ -30,6 +31,7 @@ import { stopAll, stopChild } from './lib/processes.mjs';
 import { resultTable, targetLines } from './lib/report.mjs';
 import { DIALECTS, SCENARIOS, seededRandom } from './lib/scenarios.mjs';
 import { CLI, installTool, REPO, SERVERS } from './lib/servers.mjs';
+import { runWebhookBench } from './webhooks.mjs';
 
 const env = process.env;
 const settings = {
@@ -356,11 +358,27 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
 
 /** Scenario (n) is wanted: every scenario, or it is named. */
 const feedWanted = !settings.scenarios || settings.scenarios.includes('n');
+/** Scenario (o), the webhooks: the same. */
+const webhooksWanted = !settings.scenarios || settings.scenarios.includes('o');
+
+/** The scenarios of a database of their own (a private MariaDB with the binary log), in order. */
+async function binlogScenarios() {
+  let text = '';
+  if (feedWanted) {
+    log('scenario n: the change feed (bench/changes.mjs)');
+    text += `\n${await runFeedBench()}`;
+  }
+  if (webhooksWanted) {
+    log('scenario o: webhooks (bench/webhooks.mjs)');
+    text += `\n${await runWebhookBench()}`;
+  }
+  return text;
+}
 
 async function main() {
   checkBuild();
-  if (settings.scenarios?.every((id) => id === 'n')) {
-    process.stdout.write(`## Bench run ${shell('date', [])}\n\n${await runFeedBench()}`);
+  if (settings.scenarios?.every((id) => id === 'n' || id === 'o')) {
+    process.stdout.write(`## Bench run ${shell('date', [])}\n${await binlogScenarios()}`);
     return 0;
   }
   const started = Date.now();
@@ -477,10 +495,7 @@ async function main() {
     '',
   ].join('\n');
   process.stdout.write(report);
-  if (feedWanted) {
-    log('scenario n: the change feed (bench/changes.mjs)');
-    process.stdout.write(`\n${await runFeedBench()}`);
-  }
+  process.stdout.write(await binlogScenarios());
   const failed = results.some((r) => r.server === 'tablegate' && r.state === 'FAIL');
   return failed ? 1 : 0;
 }

@@ -254,6 +254,11 @@ export const WEBHOOK_FIRST_RETRY_MS = 1000;
 export const WEBHOOK_MAX_RETRY_MS = 60 * 60 * 1000;
 /** One attempt's bound: a receiver that has not answered by then failed this attempt. */
 export const WEBHOOK_ATTEMPT_TIMEOUT_MS = 10_000;
+/**
+ * While events keep coming, how often a webhook stores where it is (not once per event: one
+ * statement per delivery would double MySQL's work); a crash sends again what was delivered since.
+ */
+export const WEBHOOK_STORE_EVERY_MS = 200;
 /** Events a webhook holds in memory; past them it reads the rest back from the binary log. */
 export const WEBHOOK_QUEUE_EVENTS = 10_000;
 /** How long a gateway's lease on a webhook lasts without renewal (another takes over then). */

@@ -4,8 +4,10 @@
  * commit order, signed as Standard Webhooks says. A 2xx is delivery; anything else is tried
  * again after an exponential backoff with jitter (WEBHOOK_FIRST_RETRY_MS doubling up to
  * WEBHOOK_MAX_RETRY_MS) until the event has been failing for `maxAgeMs`, then it is a dead
- * letter (stored, logged, counted) and the next event goes. After each event the place it had
- * in the binary log is stored (store.ts): a restart goes on right after it.
+ * letter (stored, logged, counted) and the next event goes. The place of the last event done in
+ * the binary log is stored (store.ts) whenever the queue is empty, and at least every
+ * WEBHOOK_STORE_EVERY_MS while it is not: a restart goes on right after it (a crash sends again
+ * what was delivered since, with the same ids).
  *
  * The feed never waits for a webhook: its events queue here up to WEBHOOK_QUEUE_EVENTS; past
  * that (a receiver down for long) the subscription is dropped, the queue delivered, and the
@@ -24,10 +26,12 @@ import {
   WEBHOOK_FIRST_RETRY_MS,
   WEBHOOK_MAX_RETRY_MS,
   WEBHOOK_QUEUE_EVENTS,
+  WEBHOOK_STORE_EVERY_MS,
 } from '../limits.js';
 import type { Log } from '../log.js';
 import { VERSION } from '../version.js';
 import type { WebhookDefinition } from './definitions.js';
+import { type Poster, poster } from './post.js';
 import type { WebhookStore } from './store.js';
 
 /** What a webhook's deliveries count (metrics/metrics.ts), by webhook name. */
@@ -83,6 +87,7 @@ export class WebhookDelivery implements Subscriber {
   readonly table: string;
   private reads: SubscriptionReads | null;
   private readonly signer: Webhook;
+  private readonly poster: Poster;
   private readonly queue: Pending[] = [];
   /** Whether the feed hands it events now. */
   private subscribed = false;
@@ -94,6 +99,9 @@ export class WebhookDelivery implements Subscriber {
   private pumping: Promise<void> | null = null;
   /** Where the stored place is: events up to it are done. */
   private last: LogPosition | null = null;
+  /** The last event done and not yet stored (its place is stored at most every WEBHOOK_STORE_EVERY_MS). */
+  private doneUpTo: LogPosition | null = null;
+  private storedAt = 0;
   private wake: (() => void) | null = null;
   private timer: NodeJS.Timeout | null = null;
 
@@ -105,6 +113,7 @@ export class WebhookDelivery implements Subscriber {
     this.table = definition.table;
     this.reads = this.compile(table);
     this.signer = new Webhook(definition.secret);
+    this.poster = poster(definition.url, WEBHOOK_ATTEMPT_TIMEOUT_MS);
   }
 
   // The feed's side (changes/hub.ts Subscriber).
@@ -178,6 +187,7 @@ export class WebhookDelivery implements Subscriber {
   async stop(): Promise<void> {
     this.halt();
     await this.pumping;
+    this.poster.close();
   }
 
   private halt(): void {
@@ -255,13 +265,17 @@ export class WebhookDelivery implements Subscriber {
       if (!head.done) {
         head.done = await this.attempt(head);
         if (!head.done) {
+          await this.storePlace();
           await this.sleep(this.untilNext(head));
           continue;
         }
       }
-      if (!(await this.advance(head))) continue;
       if (this.queue[0] === head) this.queue.shift();
+      this.doneUpTo = head.position;
+      if (Date.now() - this.storedAt >= WEBHOOK_STORE_EVERY_MS) await this.storePlace();
     }
+    // The queue is delivered (or the webhook stops): its place is stored now.
+    await this.storePlace();
     if (this.active && this.behind && this.queue.length === 0) {
       this.behind = false;
       await this.subscribe();
@@ -270,35 +284,30 @@ export class WebhookDelivery implements Subscriber {
 
   /** One POST; true when the event is done with (delivered, or past its age and dead). */
   private async attempt(event: Pending): Promise<boolean> {
-    const { name, url } = this.definition;
+    const { name } = this.definition;
     const now = Date.now();
     if (event.firstAttempt === 0) event.firstAttempt = now;
     event.attempts += 1;
     const sentAt = new Date(now);
     try {
-      const response = await fetch(url, {
-        method: 'POST',
-        headers: {
+      const status = await this.poster.post(
+        {
           'content-type': 'application/json',
           'user-agent': USER_AGENT,
           'webhook-id': event.messageId,
           'webhook-timestamp': String(Math.floor(now / 1000)),
           'webhook-signature': this.signer.sign(event.messageId, sentAt, event.body),
         },
-        body: event.body,
-        // A redirect is not a delivery: the receiver's URL is what the file says.
-        redirect: 'manual',
-        signal: AbortSignal.timeout(WEBHOOK_ATTEMPT_TIMEOUT_MS),
-      });
-      await response.body?.cancel();
-      if (response.status >= 200 && response.status < 300) {
+        event.body,
+      );
+      if (status >= 200 && status < 300) {
         this.options.counters?.delivered(name);
         return true;
       }
-      event.lastError = `HTTP ${response.status}`;
+      event.lastError = `HTTP ${status}`;
     } catch (error) {
-      const cause = (error as { cause?: { code?: string } }).cause?.code;
-      event.lastError = cause ?? (error as Error).message;
+      const { code, message } = error as { code?: string; message?: string };
+      event.lastError = code ?? message ?? String(error);
     }
     this.options.counters?.failed(name);
     if (Date.now() - event.firstAttempt < this.options.maxAgeMs) return false;
@@ -343,29 +352,31 @@ export class WebhookDelivery implements Subscriber {
   }
 
   /**
-   * Stores the event's place; false when it must be tried again (MySQL did not answer). A
-   * lease found gone stops the webhook here: another gateway delivers it now.
+   * Stores the place of the last event done (delivered, or given up on). A lease found gone
+   * stops the webhook here: another gateway delivers it now. MySQL not answering: the place is
+   * stored next time (a restart meanwhile sends those events again, with their ids).
    */
-  private async advance(event: Pending): Promise<boolean> {
+  private async storePlace(): Promise<void> {
+    const place = this.doneUpTo;
+    if (place === null) return;
     try {
-      const held = await this.options.store.advance(this.definition.name, event.position);
+      const held = await this.options.store.advance(this.definition.name, place);
       if (!held) {
         this.options.log.warn(
           { webhook: this.definition.name },
           `webhook ${this.definition.name}: another gateway holds its lease now; this one stops delivering it`,
         );
         this.halt();
-        return false;
+        return;
       }
-      this.last = event.position;
-      return true;
+      if (this.doneUpTo === place) this.doneUpTo = null;
+      this.last = place;
+      this.storedAt = Date.now();
     } catch (error) {
       this.options.log.warn(
         { webhook: this.definition.name, reason: (error as Error).message },
         `webhook ${this.definition.name}: cannot store its position; trying again`,
       );
-      await this.sleep(WEBHOOK_FIRST_RETRY_MS);
-      return false;
     }
   }
 
