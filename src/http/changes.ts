@@ -15,6 +15,7 @@ import { FEED_RETRY_MS } from '../limits.js';
 import { bindRead, compileRead } from '../pipeline/read.js';
 import { readView } from '../policy/views.js';
 import type { Services } from '../services.js';
+import { redactUrl } from './log-redaction.js';
 import { gated } from './route-gate.js';
 
 type QueryObject = Record<string, string | string[] | undefined>;
@@ -92,6 +93,21 @@ export function changesRoutes(app: FastifyInstance, services: Services, feed: Ch
     const auth = request.auth;
     reply.hijack();
     const raw = reply.raw;
+    // A hijacked reply skips the onResponse hook: the stream's access line (server.ts) is
+    // written when it ends, its token redacted as in every line.
+    raw.once('close', () =>
+      services.log.info(
+        {
+          reqId: request.id,
+          method: request.method,
+          url: redactUrl(request.url),
+          status: raw.statusCode,
+          ms: Math.round(reply.elapsedTime * 10) / 10,
+          ip: request.ip,
+        },
+        'request',
+      ),
+    );
     raw.writeHead(200, {
       ...(reply.getHeaders() as Record<string, string>),
       'content-type': 'text/event-stream; charset=utf-8',

@@ -23,10 +23,10 @@ import { postCredentials, startTestGateway, type TestGateway } from '../helpers/
 import { rootConnection, startBinlogServer } from '../helpers/private-servers.js';
 
 /**
- * fetch-event-source is a browser library: besides `fetch` (passed below) it calls
- * `window.setTimeout`/`window.clearTimeout` to retry and `document.removeEventListener` when it
- * stops, even with `openWhenHidden: true`. Node has the timers but no `window` or `document`:
- * these two globals are all it needs in Node (docs/changes.md says so).
+ * fetch-event-source is a browser library: it calls `window.fetch`, `window.setTimeout` and
+ * `window.clearTimeout`, and `document.removeEventListener` when it stops, even with
+ * `openWhenHidden: true`. Node has fetch and the timers but no `window` or `document`: these two
+ * globals are all it needs in Node (docs/changes.md says so).
  */
 Object.assign(globalThis, { window: globalThis, document: new EventTarget() });
 
@@ -169,7 +169,6 @@ function follow(url: string, token: string) {
     headers: { Authorization: `Bearer ${token}` },
     openWhenHidden: true,
     signal: controller.signal,
-    fetch,
     async onopen(response) {
       opened.push(response);
       if (response.ok) return;
