@@ -4,12 +4,15 @@
  * of docs/changes.md run exactly as printed, against the example shop (the demo's database) on a
  * private MariaDB with the binary log on, served by the real `tablegate run auth` process at log
  * level info. Changes are written by a plain mysql2 connection; every event the examples print is
- * checked, and the token never appears in the gateway's log. Without a browser: the browser test
- * fails under CI and is skipped with a message elsewhere.
+ * checked, and the token never appears in the gateway's log. A page of another origin reads the
+ * stream only when `--cors-origin` names it. Without a browser: the browser tests fail under CI
+ * and are skipped with a message elsewhere.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
@@ -33,6 +36,7 @@ const ARGS = [
 const EXAMPLE_SQL = readFileSync('docker/initdb/01-example.sql', 'utf8');
 const USER = { email: 'feed@example.com', password: 'browser feed password' };
 const DB = 'shop_feed';
+
 /** The commit time the changes are written with (`SET timestamp`): the events' `at`. */
 const COMMITTED = 1_767_323_045;
 const AT = '2026-01-02 03:04:05';
@@ -62,6 +66,19 @@ let output = '';
 let url: string;
 let token: string;
 let customer: number;
+/**
+ * A page server of another origin (another port), the one `--cors-origin` names; the same page as
+ * `localhost` is a third origin. Both on the loopback address, as the gateway: Chromium keeps a
+ * page of a public address from reaching a loopback one at all (Private Network Access).
+ */
+const app = {
+  origin: '',
+  server: createServer((_request, response) => {
+    response
+      .writeHead(200, { 'content-type': 'text/html' })
+      .end('<!doctype html><title>app</title>');
+  }),
+};
 
 beforeAll(async () => {
   server = await startBinlogServer();
@@ -75,6 +92,8 @@ beforeAll(async () => {
   ];
   customer = first?.id as number;
   home = await mkdtemp(path.join(os.tmpdir(), 'tablegate-feed-browser-'));
+  await new Promise<void>((resolve) => app.server.listen(0, '127.0.0.1', resolve));
+  app.origin = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
   const port = await freePort();
   url = `http://127.0.0.1:${port}`;
   gateway = spawn(process.execPath, [path.resolve('dist/cli.js'), 'run', 'auth'], {
@@ -89,6 +108,7 @@ beforeAll(async () => {
       TABLEGATE_LISTEN_PORT: String(port),
       TABLEGATE_LOG_LEVEL: 'info',
       TABLEGATE_CHANGE_FEED: 'on',
+      TABLEGATE_CORS_ORIGIN: app.origin,
     },
   });
   gateway.stdout?.on('data', (d) => (output += d));
@@ -120,6 +140,7 @@ afterAll(async () => {
   await writer?.end();
   await server?.destroy();
   if (home) await rm(home, { recursive: true, force: true });
+  app.server.close();
 });
 
 /** Runs one autocommitted statement and gives back its transaction's GTID (the events' `tx`). */
@@ -158,6 +179,18 @@ async function until(check: () => boolean | Promise<boolean>, ms = 15_000): Prom
 let context: BrowserContext | undefined;
 let profile: string | undefined;
 
+async function browser(): Promise<BrowserContext> {
+  if (!BROWSER) throw new Error('no browser: apt-get install chromium (/usr/bin/chromium)');
+  if (context) return context;
+  profile = await mkdtemp(path.join(os.tmpdir(), 'tablegate-chromium-'));
+  context = await chromium.launchPersistentContext(profile, {
+    executablePath: BROWSER,
+    headless: true,
+    args: ARGS,
+  });
+  return context;
+}
+
 afterAll(async () => {
   await context?.close();
   if (profile) await rm(profile, { recursive: true, force: true });
@@ -166,14 +199,7 @@ afterAll(async () => {
 inBrowser(
   "the browser's EventSource with ?access_token=: the example prints every change; the token is never logged",
   async () => {
-    if (!BROWSER) throw new Error('no browser: apt-get install chromium (/usr/bin/chromium)');
-    profile = await mkdtemp(path.join(os.tmpdir(), 'tablegate-chromium-'));
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: BROWSER,
-      headless: true,
-      args: ARGS,
-    });
-    const page = await context.newPage();
+    const page = await (await browser()).newPage();
     const printed: unknown[][] = [];
     const reading: Promise<void>[] = [];
     page.on('console', (message: ConsoleMessage) => {
@@ -253,6 +279,50 @@ inBrowser(
     ]);
     expect(output).not.toContain(token);
     expect(output).not.toContain(token.split('.')[2]);
+  },
+  60_000,
+);
+
+inBrowser(
+  'from a page of another origin: the stream opens for the --cors-origin one only',
+  async () => {
+    const open = async (origin: string) => {
+      const page = await (await browser()).newPage();
+      await page.goto(`${origin}/`);
+      await page.evaluate(
+        ([gateway, jwt]) => {
+          const seen: unknown[] = [];
+          const feed = new EventSource(
+            `${gateway}/table/orders/changes?$select=id,status&access_token=${jwt}`,
+          );
+          feed.addEventListener('insert', (e) => seen.push(JSON.parse(e.data).row));
+          Object.assign(window, { feed, seen });
+        },
+        [url, token],
+      );
+      return page;
+    };
+    const state = (page: import('playwright-core').Page) =>
+      page.evaluate(() => {
+        const { feed, seen } = window as unknown as { feed: EventSource; seen: unknown[] };
+        return { readyState: feed.readyState, seen };
+      });
+    const allowed = await open(app.origin);
+    const other = await open(app.origin.replace('127.0.0.1', 'localhost'));
+    await until(async () => (await state(allowed)).readyState === 1);
+    await until(async () => (await state(other)).readyState === 2);
+    await writer.query('INSERT INTO orders (customer_id, ordered_at) VALUES (?, NOW())', [
+      customer,
+    ]);
+    const [[row]] = (await writer.query('SELECT LAST_INSERT_ID() AS id')) as unknown as [
+      { id: number }[],
+    ];
+    await until(async () => (await state(allowed)).seen.length > 0);
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    expect(await state(allowed)).toEqual({ readyState: 1, seen: [{ id: row?.id, status: 'new' }] });
+    expect(await state(other)).toEqual({ readyState: 2, seen: [] });
+    await allowed.close();
+    await other.close();
   },
   60_000,
 );
