@@ -152,7 +152,7 @@ async function write(sql: string, values: unknown[] = []): Promise<string> {
   return row?.gtid as string;
 }
 
-/** A new order, paid, then deleted: the three events each example must print. */
+/** A new order, paid, then deleted: its id, and the three events each example must print. */
 async function orderLifecycle() {
   await writer.query('INSERT INTO orders (customer_id, ordered_at) VALUES (?, NOW())', [customer]);
   const [[row]] = (await writer.query(
@@ -162,11 +162,12 @@ async function orderLifecycle() {
   const paid = await write("UPDATE orders SET status = 'paid' WHERE id = ?", [id]);
   const deleted = await write('DELETE FROM orders WHERE id = ?', [id]);
   const common = { table: 'orders', key: { id }, at: AT };
-  return [
+  const events = [
     ['insert', { op: 'insert', ...common, row: { id, status: 'new' }, tx: row?.gtid }],
     ['update', { op: 'update', ...common, row: { id, status: 'paid' }, tx: paid }],
     ['delete', { op: 'delete', ...common, tx: deleted }],
   ].map(([op, data]) => [op, JSON.parse(JSON.stringify(data))]);
+  return { id, events };
 }
 
 async function until(check: () => boolean | Promise<boolean>, ms = 15_000): Promise<void> {
@@ -225,7 +226,7 @@ inBrowser(
     });
     // The example's `feed` is a global binding of the page's script, not a property of window.
     await until(async () => (await page.evaluate('feed.readyState')) === 1);
-    const expected = await orderLifecycle();
+    const { events: expected } = await orderLifecycle();
     await until(async () => {
       await Promise.all(reading);
       return printed.length >= 3;
@@ -342,29 +343,34 @@ test('Node with the eventsource package: the example prints every change with it
     });
     child.stdout?.on('data', (d) => (printed += d));
     child.stderr?.on('data', (d) => (printed += d));
-    // Its stream is open once a change made now is printed: orders made and deleted until one
-    // is, then what they printed is put aside.
+    /** What it printed: `op id data` lines, each parsed. */
+    const lines = () =>
+      printed
+        .split('\n')
+        .filter((line) => line !== '')
+        .map((line) => {
+          const [op, id, ...data] = line.split(' ');
+          return { line, op, id: id ?? '', data: JSON.parse(data.join(' ')) };
+        });
+    // Its stream is open once a change made now is printed: orders made and deleted until one is.
     await until(async () => {
       if (printed !== '') return true;
       await orderLifecycle();
       await new Promise((resolve) => setTimeout(resolve, 300));
       return false;
     });
+    expect(printed).toMatch(/^insert f1\./);
+    const { id: order, events: expected } = await orderLifecycle();
+    const ofOrder = () => lines().filter((entry) => entry.data.key.id === order);
+    await until(() => ofOrder().length >= 3);
     await new Promise((resolve) => setTimeout(resolve, 700));
-    const warmUp = printed;
-    printed = '';
-    expect(warmUp).toMatch(/^insert f1\./);
-    const expected = await orderLifecycle();
-    await until(() => printed.split('\n').length > 3);
-    await new Promise((resolve) => setTimeout(resolve, 700));
-    const lines = printed.trimEnd().split('\n');
-    expect(lines.map((line) => line.split(' ')[0])).toEqual(['insert', 'update', 'delete']);
-    const ids = lines.map((line) => line.split(' ')[1]);
-    expect(ids.every((id) => /^f1\.[\w-]+\.[\w-]+$/.test(id ?? ''))).toBe(true);
-    expect(new Set(ids).size).toBe(3);
+    expect(ofOrder().map((entry) => [entry.op, entry.data])).toEqual(expected);
+    // Every line as the example prints it, each event with an id of its own.
+    const all = lines();
     expect(
-      lines.map((line) => [line.split(' ')[0], JSON.parse(line.split(' ').slice(2).join(' '))]),
-    ).toEqual(expected);
+      all.filter((entry) => !/^(insert|update|delete) f1\.[\w-]+\.[\w-]+ \{/.test(entry.line)),
+    ).toEqual([]);
+    expect(new Set(all.map((entry) => entry.id)).size).toBe(all.length);
   } finally {
     if (child && child.exitCode === null) {
       child.kill('SIGTERM');
