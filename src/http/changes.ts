@@ -93,9 +93,11 @@ export function changesRoutes(app: FastifyInstance, services: Services, feed: Ch
     const auth = request.auth;
     reply.hijack();
     const raw = reply.raw;
-    // A hijacked reply skips the onResponse hook: the stream's access line (server.ts) is
-    // written when it ends, its token redacted as in every line.
-    raw.once('close', () =>
+    // Fastify's onResponse (the access line, server.ts) runs when the stream is ended here
+    // (overflow, expiry, a stop), not when the client goes away: that one is written here, its
+    // token redacted as in every line.
+    raw.once('close', () => {
+      if (raw.writableEnded) return;
       services.log.info(
         {
           reqId: request.id,
@@ -106,8 +108,8 @@ export function changesRoutes(app: FastifyInstance, services: Services, feed: Ch
           ip: request.ip,
         },
         'request',
-      ),
-    );
+      );
+    });
     raw.writeHead(200, {
       ...(reply.getHeaders() as Record<string, string>),
       'content-type': 'text/event-stream; charset=utf-8',

@@ -80,22 +80,9 @@ const app = {
   }),
 };
 
-beforeAll(async () => {
-  server = await startBinlogServer();
-  writer = await rootConnection(server);
-  await writer.query(`CREATE DATABASE ${DB} CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`);
-  await writer.query(`USE ${DB}`);
-  await writer.query(EXAMPLE_SQL);
-  await writer.query(`SET timestamp = ${COMMITTED}`);
-  const [[first]] = (await writer.query('SELECT MIN(id) AS id FROM customers')) as unknown as [
-    { id: number }[],
-  ];
-  customer = first?.id as number;
-  home = await mkdtemp(path.join(os.tmpdir(), 'tablegate-feed-browser-'));
-  await new Promise<void>((resolve) => app.server.listen(0, '127.0.0.1', resolve));
-  app.origin = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
-  const port = await freePort();
-  url = `http://127.0.0.1:${port}`;
+/** Starts `tablegate run auth` on `port` (again, after a stop: its secret stays in `home`). */
+async function startGateway(port: number): Promise<void> {
+  const started = output.length;
   gateway = spawn(process.execPath, [path.resolve('dist/cli.js'), 'run', 'auth'], {
     env: {
       PATH: process.env.PATH,
@@ -115,7 +102,7 @@ beforeAll(async () => {
   gateway.stderr?.on('data', (d) => (output += d));
   await new Promise<void>((resolve, reject) => {
     const timer = setInterval(() => {
-      if (output.includes('change feed: on')) {
+      if (output.slice(started).includes('change feed: on')) {
         clearInterval(timer);
         resolve();
       }
@@ -125,6 +112,32 @@ beforeAll(async () => {
       reject(new Error(`exited ${code}: ${output}`));
     });
   });
+}
+
+/** Stops the gateway as systemd would (SIGTERM) and waits for it to exit. */
+async function stopGateway(): Promise<void> {
+  if (gateway.exitCode !== null) return;
+  gateway.kill('SIGTERM');
+  await new Promise((resolve) => gateway.once('exit', resolve));
+}
+
+beforeAll(async () => {
+  server = await startBinlogServer();
+  writer = await rootConnection(server);
+  await writer.query(`CREATE DATABASE ${DB} CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`);
+  await writer.query(`USE ${DB}`);
+  await writer.query(EXAMPLE_SQL);
+  await writer.query(`SET timestamp = ${COMMITTED}`);
+  const [[first]] = (await writer.query('SELECT MIN(id) AS id FROM customers')) as unknown as [
+    { id: number }[],
+  ];
+  customer = first?.id as number;
+  home = await mkdtemp(path.join(os.tmpdir(), 'tablegate-feed-browser-'));
+  await new Promise<void>((resolve) => app.server.listen(0, '127.0.0.1', resolve));
+  app.origin = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  const port = await freePort();
+  url = `http://127.0.0.1:${port}`;
+  await startGateway(port);
   expect((await postCredentials(url, '/auth/register', USER.email, USER.password)).status).toBe(
     200,
   );
@@ -133,10 +146,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  if (gateway && gateway.exitCode === null) {
-    gateway.kill('SIGTERM');
-    await new Promise((resolve) => gateway.once('exit', resolve));
-  }
+  if (gateway) await stopGateway();
   await writer?.end();
   await server?.destroy();
   if (home) await rm(home, { recursive: true, force: true });
@@ -325,6 +335,83 @@ inBrowser(
     await allowed.close();
     await other.close();
   },
+  60_000,
+);
+
+/**
+ * A page of `origin` follows the feed through the gateway's full URL; the gateway is stopped as
+ * systemd stops it (SIGTERM) and started again on its port. The browser's EventSource reconnects
+ * by itself with Last-Event-ID and gets exactly the changes made meanwhile, none twice; the
+ * stream the stop ended has one access line.
+ */
+async function followAcrossRestart(origin: string): Promise<void> {
+  const page = await (await browser()).newPage();
+  await page.goto(`${origin}/${origin === url ? 'live' : ''}`);
+  await page.evaluate(
+    ([gateway, jwt]) => {
+      const seen: unknown[] = [];
+      const feed = new EventSource(
+        `${gateway}/table/orders/changes?$select=id,status&access_token=${jwt}`,
+      );
+      for (const op of ['insert', 'update', 'delete']) {
+        feed.addEventListener(op, (e) => seen.push([op, JSON.parse(e.data)]));
+      }
+      Object.assign(window, { feed, seen });
+    },
+    [url, token],
+  );
+  const state = () =>
+    page.evaluate(() => {
+      const { feed, seen } = window as unknown as { feed: EventSource; seen: unknown[] };
+      return { readyState: feed.readyState, seen };
+    });
+  await until(async () => (await state()).readyState === 1);
+  const before = await orderLifecycle();
+  await until(async () => (await state()).seen.length >= 3);
+  const logged = output.length;
+  await stopGateway();
+  // The stream the stop ended got its access line then, and every request has one line only.
+  const requests = (text: string) =>
+    text
+      .split('\n')
+      .filter((line) => line.includes('"msg":"request"'))
+      .map(
+        (line) => JSON.parse(line) as { reqId: string; pid: number; url: string; status: number },
+      );
+  expect(requests(output.slice(logged)).map((entry) => [entry.url, entry.status])).toContainEqual([
+    '/table/orders/changes?$select=id,status&access_token=[redacted]',
+    200,
+  ]);
+  const ids = requests(output).map((entry) => `${entry.pid} ${entry.reqId}`);
+  expect(ids.length).toBeGreaterThan(3);
+  expect(new Set(ids).size).toBe(ids.length);
+  const meanwhile = await orderLifecycle();
+  await startGateway(Number(new URL(url).port));
+  const after = await orderLifecycle();
+  await until(async () => (await state()).seen.length >= 9, 20_000);
+  await new Promise((resolve) => setTimeout(resolve, 700));
+  expect(await state()).toEqual({
+    readyState: 1,
+    seen: [...before.events, ...meanwhile.events, ...after.events],
+  });
+  await page.close();
+}
+
+inBrowser(
+  "a page of another origin: the browser's EventSource resumes after the gateway restarts",
+  () => followAcrossRestart(app.origin),
+  60_000,
+);
+
+// A page of the gateway's own origin leaves Chromium a spare connection to it. While the stopped
+// gateway drains, a request on that connection is answered 503, and the EventSource, which
+// reconnects after `retry:` (2 s), gives up for good on it.
+testIf(
+  false,
+  'known bug: a stopping gateway answers a request on a connection opened before the stop with 503',
+)(
+  "a page of the gateway's origin: the browser's EventSource resumes after the gateway restarts",
+  () => followAcrossRestart(url),
   60_000,
 );
 
