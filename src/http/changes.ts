@@ -14,6 +14,7 @@ import type { TableInfo } from '../db/schema-types.js';
 import { feedUnavailable, unsupportedInFeed } from '../errors.js';
 import { FEED_RETRY_MS } from '../limits.js';
 import type { Services } from '../services.js';
+import { redactUrl } from './log-redaction.js';
 import { gated } from './route-gate.js';
 
 type QueryObject = Record<string, string | string[] | undefined>;
@@ -56,6 +57,23 @@ export function changesRoutes(app: FastifyInstance, services: Services, feed: Ch
     const auth = request.auth;
     reply.hijack();
     const raw = reply.raw;
+    // Fastify's onResponse (the access line, server.ts) runs when the stream is ended here
+    // (overflow, expiry, a stop), not when the client goes away: that one is written here, its
+    // token redacted as in every line.
+    raw.once('close', () => {
+      if (raw.writableEnded) return;
+      services.log.info(
+        {
+          reqId: request.id,
+          method: request.method,
+          url: redactUrl(request.url),
+          status: raw.statusCode,
+          ms: Math.round(reply.elapsedTime * 10) / 10,
+          ip: request.ip,
+        },
+        'request',
+      );
+    });
     raw.writeHead(200, {
       ...(reply.getHeaders() as Record<string, string>),
       'content-type': 'text/event-stream; charset=utf-8',
