@@ -35,6 +35,7 @@ import {
   MAX_HEADER_BYTES,
   SOCKET_IDLE_TIMEOUT_MS,
 } from './limits.js';
+import { Handler } from './pipeline/handle.js';
 import { type ReadBudget, ReadPipeline } from './pipeline/read.js';
 import type { Services } from './services.js';
 
@@ -145,7 +146,9 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
     services.skiptokens,
     readBudgetOf(config),
   );
-  readRoutes(app, services, reads);
+  // The application behind every front door: REST's routes and MCP's tools (pipeline/handle.ts).
+  const handler = new Handler(services.db, services.schema, config.db.database, reads);
+  readRoutes(app, services, handler);
   mcpRoutes(app, services, reads);
   if (services.feed !== undefined) changesRoutes(app, services, services.feed);
   writeRoutes(app, services);
