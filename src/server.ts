@@ -151,8 +151,8 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
   readRoutes(app, services, handler);
   mcpRoutes(app, services, reads);
   if (services.feed !== undefined) changesRoutes(app, services, services.feed);
-  writeRoutes(app, services);
-  rpcRoutes(app, services);
+  writeRoutes(app, handler);
+  rpcRoutes(app, handler);
   uploadRoutes(app, services);
   fileRoutes(app, services);
   docsRoutes(app, services);
