@@ -139,7 +139,7 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
   registerPolicyGate(app, services);
   authRoutes(app, services);
   healthRoutes(app, services);
-  // One read pipeline (and its caches) for the REST reads and the MCP tools.
+  // One read pipeline (and its caches) behind every front door.
   const reads = new ReadPipeline(
     services.schema,
     services.db.flavour,
@@ -149,7 +149,7 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
   // The application behind every front door: REST's routes and MCP's tools (pipeline/handle.ts).
   const handler = new Handler(services.db, services.schema, config.db.database, reads);
   readRoutes(app, services, handler);
-  mcpRoutes(app, services, reads);
+  mcpRoutes(app, services, handler);
   if (services.feed !== undefined) changesRoutes(app, services, services.feed);
   writeRoutes(app, handler);
   rpcRoutes(app, handler);
