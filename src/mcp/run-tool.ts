@@ -203,22 +203,29 @@ async function cappedRead(
   options: Readonly<Record<string, string | undefined>>,
 ): Promise<string> {
   const table = tableArg(args);
-  const top = countArg(args, 'top');
-  const limit = Math.min(top ?? Number.POSITIVE_INFINITY, context.maxRows);
-  const query: Record<string, string> = {};
-  for (const [option, value] of Object.entries(options))
-    if (value !== undefined) query[option] = value;
-  query.$top = String(limit + 1);
-  const skip = countArg(args, 'skip');
-  if (skip !== undefined) query.$skip = String(skip);
-  const { handler, request } = context;
+  const { handler, request, maxRows } = context;
+  // Read once the table is known: its 404 comes before an error in top or skip, as in REST.
+  let window: Window = { top: undefined, skip: undefined, limit: maxRows };
   const made = handler.handle(
-    { kind: 'read', table, query, queryText: queryTextOf(query) },
+    {
+      kind: 'read',
+      table,
+      request: () => {
+        window = windowOf(args, maxRows);
+        const query: Record<string, string> = {};
+        for (const [option, value] of Object.entries(options))
+          if (value !== undefined) query[option] = value;
+        query.$top = String(window.limit + 1);
+        if (window.skip !== undefined) query.$skip = String(window.skip);
+        return { query, queryText: queryTextOf(query) };
+      },
+    },
     request.access,
     request,
   );
   const { read, total } = made instanceof Promise ? await made : made;
   const rows = await handler.fetch(read, request);
+  const { top, skip, limit } = window;
   const more = rows.length > limit;
   const shown = more ? rows.slice(0, limit) : rows;
   let text = `{"rows":[${shown.map((row) => read.serialize(row)).join(',')}]`;
@@ -227,12 +234,25 @@ async function cappedRead(
   if (more) {
     const next = (skip ?? 0) + limit;
     const capped =
-      top === undefined || top > context.maxRows
-        ? `; at most ${context.maxRows} ${unit} are answered per call`
+      top === undefined || top > maxRows
+        ? `; at most ${maxRows} ${unit} are answered per call`
         : '';
     text += `,"note":${JSON.stringify(`More ${unit} exist: read the next ones with skip ${next}${capped}.`)}`;
   }
   return `${text}}`;
+}
+
+/** A capped read's `top` and `skip` as given, and the most rows it answers. */
+interface Window {
+  readonly top: number | undefined;
+  readonly skip: number | undefined;
+  readonly limit: number;
+}
+
+function windowOf(args: Args, maxRows: number): Window {
+  const top = countArg(args, 'top');
+  const skip = countArg(args, 'skip');
+  return { top, skip, limit: Math.min(top ?? Number.POSITIVE_INFINITY, maxRows) };
 }
 
 /**

@@ -104,10 +104,11 @@ export class Handler {
 
   private readOf(
     table: TableInfo,
-    { query, queryText }: ReadOperation,
+    operation: ReadOperation,
     access: Access | null,
     caller: Caller,
   ): RowsAnswer | Promise<RowsAnswer> {
+    const { query, queryText } = 'request' in operation ? operation.request() : operation;
     const made = this.reads.read(table, queryText, query, access);
     return made instanceof Promise
       ? made.then((compiled) => this.counted(table, compiled, access, caller))

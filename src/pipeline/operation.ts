@@ -14,10 +14,8 @@ import type { QueryObject } from '../query/options.js';
 import type { Preferences } from '../query/prefer.js';
 import type { FunctionArguments } from './rpc.js';
 
-/** `read`: the rows `query` asks of `table`. */
-export interface ReadOperation {
-  readonly kind: 'read';
-  readonly table: string;
+/** A read's query object, and the text it was parsed from. */
+export interface ReadRequest {
   readonly query: QueryObject;
   /**
    * What `query` was parsed from, by which the read caches key it (pipeline/read-cache.ts): the
@@ -25,6 +23,15 @@ export interface ReadOperation {
    */
   readonly queryText: string | null;
 }
+
+/**
+ * `read`: the rows `query` asks of `table`; given as it is (REST's query object, which only the
+ * pipeline's own parse refuses), or as `request` when reading the front door's own form may fail.
+ */
+export type ReadOperation = { readonly kind: 'read'; readonly table: string } & (
+  | ReadRequest
+  | { readonly request: () => ReadRequest }
+);
 
 /** `read(<key>,<value>)`: the one row of `table` whose key column holds the value. */
 export interface KeyReadOperation {
