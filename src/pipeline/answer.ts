@@ -1,8 +1,9 @@
 /**
  * What handle.ts gives back for an Operation (operation.ts), for a front door to frame: the rows
  * of a read still to be sent (streamed or fetched whole by the front door, as its protocol
- * frames them), the one row of a key read, a write's or a call's result, or an error. The
- * success and error bodies every front door answers with are made here, once.
+ * frames them), the one row of a key read, a write's or a call's result, or an error (what
+ * handle threw, made an answer by `failed`). The success and error bodies every front door
+ * answers with are made here, once.
  */
 
 import { mapDbError } from '../db/errors.js';

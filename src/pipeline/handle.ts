@@ -46,7 +46,9 @@ export class Handler {
   /**
    * The Operation's answer for the caller (`access`: its role under the policy, null without
    * one; `caller`: whom its statements run for). A read answers at once when its table is known
-   * and its plan cached, and no `$count` is asked for (the hot path makes no promise).
+   * and its plan cached, and no `$count` is asked for (the hot path makes no promise). A refusal
+   * is thrown (or rejected) as the catalogue's error, or MySQL's: a front door frames it as the
+   * error Answer `failed` makes of it, or lets its framework's error handler answer the same body.
    */
   handle(
     operation: ReadOperation,
