@@ -62,8 +62,18 @@ export function readRoutes(
     vary(reply, ACCEPT);
     // The Link to the next page of a paged read (next-link.ts); null for any other.
     const link = links.of(answered.table, reply.request.query as QueryObject, answered.compiled);
-    if (answered.total !== null) reply.header('X-Total-Count', String(answered.total));
+    if (answered.total !== null) return counted(reply, answered.total, answered.read, link);
     return rows(reply, answered.read, link);
+  }
+
+  async function counted(
+    reply: FastifyReply,
+    total: Promise<number>,
+    read: CompiledRead,
+    link: PageLink | null,
+  ): Promise<FastifyReply> {
+    reply.header('X-Total-Count', String(await total));
+    return rows(reply, read, link) ?? reply;
   }
 
   /** The rows: a small read fetched whole and answered from the driver's callback, else streamed. */

@@ -22,8 +22,11 @@ export interface RowsAnswer {
   readonly compiled: CompiledRead;
   /** The read as the caller runs it: within its budget, its `@user` values in place. */
   readonly read: CompiledRead;
-  /** `$count`: the number of rows the filter matches; null when not asked for. */
-  readonly total: number | null;
+  /**
+   * `$count`: the number of rows the filter matches, being counted (the front door awaits it
+   * before it sends anything); null when not asked for.
+   */
+  readonly total: Promise<number> | null;
 }
 
 /** A key read's one row (a key read without one is the 404 ROW_NOT_FOUND). */

@@ -46,7 +46,7 @@ export class Handler {
   /**
    * The Operation's answer for the caller (`access`: its role under the policy, null without
    * one; `caller`: whom its statements run for). A read answers at once when its table is known
-   * and its plan cached, and no `$count` is asked for (the hot path makes no promise). A refusal
+   * and its plan cached (the hot path makes no promise). A refusal
    * is thrown (or rejected) as the catalogue's error, or MySQL's: a front door frames it as the
    * error Answer `failed` makes of it, or lets its framework's error handler answer the same body.
    */
@@ -117,18 +117,16 @@ export class Handler {
       : this.counted(table, made, access, caller);
   }
 
-  /** Admitted (the caller's budget, its `@user` values), with its `$count` when asked for. */
+  /** Admitted (the caller's budget, its `@user` values), its `$count` run when asked for. */
   private counted(
     table: TableInfo,
     compiled: CompiledRead,
     access: Access | null,
     caller: Caller,
-  ): RowsAnswer | Promise<RowsAnswer> {
+  ): RowsAnswer {
     const read = this.reads.admit(compiled, access);
-    if (read.count === null) return { kind: 'rows', table, compiled, read, total: null };
-    return this.db
-      .count(read.count, caller)
-      .then((total) => ({ kind: 'rows', table, compiled, read, total }));
+    const total = read.count === null ? null : this.db.count(read.count, caller);
+    return { kind: 'rows', table, compiled, read, total };
   }
 
   /** `read(<key>,<value>)`: compiled afresh each time (a key read's URL seldom repeats). */
