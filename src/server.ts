@@ -35,6 +35,7 @@ import {
   MAX_HEADER_BYTES,
   SOCKET_IDLE_TIMEOUT_MS,
 } from './limits.js';
+import { Handler } from './pipeline/handle.js';
 import { type ReadBudget, ReadPipeline } from './pipeline/read.js';
 import type { Services } from './services.js';
 
@@ -138,18 +139,20 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
   registerPolicyGate(app, services);
   authRoutes(app, services);
   healthRoutes(app, services);
-  // One read pipeline (and its caches) for the REST reads and the MCP tools.
+  // One read pipeline (and its caches) behind every front door.
   const reads = new ReadPipeline(
     services.schema,
     services.db.flavour,
     services.skiptokens,
     readBudgetOf(config),
   );
-  readRoutes(app, services, reads);
-  mcpRoutes(app, services, reads);
+  // The application behind every front door: REST's routes and MCP's tools (pipeline/handle.ts).
+  const handler = new Handler(services.db, services.schema, config.db.database, reads);
+  readRoutes(app, services, handler);
+  mcpRoutes(app, services, handler);
   if (services.feed !== undefined) changesRoutes(app, services, services.feed);
-  writeRoutes(app, services);
-  rpcRoutes(app, services);
+  writeRoutes(app, handler);
+  rpcRoutes(app, handler);
   uploadRoutes(app, services);
   fileRoutes(app, services);
   docsRoutes(app, services);

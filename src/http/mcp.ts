@@ -10,7 +10,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { answerCall, answerMcp } from '../mcp/server.js';
 import { singleCall } from '../mcp/single-call.js';
-import type { ReadPipeline } from '../pipeline/read.js';
+import type { Handler } from '../pipeline/handle.js';
 import type { Services } from '../services.js';
 import { gated } from './route-gate.js';
 
@@ -55,18 +55,18 @@ function parsesAsJson(text: string): boolean {
   }
 }
 
-export function mcpRoutes(app: FastifyInstance, services: Services, reads: ReadPipeline): void {
+export function mcpRoutes(app: FastifyInstance, services: Services, handler: Handler): void {
   app.register(async (scope) => {
     registerParsers(scope);
-    mcpRoute(scope, services, reads);
+    mcpRoute(scope, services, handler);
   });
 }
 
-function mcpRoute(app: FastifyInstance, services: Services, reads: ReadPipeline): void {
+function mcpRoute(app: FastifyInstance, services: Services, handler: Handler): void {
   app.post('/mcp', gated({ kind: 'mcp' }), async (request: FastifyRequest, reply: FastifyReply) => {
     const context = {
       services,
-      reads,
+      handler,
       request,
       maxRows: services.config.mcpMaxRows,
       log: services.log,

@@ -3,11 +3,13 @@
  * the route declares it is (its gate, http/route-gate.ts), works out the caller's role (the token's `role`; `anonymous` without a token and in open mode), answers
  * what the role may not do before any body is read — 404 for a table it cannot read or a routine
  * it may not call, as for one that does not exist; 403 FORBIDDEN for another action on a table
- * that exists, or for files — and leaves `request.access` for the pipelines. Policy.decide says
+ * that exists, or for files — and leaves `request.access` for the pipelines. The table and
+ * routine decisions are pipeline/decide.ts's, the same for every front door; Policy.decide says
  * what is allowed. Without a policy it adds nothing.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { ApiError, forbidden } from '../errors.js';
+import { forbidden } from '../errors.js';
+import { may, routinesFor, tableFor } from '../pipeline/decide.js';
 import { ANONYMOUS, type Policy, type Requested } from '../policy/policy.js';
 import type { Access } from '../policy/views.js';
 import type { Services } from '../services.js';
@@ -59,40 +61,31 @@ export function registerPolicyGate(app: FastifyInstance, { policy, schema }: Ser
     // Only tables, files, routines and the MCP endpoint are refused here; other routes answer for
     // themselves.
     if (asked.kind === 'description' || asked.kind === 'other') return done();
-    const decision = policy.decide(access.role, asked);
-    // A role granted nothing has no tool to use; one granted anything is offered the tools it can
-    // use, and each call is decided as its REST request is (mcp/run-tool.ts).
-    if (asked.kind === 'mcp') return done(decision.allowed ? undefined : forbidden());
-    if (asked.kind === 'files') {
-      // A signed link was made only for an uploader whose role may download (http/upload.ts).
-      return done(decision.allowed || request.fileLink ? undefined : forbidden());
+    if (asked.kind === 'table') {
+      // A table the role may not read and one that does not exist answer alike, here, before
+      // the body is read (else a body error would tell them apart); only a table that exists is
+      // 403 for another action (pipeline/decide.ts).
+      let found: ReturnType<typeof tableFor>;
+      try {
+        found = tableFor(schema, access, asked.table, asked.action);
+      } catch (refusal) {
+        return done(refusal as Error);
+      }
+      if (!(found instanceof Promise)) return done();
+      found.then(() => done(), done);
+      return;
     }
+    const allowed = may(access, asked);
     if (asked.kind === 'routine') {
       // Withheld: the 404 of a routine that does not exist, after the same wait (db/schema.ts).
-      if (decision.allowed) return done();
-      schema.refuseRoutine(asked.routine, policy.callableBy(access.role)).catch(done);
+      if (allowed) return done();
+      routinesFor(schema, access, asked.routine).catch(done);
       return;
     }
-    // A table the role may not read and one that does not exist answer alike, here, before the
-    // body is read (else a body error would tell them apart), after the same schema re-read
-    // (db/schema.ts refuse); only a table that exists is 403 for another action.
-    // Its "did you mean" names only tables the role may read.
-    if (!decision.allowed && decision.refusal === 'unknown-table') {
-      schema.refuse(asked.table, policy.readableBy(access.role)).catch(done);
-      return;
-    }
-    const found = schema.require(asked.table);
-    const answer = decision.allowed ? undefined : forbidden();
-    if (!(found instanceof Promise)) return done(answer);
-    found.then(
-      () => done(answer),
-      // Not there after the same re-read: the same 404, its suggestions the role's.
-      (error: unknown) =>
-        done(
-          error instanceof ApiError && error.code === 'UNKNOWN_TABLE'
-            ? schema.unknown(asked.table, policy.readableBy(access.role))
-            : (error as Error),
-        ),
-    );
+    // A role granted nothing has no tool to use; one granted anything is offered the tools it can
+    // use, and each call is decided as its REST request is (pipeline/decide.ts).
+    if (asked.kind === 'mcp') return done(allowed ? undefined : forbidden());
+    // A signed link was made only for an uploader whose role may download (http/upload.ts).
+    return done(allowed || request.fileLink ? undefined : forbidden());
   });
 }

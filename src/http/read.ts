@@ -1,19 +1,19 @@
 /**
- * `GET /table/<table>/read`: route → the read pipeline (pipeline/read.ts: the compiled read of
- * the query string for the caller) → execute → the rows as a JSON array, or as CSV when Accept
- * prefers `text/csv` (docs/reading.md), streamed, or fetched whole when the plan bounds the
- * result (plan/small-read.ts). `GET /table/<table>/read(<key>,<value>)`: the one row as a JSON
+ * `GET /table/<table>/read`: route → a read Operation → handle (pipeline/handle.ts: the table for
+ * the role, the compiled read of the query string, its `$count`) → the Answer's rows as a JSON
+ * array, or as CSV when Accept prefers `text/csv` (docs/reading.md), streamed, or fetched whole
+ * when the plan bounds the result (plan/small-read.ts). `GET /table/<table>/read(<key>,<value>)`: the one row as a JSON
  * object (or a CSV header and record), 404 ROW_NOT_FOUND without one. find-my-way cannot match
  * parentheses in a pattern, so that last segment is a parameter and key-value.ts reads it.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { TableInfo } from '../db/schema-types.js';
-import { rowNotFound } from '../errors.js';
 import { requestLog } from '../log.js';
-import { type CompiledRead, compileKeyRead, csvOf, type ReadPipeline } from '../pipeline/read.js';
+import type { RowsAnswer } from '../pipeline/answer.js';
+import type { Handler } from '../pipeline/handle.js';
+import { type CompiledRead, csvOf } from '../pipeline/read.js';
+import { rawQueryString } from '../pipeline/read-cache.js';
 import { isKeyRead, parseKeyRead } from '../query/key-value.js';
 import type { Services } from '../services.js';
-import type { CompiledQuery } from '../sql/compiled-query.js';
 import { actionRefusal } from './allowed-methods.js';
 import { csvFraming } from './csv-rows.js';
 import { toApiError } from './errors.js';
@@ -30,7 +30,6 @@ import { NextLinks, type PageLink } from './next-link.js';
 import { gated } from './route-gate.js';
 
 type QueryObject = Record<string, string | string[] | undefined>;
-type ReadRequest = FastifyRequest<{ Params: { table: string }; Querystring: QueryObject }>;
 type KeyReadRequest = FastifyRequest<{
   Params: { table: string; action: string };
   Querystring: QueryObject;
@@ -40,10 +39,10 @@ const ACCEPT = ['Accept'];
 
 export function readRoutes(
   app: FastifyInstance,
-  { db, schema, skiptokens, config, log }: Services,
-  pipeline: ReadPipeline,
+  { db, skiptokens, config, log }: Services,
+  handler: Handler,
 ): void {
-  const links = new NextLinks(skiptokens, config.baseUrl, (read) => pipeline.isKept(read));
+  const links = new NextLinks(skiptokens, config.baseUrl, (read) => handler.isKept(read));
   /** The most an answer held before it is sent may take (json-rows.ts). */
   const maxBytes = config.maxAnswerBytes;
   /** A streamed answer cut short: a stalled or slow client, MySQL failing. */
@@ -51,45 +50,30 @@ export function readRoutes(
     requestLog(log, reply.request).warn({ code: error.code }, error.message);
 
   /**
-   * The read of `table`. Not an async function: a small read, nearly every one, answers from the
-   * driver's callback and returns nothing (Fastify then waits for reply.send), without a promise
-   * on its way. Whatever must wait for a promise (a schema read, `$count`, a stream) returns one,
-   * and Fastify answers it as it does an async handler's; a promise that comes to the callback
-   * path resolves with `reply`, a thenable that settles when the answer is out.
+   * A read's rows as the route frames them. Not an async function: a small read, nearly every
+   * one, answers from the driver's callback and returns nothing (Fastify then waits for
+   * reply.send), without a promise on its way. Whatever must wait for a promise (a schema read,
+   * `$count`, a stream) returns one, and Fastify answers it as it does an async handler's; a
+   * promise that comes to the callback path resolves with `reply`, a thenable that settles when
+   * the answer is out.
    */
-  function read(
-    request: ReadRequest,
-    reply: FastifyReply,
-    known: TableInfo,
-  ): Promise<FastifyReply> | undefined {
-    const { access } = request;
-    const compiled = pipeline.read(known, request.url, request.query, access);
-    // The Link to the next page of a paged read (next-link.ts); null for any other.
-    const linked = (made: CompiledRead) => links.of(known, request.query, made);
-    return compiled instanceof Promise
-      ? compiled.then((made) => answer(reply, pipeline.admit(made, access), linked(made)) ?? reply)
-      : answer(reply, pipeline.admit(compiled, access), linked(compiled));
-  }
-
-  function answer(
-    reply: FastifyReply,
-    compiled: CompiledRead,
-    link: PageLink | null,
-  ): Promise<FastifyReply> | undefined {
+  function answer(reply: FastifyReply, answered: RowsAnswer): Promise<FastifyReply> | undefined {
     // The same URL answers JSON or CSV by its Accept header: caches must tell them apart.
     vary(reply, ACCEPT);
-    if (compiled.count !== null) return counted(reply, compiled.count, compiled, link);
-    return rows(reply, compiled, link);
+    // The Link to the next page of a paged read (next-link.ts); null for any other.
+    const link = links.of(answered.table, reply.request.query as QueryObject, answered.compiled);
+    if (answered.total !== null) return counted(reply, answered.total, answered.read, link);
+    return rows(reply, answered.read, link);
   }
 
   async function counted(
     reply: FastifyReply,
-    count: CompiledQuery,
-    compiled: CompiledRead,
+    total: Promise<number>,
+    read: CompiledRead,
     link: PageLink | null,
   ): Promise<FastifyReply> {
-    reply.header('X-Total-Count', String(await db.count(count, reply.request)));
-    return rows(reply, compiled, link) ?? reply;
+    reply.header('X-Total-Count', String(await total));
+    return rows(reply, read, link) ?? reply;
   }
 
   /** The rows: a small read fetched whole and answered from the driver's callback, else streamed. */
@@ -175,42 +159,42 @@ export function readRoutes(
     '/table/:table/read',
     gated({ kind: 'table', action: 'read' }),
     (request, reply) => {
-      // A 404 comes before any 400. A known table comes back at once; a promise only when the
-      // schema is being read.
-      const found = schema.require(request.params.table);
-      return found instanceof Promise
-        ? found.then((known) => read(request, reply, known) ?? reply)
-        : read(request, reply, found);
+      const answered = handler.handle(
+        {
+          kind: 'read',
+          table: request.params.table,
+          query: request.query,
+          queryText: rawQueryString(request.url),
+        },
+        request.access,
+        // The request is its statements' caller as it is (http/caller.ts).
+        request,
+      );
+      return answered instanceof Promise
+        ? answered.then((made) => answer(reply, made) ?? reply)
+        : answer(reply, answered);
     },
   );
 
-  /**
-   * `read(<key>,<value>)`: compiled afresh each time (a key read's URL seldom repeats). A 404
-   * for the table comes before a 400 for the key.
-   */
+  /** `read(<key>,<value>)`: the one row as a JSON object, or a CSV header and record. */
   async function keyRead(request: KeyReadRequest, reply: FastifyReply) {
-    const { access } = request;
-    const known = await schema.require(request.params.table);
-    const key = parseKeyRead(request.params.action);
-    const made = schema.plan(known, (t) =>
-      compileKeyRead(t, key, request.query, access, db.flavour),
+    const { action } = request.params;
+    const { read, row } = await handler.handle(
+      {
+        kind: 'key-read',
+        table: request.params.table,
+        // A 404 for the table comes before a 400 for the key.
+        request: () => ({ key: parseKeyRead(action), query: request.query }),
+      },
+      request.access,
+      request,
     );
-    const compiled = pipeline.admit((made instanceof Promise ? await made : made).plan, access);
-    const found = await new Promise<unknown[][]>((resolve, reject) => {
-      db.arrays(
-        compiled.select,
-        (error, rows) => (error ? reject(error) : resolve(rows ?? [])),
-        request,
-      );
-    });
-    const [row] = found;
-    if (row === undefined) throw rowNotFound(known.name);
     vary(reply, ACCEPT);
     if (prefersCsv(request.headers.accept)) {
-      const csv = csvOf(compiled, config.csvFormulas);
+      const csv = csvOf(read, config.csvFormulas);
       return sendJsonRowsAtOnce(reply, [row], csv.serialize, maxBytes, csvFraming(csv));
     }
-    const text = rowText(row, compiled.serialize, maxBytes);
+    const text = rowText(row, read.serialize, maxBytes);
     reply.type(JSON_TYPE);
     return text;
   }

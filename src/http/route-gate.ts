@@ -19,7 +19,7 @@ export type RouteGate =
   | { readonly kind: 'files'; readonly action: FileAction }
   /** The API description (`/openapi.json` and Swagger UI's copies of it). */
   | { readonly kind: 'description' }
-  /** The MCP endpoint: each tool call is decided as its REST request is (mcp/run-tool.ts). */
+  /** The MCP endpoint: each tool call is decided as its REST request is (pipeline/decide.ts). */
   | { readonly kind: 'mcp' };
 
 declare module 'fastify' {

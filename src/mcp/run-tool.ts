@@ -1,33 +1,32 @@
 /**
- * One MCP tool call, through the same pipelines, policy and execute stage as the REST routes
- * (docs/mcp.md): a tool's arguments become the REST request's options, the answer is the REST
- * answer's JSON, and an error is the REST error body (`success`, `message`, `code`) as a tool
- * result marked isError. Tables and actions a role may not use are refused as REST refuses
- * them (an unreadable table is unknown).
+ * One MCP tool call, a front door beside REST (docs/mcp.md): a tool's arguments become the
+ * Operation of the REST request of the same options, handle (pipeline/handle.ts) decides and runs
+ * it as it does REST's, the answer is the REST answer's JSON, and an error is the REST error body
+ * (`success`, `message`, `code`) as a tool result marked isError. Tables and actions a role may
+ * not use are refused as REST refuses them (an unreadable table is unknown).
  */
 import type { FastifyRequest } from 'fastify';
-import { mapDbError } from '../db/errors.js';
 import type { RoutineInfo } from '../db/routines.js';
 import type { TableInfo } from '../db/schema-types.js';
-import { ApiError, forbidden, invalidBody } from '../errors.js';
+import { invalidBody } from '../errors.js';
+import { READ_CACHE_MAX_QUERY_CHARS } from '../limits.js';
 import type { Log } from '../log.js';
-import { SUCCESS_MESSAGES } from '../messages.js';
-import type { CompiledRead, ReadPipeline } from '../pipeline/read.js';
-import { functionAnswer, functionJob, procedureAnswer, procedureJob } from '../pipeline/rpc.js';
-import { createJob, deleteJob, type PlannedWrite, updateJob } from '../pipeline/write.js';
+import { errorBody, failed, writtenText } from '../pipeline/answer.js';
+import { may } from '../pipeline/decide.js';
+import type { Handler } from '../pipeline/handle.js';
 import { followable } from '../plan/view.js';
 import type { Action } from '../policy/policy.js';
 import { type Access, viewerFor } from '../policy/views.js';
 import { keyValue, type WriteTarget } from '../query/key-value.js';
-import type { QueryObject } from '../query/options.js';
+import { NO_PREFERENCES } from '../query/prefer.js';
 import { parseWriteTarget } from '../query/write-query.js';
 import type { Services } from '../services.js';
 import type { ToolName } from './tools.js';
 
-/** What a tool call runs with: the gateway's services, the read pipeline and the HTTP request. */
+/** What a tool call runs with: the gateway's services, the application and the HTTP request. */
 export interface ToolContext {
   readonly services: Services;
-  readonly reads: ReadPipeline;
+  readonly handler: Handler;
   readonly request: FastifyRequest;
   readonly maxRows: number;
   readonly log: Log;
@@ -68,10 +67,9 @@ export async function runTool(
         return ok(await callRoutine(context, args));
     }
   } catch (thrown) {
-    const error = thrown instanceof ApiError ? thrown : mapDbError(thrown);
+    const { error } = failed(thrown);
     if (error.status >= 500) context.log.error({ err: thrown, tool: name }, 'tool failed');
-    const body = { success: false, message: error.message, code: error.code };
-    return { content: [{ type: 'text', text: JSON.stringify(body) }], isError: true };
+    return { content: [{ type: 'text', text: JSON.stringify(errorBody(error)) }], isError: true };
   }
 }
 
@@ -118,10 +116,8 @@ export function listTables(context: ToolContext) {
 function callableRoutines(context: ToolContext): RoutineInfo[] {
   const access = accessOf(context);
   const { procedures, functions } = context.services.schema.routines;
-  return [...procedures.values(), ...functions.values()].filter(
-    (routine) =>
-      access === null ||
-      access.policy.decide(access.role, { kind: 'routine', routine: routine.name }).allowed,
+  return [...procedures.values(), ...functions.values()].filter((routine) =>
+    may(access, { kind: 'routine', routine: routine.name }),
   );
 }
 
@@ -139,37 +135,14 @@ function describeRoutine(routine: RoutineInfo) {
   };
 }
 
-/** Whether the caller may take the action on the table (Policy.decide; everything without one). */
-export function allowed(access: Access | null, table: TableInfo, action: Action): boolean {
-  if (access === null) return true;
-  return access.policy.decide(access.role, { kind: 'table', table: table.name, action }).allowed;
+/** Whether the caller may take the action on the table (pipeline/decide.ts). */
+function allowed(access: Access | null, table: TableInfo, action: Action): boolean {
+  return may(access, { kind: 'table', table: table.name, action });
 }
 
-/**
- * The table a call names, when the caller may take the action on it: a table it may not read
- * is unknown (after the same schema re-read as one that does not exist), another action it may
- * not take is forbidden — as the REST policy gate answers.
- */
-async function tableFor(context: ToolContext, args: Args, action: Action): Promise<TableInfo> {
-  const name = stringArg(args, 'table', true) as string;
-  const { schema } = context.services;
-  const access = accessOf(context);
-  if (access !== null) {
-    const decision = access.policy.decide(access.role, { kind: 'table', table: name, action });
-    // Its "did you mean" names only tables the role may read.
-    const readable = access.policy.readableBy(access.role);
-    if (!decision.allowed && decision.refusal === 'unknown-table') {
-      return schema.refuse(name, readable);
-    }
-    const table = await Promise.resolve(schema.require(name)).catch((error: unknown) => {
-      throw error instanceof ApiError && error.code === 'UNKNOWN_TABLE'
-        ? schema.unknown(name, readable)
-        : error;
-    });
-    if (!decision.allowed) throw forbidden();
-    return table;
-  }
-  return schema.require(name);
+/** The table a call names (handle decides whether the caller may use it). */
+function tableArg(args: Args): string {
+  return stringArg(args, 'table', true) as string;
 }
 
 function stringArg(args: Args, name: string, required = false): string | undefined {
@@ -229,21 +202,31 @@ async function cappedRead(
   unit: 'rows' | 'groups',
   options: Readonly<Record<string, string | undefined>>,
 ): Promise<string> {
-  const table = await tableFor(context, args, 'read');
-  const top = countArg(args, 'top');
-  const limit = Math.min(top ?? Number.POSITIVE_INFINITY, context.maxRows);
-  const query: Record<string, string> = {};
-  for (const [option, value] of Object.entries(options))
-    if (value !== undefined) query[option] = value;
-  query.$top = String(limit + 1);
-  const skip = countArg(args, 'skip');
-  if (skip !== undefined) query.$skip = String(skip);
-  const access = accessOf(context);
-  const made = context.reads.read(table, urlOf(query), query, access);
-  const read = context.reads.admit(made instanceof Promise ? await made : made, access);
-  const { db } = context.services;
-  const total = read.count === null ? null : await db.count(read.count, context.request);
-  const rows = await arrays(context, read);
+  const table = tableArg(args);
+  const { handler, request, maxRows } = context;
+  // Read once the table is known: its 404 comes before an error in top or skip, as in REST.
+  let window: Window = { top: undefined, skip: undefined, limit: maxRows };
+  const made = handler.handle(
+    {
+      kind: 'read',
+      table,
+      request: () => {
+        window = windowOf(args, maxRows);
+        const query: Record<string, string> = {};
+        for (const [option, value] of Object.entries(options))
+          if (value !== undefined) query[option] = value;
+        query.$top = String(window.limit + 1);
+        if (window.skip !== undefined) query.$skip = String(window.skip);
+        return { query, queryText: queryTextOf(query) };
+      },
+    },
+    request.access,
+    request,
+  );
+  const { read, total: counting } = made instanceof Promise ? await made : made;
+  const total = counting === null ? null : await counting;
+  const rows = await handler.fetch(read, request);
+  const { top, skip, limit } = window;
   const more = rows.length > limit;
   const shown = more ? rows.slice(0, limit) : rows;
   let text = `{"rows":[${shown.map((row) => read.serialize(row)).join(',')}]`;
@@ -252,42 +235,54 @@ async function cappedRead(
   if (more) {
     const next = (skip ?? 0) + limit;
     const capped =
-      top === undefined || top > context.maxRows
-        ? `; at most ${context.maxRows} ${unit} are answered per call`
+      top === undefined || top > maxRows
+        ? `; at most ${maxRows} ${unit} are answered per call`
         : '';
     text += `,"note":${JSON.stringify(`More ${unit} exist: read the next ones with skip ${next}${capped}.`)}`;
   }
   return `${text}}`;
 }
 
-/** The URL the read caches key a tool's read by (its options, in a fixed order). */
-function urlOf(query: QueryObject): string {
-  return `/mcp?${new URLSearchParams(query as Record<string, string>).toString()}`;
+/** A capped read's `top` and `skip` as given, and the most rows it answers. */
+interface Window {
+  readonly top: number | undefined;
+  readonly skip: number | undefined;
+  readonly limit: number;
 }
 
-function arrays(context: ToolContext, read: CompiledRead): Promise<unknown[][]> {
-  return new Promise((resolve, reject) => {
-    context.services.db.arrays(
-      read.select,
-      (error, rows) => (error ? reject(error) : resolve(rows as unknown[][])),
-      context.request,
-    );
-  });
+function windowOf(args: Args, maxRows: number): Window {
+  const top = countArg(args, 'top');
+  const skip = countArg(args, 'skip');
+  return { top, skip, limit: Math.min(top ?? Number.POSITIVE_INFINITY, maxRows) };
+}
+
+/**
+ * What the read caches key a tool's read by: its query object (its options in a fixed order, all
+ * strings) as JSON after a NUL, which no HTTP request's query string holds, so no REST read
+ * shares its entries; null past the cache's bound, as for REST (pipeline/read-cache.ts).
+ */
+function queryTextOf(query: Readonly<Record<string, string>>): string | null {
+  const text = `\u0000${JSON.stringify(query)}`;
+  return text.length > READ_CACHE_MAX_QUERY_CHARS ? null : text;
 }
 
 /** `create_rows`: the REST create of the same rows; the REST answer. */
 async function createRows(context: ToolContext, args: Args): Promise<string> {
-  const table = await tableFor(context, args, 'create');
-  const rows = args.rows;
-  if (rows === undefined) throw invalidBody("The argument 'rows' is required");
-  const planned = await jobFor(context, table, (t) => createJob(t, rows, accessOf(context)));
-  const result = await context.services.db.write(planned.job, context.request);
-  return JSON.stringify({
-    success: true,
-    message: SUCCESS_MESSAGES.inserted,
-    insertId: result.insertId,
-    affectedRows: result.affectedRows,
-  });
+  const { handler, request } = context;
+  const answer = await handler.handle(
+    {
+      kind: 'create',
+      table: tableArg(args),
+      request: () => {
+        const rows = args.rows;
+        if (rows === undefined) throw invalidBody("The argument 'rows' is required");
+        return { body: rows, preferences: NO_PREFERENCES };
+      },
+    },
+    request.access,
+    request,
+  );
+  return writtenText(answer);
 }
 
 /**
@@ -316,23 +311,29 @@ async function changeRows(
   args: Args,
   action: 'update' | 'delete',
 ): Promise<string> {
-  const table = await tableFor(context, args, action);
-  const target = targetOf(args, action);
-  const access = accessOf(context);
-  let planned: PlannedWrite;
-  if (action === 'update') {
-    const values = args.values;
-    if (values === undefined) throw invalidBody("The argument 'values' is required");
-    planned = await jobFor(context, table, (t) => updateJob(t, target, values, access));
-  } else {
-    planned = await jobFor(context, table, (t) => deleteJob(t, target, access));
-  }
-  const result = await context.services.db.write(planned.job, context.request);
-  return JSON.stringify({
-    success: true,
-    message: action === 'update' ? SUCCESS_MESSAGES.updated : SUCCESS_MESSAGES.deleted,
-    affectedRows: result.affectedRows,
-  });
+  const { handler, request } = context;
+  const table = tableArg(args);
+  const answer = await handler.handle(
+    action === 'update'
+      ? {
+          kind: 'update',
+          table,
+          request: () => {
+            const target = targetOf(args, action);
+            const values = args.values;
+            if (values === undefined) throw invalidBody("The argument 'values' is required");
+            return { target, body: values, preferences: NO_PREFERENCES };
+          },
+        }
+      : {
+          kind: 'delete',
+          table,
+          request: () => ({ target: targetOf(args, action), preferences: NO_PREFERENCES }),
+        },
+    request.access,
+    request,
+  );
+  return writtenText(answer);
 }
 
 /**
@@ -340,34 +341,14 @@ async function changeRows(
  * name, else the function. A routine the role may not call is unknown, as in REST.
  */
 async function callRoutine(context: ToolContext, args: Args): Promise<string> {
-  const name = stringArg(args, 'name', true) as string;
-  const given = args.arguments ?? {};
-  const { schema, db, config } = context.services;
-  const access = accessOf(context);
-  // Its "did you mean" names only routines the role may call.
-  if (
-    access !== null &&
-    !access.policy.decide(access.role, { kind: 'routine', routine: name }).allowed
-  ) {
-    return schema.refuseRoutine(name, access.policy.callableBy(access.role));
-  }
-  const found = await schema.requireRoutines(name, access?.policy.callableBy(access.role));
-  const target = { database: config.db.database, flavour: db.flavour };
-  return found.procedure === undefined
-    ? functionAnswer(
-        await db.call(functionJob(target, found.function, { body: given }), context.request),
-      )
-    : procedureAnswer(await db.call(procedureJob(target, found.procedure, given), context.request));
-}
-
-/** A write job, made again against a fresh schema when the arguments name something unknown. */
-async function jobFor(
-  context: ToolContext,
-  table: TableInfo,
-  make: (table: TableInfo) => PlannedWrite,
-): Promise<PlannedWrite> {
-  const made = context.services.schema.plan(table, make);
-  return (made instanceof Promise ? await made : made).plan;
+  const routine = stringArg(args, 'name', true) as string;
+  const { handler, request } = context;
+  const answer = await handler.handle(
+    { kind: 'call', routine, request: () => ({ body: args.arguments ?? {} }) },
+    request.access,
+    request,
+  );
+  return answer.text;
 }
 
 /** The tools a table's write actions bring (reading one brings list_tables and the reads). */

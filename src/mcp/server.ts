@@ -15,6 +15,8 @@ import {
   McpError,
 } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import { invalidBody } from '../errors.js';
+import { errorBody } from '../pipeline/answer.js';
 import { VERSION } from '../version.js';
 import { offered, runTool, type ToolContext } from './run-tool.js';
 import { SingleCallTransport } from './single-call.js';
@@ -98,10 +100,7 @@ function serverFor(context: ToolContext): Server {
 
 /** A call's arguments that its tool does not take: a tool error, as REST's 400 would be. */
 function argumentError(tool: Tool, message: string) {
-  const body = {
-    success: false,
-    message: `${message}; ${tool.name} takes ${Object.keys(tool.inputSchema.properties).join(', ') || 'no arguments'}`,
-    code: 'INVALID_BODY',
-  };
+  const takes = Object.keys(tool.inputSchema.properties).join(', ') || 'no arguments';
+  const body = errorBody(invalidBody(`${message}; ${tool.name} takes ${takes}`));
   return { content: [{ type: 'text' as const, text: JSON.stringify(body) }], isError: true };
 }

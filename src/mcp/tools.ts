@@ -2,7 +2,7 @@
  * The MCP tools (docs/mcp.md): their names, the descriptions and input schemas an agent reads,
  * and which of them a role is offered. Arguments are the REST request's options, as strings in
  * the REST syntax (`filter: "rating eq 'PG'"`), except rows, values and arguments (JSON) and
- * numbers; the tools run the same pipelines as REST (run-tool.ts).
+ * numbers; each tool builds the Operation of its REST request and handle runs it (run-tool.ts).
  */
 import { MAX_APPLY_BYTES, MAX_FILTER_BYTES, MAX_INSERT_ROWS } from '../limits.js';
 

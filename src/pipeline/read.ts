@@ -34,7 +34,7 @@ import { compileKeyMatch } from '../sql/compile-write.js';
 import { bindUser, namesUser } from '../sql/user-values.js';
 import { compileApplyPlan } from './apply-read.js';
 import type { CompiledRead, ReadPage } from './compiled-read.js';
-import { ReadCache, rawQueryString } from './read-cache.js';
+import { ReadCache } from './read-cache.js';
 import { ShapeCache } from './read-shape.js';
 import { bindingOf, type Position, type Skiptokens } from './skiptoken.js';
 
@@ -326,22 +326,23 @@ export class ReadPipeline {
   }
 
   /**
-   * The read of `table` for a request: at once when cached, else a promise only on a re-read.
+   * The read of `table` for a query object, keyed in the caches by `queryText`, the text it was
+   * parsed from (null: not cached): at once when cached, else a promise only on a re-read.
    * A `$skiptoken` read is compiled and kept as its query with an empty token, so every token of
    * one query shares one compiled read, and the token's position is bound in as parameters.
    */
   read(
     table: TableInfo,
-    url: string,
+    queryText: string | null,
     query: QueryObject,
     access: Access | null,
   ): CompiledRead | Promise<CompiledRead> {
     const token = query.$skiptoken;
     // A repeated `$skiptoken` (an array) is refused by the parse, as any repeated option.
-    if (typeof token !== 'string') return this.compiled(table, rawQueryString(url), query, access);
+    if (typeof token !== 'string') return this.compiled(table, queryText, query, access);
     const made = this.compiled(
       table,
-      withoutToken(rawQueryString(url)),
+      withoutToken(queryText),
       { ...query, $skiptoken: '' },
       access,
     );

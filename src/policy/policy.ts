@@ -50,7 +50,7 @@ export type Requested =
   /** `/rpc/<name>`: calling the procedure or function of that name. */
   | { readonly kind: 'routine'; readonly routine: string }
   | { readonly kind: 'description' }
-  /** The MCP endpoint: its tools check each table as REST does (mcp/run-tool.ts). */
+  /** The MCP endpoint: its tools check each table as REST does (pipeline/decide.ts). */
   | { readonly kind: 'mcp' }
   | { readonly kind: 'other' };
 

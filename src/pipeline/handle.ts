@@ -1,0 +1,217 @@
+/**
+ * The application behind every front door (CONTRIBUTING.md, "How to add a front door"): an
+ * Operation (operation.ts) and the caller → the table or routine for the role (decide.ts) → the
+ * plan, through the read caches (read.ts) and re-made once against a fresh schema when it names
+ * something the cached one does not know (db/schema.ts plan) → execute → an Answer (answer.ts).
+ * A read's rows are the one thing left to run: the front door streams them or fetches them whole,
+ * as its protocol frames them. A front door builds the Operation, calls handle and frames the
+ * Answer; it decides nothing.
+ */
+import type { SchemaCache } from '../db/schema.js';
+import type { TableInfo } from '../db/schema-types.js';
+import { procedureNeedsPost, rowNotFound } from '../errors.js';
+import type { Caller } from '../execute/caller.js';
+import type { Database } from '../execute/database.js';
+import type { Access } from '../policy/views.js';
+import { appliedPreferences, type Preferences } from '../query/prefer.js';
+import type { CalledAnswer, RowAnswer, RowsAnswer, WrittenAnswer } from './answer.js';
+import type { CompiledRead } from './compiled-read.js';
+import { routinesFor, tableFor } from './decide.js';
+import type {
+  CallOperation,
+  KeyReadOperation,
+  Operation,
+  ReadOperation,
+  WriteOperation,
+} from './operation.js';
+import { compileKeyRead, type ReadPipeline } from './read.js';
+import {
+  type CallTarget,
+  functionAnswer,
+  functionJob,
+  procedureAnswer,
+  procedureJob,
+} from './rpc.js';
+import { createJob, deleteJob, type PlannedWrite, updateJob } from './write.js';
+
+export class Handler {
+  constructor(
+    private readonly db: Database,
+    private readonly schema: SchemaCache,
+    /** The served database, where routines are called. */
+    private readonly database: string,
+    private readonly reads: ReadPipeline,
+  ) {}
+
+  /**
+   * The Operation's answer for the caller (`access`: its role under the policy, null without
+   * one; `caller`: whom its statements run for). A read answers at once when its table is known
+   * and its plan cached (the hot path makes no promise). A refusal
+   * is thrown (or rejected) as the catalogue's error, or MySQL's: a front door frames it as the
+   * error Answer `failed` makes of it, or lets its framework's error handler answer the same body.
+   */
+  handle(
+    operation: ReadOperation,
+    access: Access | null,
+    caller: Caller,
+  ): RowsAnswer | Promise<RowsAnswer>;
+  handle(operation: KeyReadOperation, access: Access | null, caller: Caller): Promise<RowAnswer>;
+  handle(operation: WriteOperation, access: Access | null, caller: Caller): Promise<WrittenAnswer>;
+  handle(operation: CallOperation, access: Access | null, caller: Caller): Promise<CalledAnswer>;
+  handle(
+    operation: Operation,
+    access: Access | null,
+    caller: Caller,
+  ): RowsAnswer | Promise<RowsAnswer | RowAnswer | WrittenAnswer | CalledAnswer> {
+    switch (operation.kind) {
+      case 'read':
+        return this.read(operation, access, caller);
+      case 'key-read':
+        return this.keyRead(operation, access, caller);
+      case 'create':
+      case 'update':
+      case 'delete':
+        return this.write(operation, access, caller);
+      case 'call':
+        return this.call(operation, access, caller);
+    }
+  }
+
+  /** Whether `read` belongs to one query string alone (ReadPipeline.isKept). */
+  isKept(read: CompiledRead): boolean {
+    return this.reads.isKept(read);
+  }
+
+  /** A read's rows fetched whole, for a front door that does not stream them. */
+  fetch(read: CompiledRead, caller: Caller): Promise<unknown[][]> {
+    return new Promise((resolve, reject) => {
+      this.db.arrays(
+        read.select,
+        (error, rows) => (error ? reject(error) : resolve((rows ?? []) as unknown[][])),
+        caller,
+      );
+    });
+  }
+
+  private read(
+    operation: ReadOperation,
+    access: Access | null,
+    caller: Caller,
+  ): RowsAnswer | Promise<RowsAnswer> {
+    const found = tableFor(this.schema, access, operation.table, 'read');
+    return found instanceof Promise
+      ? found.then((table) => this.readOf(table, operation, access, caller))
+      : this.readOf(found, operation, access, caller);
+  }
+
+  private readOf(
+    table: TableInfo,
+    operation: ReadOperation,
+    access: Access | null,
+    caller: Caller,
+  ): RowsAnswer | Promise<RowsAnswer> {
+    const { query, queryText } = 'request' in operation ? operation.request() : operation;
+    const made = this.reads.read(table, queryText, query, access);
+    return made instanceof Promise
+      ? made.then((compiled) => this.counted(table, compiled, access, caller))
+      : this.counted(table, made, access, caller);
+  }
+
+  /** Admitted (the caller's budget, its `@user` values), its `$count` run when asked for. */
+  private counted(
+    table: TableInfo,
+    compiled: CompiledRead,
+    access: Access | null,
+    caller: Caller,
+  ): RowsAnswer {
+    const read = this.reads.admit(compiled, access);
+    const total = read.count === null ? null : this.db.count(read.count, caller);
+    return { kind: 'rows', table, compiled, read, total };
+  }
+
+  /** `read(<key>,<value>)`: compiled afresh each time (a key read's URL seldom repeats). */
+  private async keyRead(
+    operation: KeyReadOperation,
+    access: Access | null,
+    caller: Caller,
+  ): Promise<RowAnswer> {
+    const found = tableFor(this.schema, access, operation.table, 'read');
+    const known = found instanceof Promise ? await found : found;
+    const { key, query } = operation.request();
+    const { flavour } = this.db;
+    const made = this.schema.plan(known, (t) => compileKeyRead(t, key, query, access, flavour));
+    const read = this.reads.admit((made instanceof Promise ? await made : made).plan, access);
+    const [row] = await this.fetch(read, caller);
+    if (row === undefined) throw rowNotFound(known.name);
+    return { kind: 'row', read, row };
+  }
+
+  private async write(
+    operation: WriteOperation,
+    access: Access | null,
+    caller: Caller,
+  ): Promise<WrittenAnswer> {
+    const found = tableFor(this.schema, access, operation.table, operation.kind);
+    const known = found instanceof Promise ? await found : found;
+    const { flavour } = this.db;
+    let preferences: Preferences;
+    let make: (table: TableInfo) => PlannedWrite;
+    switch (operation.kind) {
+      case 'create': {
+        const request = operation.request();
+        preferences = request.preferences;
+        make = (t) => createJob(t, request.body, access, request.preferences, flavour);
+        break;
+      }
+      case 'update': {
+        const request = operation.request();
+        preferences = request.preferences;
+        make = (t) =>
+          updateJob(t, request.target, request.body, access, request.preferences, flavour);
+        break;
+      }
+      case 'delete': {
+        const request = operation.request();
+        preferences = request.preferences;
+        make = (t) => deleteJob(t, request.target, access, request.preferences);
+        break;
+      }
+    }
+    const made = this.schema.plan(known, make);
+    const planned = (made instanceof Promise ? await made : made).plan;
+    const result = await this.db.write(planned.job, caller);
+    return {
+      kind: 'written',
+      action: operation.kind,
+      planned,
+      result,
+      applied: appliedPreferences(preferences, planned.applied),
+    };
+  }
+
+  /**
+   * A routine's call: with a body, the procedure of that name, else the function; with a query
+   * string, the function alone. One call, never in a transaction of ours.
+   */
+  private async call(
+    operation: CallOperation,
+    access: Access | null,
+    caller: Caller,
+  ): Promise<CalledAnswer> {
+    const found = await routinesFor(this.schema, access, operation.routine);
+    const given = operation.request();
+    // The flavour of the host in use, which `-h db1,db2` may change.
+    const target: CallTarget = { database: this.database, flavour: this.db.flavour };
+    let text: string;
+    if ('query' in given) {
+      if (found.function === undefined) throw procedureNeedsPost(operation.routine);
+      text = functionAnswer(await this.db.call(functionJob(target, found.function, given), caller));
+    } else if (found.procedure === undefined) {
+      text = functionAnswer(await this.db.call(functionJob(target, found.function, given), caller));
+    } else {
+      const job = procedureJob(target, found.procedure, given.body);
+      text = procedureAnswer(await this.db.call(job, caller));
+    }
+    return { kind: 'called', text };
+  }
+}
