@@ -155,9 +155,9 @@ export class Evaluator {
   private async copyOf(table: TableInfo): Promise<void> {
     if (this.copies.get(table.name) === table) return;
     const name = quoteIdent(table.name);
-    if (this.copies.has(table.name)) {
-      await this.connection.query(`DROP TEMPORARY TABLE IF EXISTS ${name}`);
-    }
+    // Also after forget(): a copy left on the connection would be what `LIKE` copies (the old
+    // columns, and the image column twice). Only a temporary table can be dropped here.
+    await this.connection.query(`DROP TEMPORARY TABLE IF EXISTS ${name}`);
     this.copies.delete(table.name);
     const scratch = quoteIdent(`${IMAGE}_new`);
     await this.connection.query(`DROP TEMPORARY TABLE IF EXISTS ${scratch}`);
