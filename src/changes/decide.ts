@@ -42,6 +42,45 @@ export interface Evaluated {
   readonly matches: Matches;
 }
 
+/** One event a change makes for a subscriber. */
+export interface Decided {
+  readonly op: 'insert' | 'update' | 'delete';
+  /** The image whose key the event carries (and whose row, unless it is a delete). */
+  readonly image: number;
+  /**
+   * The first of the two events of a change that moved a row to another key: resuming after
+   * it must send the change again (its id is the place before the change).
+   */
+  readonly beforeChange: boolean;
+}
+
+/**
+ * What one change is to a subscriber, as its reads before and after the change tell: `rows`
+ * holds the images its read matched, `keys` every image's key as it may see it. Matched after
+ * only: an `insert`; before only: a `delete` of the old key; both: an `update` — unless the
+ * key it sees changed, for then the row left the old key and came in at the new one, as two
+ * reads keyed by it show: a `delete` of the old key, then an `insert`.
+ */
+export function eventsOf(
+  op: 'insert' | 'update' | 'delete',
+  [before, after]: readonly [number, number],
+  rows: ReadonlyMap<number, string>,
+  keys: ReadonlyMap<number, string>,
+): Decided[] {
+  const was = before >= 0 && rows.has(before);
+  const is = after >= 0 && rows.has(after);
+  if (was && is && keys.get(before) !== keys.get(after)) {
+    return [
+      { op: 'delete', image: before, beforeChange: true },
+      { op: 'insert', image: after, beforeChange: false },
+    ];
+  }
+  if (was && is) return [{ op, image: op === 'delete' ? before : after, beforeChange: false }];
+  if (is) return [{ op: 'insert', image: after, beforeChange: false }];
+  if (was) return [{ op: 'delete', image: before, beforeChange: false }];
+  return [];
+}
+
 export class Evaluator {
   /** Tables whose temporary copy exists on the connection, by the TableInfo it was made for. */
   private readonly copies = new Map<string, TableInfo>();

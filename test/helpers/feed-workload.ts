@@ -80,7 +80,7 @@ const NAMES = NAME_FAMILIES.flat();
 const POOLS: Record<string, readonly Value[]> = {
   qty: [-3, 0, 1, 5, 6, 12, 20, null],
   price: ['0.00', '1.50', '10.49', '10.50', '99.99', '-3.20', null],
-  ratio: [0.1, 0.25, 1e-7, 3.14159, -2.5, 1e20, 0, null],
+  ratio: [0.1, 0.25, 1e-7, 2.71, -2.5, 1e20, 0, null],
   due: ['2024-02-29', '2024-12-31', '2025-01-01', '2025-06-15', '1999-01-01', null],
   seen: [
     '2025-06-15 10:20:30.123',
@@ -110,20 +110,21 @@ export function randomRow(random: Random, id: number): ItemRow {
 }
 
 export interface Statement {
-  readonly id: number;
-  readonly op: 'insert' | 'update' | 'delete';
   readonly sql: string;
   readonly params: readonly Value[];
+  /** The rows it may change, in the order the log holds them (ascending key). */
+  readonly ids: readonly number[];
+  /** An update of the key: the row's id before and after. */
+  readonly rekey?: readonly [from: number, to: number];
 }
 
 const columnList = WRITTEN.join(', ');
 
 export function insertOf(row: ItemRow): Statement {
   return {
-    id: row.id as number,
-    op: 'insert',
     sql: `INSERT INTO items (${columnList}) VALUES (${WRITTEN.map(() => '?').join(', ')})`,
     params: WRITTEN.map((c) => row[c] ?? null),
+    ids: [row.id as number],
   };
 }
 
@@ -140,19 +141,57 @@ function changedValue(random: Random, column: string, row: ItemRow): Value {
   return pick(random, POOLS[column] as readonly Value[]);
 }
 
+/** SET items of 1–3 columns for `rows` (the model, changed to match). */
+function assignments(random: Random, rows: readonly ItemRow[]): Map<string, Value> {
+  const count = 1 + Math.floor(random() * 3);
+  const set = new Map<string, Value>();
+  for (let c = 0; c < count; c++) {
+    const column = pick(random, WRITTEN.slice(1));
+    set.set(column, changedValue(random, column, rows[0] as ItemRow));
+  }
+  for (const row of rows) for (const [column, value] of set) row[column] = value;
+  return set;
+}
+
 /**
- * One transaction's statements over distinct rows, keeping `rows` (the model of the table) as
- * it will be: an insert of a new id, an update of 1–3 columns, or a delete.
+ * One transaction's statements, no row changed twice, keeping `rows` (the model of the table)
+ * as it will be: inserts of new ids, updates of 1–3 columns (sometimes of the key), deletes,
+ * and first sometimes an update or delete of a range of ids (several rows in one statement).
  */
 export function randomTransaction(
   random: Random,
   rows: Map<number, ItemRow>,
   nextId: () => number,
 ): Statement[] {
-  const size = 1 + Math.floor(random() * 4);
+  const size = 1 + Math.floor(random() * 6);
   const touched = new Set<number>();
   const statements: Statement[] = [];
-  for (let i = 0; i < size; i++) {
+  if (random() < 0.15 && rows.size > 5) {
+    const sorted = [...rows.keys()].sort((a, b) => a - b);
+    const first = Math.floor(random() * (sorted.length - 2));
+    const span = sorted.slice(first, first + 2 + Math.floor(random() * 4));
+    const [low, high] = [span[0] as number, span[span.length - 1] as number];
+    for (const id of span) touched.add(id);
+    if (random() < 0.7) {
+      const set = assignments(
+        random,
+        span.map((id) => rows.get(id) as ItemRow),
+      );
+      statements.push({
+        sql: `UPDATE items SET ${[...set.keys()].map((c) => `${c} = ?`).join(', ')} WHERE id BETWEEN ? AND ?`,
+        params: [...set.values(), low, high],
+        ids: span,
+      });
+    } else {
+      for (const id of span) rows.delete(id);
+      statements.push({
+        sql: 'DELETE FROM items WHERE id BETWEEN ? AND ?',
+        params: [low, high],
+        ids: span,
+      });
+    }
+  }
+  for (let i = statements.length; i < size; i++) {
     const ids = [...rows.keys()].filter((id) => !touched.has(id));
     const roll = random();
     const insertShare = rows.size < 15 ? 0.5 : rows.size > 40 ? 0.05 : 0.2;
@@ -166,23 +205,32 @@ export function randomTransaction(
       const id = pick(random, ids);
       rows.delete(id);
       touched.add(id);
-      statements.push({ id, op: 'delete', sql: 'DELETE FROM items WHERE id = ?', params: [id] });
+      statements.push({ sql: 'DELETE FROM items WHERE id = ?', params: [id], ids: [id] });
+    } else if (roll < insertShare + deleteShare + 0.08) {
+      // The key changes (with another column, sometimes): the row leaves its old key.
+      const from = pick(random, ids);
+      const to = nextId();
+      const row = rows.get(from) as ItemRow;
+      rows.delete(from);
+      const set = random() < 0.5 ? new Map<string, Value>() : assignments(random, [row]);
+      row.id = to;
+      rows.set(to, row);
+      touched.add(from);
+      touched.add(to);
+      statements.push({
+        sql: `UPDATE items SET ${['id = ?', ...[...set.keys()].map((c) => `${c} = ?`)].join(', ')} WHERE id = ?`,
+        params: [to, ...set.values(), from],
+        ids: [from, to],
+        rekey: [from, to],
+      });
     } else {
       const id = pick(random, ids);
-      const row = rows.get(id) as ItemRow;
-      const count = 1 + Math.floor(random() * 3);
-      const set = new Map<string, Value>();
-      for (let c = 0; c < count; c++) {
-        const column = pick(random, WRITTEN.slice(1));
-        set.set(column, changedValue(random, column, row));
-      }
-      for (const [column, value] of set) row[column] = value;
+      const set = assignments(random, [rows.get(id) as ItemRow]);
       touched.add(id);
       statements.push({
-        id,
-        op: 'update',
         sql: `UPDATE items SET ${[...set.keys()].map((c) => `${c} = ?`).join(', ')} WHERE id = ?`,
         params: [...set.values(), id],
+        ids: [id],
       });
     }
   }
