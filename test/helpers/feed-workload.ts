@@ -154,19 +154,20 @@ function assignments(random: Random, rows: readonly ItemRow[]): Map<string, Valu
 }
 
 /**
- * One transaction's statements, no row changed twice, keeping `rows` (the model of the table)
- * as it will be: inserts of new ids, updates of 1–3 columns (sometimes of the key), deletes,
+ * One transaction's statements, no row changed twice (nor one in `touched`, the rows of the
+ * transactions before it in a burst), keeping `rows` (the model of the table) as it will be: inserts of new ids, updates of 1–3 columns (sometimes of the key), deletes,
  * and first sometimes an update or delete of a range of ids (several rows in one statement).
  */
 export function randomTransaction(
   random: Random,
   rows: Map<number, ItemRow>,
   nextId: () => number,
+  touched = new Set<number>(),
 ): Statement[] {
   const size = 1 + Math.floor(random() * 6);
-  const touched = new Set<number>();
   const statements: Statement[] = [];
-  if (random() < 0.15 && rows.size > 5) {
+  // A range would take in rows that `touched` holds from the transactions before.
+  if (random() < 0.15 && rows.size > 5 && touched.size === 0) {
     const sorted = [...rows.keys()].sort((a, b) => a - b);
     const first = Math.floor(random() * (sorted.length - 2));
     const span = sorted.slice(first, first + 2 + Math.floor(random() * 4));
