@@ -226,5 +226,25 @@ function parameterOf(column: ColumnInfo, value: unknown): unknown {
   // in, and the feed sends no spatial column (http/changes.ts refuses one in $select).
   if (value === undefined || column.kind === 'geometry') return null;
   if (typeof value === 'bigint') return value.toString();
+  if (column.dataType === 'time' && typeof value === 'string') return negativeTime(value);
   return value;
+}
+
+/** A TIME's hours, minutes and seconds as MySQL packs them (TIME2: 10, 6 and 6 bits). */
+const packTime = (h: number, m: number, s: number) => h * 4096 + m * 64 + s;
+
+/**
+ * A negative TIME without a fraction (or a zero one) as @vlasky/zongji 0.9.0 decodes MySQL's
+ * TIME2: it slices the flipped bits, one less than the magnitude, and adds the one to the
+ * seconds without carrying it, so `-01:00:00` arrives as `-00:63:64` (which a TIME column
+ * would take as 00:00:00). Adding the one to the packed bits instead gives the value back,
+ * and leaves a value it decoded right as it is.
+ */
+export function negativeTime(text: string): string {
+  const match = /^-(\d+):(\d\d):(\d\d)(\.0*)?$/.exec(text);
+  if (match === null) return text;
+  const packed = packTime(Number(match[1]), Number(match[2]), Number(match[3]) - 1) + 1;
+  const hour = Math.floor(packed / 4096);
+  const two = (n: number) => String(n).padStart(2, '0');
+  return `-${two(hour)}:${two(Math.floor(packed / 64) % 64)}:${two(packed % 64)}${match[4] ?? ''}`;
 }

@@ -25,11 +25,15 @@ export const ITEMS_TABLE = `CREATE TABLE items (
   code CHAR(6) NULL,
   f FLOAT NULL,
   ts TIMESTAMP(3) NULL,
+  bin VARBINARY(8) NULL,
+  tags SET('x','y','z') NULL,
+  tm TIME NULL,
+  big BIGINT UNSIGNED NULL,
   total DECIMAL(14,2) AS (qty * price) VIRTUAL,
   KEY name (name)
 )`;
 
-export type Value = string | number | null;
+export type Value = string | number | Buffer | null;
 export type ItemRow = Record<string, Value>;
 
 export const COLUMNS = [
@@ -48,6 +52,10 @@ export const COLUMNS = [
   'code',
   'f',
   'ts',
+  'bin',
+  'tags',
+  'tm',
+  'big',
   'total',
 ] as const;
 
@@ -96,6 +104,19 @@ const POOLS: Record<string, readonly Value[]> = {
   code: ['ab', 'AB ', 'ä', '', ' x', null],
   f: [0.1, 1.5, 3.4e38, -0.25, 1e-10, null],
   ts: ['2025-06-15 10:20:30.123', '2024-02-29 23:59:59.999', '2025-01-01 00:00:00.000', null],
+  bin: [Buffer.from([0, 255]), Buffer.from('a'), Buffer.from('A'), Buffer.alloc(0), null],
+  tags: ['x', 'x,z', 'y', '', null],
+  tm: [
+    '10:20:30',
+    '-01:00:00',
+    '-00:00:01',
+    '-12:30:00',
+    '-838:59:59',
+    '838:59:59',
+    '00:00:00',
+    null,
+  ],
+  big: ['18446744073709551615', '0', '9007199254740993', '9007199254740992', null],
 };
 
 export type Random = () => number;
@@ -311,6 +332,27 @@ const LEAVES: readonly (readonly [string, (random: Random) => string])[] = [
   ],
   ['total', (r) => `total ${pick(r, ['gt', 'eq', 'lt'])} ${pick(r, ['10', '0', '63.00', '-9.6'])}`],
   ['total', () => 'total eq null'],
+  [
+    'bin',
+    (r) => `bin ${pick(r, ['eq', 'ne', 'lt'])} ${pick(r, ["'AP8='", "'YQ=='", "'QQ=='", "''"])}`,
+  ],
+  ['bin', (r) => `bin ${pick(r, ['eq', 'ne'])} null`],
+  ['tags', (r) => `tags ${pick(r, ['eq', 'ne'])} ${quote(pick(r, ['x', 'x,z', 'X,Z', '']))}`],
+  ['tags', (r) => `contains(tags, ${quote(pick(r, ['z', 'x,', 'Y']))})`],
+  [
+    'tm',
+    (r) => `tm ${pick(r, ['lt', 'ge', 'eq'])} ${pick(r, ['12:00:00', '00:00:00', '10:20:30.000'])}`,
+  ],
+  [
+    'tm',
+    (r) =>
+      `${pick(r, ['hour', 'minute', 'second'])}(tm) ${pick(r, ['eq', 'gt'])} ${pick(r, [0, 10, 30, 59])}`,
+  ],
+  [
+    'big',
+    (r) =>
+      `big ${pick(r, ['eq', 'gt', 'le'])} ${pick(r, ['9007199254740992', '9007199254740993', '18446744073709551615', '1.8446744073709552e19', '0'])}`,
+  ],
   [
     'ts',
     (r) =>

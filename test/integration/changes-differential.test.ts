@@ -241,7 +241,7 @@ type RowChange = { readonly id: number } | { readonly rekey: readonly [number, n
 /** The rows with `ids` as the database holds them, by id, as comparable text. */
 async function storedRows(ids: readonly number[]): Promise<Map<number, string>> {
   const [rows] = (await writer.query(
-    'SELECT id, HEX(CONCAT_WS(0x1F, owner, name, qty, price, ratio, due, seen, kind, active, secret, meta, code, f, ts)) AS k, ISNULL(name) AS a, ISNULL(qty) AS b, ISNULL(price) AS c, ISNULL(ratio) AS d, ISNULL(due) AS e, ISNULL(seen) AS f, ISNULL(kind) AS g, ISNULL(active) AS h, ISNULL(secret) AS i, ISNULL(meta) AS j, ISNULL(code) AS l, ISNULL(f) AS m, ISNULL(ts) AS n FROM items WHERE id IN (?)',
+    'SELECT id, HEX(CONCAT_WS(0x1F, owner, name, qty, price, ratio, due, seen, kind, active, secret, meta, code, f, ts, bin, tags, tm, big)) AS k, ISNULL(name) AS a, ISNULL(qty) AS b, ISNULL(price) AS c, ISNULL(ratio) AS d, ISNULL(due) AS e, ISNULL(seen) AS f, ISNULL(kind) AS g, ISNULL(active) AS h, ISNULL(secret) AS i, ISNULL(meta) AS j, ISNULL(code) AS l, ISNULL(f) AS m, ISNULL(ts) AS n, ISNULL(bin) AS o, ISNULL(tags) AS p, ISNULL(tm) AS q, ISNULL(big) AS r FROM items WHERE id IN (?)',
     [ids],
   )) as unknown as [Record<string, unknown>[]];
   return new Map(rows.map((row) => [Number(row.id), JSON.stringify(row)]));
