@@ -29,6 +29,10 @@ export const ITEMS_TABLE = `CREATE TABLE items (
   tags SET('x','y','z') NULL,
   tm TIME NULL,
   big BIGINT UNSIGNED NULL,
+  tm3 TIME(3) NULL,
+  y YEAR NULL,
+  bits BIT(5) NULL,
+  uid BIGINT UNSIGNED NULL,
   total DECIMAL(14,2) AS (qty * price) VIRTUAL,
   KEY name (name)
 )`;
@@ -56,6 +60,10 @@ export const COLUMNS = [
   'tags',
   'tm',
   'big',
+  'tm3',
+  'y',
+  'bits',
+  'uid',
   'total',
 ] as const;
 
@@ -116,6 +124,11 @@ const POOLS: Record<string, readonly Value[]> = {
     '00:00:00',
     null,
   ],
+  tm3: ['-01:00:00.000', '-00:00:00.500', '-10:00:00.250', '-00:01:00.001', '12:00:00.999', null],
+  y: [2024, 2025, 1999, null],
+  bits: [0, 5, 31, null],
+  // Users' ids: the test's users are 1 to 4.
+  uid: [1, 2, 3, 4, 99, null],
   big: ['18446744073709551615', '0', '9007199254740993', '9007199254740992', null],
 };
 
@@ -348,6 +361,18 @@ const LEAVES: readonly (readonly [string, (random: Random) => string])[] = [
     (r) =>
       `${pick(r, ['hour', 'minute', 'second'])}(tm) ${pick(r, ['eq', 'gt'])} ${pick(r, [0, 10, 30, 59])}`,
   ],
+  [
+    'tm3',
+    (r) =>
+      `tm3 ${pick(r, ['lt', 'ge', 'eq'])} ${pick(r, ['-00:00:00.5', '00:00:00', '12:00:00.999'])}`,
+  ],
+  [
+    'tm3',
+    (r) =>
+      `${pick(r, ['hour', 'minute', 'second'])}(tm3) ${pick(r, ['eq', 'gt'])} ${pick(r, [0, 1, 10])}`,
+  ],
+  ['y', (r) => `y ${pick(r, ['eq', 'ge'])} ${pick(r, [2025, 1999, 0])}`],
+  ['bits', (r) => `bits ${pick(r, ['eq', 'gt'])} ${pick(r, [0, 5, 30])}`],
   [
     'big',
     (r) =>
