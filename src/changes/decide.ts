@@ -86,7 +86,11 @@ export class Evaluator {
   private readonly copies = new Map<string, TableInfo>();
   private queue: Promise<unknown> = Promise.resolve();
 
-  private constructor(private readonly connection: mysql.Connection) {}
+  private constructor(
+    private readonly connection: mysql.Connection,
+    /** The server's max_allowed_packet: no statement may be longer. */
+    private readonly packetBytes: number,
+  ) {}
 
   static async open(options: mysql.ConnectionOptions, setupSql: string): Promise<Evaluator> {
     const connection = await mysql.createConnection({ ...options, rowsAsArray: true });
@@ -94,7 +98,10 @@ export class Evaluator {
     // Images are copied as the log holds them: a zero date or a value older rules no longer
     // allow must still go in.
     await connection.query("SET sql_mode = 'NO_ENGINE_SUBSTITUTION'");
-    return new Evaluator(connection);
+    const [[packet]] = (await connection.query('SELECT @@max_allowed_packet')) as unknown as [
+      unknown[][],
+    ];
+    return new Evaluator(connection, Number(packet?.[0]));
   }
 
   async close(): Promise<void> {
@@ -151,19 +158,33 @@ export class Evaluator {
     const name = quoteIdent(table.name);
     await this.connection.query(`DELETE FROM ${name} WHERE ${quoteIdent(IMAGE)} IS NOT NULL`);
     const columns = table.columns.filter((column) => !column.generated);
-    if (images.length > 0) {
-      const list = [...columns.map((c) => quoteIdent(c.name)), quoteIdent(IMAGE)].join(', ');
-      const values: unknown[] = [];
-      const tuples = images.map((image, number) => {
-        for (const column of columns) values.push(parameterOf(column, image.row[column.name]));
-        values.push(number);
-        return `(${new Array(columns.length + 1).fill('?').join(', ')})`;
-      });
+    const list = [...columns.map((c) => quoteIdent(c.name)), quoteIdent(IMAGE)].join(', ');
+    const tuple = `(${new Array(columns.length + 1).fill('?').join(', ')})`;
+    // The images go in by statements that stay within max_allowed_packet: a batch of big rows
+    // in one statement would be refused, and the batch's events lost.
+    const budget = this.packetBytes / 2;
+    let values: unknown[] = [];
+    let count = 0;
+    let bytes = 0;
+    const flush = async () => {
+      if (count === 0) return;
       await this.connection.query(
-        `INSERT INTO ${name} (${list}) VALUES ${tuples.join(', ')}`,
+        `INSERT INTO ${name} (${list}) VALUES ${new Array(count).fill(tuple).join(', ')}`,
         values,
       );
+      values = [];
+      count = 0;
+      bytes = 0;
+    };
+    for (const [number, image] of images.entries()) {
+      const row = columns.map((column) => parameterOf(column, image.row[column.name]));
+      const size = row.reduce((sum: number, value) => sum + textBytes(value), 16);
+      if (count > 0 && bytes + size > budget) await flush();
+      values.push(...row, number);
+      count++;
+      bytes += size;
     }
+    await flush();
     const matches: Matches = new Map();
     for (const group of groups) {
       matches.set(group.key, await this.select(group.read));
@@ -218,6 +239,13 @@ export class Evaluator {
     await this.connection.query(`ALTER TABLE ${scratch} RENAME TO ${name}`);
     this.copies.set(table.name, table);
   }
+}
+
+/** At most how long a parameter is as statement text (escaped text, binary as hex). */
+function textBytes(value: unknown): number {
+  if (typeof value === 'string') return 2 * Buffer.byteLength(value) + 3;
+  if (Buffer.isBuffer(value)) return 2 * value.length + 3;
+  return 32;
 }
 
 /** A decoded value as a statement parameter. */

@@ -67,7 +67,9 @@ const POLICY = {
         },
       },
     },
-    auditor: { tables: { items: { read: { columns: visibleTo.auditor } } } },
+    auditor: {
+      tables: { items: { read: { columns: visibleTo.auditor } }, big_rows: { read: true } },
+    },
     fn: {
       tables: {
         items: {
@@ -135,6 +137,7 @@ beforeAll(async () => {
   await writer.query(`USE ${DB}`);
   await writer.query(ITEMS_TABLE);
   await writer.query('CREATE TABLE other (id INT AUTO_INCREMENT PRIMARY KEY, v VARCHAR(10))');
+  await writer.query('CREATE TABLE big_rows (id INT PRIMARY KEY, body LONGTEXT NOT NULL)');
   dir = await mkdtemp(path.join(os.tmpdir(), 'tablegate-changes-diff-'));
   const policyFile = path.join(dir, 'policy.json');
   await writeFile(policyFile, JSON.stringify(POLICY));
@@ -182,8 +185,9 @@ function query(subscriber: Pick<Subscriber, 'filter' | 'select'>, select = subsc
 async function readText(
   caller: Caller,
   options: string,
+  table = 'items',
 ): Promise<{ status: number; text: string }> {
-  const response = await fetch(`${gw.url}/table/items/read?${options}`, {
+  const response = await fetch(`${gw.url}/table/${table}/read?${options}`, {
     headers: caller.headers,
   });
   return { status: response.status, text: await response.text() };
@@ -561,3 +565,39 @@ test('a key change is a delete of the old key, then an insert at the new; resumi
     ['update', '{"op":"update","table":"items","key":{"id":1001},"row":{"id":1001,"name":"next"}}'],
   ]);
 });
+
+test('a transaction whose row images together pass max_allowed_packet arrives whole, as reads answer its rows', async () => {
+  const [[setting]] = (await writer.query('SELECT @@max_allowed_packet AS packet')) as unknown as [
+    { packet: number }[],
+  ];
+  const packet = Number(setting?.packet);
+  const auditor = CALLERS.find((c) => c.role === 'auditor') as Caller;
+  const size = 1024 * 1024;
+  const rows = Math.ceil((packet * 1.5) / size / 2);
+  const feed = await openStream(`${gw.url}/table/big_rows/changes`, auditor.headers);
+  expect(feed.status).toBe(200);
+  await writer.query('BEGIN');
+  for (let id = 1; id <= rows; id++) {
+    await writer.query('INSERT INTO big_rows VALUES (?, ?)', [id, 'a'.repeat(size)]);
+  }
+  await writer.query('COMMIT');
+  await writer.query('BEGIN');
+  for (let id = 1; id <= rows; id++) {
+    await writer.query('UPDATE big_rows SET body = ? WHERE id = ?', ['b'.repeat(size), id]);
+  }
+  await writer.query('COMMIT');
+  await waitFor(() => feed.events.length >= 2 * rows, 30_000);
+  feed.close();
+  console.log(`big_rows: ${rows} rows of 1 MiB, max_allowed_packet ${packet}`);
+  expect(feed.events.map((e) => [e.event, /"key":(\{[^}]*\})/.exec(e.data)?.[1]])).toEqual([
+    ...Array.from({ length: rows }, (_, i) => ['insert', `{"id":${i + 1}}`]),
+    ...Array.from({ length: rows }, (_, i) => ['update', `{"id":${i + 1}}`]),
+  ]);
+  const read = await readText(
+    auditor,
+    `$filter=${encodeURIComponent(`id eq ${rows}`)}`,
+    'big_rows',
+  );
+  expect(feed.events.at(-1)?.data).toContain(`"row":${splitJsonArray(read.text)[0]},"at"`);
+  expect(read.text).toContain(`"body":"${'b'.repeat(size)}"`);
+}, 60_000);
