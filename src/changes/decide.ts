@@ -42,12 +42,55 @@ export interface Evaluated {
   readonly matches: Matches;
 }
 
+/** One event a change makes for a subscriber. */
+export interface Decided {
+  readonly op: 'insert' | 'update' | 'delete';
+  /** The image whose key the event carries (and whose row, unless it is a delete). */
+  readonly image: number;
+  /**
+   * The first of the two events of a change that moved a row to another key: resuming after
+   * it must send the change again (its id is the place before the change).
+   */
+  readonly beforeChange: boolean;
+}
+
+/**
+ * What one change is to a subscriber, as its reads before and after the change tell: `rows`
+ * holds the images its read matched, `keys` every image's key as it may see it. Matched after
+ * only: an `insert`; before only: a `delete` of the old key; both: an `update` — unless the
+ * key it sees changed, for then the row left the old key and came in at the new one, as two
+ * reads keyed by it show: a `delete` of the old key, then an `insert`.
+ */
+export function eventsOf(
+  op: 'insert' | 'update' | 'delete',
+  [before, after]: readonly [number, number],
+  rows: ReadonlyMap<number, string>,
+  keys: ReadonlyMap<number, string>,
+): Decided[] {
+  const was = before >= 0 && rows.has(before);
+  const is = after >= 0 && rows.has(after);
+  if (was && is && keys.get(before) !== keys.get(after)) {
+    return [
+      { op: 'delete', image: before, beforeChange: true },
+      { op: 'insert', image: after, beforeChange: false },
+    ];
+  }
+  if (was && is) return [{ op, image: op === 'delete' ? before : after, beforeChange: false }];
+  if (is) return [{ op: 'insert', image: after, beforeChange: false }];
+  if (was) return [{ op: 'delete', image: before, beforeChange: false }];
+  return [];
+}
+
 export class Evaluator {
   /** Tables whose temporary copy exists on the connection, by the TableInfo it was made for. */
   private readonly copies = new Map<string, TableInfo>();
   private queue: Promise<unknown> = Promise.resolve();
 
-  private constructor(private readonly connection: mysql.Connection) {}
+  private constructor(
+    private readonly connection: mysql.Connection,
+    /** The server's max_allowed_packet: no statement may be longer. */
+    private readonly packetBytes: number,
+  ) {}
 
   static async open(options: mysql.ConnectionOptions, setupSql: string): Promise<Evaluator> {
     const connection = await mysql.createConnection({ ...options, rowsAsArray: true });
@@ -55,7 +98,10 @@ export class Evaluator {
     // Images are copied as the log holds them: a zero date or a value older rules no longer
     // allow must still go in.
     await connection.query("SET sql_mode = 'NO_ENGINE_SUBSTITUTION'");
-    return new Evaluator(connection);
+    const [[packet]] = (await connection.query('SELECT @@max_allowed_packet')) as unknown as [
+      unknown[][],
+    ];
+    return new Evaluator(connection, Number(packet?.[0]));
   }
 
   async close(): Promise<void> {
@@ -112,19 +158,33 @@ export class Evaluator {
     const name = quoteIdent(table.name);
     await this.connection.query(`DELETE FROM ${name} WHERE ${quoteIdent(IMAGE)} IS NOT NULL`);
     const columns = table.columns.filter((column) => !column.generated);
-    if (images.length > 0) {
-      const list = [...columns.map((c) => quoteIdent(c.name)), quoteIdent(IMAGE)].join(', ');
-      const values: unknown[] = [];
-      const tuples = images.map((image, number) => {
-        for (const column of columns) values.push(parameterOf(column, image.row[column.name]));
-        values.push(number);
-        return `(${new Array(columns.length + 1).fill('?').join(', ')})`;
-      });
+    const list = [...columns.map((c) => quoteIdent(c.name)), quoteIdent(IMAGE)].join(', ');
+    const tuple = `(${new Array(columns.length + 1).fill('?').join(', ')})`;
+    // The images go in by statements that stay within max_allowed_packet: a batch of big rows
+    // in one statement would be refused, and the batch's events lost.
+    const budget = this.packetBytes / 2;
+    let values: unknown[] = [];
+    let count = 0;
+    let bytes = 0;
+    const flush = async () => {
+      if (count === 0) return;
       await this.connection.query(
-        `INSERT INTO ${name} (${list}) VALUES ${tuples.join(', ')}`,
+        `INSERT INTO ${name} (${list}) VALUES ${new Array(count).fill(tuple).join(', ')}`,
         values,
       );
+      values = [];
+      count = 0;
+      bytes = 0;
+    };
+    for (const [number, image] of images.entries()) {
+      const row = columns.map((column) => parameterOf(column, image.row[column.name]));
+      const size = row.reduce((sum: number, value) => sum + textBytes(value), 16);
+      if (count > 0 && bytes + size > budget) await flush();
+      values.push(...row, number);
+      count++;
+      bytes += size;
     }
+    await flush();
     const matches: Matches = new Map();
     for (const group of groups) {
       matches.set(group.key, await this.select(group.read));
@@ -155,9 +215,9 @@ export class Evaluator {
   private async copyOf(table: TableInfo): Promise<void> {
     if (this.copies.get(table.name) === table) return;
     const name = quoteIdent(table.name);
-    if (this.copies.has(table.name)) {
-      await this.connection.query(`DROP TEMPORARY TABLE IF EXISTS ${name}`);
-    }
+    // Also after forget(): a copy left on the connection would be what `LIKE` copies (the old
+    // columns, and the image column twice). Only a temporary table can be dropped here.
+    await this.connection.query(`DROP TEMPORARY TABLE IF EXISTS ${name}`);
     this.copies.delete(table.name);
     const scratch = quoteIdent(`${IMAGE}_new`);
     await this.connection.query(`DROP TEMPORARY TABLE IF EXISTS ${scratch}`);
@@ -181,11 +241,38 @@ export class Evaluator {
   }
 }
 
+/** At most how long a parameter is as statement text (escaped text, binary as hex). */
+function textBytes(value: unknown): number {
+  if (typeof value === 'string') return 2 * Buffer.byteLength(value) + 3;
+  if (Buffer.isBuffer(value)) return 2 * value.length + 3;
+  return 32;
+}
+
 /** A decoded value as a statement parameter. */
 function parameterOf(column: ColumnInfo, value: unknown): unknown {
   // The library gives a spatial value's coordinates without its SRID or exact type: none goes
   // in, and the feed sends no spatial column (http/changes.ts refuses one in $select).
   if (value === undefined || column.kind === 'geometry') return null;
   if (typeof value === 'bigint') return value.toString();
+  if (column.dataType === 'time' && typeof value === 'string') return negativeTime(value);
   return value;
+}
+
+/** A TIME's hours, minutes and seconds as MySQL packs them (TIME2: 10, 6 and 6 bits). */
+const packTime = (h: number, m: number, s: number) => h * 4096 + m * 64 + s;
+
+/**
+ * A negative TIME without a fraction (or a zero one) as @vlasky/zongji 0.9.0 decodes MySQL's
+ * TIME2: it slices the flipped bits, one less than the magnitude, and adds the one to the
+ * seconds without carrying it, so `-01:00:00` arrives as `-00:63:64` (which a TIME column
+ * would take as 00:00:00). Adding the one to the packed bits instead gives the value back,
+ * and leaves a value it decoded right as it is.
+ */
+export function negativeTime(text: string): string {
+  const match = /^-(\d+):(\d\d):(\d\d)(\.0*)?$/.exec(text);
+  if (match === null) return text;
+  const packed = packTime(Number(match[1]), Number(match[2]), Number(match[3]) - 1) + 1;
+  const hour = Math.floor(packed / 4096);
+  const two = (n: number) => String(n).padStart(2, '0');
+  return `-${two(hour)}:${two(Math.floor(packed / 64) % 64)}:${two(packed % 64)}${match[4] ?? ''}`;
 }

@@ -22,7 +22,7 @@ import {
 } from '../limits.js';
 import type { Log } from '../log.js';
 import type { CompiledRead } from '../pipeline/compiled-read.js';
-import { type Evaluated, Evaluator, type ReadGroup } from './decide.js';
+import { type Evaluated, Evaluator, eventsOf, type ReadGroup } from './decide.js';
 import { comparePositions, type FeedPositions, type LogPosition } from './positions.js';
 import {
   BinlogReader,
@@ -525,20 +525,16 @@ export class ChangeFeed {
       const transaction = job.transactions[place.transaction] as Transaction;
       const position = positionOf(transaction, place.index);
       if (job.after !== null && comparePositions(position, job.after) <= 0) return;
-      const [before, after] = evaluated.images[i] as readonly [number, number];
-      const was = before >= 0 && rows.has(before);
-      const is = after >= 0 && rows.has(after);
-      let op: 'insert' | 'update' | 'delete';
-      if (was && is)
-        op = change.op === 'insert' ? 'insert' : change.op === 'delete' ? 'delete' : 'update';
-      else if (is) op = 'insert';
-      else if (was) op = 'delete';
-      else return;
-      const key = keys.get(op === 'delete' ? before : after) ?? 'null';
-      const row = op === 'delete' ? '' : `,"row":${rows.get(after)}`;
-      const data = `{"op":"${op}","table":${table},"key":${key}${row},"at":"${commitTime(transaction.at)}","tx":${JSON.stringify(transactionId(transaction))}}`;
-      list[place.transaction] +=
-        `id: ${this.positions.seal(position)}\nevent: ${op}\ndata: ${data}\n\n`;
+      const images = evaluated.images[i] as readonly [number, number];
+      const op = change.op as 'insert' | 'update' | 'delete';
+      for (const event of eventsOf(op, images, rows, keys)) {
+        const key = keys.get(event.image) ?? 'null';
+        const row = event.op === 'delete' ? '' : `,"row":${rows.get(event.image)}`;
+        const data = `{"op":"${event.op}","table":${table},"key":${key}${row},"at":"${commitTime(transaction.at)}","tx":${JSON.stringify(transactionId(transaction))}}`;
+        const id = event.beforeChange ? positionOf(transaction, place.index - 1) : position;
+        list[place.transaction] +=
+          `id: ${this.positions.seal(id)}\nevent: ${event.op}\ndata: ${data}\n\n`;
+      }
     });
   }
 
