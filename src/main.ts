@@ -19,6 +19,7 @@ import { reasonOf } from './db/errors.js';
 import { hostsLabel } from './db/pool.js';
 import { SchemaCache, USERS_TABLE } from './db/schema.js';
 import { type Database, openDatabase } from './execute/database.js';
+import { trackConnections } from './http/connections.js';
 import { SHUTDOWN_GRACE_MS } from './limits.js';
 import { createLog, type Log } from './log.js';
 import { listenMetrics, type MetricsListener } from './metrics/listener.js';
@@ -365,6 +366,7 @@ export async function openGateway(config: Config): Promise<Gateway> {
     throw new StartupError(`cannot start: ${reasonOf(error)}`);
   }
   const changeFeed = feed;
+  const connections = trackConnections(app.server);
   try {
     await app.listen({ port: config.listenPort, host: config.listenHost });
   } catch (error) {
@@ -438,6 +440,7 @@ export async function openGateway(config: Config): Promise<Gateway> {
         // grace), then the binary log's connection.
         await webhooks?.close();
         await changeFeed.close();
+        connections.closeUnused();
         try {
           await Promise.all([app.close(), metricsListener?.close()]);
         } finally {
