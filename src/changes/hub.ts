@@ -98,6 +98,8 @@ export class ChangeFeed {
       serverId: number;
     } | null,
     from: ReadFrom,
+    /** Transactions kept in `recent` at most. */
+    private readonly memoryTransactions = FEED_RECENT_TRANSACTIONS,
   ) {
     this.recentFrom = { file: from.file, end: from.position };
     if (reader !== null) reader.onTransaction = (t) => this.read(t);
@@ -186,6 +188,7 @@ export class ChangeFeed {
         log,
         readerOptions,
         from,
+        config.feedMemoryTransactions ?? FEED_RECENT_TRANSACTIONS,
       );
       try {
         await feed.startReader(reader);
@@ -296,66 +299,72 @@ export class ChangeFeed {
   }
 
   /**
-   * Reads the log again from `since` on its own connection up to where `recent` starts, then
-   * hands the subscriber over to the live stream. 410 when the log no longer has the file.
+   * Reads the log again from `since` on its own connection until it reaches the place `recent`
+   * starts from, then hands the subscriber over to the live stream. The hand-over is decided
+   * on the event that reaches that place, before anything else runs, so memory cannot move on
+   * between the two and leave a gap. 410 when the log no longer has the file.
    */
   private async catchUp(subscriber: Subscriber, since: LogPosition): Promise<void> {
-    if (this.evaluator === null || this.readerOptions === null) throw feedPositionGone();
+    const options = this.readerOptions;
+    if (this.evaluator === null || options === null) throw feedPositionGone();
     const [logs] = (await this.evaluator.ask('SHOW BINARY LOGS')) as [unknown[][]];
     const files = logs.map((row) => String(row[0]));
     if (!files.includes(since.file)) throw feedPositionGone();
     this.pending.add(subscriber);
     this.add(subscriber);
     const caught: Transaction[] = [];
-    const target = { ...this.recentFrom };
     await new Promise<void>((resolve, reject) => {
       let done = false;
-      const finish = () => {
-        if (done) return;
-        done = true;
-        reader.stop();
-        resolve();
-      };
       const reader = new BinlogReader(
         {
-          ...(this.readerOptions as NonNullable<typeof this.readerOptions>),
-          serverId:
-            (this.readerOptions as NonNullable<typeof this.readerOptions>).serverId +
-            1 +
-            Math.floor(Math.random() * 1000),
+          ...options,
+          serverId: options.serverId + 1 + Math.floor(Math.random() * 1000),
           from: { file: since.file, position: since.start },
         },
         (transaction) => {
-          if (done) return;
-          if (comparePositions(positionOf(transaction, 0), { ...target, index: 0 }) > 0) {
-            finish();
-            return;
-          }
-          caught.push(transaction);
-          if (comparePositions(positionOf(transaction, 0), { ...target, index: 0 }) === 0) finish();
+          if (!done) caught.push(transaction);
         },
         (error) => {
           if (done) return;
           done = true;
           reader.stop();
+          this.pending.delete(subscriber);
           reject(error);
         },
       );
+      const reached = (): boolean => {
+        const at = reader.position;
+        const from = { ...this.recentFrom, index: 0 };
+        return comparePositions({ file: at.file, end: at.position, index: 0 }, from) >= 0;
+      };
+      const handOver = () => {
+        if (done) return;
+        done = true;
+        reader.stop();
+        const from = { ...this.recentFrom, index: 0 };
+        const replay = [
+          ...caught.filter(
+            (t) =>
+              comparePositions(positionOf(t, Number.MAX_SAFE_INTEGER), since) > 0 &&
+              comparePositions(positionOf(t, 0), from) <= 0,
+          ),
+          ...this.recent,
+        ];
+        this.pending.delete(subscriber);
+        if (replay.length > 0 && !subscriber.closed) {
+          this.replays.push({ transactions: replay, only: subscriber, after: since });
+        }
+        this.work();
+        resolve();
+      };
+      reader.onProgress = () => {
+        if (!done && (reached() || subscriber.closed)) handOver();
+      };
       reader.start().then(() => {
         // Nothing to read up to the place `recent` starts from: caught up already.
-        if (reader.position.file === target.file && reader.position.position >= target.end)
-          finish();
-      }, reject);
+        if (!done && reached()) handOver();
+      }, reader.onError);
     });
-    const replay = [
-      ...caught.filter((t) => comparePositions(positionOf(t, Number.MAX_SAFE_INTEGER), since) > 0),
-      ...this.recent,
-    ];
-    this.pending.delete(subscriber);
-    if (replay.length > 0 && !subscriber.closed) {
-      this.replays.push({ transactions: replay, only: subscriber, after: since });
-    }
-    this.work();
   }
 
   /** A transaction read: queued for the worker, never waited for. */
@@ -419,7 +428,7 @@ export class ChangeFeed {
     this.recent.push(transaction);
     this.recentRows += transaction.changes.length;
     while (
-      this.recent.length > FEED_RECENT_TRANSACTIONS ||
+      this.recent.length > this.memoryTransactions ||
       (this.recentRows > FEED_RECENT_ROWS && this.recent.length > 1)
     ) {
       const old = this.recent.shift() as Transaction;

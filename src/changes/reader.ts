@@ -112,6 +112,9 @@ export class BinlogReader {
     changes: Change[];
   } | null = null;
 
+  /** Called after each event read, once `position` has moved past it. */
+  onProgress: () => void = () => {};
+
   constructor(
     private readonly options: ReaderOptions,
     public onTransaction: (transaction: Transaction) => void,
@@ -161,7 +164,10 @@ export class BinlogReader {
         }
         this.onError(error);
       });
-      zongji.on('binlog', (event) => this.take(event));
+      zongji.on('binlog', (event) => {
+        this.take(event);
+        this.onProgress();
+      });
       zongji.start({
         serverId: this.options.serverId,
         filename: this.file,
