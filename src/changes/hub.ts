@@ -82,8 +82,10 @@ export class ChangeFeed {
   private retryTimer: NodeJS.Timeout | null = null;
   /** Events handed to subscribers, for metrics. */
   eventsSent = 0;
-  /** Commit time of the last transaction decided (ms), for the lag metric. */
-  lastCommitMs = 0;
+  /** From the commit of the last live transaction handled to when it was (ms), for metrics. */
+  private handledLagMs = 0;
+  /** Whether the binary-log connection streams now (false while it is reopened). */
+  connected = false;
 
   private constructor(
     readonly status: FeedStatus,
@@ -213,9 +215,21 @@ export class ChangeFeed {
     }
   }
 
-  private startReader(reader: BinlogReader): Promise<void> {
+  private async startReader(reader: BinlogReader): Promise<void> {
     reader.onError = (error) => this.lost(error);
-    return reader.start();
+    await reader.start();
+    this.connected = true;
+  }
+
+  /**
+   * Seconds the feed is behind the binary log, for metrics: from a transaction's commit to
+   * when its events went to the subscribers, for the last one handled; while transactions wait
+   * to be decided, at least the age of the oldest of them. Commit times are whole seconds.
+   */
+  get lagSeconds(): number {
+    const waiting = this.queue[0];
+    const behind = waiting === undefined ? 0 : Date.now() - waiting.at;
+    return Math.max(0, this.handledLagMs, behind) / 1000;
   }
 
   /** The replication connection broke: read on from where it was, after a pause. */
@@ -226,6 +240,7 @@ export class ChangeFeed {
       'change feed: the binary log connection broke; reconnecting',
     );
     this.reader.stop();
+    this.connected = false;
     this.retryTimer = setTimeout(() => {
       this.retryTimer = null;
       if (this.stopped || this.reader === null) return;
@@ -237,6 +252,7 @@ export class ChangeFeed {
 
   async close(): Promise<void> {
     this.stopped = true;
+    this.connected = false;
     for (const set of this.subscribers.values()) for (const s of set) s.finish(null);
     this.subscribers.clear();
     if (this.retryTimer !== null) clearTimeout(this.retryTimer);
@@ -421,6 +437,8 @@ export class ChangeFeed {
       }
       for (const transaction of batch) this.remember(transaction);
       await this.run({ transactions: batch, only: null, after: null });
+      const last = batch[batch.length - 1];
+      if (last !== undefined) this.handledLagMs = Date.now() - last.at;
     }
   }
 
@@ -443,8 +461,6 @@ export class ChangeFeed {
     if (evaluator === null) return;
     const tables = new Set<string>();
     for (const t of job.transactions) for (const c of t.changes) tables.add(c.table);
-    const last = job.transactions[job.transactions.length - 1];
-    if (last !== undefined) this.lastCommitMs = last.at;
     const watching = new Map<string, Subscriber[]>();
     for (const table of tables) {
       const all =
