@@ -6,19 +6,23 @@
  * order. The reader never waits: a subscriber that cannot keep up is closed by its own stream
  * (sse.ts), and a queue grown past its bound closes every stream (they resume by event id).
  * The last transactions stay in memory, so a subscriber that reconnects resumes from them.
+ * With several hosts (`-h a,b,c`, a Galera cluster), a reader whose host goes away goes on on
+ * the next host from the GTID state it had reached, and so does the decision connection.
  */
-import type { ConnectionOptions } from 'mysql2';
+import mysql, { type ConnectionOptions } from 'mysql2';
 import type { Config } from '../config.js';
-import { connectionOptions, sessionSetup } from '../db/pool.js';
+import { allHosts, connectionOptions, hostLabel, sessionSetup } from '../db/pool.js';
 import type { SchemaCache } from '../db/schema.js';
 import type { TableInfo } from '../db/schema-types.js';
 import { feedPositionGone } from '../errors.js';
 import type { Database } from '../execute/database.js';
+import { searchOrder } from '../execute/hosts.js';
 import {
   FEED_BATCH_ROWS,
   FEED_MAX_PENDING_TRANSACTIONS,
   FEED_RECENT_ROWS,
   FEED_RECENT_TRANSACTIONS,
+  FEED_RECONNECT_MS,
 } from '../limits.js';
 import type { Log } from '../log.js';
 import type { CompiledRead } from '../pipeline/compiled-read.js';
@@ -27,8 +31,10 @@ import { comparePositions, type FeedPositions, type LogPosition } from './positi
 import {
   BinlogReader,
   type Change,
+  parseGtidState,
   positionOf,
   type ReadFrom,
+  sequenceOf,
   type Transaction,
 } from './reader.js';
 
@@ -58,14 +64,52 @@ interface Job {
   readonly transactions: readonly Transaction[];
   /** A resuming subscriber's own replay; null: the live stream, to every live subscriber. */
   readonly only: Subscriber | null;
-  /** Replay: where the subscriber was (events at or before it are not sent again). */
-  readonly after: LogPosition | null;
+  /** Replay: the first transaction's events up to this index were sent before. */
+  readonly skip: { readonly transaction: Transaction; readonly index: number } | null;
+}
+
+/** What the feed reads with, when it is on. */
+interface Source {
+  /** Each host of `-h`, in order: its name in positions and its connection. */
+  readonly hosts: readonly { readonly label: string; readonly connection: ConnectionOptions }[];
+  readonly database: string;
+  /** The replica id the feed's reader announces (catch-ups take others near it). */
+  readonly serverId: number;
+  /** The decision connection's session setup. */
+  readonly setup: string;
 }
 
 /** `YYYY-MM-DD HH:MM:SS` in UTC, as a read gives a DATETIME (docs/reading.md). */
 export function commitTime(ms: number): string {
   return new Date(ms).toISOString().slice(0, 19).replace('T', ' ');
 }
+
+/** Whether a transaction is the one a position names (by GTID: also on another server). */
+function sameTransaction(transaction: Transaction, position: LogPosition): boolean {
+  if (transaction.gtid !== '' && position.gtid !== '') return transaction.gtid === position.gtid;
+  return (
+    transaction.server === position.server &&
+    transaction.file === position.file &&
+    transaction.end === position.end
+  );
+}
+
+/** The events after `since` of transactions from its own on: the replay's skip. */
+function skipOf(transactions: readonly Transaction[], since: LogPosition): Job['skip'] {
+  const first = transactions[0];
+  return first !== undefined && sameTransaction(first, since)
+    ? { transaction: first, index: since.index }
+    : null;
+}
+
+/** Whether GTID `a` is `b` or later in `b`'s domain (never, in another domain). */
+function gtidAtOrAfter(a: string, b: string): boolean {
+  const domain = (gtid: string) => gtid.slice(0, gtid.indexOf('-'));
+  if (a === '' || b === '' || domain(a) !== domain(b)) return false;
+  return sequenceOf(a) >= sequenceOf(b);
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms).unref());
 
 export class ChangeFeed {
   private readonly subscribers = new Map<string, Set<Subscriber>>();
@@ -75,11 +119,13 @@ export class ChangeFeed {
   private readonly replays: Job[] = [];
   private readonly recent: Transaction[] = [];
   private recentRows = 0;
-  /** Every transaction after this place is in `recent` (or still queued). */
-  private recentFrom: { file: string; end: number };
+  /** Every transaction after this place (of that server's log) is in `recent` (or queued). */
+  private recentFrom: { server: string; file: string; end: number };
   private working = false;
   private stopped = false;
-  private retryTimer: NodeJS.Timeout | null = null;
+  private reconnecting = false;
+  /** Which host of `source.hosts` the reader and the decision connection are on. */
+  private hostIndex = 0;
   /** Events handed to subscribers, for metrics. */
   eventsSent = 0;
   /** From the commit of the last live transaction handled to when it was (ms), for metrics. */
@@ -89,35 +135,29 @@ export class ChangeFeed {
 
   private constructor(
     readonly status: FeedStatus,
-    private readonly reader: BinlogReader | null,
-    private readonly evaluator: Evaluator | null,
+    private reader: BinlogReader | null,
+    private evaluator: Evaluator | null,
     private readonly schema: SchemaCache,
     readonly positions: FeedPositions,
     private readonly log: Log,
-    private readonly readerOptions: {
-      connection: ConnectionOptions;
-      database: string;
-      serverId: number;
-    } | null,
-    from: ReadFrom,
+    private readonly source: Source | null,
     /** Transactions kept in `recent` at most. */
     private readonly memoryTransactions = FEED_RECENT_TRANSACTIONS,
   ) {
-    this.recentFrom = { file: from.file, end: from.position };
+    const from = reader?.position ?? { file: '', position: 0 };
+    this.recentFrom = { server: reader?.server ?? '', file: from.file, end: from.position };
     if (reader !== null) reader.onTransaction = (t) => this.read(t);
   }
 
   /** A feed that is off, for the reason given (the route answers 503 with it). */
   static off(reason: string, schema: SchemaCache, positions: FeedPositions, log: Log): ChangeFeed {
-    return new ChangeFeed({ on: false, reason }, null, null, schema, positions, log, null, {
-      file: '',
-      position: 0,
-    });
+    return new ChangeFeed({ on: false, reason }, null, null, schema, positions, log, null);
   }
 
   /**
    * Starts the feed when the server allows it: the binary log on, in ROW format with FULL
-   * images, and a user that may read it. Otherwise a feed that is off, saying why.
+   * images, and a user that may read it. Otherwise a feed that is off, saying why. With
+   * several hosts, on the first that answers.
    */
   static async open(
     config: Config,
@@ -129,13 +169,31 @@ export class ChangeFeed {
     const mode = config.changeFeed ?? 'auto';
     if (mode === 'off')
       return ChangeFeed.off('it is turned off (--change-feed off)', schema, positions, log);
-    const connection = connectionOptions(config.db);
+    const base = connectionOptions(config.db);
+    const source: Source = {
+      hosts: allHosts(config.db).map((host) => ({
+        label: hostLabel(host),
+        connection: { ...base, host: host.host, port: host.port },
+      })),
+      database: config.db.database,
+      // Replicas of one server need ids of their own; one of the upper half is unlikely to be
+      // a real replica's.
+      serverId: 0x40000000 + Math.floor(Math.random() * 0x3fffffff),
+      setup: sessionSetup({ flavour: db.flavour, cluster: 'single' }, config.queryTimeoutMs),
+    };
     let evaluator: Evaluator | null = null;
+    let hostIndex = 0;
     try {
-      evaluator = await Evaluator.open(
-        connection,
-        sessionSetup({ flavour: db.flavour, cluster: 'single' }, config.queryTimeoutMs),
-      );
+      for (const [index, host] of source.hosts.entries()) {
+        try {
+          evaluator = await Evaluator.open(host.connection, source.setup);
+          hostIndex = index;
+          break;
+        } catch (error) {
+          if (index === source.hosts.length - 1) throw error;
+        }
+      }
+      if (evaluator === null) throw new Error('no host answered');
       const [[settings]] = (await evaluator.ask(
         'SELECT @@log_bin, @@binlog_format, @@binlog_row_image',
       )) as [unknown[][]];
@@ -168,16 +226,22 @@ export class ChangeFeed {
         await evaluator.close();
         return ChangeFeed.off('the server shows no binary log position', schema, positions, log);
       }
-      const from: ReadFrom = { file: String(status[0]), position: Number(status[1]) };
-      const readerOptions = {
-        connection,
-        database: config.db.database,
-        // Replicas of one server need ids of their own; one of the upper half is unlikely to be
-        // a real replica's.
-        serverId: 0x40000000 + Math.floor(Math.random() * 0x3fffffff),
+      const file = String(status[0]);
+      const position = Number(status[1]);
+      const from: ReadFrom = {
+        file,
+        position,
+        gtids: db.flavour === 'mariadb' ? await gtidStateAt(evaluator, file, position) : '',
       };
+      const host = source.hosts[hostIndex] as Source['hosts'][number];
       const reader = new BinlogReader(
-        { ...readerOptions, from },
+        {
+          connection: host.connection,
+          database: source.database,
+          serverId: source.serverId,
+          server: host.label,
+          from,
+        },
         () => {},
         () => {},
       );
@@ -188,10 +252,10 @@ export class ChangeFeed {
         schema,
         positions,
         log,
-        readerOptions,
-        from,
+        source,
         config.feedMemoryTransactions ?? FEED_RECENT_TRANSACTIONS,
       );
+      feed.hostIndex = hostIndex;
       try {
         await feed.startReader(reader);
       } catch (error) {
@@ -232,22 +296,114 @@ export class ChangeFeed {
     return Math.max(0, this.handledLagMs, behind) / 1000;
   }
 
-  /** The replication connection broke: read on from where it was, after a pause. */
+  /** The replication connection broke: read on from where it was, on this host or the next. */
   private lost(error: Error): void {
-    if (this.stopped || this.reader === null || this.retryTimer !== null) return;
+    if (this.stopped || this.reader === null || this.reconnecting) return;
     this.log.warn(
-      { reason: error.message },
+      { reason: error.message, host: this.reader.server },
       'change feed: the binary log connection broke; reconnecting',
     );
     this.reader.stop();
     this.connected = false;
-    this.retryTimer = setTimeout(() => {
-      this.retryTimer = null;
+    this.reconnecting = true;
+    this.reconnect().finally(() => {
+      this.reconnecting = false;
+    });
+  }
+
+  /**
+   * The host in use first (a connection that broke on a host that still answers goes on where
+   * it was, by file and offset); then the others in turn, each from the GTID state reached, as
+   * its own log places it. Round after round until one answers or the feed stops.
+   */
+  private async reconnect(): Promise<void> {
+    const source = this.source as Source;
+    for (;;) {
+      await sleep(FEED_RECONNECT_MS);
       if (this.stopped || this.reader === null) return;
-      this.reader.restartAt(this.reader.position);
-      this.startReader(this.reader).catch((failed: Error) => this.lost(failed));
-    }, 1000);
-    this.retryTimer.unref();
+      const order = [this.hostIndex, ...searchOrder(source.hosts.length, this.hostIndex)];
+      for (const index of order) {
+        if (this.stopped) return;
+        try {
+          if (index === this.hostIndex) {
+            this.reader.restartAt(this.reader.position);
+            await this.startReader(this.reader);
+          } else {
+            await this.moveTo(index);
+          }
+          return;
+        } catch (error) {
+          this.log.warn(
+            { reason: (error as Error).message, host: source.hosts[index]?.label },
+            'change feed: cannot read the binary log there',
+          );
+        }
+      }
+    }
+  }
+
+  /** Reads on on another host, from the GTID state the reader had reached. */
+  private async moveTo(index: number): Promise<void> {
+    const source = this.source as Source;
+    const host = source.hosts[index] as Source['hosts'][number];
+    const from = (this.reader as BinlogReader).position;
+    if (from.gtids === '') {
+      throw new Error('no GTID state to go on from (failover needs MariaDB GTIDs)');
+    }
+    const reader = new BinlogReader(
+      {
+        connection: host.connection,
+        database: source.database,
+        serverId: source.serverId,
+        server: host.label,
+        from: { file: '', position: 0, gtids: from.gtids },
+      },
+      (t) => this.read(t),
+      () => {},
+    );
+    await this.startReader(reader);
+    this.reader = reader;
+    this.hostIndex = index;
+    this.log.warn(
+      { host: host.label, gtids: from.gtids },
+      'change feed: reading the binary log of the next host',
+    );
+    // The decisions move too: the old host's connection is gone or going.
+    await this.reopenEvaluator(this.evaluator);
+  }
+
+  /**
+   * A decision connection on the reader's host (else any that answers) in place of `failed`;
+   * nothing when it was replaced already. Callers at once share one opening.
+   */
+  private reopenEvaluator(failed: Evaluator | null): Promise<void> {
+    if (this.evaluator !== failed) return Promise.resolve();
+    if (this.reopening === null) {
+      this.reopening = this.openEvaluator(failed).finally(() => {
+        this.reopening = null;
+      });
+    }
+    return this.reopening;
+  }
+
+  private reopening: Promise<void> | null = null;
+
+  private async openEvaluator(failed: Evaluator | null): Promise<void> {
+    const source = this.source as Source;
+    for (;;) {
+      for (const index of [this.hostIndex, ...searchOrder(source.hosts.length, this.hostIndex)]) {
+        if (this.stopped) return;
+        try {
+          const host = source.hosts[index] as Source['hosts'][number];
+          this.evaluator = await Evaluator.open(host.connection, source.setup);
+          await failed?.close();
+          return;
+        } catch {
+          // The next host, then the next round.
+        }
+      }
+      await sleep(FEED_RECONNECT_MS);
+    }
   }
 
   async close(): Promise<void> {
@@ -255,7 +411,6 @@ export class ChangeFeed {
     this.connected = false;
     for (const set of this.subscribers.values()) for (const s of set) s.finish(null);
     this.subscribers.clear();
-    if (this.retryTimer !== null) clearTimeout(this.retryTimer);
     this.reader?.stop();
     await this.evaluator?.close();
   }
@@ -267,32 +422,70 @@ export class ChangeFeed {
     return count;
   }
 
+  /** The index in `recent` of the transaction of `since`, or -1. */
+  private locate(since: LogPosition): number {
+    for (let i = this.recent.length - 1; i >= 0; i--) {
+      if (sameTransaction(this.recent[i] as Transaction, since)) return i;
+    }
+    return -1;
+  }
+
   /**
-   * Adds a subscriber; with `since`, first the events after that place. A place the feed no
-   * longer holds in memory is read again from the binary log (410 when the log was purged).
+   * Adds a subscriber; with `since`, first the events after that place: from memory when it
+   * holds the transaction; else read again from the binary log, by file and offset on the
+   * server the position is of, by GTID on another (after a failover).
    */
   async subscribe(subscriber: Subscriber, since: LogPosition | null): Promise<void> {
-    if (since !== null && this.before(since)) {
+    if (since === null) {
+      this.add(subscriber);
+      return;
+    }
+    const at = this.locate(since);
+    if (at < 0 && since.server !== this.reader?.server) {
+      await this.catchUpByGtid(subscriber, since);
+      return;
+    }
+    if (at < 0 && this.before(since)) {
       await this.catchUp(subscriber, since);
       return;
     }
     this.add(subscriber);
-    if (since !== null) {
-      const replay = this.recent.filter(
-        (t) => comparePositions(positionOf(t, Number.MAX_SAFE_INTEGER), since) > 0,
-      );
-      if (replay.length > 0)
-        this.replays.push({ transactions: replay, only: subscriber, after: since });
-      this.work();
+    // Not in memory and not before it: a position another gateway gave that this one has not
+    // read yet; what memory holds after it, if anything.
+    const replay =
+      at >= 0
+        ? this.recent.slice(at)
+        : this.recent.filter(
+            (t) =>
+              t.server === since.server &&
+              comparePositions(positionOf(t, Number.MAX_SAFE_INTEGER), since) > 0,
+          );
+    if (replay.length > 0) {
+      this.replays.push({ transactions: replay, only: subscriber, skip: skipOf(replay, since) });
     }
+    this.work();
   }
 
   /** 410 FEED_POSITION_GONE when neither memory nor the binary log still holds `since`. */
   async check(since: LogPosition): Promise<void> {
-    if (!this.before(since)) return;
-    if (this.evaluator === null) throw feedPositionGone();
-    const [logs] = (await this.evaluator.ask('SHOW BINARY LOGS')) as [unknown[][]];
-    if (!logs.some((row) => String(row[0]) === since.file)) throw feedPositionGone();
+    if (this.locate(since) >= 0) return;
+    const evaluator = this.evaluator;
+    if (evaluator === null) throw feedPositionGone();
+    const [logs] = (await evaluator.ask('SHOW BINARY LOGS')) as [unknown[][]];
+    if (since.server === this.reader?.server) {
+      if (!this.before(since)) return;
+      if (!logs.some((row) => String(row[0]) === since.file)) throw feedPositionGone();
+      return;
+    }
+    // Another server's position: this log must still hold every transaction after the GTID
+    // state before it. Its oldest file starts after the GTIDs its list names.
+    const wanted = parseGtidState(since.before);
+    if (wanted.size === 0) throw feedPositionGone();
+    const oldest = parseGtidState(await gtidStateAt(evaluator, String(logs[0]?.[0]), 4));
+    for (const [domain, gtid] of oldest) {
+      const have = wanted.get(domain);
+      if (have === undefined || sequenceOf(have) < sequenceOf(gtid)) throw feedPositionGone();
+    }
   }
 
   unsubscribe(subscriber: Subscriber): void {
@@ -309,9 +502,38 @@ export class ChangeFeed {
     set.add(subscriber);
   }
 
-  /** Whether the transaction ending at `since` is older than what `recent` holds. */
+  /** Whether the transaction ending at `since` is older than what `recent` holds (one server). */
   private before(since: LogPosition): boolean {
-    return comparePositions({ ...since, index: 0 }, { ...this.recentFrom, index: 0 }) < 0;
+    return (
+      since.server === this.recentFrom.server &&
+      comparePositions({ ...since, index: 0 }, { ...this.recentFrom, index: 0 }) < 0
+    );
+  }
+
+  /** A reader of its own for a catch-up, on the host in use. */
+  private catchUpReader(from: ReadFrom, onError: (error: Error) => void): BinlogReader {
+    const source = this.source as Source;
+    const host = source.hosts[this.hostIndex] as Source['hosts'][number];
+    return new BinlogReader(
+      {
+        connection: host.connection,
+        database: source.database,
+        serverId: source.serverId + 1 + Math.floor(Math.random() * 1000),
+        server: host.label,
+        from,
+      },
+      () => {},
+      onError,
+    );
+  }
+
+  /** Hands a caught-up subscriber its replay, then the live stream. */
+  private handOver(subscriber: Subscriber, replay: Transaction[], since: LogPosition): void {
+    this.pending.delete(subscriber);
+    if (replay.length > 0 && !subscriber.closed) {
+      this.replays.push({ transactions: replay, only: subscriber, skip: skipOf(replay, since) });
+    }
+    this.work();
   }
 
   /**
@@ -321,8 +543,7 @@ export class ChangeFeed {
    * between the two and leave a gap. 410 when the log no longer has the file.
    */
   private async catchUp(subscriber: Subscriber, since: LogPosition): Promise<void> {
-    const options = this.readerOptions;
-    if (this.evaluator === null || options === null) throw feedPositionGone();
+    if (this.evaluator === null || this.source === null) throw feedPositionGone();
     const [logs] = (await this.evaluator.ask('SHOW BINARY LOGS')) as [unknown[][]];
     const files = logs.map((row) => String(row[0]));
     if (!files.includes(since.file)) throw feedPositionGone();
@@ -331,15 +552,8 @@ export class ChangeFeed {
     const caught: Transaction[] = [];
     await new Promise<void>((resolve, reject) => {
       let done = false;
-      const reader = new BinlogReader(
-        {
-          ...options,
-          serverId: options.serverId + 1 + Math.floor(Math.random() * 1000),
-          from: { file: since.file, position: since.start },
-        },
-        (transaction) => {
-          if (!done) caught.push(transaction);
-        },
+      const reader = this.catchUpReader(
+        { file: since.file, position: since.start, gtids: since.before },
         (error) => {
           if (done) return;
           done = true;
@@ -348,42 +562,91 @@ export class ChangeFeed {
           reject(error);
         },
       );
+      reader.onTransaction = (transaction) => {
+        if (!done) caught.push(transaction);
+      };
       const reached = (): boolean => {
         const at = reader.position;
         const from = { ...this.recentFrom, index: 0 };
         return comparePositions({ file: at.file, end: at.position, index: 0 }, from) >= 0;
       };
-      const handOver = () => {
+      const finish = () => {
         if (done) return;
         done = true;
         reader.stop();
         const from = { ...this.recentFrom, index: 0 };
-        const replay = [
-          ...caught.filter(
-            (t) =>
-              comparePositions(positionOf(t, Number.MAX_SAFE_INTEGER), since) > 0 &&
-              comparePositions(positionOf(t, 0), from) <= 0,
-          ),
-          ...this.recent,
-        ];
-        this.pending.delete(subscriber);
-        if (replay.length > 0 && !subscriber.closed) {
-          this.replays.push({ transactions: replay, only: subscriber, after: since });
-        }
-        this.work();
+        this.handOver(
+          subscriber,
+          [
+            ...caught.filter(
+              (t) =>
+                comparePositions(positionOf(t, Number.MAX_SAFE_INTEGER), since) > 0 &&
+                comparePositions(positionOf(t, 0), from) <= 0,
+            ),
+            ...this.recent,
+          ],
+          since,
+        );
         resolve();
       };
       reader.onProgress = () => {
-        if (!done && (reached() || subscriber.closed)) handOver();
+        if (!done && (reached() || subscriber.closed)) finish();
       };
       reader.start().then(() => {
         // Nothing to read up to the place `recent` starts from: caught up already.
-        if (!done && reached()) handOver();
+        if (!done && reached()) finish();
       }, reader.onError);
     });
   }
 
-  /** A transaction read: queued for the worker, never waited for. */
+  /**
+   * A catch-up for a position of another server (the reader moved to this one): read again by
+   * GTID from the state before its transaction, until a transaction read is the first that
+   * memory holds (GTIDs are the cluster's, the same on every node). 410 as check() decides.
+   */
+  private async catchUpByGtid(subscriber: Subscriber, since: LogPosition): Promise<void> {
+    if (this.evaluator === null || this.source === null || since.before === '') {
+      throw feedPositionGone();
+    }
+    this.pending.add(subscriber);
+    this.add(subscriber);
+    const caught: Transaction[] = [];
+    await new Promise<void>((resolve, reject) => {
+      let done = false;
+      const reader = this.catchUpReader({ file: '', position: 0, gtids: since.before }, (error) => {
+        if (done) return;
+        done = true;
+        reader.stop();
+        this.pending.delete(subscriber);
+        reject(error);
+      });
+      reader.onTransaction = (transaction) => {
+        if (done) return;
+        caught.push(transaction);
+        // Memory's first transaction, or one after it, read: memory has the rest.
+        const first = this.recent[0];
+        if (first === undefined || !gtidAtOrAfter(transaction.gtid, first.gtid)) return;
+        done = true;
+        reader.stop();
+        const older = caught.filter((t) => !gtidAtOrAfter(t.gtid, first.gtid));
+        const replay = [...older, ...this.recent].filter(
+          (t) => since.gtid === '' || gtidAtOrAfter(t.gtid, since.gtid),
+        );
+        this.handOver(subscriber, replay, since);
+        resolve();
+      };
+      reader.onProgress = () => {
+        if (!done && subscriber.closed) {
+          done = true;
+          reader.stop();
+          this.pending.delete(subscriber);
+          resolve();
+        }
+      };
+      reader.start().catch(reader.onError);
+    });
+  }
+
   private read(transaction: Transaction): void {
     if (this.queue.length >= FEED_MAX_PENDING_TRANSACTIONS) {
       // Too far behind to catch up in memory: every stream ends, and resumes from the log.
@@ -395,7 +658,11 @@ export class ChangeFeed {
       this.queue.length = 0;
       this.recent.length = 0;
       this.recentRows = 0;
-      this.recentFrom = { file: transaction.file, end: transaction.end };
+      this.recentFrom = {
+        server: transaction.server,
+        file: transaction.file,
+        end: transaction.end,
+      };
       return;
     }
     this.queue.push(transaction);
@@ -419,7 +686,7 @@ export class ChangeFeed {
     for (;;) {
       const replay = this.replays.shift();
       if (replay !== undefined) {
-        await this.run(replay);
+        await this.runSafely(replay);
         continue;
       }
       if (this.queue.length === 0) return;
@@ -436,7 +703,7 @@ export class ChangeFeed {
         if (ddl) break;
       }
       for (const transaction of batch) this.remember(transaction);
-      await this.run({ transactions: batch, only: null, after: null });
+      await this.runSafely({ transactions: batch, only: null, skip: null });
       const last = batch[batch.length - 1];
       if (last !== undefined) this.handledLagMs = Date.now() - last.at;
     }
@@ -451,7 +718,28 @@ export class ChangeFeed {
     ) {
       const old = this.recent.shift() as Transaction;
       this.recentRows -= old.changes.length;
-      this.recentFrom = { file: old.file, end: old.end };
+      this.recentFrom = { server: old.server, file: old.file, end: old.end };
+    }
+  }
+
+  /**
+   * Runs a job; when the decision connection broke (its host went away), again on a new one,
+   * so a failover loses no transaction. A job sends its events only once decided.
+   */
+  private async runSafely(job: Job): Promise<void> {
+    for (;;) {
+      const evaluator = this.evaluator;
+      try {
+        await this.run(job);
+        return;
+      } catch (error) {
+        const answers = await evaluator?.ask('SELECT 1').then(
+          () => true,
+          () => false,
+        );
+        if (answers !== false || this.stopped) throw error;
+        await this.reopenEvaluator(evaluator);
+      }
     }
   }
 
@@ -538,7 +826,7 @@ export class ChangeFeed {
       const place = where[i] as { transaction: number; index: number };
       const transaction = job.transactions[place.transaction] as Transaction;
       const position = positionOf(transaction, place.index);
-      if (job.after !== null && comparePositions(position, job.after) <= 0) return;
+      if (job.skip?.transaction === transaction && place.index <= job.skip.index) return;
       const [before, after] = evaluated.images[i] as readonly [number, number];
       const was = before >= 0 && rows.has(before);
       const is = after >= 0 && rows.has(after);
@@ -583,3 +871,15 @@ function transactionId(transaction: Transaction): string {
 }
 
 export type { CompiledRead };
+
+/** The GTID state at a place of the server's log (MariaDB's BINLOG_GTID_POS); '' if none. */
+async function gtidStateAt(evaluator: Evaluator, file: string, position: number): Promise<string> {
+  try {
+    const [[row]] = (await evaluator.ask(
+      `SELECT BINLOG_GTID_POS(${mysql.escape(file)}, ${Number(position)})`,
+    )) as [unknown[][]];
+    return String(row?.[0] ?? '');
+  } catch {
+    return '';
+  }
+}

@@ -51,7 +51,7 @@ afterAll(async () => {
   await server?.destroy();
 });
 
-/** The text an id holds (positions.ts): `[file, start, end, index, gtid]`. */
+/** The text an id holds (positions.ts): `[server, file, start, end, index, gtid, before]`. */
 const position = (id: string) =>
   Buffer.from(id.split('.')[1] as string, 'base64url').toString('utf8');
 const ids = (events: readonly Received[]) => events.map((e) => e.id);
@@ -208,14 +208,16 @@ describe('positions that cannot be resumed from', () => {
     const [version, text, mac] = (event as Received).id.split('.') as [string, string, string];
     const place = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as unknown[];
     const edited = Buffer.from(
-      JSON.stringify([place[0], place[1], (place[2] as number) + 1, ...place.slice(3)]),
+      JSON.stringify([...place.slice(0, 3), (place[3] as number) + 1, ...place.slice(4)]),
     ).toString('base64url');
     const foreign = new FeedPositions('another deployment, another secret 0123456789').seal({
-      file: place[0] as string,
-      start: place[1] as number,
-      end: place[2] as number,
-      index: place[3] as number,
-      gtid: place[4] as string,
+      server: place[0] as string,
+      file: place[1] as string,
+      start: place[2] as number,
+      end: place[3] as number,
+      index: place[4] as number,
+      gtid: place[5] as string,
+      before: place[6] as string,
     });
     const bad = {
       status: 400,
@@ -248,7 +250,7 @@ describe('positions that cannot be resumed from', () => {
     const [[status]] = (await writer.query('SHOW MASTER STATUS')) as unknown as [
       { File: string }[],
     ];
-    const file = JSON.parse(position(oldest))[0] as string;
+    const file = JSON.parse(position(oldest))[1] as string;
     // MariaDB keeps a file until its binlog checkpoint has moved past it, a moment after FLUSH.
     const deadline = Date.now() + 20_000;
     for (;;) {
