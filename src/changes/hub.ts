@@ -102,11 +102,19 @@ function skipOf(transactions: readonly Transaction[], since: LogPosition): Job['
     : null;
 }
 
-/** Whether GTID `a` is `b` or later in `b`'s domain (never, in another domain). */
-function gtidAtOrAfter(a: string, b: string): boolean {
-  const domain = (gtid: string) => gtid.slice(0, gtid.indexOf('-'));
-  if (a === '' || b === '' || domain(a) !== domain(b)) return false;
-  return sequenceOf(a) >= sequenceOf(b);
+/** Whether state `a` has read everything state `b` has (each of `b`'s domains as far). */
+function covers(a: Map<string, string>, b: Map<string, string>): boolean {
+  for (const [domain, gtid] of b) {
+    const have = a.get(domain);
+    if (have === undefined || sequenceOf(have) < sequenceOf(gtid)) return false;
+  }
+  return true;
+}
+
+/** Whether a GTID is within a state: at or before its domain's last GTID. */
+function inState(gtid: string, state: Map<string, string>): boolean {
+  const last = state.get(gtid.slice(0, gtid.indexOf('-')));
+  return last !== undefined && sequenceOf(gtid) <= sequenceOf(last);
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms).unref());
@@ -312,9 +320,10 @@ export class ChangeFeed {
   }
 
   /**
-   * The host in use first (a connection that broke on a host that still answers goes on where
-   * it was, by file and offset); then the others in turn, each from the GTID state reached, as
-   * its own log places it. Round after round until one answers or the feed stops.
+   * The host in use first, then the others in turn, each from the GTID state reached, as its
+   * own log places it: by GTID also on the same host, which behind a proxy may be another node.
+   * Without GTIDs (MySQL), the same host only, at the same file and offset. Round after round
+   * until one answers or the feed stops.
    */
   private async reconnect(): Promise<void> {
     const source = this.source as Source;
@@ -325,8 +334,10 @@ export class ChangeFeed {
       for (const index of order) {
         if (this.stopped) return;
         try {
-          if (index === this.hostIndex) {
-            this.reader.restartAt(this.reader.position);
+          const from = this.reader.position;
+          if (from.gtids === '' && index === this.hostIndex) {
+            // No GTIDs (MySQL): where it was in this host's log.
+            this.reader.restartAt(from);
             await this.startReader(this.reader);
           } else {
             await this.moveTo(index);
@@ -342,7 +353,7 @@ export class ChangeFeed {
     }
   }
 
-  /** Reads on on another host, from the GTID state the reader had reached. */
+  /** Reads on on a host (another, or the same again), from the GTID state reached. */
   private async moveTo(index: number): Promise<void> {
     const source = this.source as Source;
     const host = source.hosts[index] as Source['hosts'][number];
@@ -363,13 +374,14 @@ export class ChangeFeed {
     );
     await this.startReader(reader);
     this.reader = reader;
+    const moved = index !== this.hostIndex;
     this.hostIndex = index;
     this.log.warn(
       { host: host.label, gtids: from.gtids },
-      'change feed: reading the binary log of the next host',
+      'change feed: reading the binary log again from its GTID state',
     );
     // The decisions move too: the old host's connection is gone or going.
-    await this.reopenEvaluator(this.evaluator);
+    if (moved) await this.reopenEvaluator(this.evaluator);
   }
 
   /**
@@ -432,8 +444,8 @@ export class ChangeFeed {
 
   /**
    * Adds a subscriber; with `since`, first the events after that place: from memory when it
-   * holds the transaction; else read again from the binary log, by file and offset on the
-   * server the position is of, by GTID on another (after a failover).
+   * holds the transaction; else read again from the binary log: by GTID on MariaDB (whichever
+   * server of the cluster the reader is on now), by file and offset on MySQL.
    */
   async subscribe(subscriber: Subscriber, since: LogPosition | null): Promise<void> {
     if (since === null) {
@@ -441,7 +453,7 @@ export class ChangeFeed {
       return;
     }
     const at = this.locate(since);
-    if (at < 0 && since.server !== this.reader?.server) {
+    if (at < 0 && since.before !== '') {
       await this.catchUpByGtid(subscriber, since);
       return;
     }
@@ -472,20 +484,16 @@ export class ChangeFeed {
     const evaluator = this.evaluator;
     if (evaluator === null) throw feedPositionGone();
     const [logs] = (await evaluator.ask('SHOW BINARY LOGS')) as [unknown[][]];
-    if (since.server === this.reader?.server) {
+    if (since.before === '') {
       if (!this.before(since)) return;
       if (!logs.some((row) => String(row[0]) === since.file)) throw feedPositionGone();
       return;
     }
-    // Another server's position: this log must still hold every transaction after the GTID
-    // state before it. Its oldest file starts after the GTIDs its list names.
+    // By GTID: the log must still hold every transaction after the state before it. Its oldest
+    // file starts after the GTIDs its list names.
     const wanted = parseGtidState(since.before);
-    if (wanted.size === 0) throw feedPositionGone();
     const oldest = parseGtidState(await gtidStateAt(evaluator, String(logs[0]?.[0]), 4));
-    for (const [domain, gtid] of oldest) {
-      const have = wanted.get(domain);
-      if (have === undefined || sequenceOf(have) < sequenceOf(gtid)) throw feedPositionGone();
-    }
+    if (!covers(wanted, oldest)) throw feedPositionGone();
   }
 
   unsubscribe(subscriber: Subscriber): void {
@@ -600,12 +608,14 @@ export class ChangeFeed {
   }
 
   /**
-   * A catch-up for a position of another server (the reader moved to this one): read again by
-   * GTID from the state before its transaction, until a transaction read is the first that
-   * memory holds (GTIDs are the cluster's, the same on every node). 410 as check() decides.
+   * Reads the log again by GTID from the state before `since`'s transaction, on the host in
+   * use (GTIDs are the cluster's: the same on every node), until what it has read reaches the
+   * state memory starts after (the state before the first transaction memory or the queue
+   * holds; with neither, what the reader has read). Decided on the event that reaches it, so
+   * memory cannot move on in between; what memory holds is not taken twice.
    */
   private async catchUpByGtid(subscriber: Subscriber, since: LogPosition): Promise<void> {
-    if (this.evaluator === null || this.source === null || since.before === '') {
+    if (this.evaluator === null || this.source === null || this.reader === null) {
       throw feedPositionGone();
     }
     this.pending.add(subscriber);
@@ -621,32 +631,34 @@ export class ChangeFeed {
         reject(error);
       });
       reader.onTransaction = (transaction) => {
-        if (done) return;
-        caught.push(transaction);
-        // Memory's first transaction, or one after it, read: memory has the rest.
-        const first = this.recent[0];
-        if (first === undefined || !gtidAtOrAfter(transaction.gtid, first.gtid)) return;
-        done = true;
-        reader.stop();
-        const older = caught.filter((t) => !gtidAtOrAfter(t.gtid, first.gtid));
-        const replay = [...older, ...this.recent].filter(
-          (t) => since.gtid === '' || gtidAtOrAfter(t.gtid, since.gtid),
-        );
-        this.handOver(subscriber, replay, since);
-        resolve();
+        if (!done) caught.push(transaction);
       };
       reader.onProgress = () => {
-        if (!done && subscriber.closed) {
+        if (done) return;
+        if (subscriber.closed) {
           done = true;
           reader.stop();
           this.pending.delete(subscriber);
           resolve();
+          return;
         }
+        const held = this.recent[0] ?? this.queue[0];
+        const memoryFrom = parseGtidState(held?.before ?? this.reader?.position.gtids ?? '');
+        if (!covers(parseGtidState(reader.position.gtids), memoryFrom)) return;
+        done = true;
+        reader.stop();
+        // Up to memoryFrom from the log, after it from memory; nothing from before `since`.
+        const older = caught.filter((t) => inState(t.gtid, memoryFrom));
+        const sinceFrom = parseGtidState(since.before);
+        const replay = [...older, ...this.recent].filter((t) => !inState(t.gtid, sinceFrom));
+        this.handOver(subscriber, replay, since);
+        resolve();
       };
       reader.start().catch(reader.onError);
     });
   }
 
+  /** A transaction read: queued for the worker, never waited for. */
   private read(transaction: Transaction): void {
     if (this.queue.length >= FEED_MAX_PENDING_TRANSACTIONS) {
       // Too far behind to catch up in memory: every stream ends, and resumes from the log.
