@@ -288,7 +288,10 @@ export class ChangeFeed {
   }
 
   private async startReader(reader: BinlogReader): Promise<void> {
-    reader.onError = (error) => this.lost(error);
+    // A reader left behind (the feed moved on to another) has nothing more to say.
+    reader.onError = (error) => {
+      if (reader === this.reader) this.lost(error);
+    };
     await reader.start();
     this.connected = true;
   }
