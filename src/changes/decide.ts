@@ -155,9 +155,9 @@ export class Evaluator {
   private async copyOf(table: TableInfo): Promise<void> {
     if (this.copies.get(table.name) === table) return;
     const name = quoteIdent(table.name);
-    if (this.copies.has(table.name)) {
-      await this.connection.query(`DROP TEMPORARY TABLE IF EXISTS ${name}`);
-    }
+    // Also after forget(): the old copy is still on the connection, and LIKE would copy it.
+    // TEMPORARY: never the real table.
+    await this.connection.query(`DROP TEMPORARY TABLE IF EXISTS ${name}`);
     this.copies.delete(table.name);
     const scratch = quoteIdent(`${IMAGE}_new`);
     await this.connection.query(`DROP TEMPORARY TABLE IF EXISTS ${scratch}`);

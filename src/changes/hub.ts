@@ -475,10 +475,35 @@ export class ChangeFeed {
               t.server === since.server &&
               comparePositions(positionOf(t, Number.MAX_SAFE_INTEGER), since) > 0,
           );
-    if (replay.length > 0) {
-      this.replays.push({ transactions: replay, only: subscriber, skip: skipOf(replay, since) });
-    }
+    this.replay(subscriber, replay, since);
     this.work();
+  }
+
+  /**
+   * Queues a subscriber's replay: runs of row changes as one job each, a TRUNCATE or a change
+   * of columns as a job of its own (run() sends it as such and reshapes the stream), so a
+   * resume across an ALTER TABLE gets its `schema` event and the rows after it in the new
+   * shape. The event `since` names itself is not sent again.
+   */
+  private replay(subscriber: Subscriber, transactions: readonly Transaction[], since: LogPosition) {
+    let run: Transaction[] = [];
+    const flush = () => {
+      if (run.length > 0) {
+        this.replays.push({ transactions: run, only: subscriber, skip: skipOf(run, since) });
+      }
+      run = [];
+    };
+    for (const transaction of transactions) {
+      if (!transaction.changes.some((c) => c.op === 'schema' || c.op === 'truncate')) {
+        run.push(transaction);
+        continue;
+      }
+      flush();
+      if (!sameTransaction(transaction, since)) {
+        this.replays.push({ transactions: [transaction], only: subscriber, skip: null });
+      }
+    }
+    flush();
   }
 
   /** 410 FEED_POSITION_GONE when neither memory nor the binary log still holds `since`. */
@@ -541,9 +566,7 @@ export class ChangeFeed {
   /** Hands a caught-up subscriber its replay, then the live stream. */
   private handOver(subscriber: Subscriber, replay: Transaction[], since: LogPosition): void {
     this.pending.delete(subscriber);
-    if (replay.length > 0 && !subscriber.closed) {
-      this.replays.push({ transactions: replay, only: subscriber, skip: skipOf(replay, since) });
-    }
+    if (!subscriber.closed) this.replay(subscriber, replay, since);
     this.work();
   }
 

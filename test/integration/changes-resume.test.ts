@@ -99,6 +99,37 @@ describe('resuming from before what memory holds', () => {
   }, 60_000);
 });
 
+describe('resuming across a change of columns', () => {
+  test('the replay sends the schema event, then the rows after it in the new shape', async () => {
+    await writer.query('CREATE TABLE shapes (id INT PRIMARY KEY, name VARCHAR(20) NOT NULL)');
+    const url = `${gw.url}/table/shapes/changes`;
+    const first = feedClient(url);
+    await first.opened();
+    await writer.query("INSERT INTO shapes VALUES (1, 'one')");
+    await writer.query('ALTER TABLE shapes ADD COLUMN colour VARCHAR(10) NULL');
+    await writer.query("INSERT INTO shapes VALUES (2, 'two', 'red')");
+    const seen = await first.until(3);
+    first.close();
+    expect(seen.map((e) => e.event)).toEqual(['insert', 'schema', 'insert']);
+
+    const fromInsert = feedClient(url, { 'Last-Event-ID': (seen[0] as Received).id });
+    const fromSchema = feedClient(url, { 'Last-Event-ID': (seen[1] as Received).id });
+    await Promise.all([fromInsert.opened(), fromSchema.opened()]);
+    await fromInsert.until(2);
+    await fromSchema.until(1);
+    await settle();
+    fromInsert.close();
+    fromSchema.close();
+    expect(fromInsert.events.map((e) => [e.event, e.id])).toEqual(
+      seen.slice(1).map((e) => [e.event, e.id]),
+    );
+    expect(fromInsert.events[1]?.data.row).toEqual({ id: 2, name: 'two', colour: 'red' });
+    expect(fromSchema.events.map((e) => [e.event, e.data.row])).toEqual([
+      ['insert', { id: 2, name: 'two', colour: 'red' }],
+    ]);
+  });
+});
+
 /** The built gateway as a process of its own on `port`, resolved once it listens. */
 function startGatewayProcess(port: number, home: string): Promise<ChildProcess> {
   return new Promise((resolve, reject) => {
