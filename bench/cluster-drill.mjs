@@ -5,12 +5,14 @@
  * HAProxy, a mixed load through it, and faults during the load: SIGKILL of a database node and
  * its restart, SIGKILL of a gateway and its restart, a rolling SIGTERM restart of every gateway.
  * It prints what failed and for how long, checks the database against what the clients were told,
- * and stops everything it started, also on failure. `npm run drill:cluster`; see bench/README.md.
+ * and stops everything it started, also on failure. A change-feed subscriber stays open across
+ * the faults and must miss no committed row. `npm run drill:cluster`; see bench/README.md.
  */
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { FeedWatcher } from './cluster/feed.mjs';
 import { GaleraCluster, missingGaleraTools, seconds } from './cluster/galera.mjs';
 import { CHECK_USER, Haproxy } from './cluster/haproxy.mjs';
 import { closeLoadAgent, Ledger, send, Worker } from './cluster/load.mjs';
@@ -174,6 +176,8 @@ async function prepareDatabase(node) {
   );
   await node.query(`CREATE USER '${DB_USER}'@'127.0.0.1' IDENTIFIED BY ?`, [DB_PASSWORD]);
   await node.query(`GRANT ALL ON ${DB}.* TO '${DB_USER}'@'127.0.0.1'`);
+  // The change feed reads the binary log (docs/changes.md).
+  await node.query(`GRANT REPLICATION SLAVE, BINLOG MONITOR ON *.* TO '${DB_USER}'@'127.0.0.1'`);
 }
 
 /** Reads each node has run: its Com_select (prepared SELECTs count there too). */
@@ -467,6 +471,11 @@ async function drill(dir) {
     log(`phase: ${name}`);
   };
   const readsBefore = await selectCounts(cluster);
+  // The feed's subscriber: every row committed from here on must arrive, across every fault.
+  const watcher = new FeedWatcher(base, workers[0].token);
+  await watcher.opened();
+  const [rowsAtWatch] = await cluster.nodes[1].query(`SELECT ref FROM ${DB}.events`);
+  const refsAtWatch = new Set(rowsAtWatch.map((row) => row.ref));
   const loops = await runLoad(workers, ledger, 'steady');
   phases.push({ name: 'steady', at: seconds(started) });
   await sleep(6000);
@@ -515,6 +524,12 @@ async function drill(dir) {
   const summary = phaseSummary(ledger, phases);
   const staleInDrill = ledger.staleReads.filter((r) => !r.phase.startsWith('compare')).length;
   const rows = await checkRows(cluster, ledger);
+  await watcher.quiet();
+  watcher.close();
+  const [rowsAtEnd] = await cluster.nodes[1].query(`SELECT ref FROM ${DB}.events`);
+  const feed = watcher.account(
+    rowsAtEnd.map((row) => row.ref).filter((ref) => !refsAtWatch.has(ref)),
+  );
   const token = workers[0].token;
   const uploads = await checkUploads(gateways, ledger, token);
   const served = await Promise.all(
@@ -562,6 +577,9 @@ async function drill(dir) {
   out.push(
     `Point reads of an acknowledged row that found nothing (read-your-writes misses) during the faults: ${staleInDrill}.`,
   );
+  out.push(
+    `Change feed (one subscriber through HTTP HAProxy, open across every fault): ${feed.rows} rows committed, ${feed.missed} never arrived, ${feed.twice} arrived twice; ${feed.reconnects} reconnects${feed.ended.length ? `; ended by the gateway: ${feed.ended.slice(0, 3).join('; ')}` : ''}.`,
+  );
   out.push(`${victim.name} rejoined (IST) and was Synced ${results.rejoin} s after its restart.`);
   out.push(`Drill load ran ${((drillEnd - started) / 1000).toFixed(0)} s after start.`, '');
   process.stdout.write(`${out.join('\n')}\n`);
@@ -579,6 +597,10 @@ async function drill(dir) {
   check(
     nodeKill.window <= NODE_KILL_TARGET_S,
     `database node kill: requests failed for ${nodeKill.window.toFixed(2)} s (target ≤ ${NODE_KILL_TARGET_S} s)`,
+  );
+  check(
+    feed.missed === 0 && feed.rows > 0,
+    `change feed: ${feed.missed} of ${feed.rows} committed rows never arrived (target 0)`,
   );
   const rolling = byName.get('rolling SIGTERM restart');
   check(

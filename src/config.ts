@@ -114,6 +114,12 @@ export interface Config {
   readonly changeFeed?: ChangeFeedMode;
   /** `--feed-max-lag`: events a subscriber may fall behind before it is closed (overflow). */
   readonly feedMaxLag?: number;
+  /**
+   * Transactions the change feed keeps in memory for subscribers that resume (default
+   * FEED_RECENT_TRANSACTIONS); an older position is read again from the binary log. No flag:
+   * tests set it small to reach the binary-log catch-up.
+   */
+  readonly feedMemoryTransactions?: number;
   /** `--csv-formulas`: whether CSV text cells a spreadsheet would run as formulas are escaped. */
   readonly csvFormulas: CsvFormulas;
   /** `--webhooks`: the webhooks file (docs/webhooks.md); null or absent: no webhooks. */

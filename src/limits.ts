@@ -244,6 +244,11 @@ export const FEED_RECENT_ROWS = 50_000;
 export const FEED_MAX_PENDING_TRANSACTIONS = 20_000;
 /** Row images evaluated in one statement at most (the temporary table's batch). */
 export const FEED_BATCH_ROWS = 2000;
+/**
+ * The pause before the change feed's binary-log reader tries again after its connection broke
+ * (the host in use, then the next ones of `-h`), and between rounds of tries.
+ */
+export const FEED_RECONNECT_MS = 1000;
 /** Bytes a change-feed subscriber may leave untaken before it is closed (overflow). */
 export const FEED_MAX_LAG_BYTES = 16 * 1024 * 1024;
 

@@ -89,6 +89,14 @@ export class GaleraNode {
       '--binlog-format=ROW',
       '--default-storage-engine=InnoDB',
       '--innodb-autoinc-lock-mode=2',
+      // The change feed's binary log (docs/changes.md, "Several hosts"): every node logs what
+      // it applies, under the cluster's GTIDs.
+      '--log-bin=binlog',
+      '--binlog-row-image=FULL',
+      '--log-slave-updates=ON',
+      '--server-id=1',
+      '--wsrep-gtid-mode=ON',
+      '--wsrep-gtid-domain-id=1',
       '--wsrep-on=ON',
       `--wsrep-provider=${PROVIDER}`,
       '--wsrep-cluster-name=tablegate-drill',

@@ -6,19 +6,23 @@
  * order. The reader never waits: a subscriber that cannot keep up is closed by its own stream
  * (sse.ts), and a queue grown past its bound closes every stream (they resume by event id).
  * The last transactions stay in memory, so a subscriber that reconnects resumes from them.
+ * With several hosts (`-h a,b,c`, a Galera cluster), a reader whose host goes away goes on on
+ * the next host from the GTID state it had reached, and so does the decision connection.
  */
-import type { ConnectionOptions } from 'mysql2';
+import mysql, { type ConnectionOptions } from 'mysql2';
 import type { Config } from '../config.js';
-import { connectionOptions, sessionSetup } from '../db/pool.js';
+import { allHosts, connectionOptions, hostLabel, sessionSetup } from '../db/pool.js';
 import type { SchemaCache } from '../db/schema.js';
 import type { TableInfo } from '../db/schema-types.js';
 import { feedPositionGone } from '../errors.js';
 import type { Database } from '../execute/database.js';
+import { searchOrder } from '../execute/hosts.js';
 import {
   FEED_BATCH_ROWS,
   FEED_MAX_PENDING_TRANSACTIONS,
   FEED_RECENT_ROWS,
   FEED_RECENT_TRANSACTIONS,
+  FEED_RECONNECT_MS,
 } from '../limits.js';
 import type { Log } from '../log.js';
 import type { CompiledRead } from '../pipeline/compiled-read.js';
@@ -27,8 +31,10 @@ import { comparePositions, type FeedPositions, type LogPosition } from './positi
 import {
   BinlogReader,
   type Change,
+  parseGtidState,
   positionOf,
   type ReadFrom,
+  sequenceOf,
   type Transaction,
 } from './reader.js';
 
@@ -58,14 +64,60 @@ interface Job {
   readonly transactions: readonly Transaction[];
   /** A resuming subscriber's own replay; null: the live stream, to every live subscriber. */
   readonly only: Subscriber | null;
-  /** Replay: where the subscriber was (events at or before it are not sent again). */
-  readonly after: LogPosition | null;
+  /** Replay: the first transaction's events up to this index were sent before. */
+  readonly skip: { readonly transaction: Transaction; readonly index: number } | null;
+}
+
+/** What the feed reads with, when it is on. */
+interface Source {
+  /** Each host of `-h`, in order: its name in positions and its connection. */
+  readonly hosts: readonly { readonly label: string; readonly connection: ConnectionOptions }[];
+  readonly database: string;
+  /** The replica id the feed's reader announces (catch-ups take others near it). */
+  readonly serverId: number;
+  /** The decision connection's session setup. */
+  readonly setup: string;
 }
 
 /** `YYYY-MM-DD HH:MM:SS` in UTC, as a read gives a DATETIME (docs/reading.md). */
 export function commitTime(ms: number): string {
   return new Date(ms).toISOString().slice(0, 19).replace('T', ' ');
 }
+
+/** Whether a transaction is the one a position names (by GTID: also on another server). */
+function sameTransaction(transaction: Transaction, position: LogPosition): boolean {
+  if (transaction.gtid !== '' && position.gtid !== '') return transaction.gtid === position.gtid;
+  return (
+    transaction.server === position.server &&
+    transaction.file === position.file &&
+    transaction.end === position.end
+  );
+}
+
+/** The events after `since` of transactions from its own on: the replay's skip. */
+function skipOf(transactions: readonly Transaction[], since: LogPosition): Job['skip'] {
+  const first = transactions[0];
+  return first !== undefined && sameTransaction(first, since)
+    ? { transaction: first, index: since.index }
+    : null;
+}
+
+/** Whether state `a` has read everything state `b` has (each of `b`'s domains as far). */
+function covers(a: Map<string, string>, b: Map<string, string>): boolean {
+  for (const [domain, gtid] of b) {
+    const have = a.get(domain);
+    if (have === undefined || sequenceOf(have) < sequenceOf(gtid)) return false;
+  }
+  return true;
+}
+
+/** Whether a GTID is within a state: at or before its domain's last GTID. */
+function inState(gtid: string, state: Map<string, string>): boolean {
+  const last = state.get(gtid.slice(0, gtid.indexOf('-')));
+  return last !== undefined && sequenceOf(gtid) <= sequenceOf(last);
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms).unref());
 
 export class ChangeFeed {
   private readonly subscribers = new Map<string, Set<Subscriber>>();
@@ -75,45 +127,45 @@ export class ChangeFeed {
   private readonly replays: Job[] = [];
   private readonly recent: Transaction[] = [];
   private recentRows = 0;
-  /** Every transaction after this place is in `recent` (or still queued). */
-  private recentFrom: { file: string; end: number };
+  /** Every transaction after this place (of that server's log) is in `recent` (or queued). */
+  private recentFrom: { server: string; file: string; end: number };
   private working = false;
   private stopped = false;
-  private retryTimer: NodeJS.Timeout | null = null;
+  private reconnecting = false;
+  /** Which host of `source.hosts` the reader and the decision connection are on. */
+  private hostIndex = 0;
   /** Events handed to subscribers, for metrics. */
   eventsSent = 0;
-  /** Commit time of the last transaction decided (ms), for the lag metric. */
-  lastCommitMs = 0;
+  /** From the commit of the last live transaction handled to when it was (ms), for metrics. */
+  private handledLagMs = 0;
+  /** Whether the binary-log connection streams now (false while it is reopened). */
+  connected = false;
 
   private constructor(
     readonly status: FeedStatus,
-    private readonly reader: BinlogReader | null,
-    private readonly evaluator: Evaluator | null,
+    private reader: BinlogReader | null,
+    private evaluator: Evaluator | null,
     private readonly schema: SchemaCache,
     readonly positions: FeedPositions,
     private readonly log: Log,
-    private readonly readerOptions: {
-      connection: ConnectionOptions;
-      database: string;
-      serverId: number;
-    } | null,
-    from: ReadFrom,
+    private readonly source: Source | null,
+    /** Transactions kept in `recent` at most. */
+    private readonly memoryTransactions = FEED_RECENT_TRANSACTIONS,
   ) {
-    this.recentFrom = { file: from.file, end: from.position };
+    const from = reader?.position ?? { file: '', position: 0 };
+    this.recentFrom = { server: reader?.server ?? '', file: from.file, end: from.position };
     if (reader !== null) reader.onTransaction = (t) => this.read(t);
   }
 
   /** A feed that is off, for the reason given (the route answers 503 with it). */
   static off(reason: string, schema: SchemaCache, positions: FeedPositions, log: Log): ChangeFeed {
-    return new ChangeFeed({ on: false, reason }, null, null, schema, positions, log, null, {
-      file: '',
-      position: 0,
-    });
+    return new ChangeFeed({ on: false, reason }, null, null, schema, positions, log, null);
   }
 
   /**
    * Starts the feed when the server allows it: the binary log on, in ROW format with FULL
-   * images, and a user that may read it. Otherwise a feed that is off, saying why.
+   * images, and a user that may read it. Otherwise a feed that is off, saying why. With
+   * several hosts, on the first that answers.
    */
   static async open(
     config: Config,
@@ -125,13 +177,31 @@ export class ChangeFeed {
     const mode = config.changeFeed ?? 'auto';
     if (mode === 'off')
       return ChangeFeed.off('it is turned off (--change-feed off)', schema, positions, log);
-    const connection = connectionOptions(config.db);
+    const base = connectionOptions(config.db);
+    const source: Source = {
+      hosts: allHosts(config.db).map((host) => ({
+        label: hostLabel(host),
+        connection: { ...base, host: host.host, port: host.port },
+      })),
+      database: config.db.database,
+      // Replicas of one server need ids of their own; one of the upper half is unlikely to be
+      // a real replica's.
+      serverId: 0x40000000 + Math.floor(Math.random() * 0x3fffffff),
+      setup: sessionSetup({ flavour: db.flavour, cluster: 'single' }, config.queryTimeoutMs),
+    };
     let evaluator: Evaluator | null = null;
+    let hostIndex = 0;
     try {
-      evaluator = await Evaluator.open(
-        connection,
-        sessionSetup({ flavour: db.flavour, cluster: 'single' }, config.queryTimeoutMs),
-      );
+      for (const [index, host] of source.hosts.entries()) {
+        try {
+          evaluator = await Evaluator.open(host.connection, source.setup);
+          hostIndex = index;
+          break;
+        } catch (error) {
+          if (index === source.hosts.length - 1) throw error;
+        }
+      }
+      if (evaluator === null) throw new Error('no host answered');
       const [[settings]] = (await evaluator.ask(
         'SELECT @@log_bin, @@binlog_format, @@binlog_row_image',
       )) as [unknown[][]];
@@ -164,16 +234,22 @@ export class ChangeFeed {
         await evaluator.close();
         return ChangeFeed.off('the server shows no binary log position', schema, positions, log);
       }
-      const from: ReadFrom = { file: String(status[0]), position: Number(status[1]) };
-      const readerOptions = {
-        connection,
-        database: config.db.database,
-        // Replicas of one server need ids of their own; one of the upper half is unlikely to be
-        // a real replica's.
-        serverId: 0x40000000 + Math.floor(Math.random() * 0x3fffffff),
+      const file = String(status[0]);
+      const position = Number(status[1]);
+      const from: ReadFrom = {
+        file,
+        position,
+        gtids: db.flavour === 'mariadb' ? await gtidStateAt(evaluator, file, position) : '',
       };
+      const host = source.hosts[hostIndex] as Source['hosts'][number];
       const reader = new BinlogReader(
-        { ...readerOptions, from },
+        {
+          connection: host.connection,
+          database: source.database,
+          serverId: source.serverId,
+          server: host.label,
+          from,
+        },
         () => {},
         () => {},
       );
@@ -184,9 +260,10 @@ export class ChangeFeed {
         schema,
         positions,
         log,
-        readerOptions,
-        from,
+        source,
+        config.feedMemoryTransactions ?? FEED_RECENT_TRANSACTIONS,
       );
+      feed.hostIndex = hostIndex;
       try {
         await feed.startReader(reader);
       } catch (error) {
@@ -210,33 +287,145 @@ export class ChangeFeed {
     }
   }
 
-  private startReader(reader: BinlogReader): Promise<void> {
-    reader.onError = (error) => this.lost(error);
-    return reader.start();
+  private async startReader(reader: BinlogReader): Promise<void> {
+    // A reader left behind (the feed moved on to another) has nothing more to say.
+    reader.onError = (error) => {
+      if (reader === this.reader) this.lost(error);
+    };
+    await reader.start();
+    this.connected = true;
   }
 
-  /** The replication connection broke: read on from where it was, after a pause. */
+  /**
+   * Seconds the feed is behind the binary log, for metrics: from a transaction's commit to
+   * when its events went to the subscribers, for the last one handled; while transactions wait
+   * to be decided, at least the age of the oldest of them. Commit times are whole seconds.
+   */
+  get lagSeconds(): number {
+    const waiting = this.queue[0];
+    const behind = waiting === undefined ? 0 : Date.now() - waiting.at;
+    return Math.max(0, this.handledLagMs, behind) / 1000;
+  }
+
+  /** The replication connection broke: read on from where it was, on this host or the next. */
   private lost(error: Error): void {
-    if (this.stopped || this.reader === null || this.retryTimer !== null) return;
+    if (this.stopped || this.reader === null || this.reconnecting) return;
     this.log.warn(
-      { reason: error.message },
+      { reason: error.message, host: this.reader.server },
       'change feed: the binary log connection broke; reconnecting',
     );
     this.reader.stop();
-    this.retryTimer = setTimeout(() => {
-      this.retryTimer = null;
+    this.connected = false;
+    this.reconnecting = true;
+    this.reconnect().finally(() => {
+      this.reconnecting = false;
+    });
+  }
+
+  /**
+   * The host in use first, then the others in turn, each from the GTID state reached, as its
+   * own log places it: by GTID also on the same host, which behind a proxy may be another node.
+   * Without GTIDs (MySQL), the same host only, at the same file and offset. Round after round
+   * until one answers or the feed stops.
+   */
+  private async reconnect(): Promise<void> {
+    const source = this.source as Source;
+    for (;;) {
+      await sleep(FEED_RECONNECT_MS);
       if (this.stopped || this.reader === null) return;
-      this.reader.restartAt(this.reader.position);
-      this.startReader(this.reader).catch((failed: Error) => this.lost(failed));
-    }, 1000);
-    this.retryTimer.unref();
+      const order = [this.hostIndex, ...searchOrder(source.hosts.length, this.hostIndex)];
+      for (const index of order) {
+        if (this.stopped) return;
+        try {
+          const from = this.reader.position;
+          if (from.gtids === '' && index === this.hostIndex) {
+            // No GTIDs (MySQL): where it was in this host's log.
+            this.reader.restartAt(from);
+            await this.startReader(this.reader);
+          } else {
+            await this.moveTo(index);
+          }
+          return;
+        } catch (error) {
+          this.log.warn(
+            { reason: (error as Error).message, host: source.hosts[index]?.label },
+            'change feed: cannot read the binary log there',
+          );
+        }
+      }
+    }
+  }
+
+  /** Reads on on a host (another, or the same again), from the GTID state reached. */
+  private async moveTo(index: number): Promise<void> {
+    const source = this.source as Source;
+    const host = source.hosts[index] as Source['hosts'][number];
+    const from = (this.reader as BinlogReader).position;
+    if (from.gtids === '') {
+      throw new Error('no GTID state to go on from (failover needs MariaDB GTIDs)');
+    }
+    const reader = new BinlogReader(
+      {
+        connection: host.connection,
+        database: source.database,
+        serverId: source.serverId,
+        server: host.label,
+        from: { file: '', position: 0, gtids: from.gtids },
+      },
+      (t) => this.read(t),
+      () => {},
+    );
+    await this.startReader(reader);
+    this.reader = reader;
+    const moved = index !== this.hostIndex;
+    this.hostIndex = index;
+    this.log.warn(
+      { host: host.label, gtids: from.gtids },
+      'change feed: reading the binary log again from its GTID state',
+    );
+    // The decisions move too: the old host's connection is gone or going.
+    if (moved) await this.reopenEvaluator(this.evaluator);
+  }
+
+  /**
+   * A decision connection on the reader's host (else any that answers) in place of `failed`;
+   * nothing when it was replaced already. Callers at once share one opening.
+   */
+  private reopenEvaluator(failed: Evaluator | null): Promise<void> {
+    if (this.evaluator !== failed) return Promise.resolve();
+    if (this.reopening === null) {
+      this.reopening = this.openEvaluator(failed).finally(() => {
+        this.reopening = null;
+      });
+    }
+    return this.reopening;
+  }
+
+  private reopening: Promise<void> | null = null;
+
+  private async openEvaluator(failed: Evaluator | null): Promise<void> {
+    const source = this.source as Source;
+    for (;;) {
+      for (const index of [this.hostIndex, ...searchOrder(source.hosts.length, this.hostIndex)]) {
+        if (this.stopped) return;
+        try {
+          const host = source.hosts[index] as Source['hosts'][number];
+          this.evaluator = await Evaluator.open(host.connection, source.setup);
+          await failed?.close();
+          return;
+        } catch {
+          // The next host, then the next round.
+        }
+      }
+      await sleep(FEED_RECONNECT_MS);
+    }
   }
 
   async close(): Promise<void> {
     this.stopped = true;
+    this.connected = false;
     for (const set of this.subscribers.values()) for (const s of set) s.finish(null);
     this.subscribers.clear();
-    if (this.retryTimer !== null) clearTimeout(this.retryTimer);
     this.reader?.stop();
     await this.evaluator?.close();
   }
@@ -248,24 +437,73 @@ export class ChangeFeed {
     return count;
   }
 
+  /** The index in `recent` of the transaction of `since`, or -1. */
+  private locate(since: LogPosition): number {
+    for (let i = this.recent.length - 1; i >= 0; i--) {
+      if (sameTransaction(this.recent[i] as Transaction, since)) return i;
+    }
+    return -1;
+  }
+
   /**
-   * Adds a subscriber; with `since`, first the events after that place. A place the feed no
-   * longer holds in memory is read again from the binary log (410 when the log was purged).
+   * Adds a subscriber; with `since`, first the events after that place: from memory when it
+   * holds the transaction; else read again from the binary log: by GTID on MariaDB (whichever
+   * server of the cluster the reader is on now), by file and offset on MySQL.
    */
   async subscribe(subscriber: Subscriber, since: LogPosition | null): Promise<void> {
-    if (since !== null && this.before(since)) {
+    if (since === null) {
+      this.add(subscriber);
+      return;
+    }
+    const at = this.locate(since);
+    if (at < 0 && since.before !== '') {
+      await this.catchUpByGtid(subscriber, since);
+      return;
+    }
+    if (at < 0 && this.before(since)) {
       await this.catchUp(subscriber, since);
       return;
     }
     this.add(subscriber);
-    if (since !== null) {
-      const replay = this.recent.filter(
-        (t) => comparePositions(positionOf(t, Number.MAX_SAFE_INTEGER), since) > 0,
-      );
-      if (replay.length > 0)
-        this.replays.push({ transactions: replay, only: subscriber, after: since });
-      this.work();
+    // Not in memory and not before it: a position another gateway gave that this one has not
+    // read yet; what memory holds after it, if anything.
+    const replay =
+      at >= 0
+        ? this.recent.slice(at)
+        : this.recent.filter(
+            (t) =>
+              t.server === since.server &&
+              comparePositions(positionOf(t, Number.MAX_SAFE_INTEGER), since) > 0,
+          );
+    this.replay(subscriber, replay, since);
+    this.work();
+  }
+
+  /**
+   * Queues a subscriber's replay: runs of row changes as one job each, a TRUNCATE or a change
+   * of columns as a job of its own (run() sends it as such and reshapes the stream), so a
+   * resume across an ALTER TABLE gets its `schema` event and the rows after it in the new
+   * shape. The event `since` names itself is not sent again.
+   */
+  private replay(subscriber: Subscriber, transactions: readonly Transaction[], since: LogPosition) {
+    let run: Transaction[] = [];
+    const flush = () => {
+      if (run.length > 0) {
+        this.replays.push({ transactions: run, only: subscriber, skip: skipOf(run, since) });
+      }
+      run = [];
+    };
+    for (const transaction of transactions) {
+      if (!transaction.changes.some((c) => c.op === 'schema' || c.op === 'truncate')) {
+        run.push(transaction);
+        continue;
+      }
+      flush();
+      if (!sameTransaction(transaction, since)) {
+        this.replays.push({ transactions: [transaction], only: subscriber, skip: null });
+      }
     }
+    flush();
   }
 
   /**
@@ -275,16 +513,26 @@ export class ChangeFeed {
   head(): LogPosition {
     const last = this.recent[this.recent.length - 1];
     if (last !== undefined) return positionOf(last, Number.MAX_SAFE_INTEGER);
-    const { file, end } = this.recentFrom;
-    return { file, start: end, end, index: Number.MAX_SAFE_INTEGER, gtid: '' };
+    const { server, file, end } = this.recentFrom;
+    return { server, file, start: end, end, index: Number.MAX_SAFE_INTEGER, gtid: '', before: '' };
   }
 
   /** 410 FEED_POSITION_GONE when neither memory nor the binary log still holds `since`. */
   async check(since: LogPosition): Promise<void> {
-    if (!this.before(since)) return;
-    if (this.evaluator === null) throw feedPositionGone();
-    const [logs] = (await this.evaluator.ask('SHOW BINARY LOGS')) as [unknown[][]];
-    if (!logs.some((row) => String(row[0]) === since.file)) throw feedPositionGone();
+    if (this.locate(since) >= 0) return;
+    const evaluator = this.evaluator;
+    if (evaluator === null) throw feedPositionGone();
+    const [logs] = (await evaluator.ask('SHOW BINARY LOGS')) as [unknown[][]];
+    if (since.before === '') {
+      if (!this.before(since)) return;
+      if (!logs.some((row) => String(row[0]) === since.file)) throw feedPositionGone();
+      return;
+    }
+    // By GTID: the log must still hold every transaction after the state before it. Its oldest
+    // file starts after the GTIDs its list names.
+    const wanted = parseGtidState(since.before);
+    const oldest = parseGtidState(await gtidStateAt(evaluator, String(logs[0]?.[0]), 4));
+    if (!covers(wanted, oldest)) throw feedPositionGone();
   }
 
   unsubscribe(subscriber: Subscriber): void {
@@ -301,72 +549,150 @@ export class ChangeFeed {
     set.add(subscriber);
   }
 
-  /** Whether the transaction ending at `since` is older than what `recent` holds. */
+  /** Whether the transaction ending at `since` is older than what `recent` holds (one server). */
   private before(since: LogPosition): boolean {
-    return comparePositions({ ...since, index: 0 }, { ...this.recentFrom, index: 0 }) < 0;
+    return (
+      since.server === this.recentFrom.server &&
+      comparePositions({ ...since, index: 0 }, { ...this.recentFrom, index: 0 }) < 0
+    );
+  }
+
+  /** A reader of its own for a catch-up, on the host in use. */
+  private catchUpReader(from: ReadFrom, onError: (error: Error) => void): BinlogReader {
+    const source = this.source as Source;
+    const host = source.hosts[this.hostIndex] as Source['hosts'][number];
+    return new BinlogReader(
+      {
+        connection: host.connection,
+        database: source.database,
+        serverId: source.serverId + 1 + Math.floor(Math.random() * 1000),
+        server: host.label,
+        from,
+      },
+      () => {},
+      onError,
+    );
+  }
+
+  /** Hands a caught-up subscriber its replay, then the live stream. */
+  private handOver(subscriber: Subscriber, replay: Transaction[], since: LogPosition): void {
+    this.pending.delete(subscriber);
+    if (!subscriber.closed) this.replay(subscriber, replay, since);
+    this.work();
   }
 
   /**
-   * Reads the log again from `since` on its own connection up to where `recent` starts, then
-   * hands the subscriber over to the live stream. 410 when the log no longer has the file.
+   * Reads the log again from `since` on its own connection until it reaches the place `recent`
+   * starts from, then hands the subscriber over to the live stream. The hand-over is decided
+   * on the event that reaches that place, before anything else runs, so memory cannot move on
+   * between the two and leave a gap. 410 when the log no longer has the file.
    */
   private async catchUp(subscriber: Subscriber, since: LogPosition): Promise<void> {
-    if (this.evaluator === null || this.readerOptions === null) throw feedPositionGone();
+    if (this.evaluator === null || this.source === null) throw feedPositionGone();
     const [logs] = (await this.evaluator.ask('SHOW BINARY LOGS')) as [unknown[][]];
     const files = logs.map((row) => String(row[0]));
     if (!files.includes(since.file)) throw feedPositionGone();
     this.pending.add(subscriber);
     this.add(subscriber);
     const caught: Transaction[] = [];
-    const target = { ...this.recentFrom };
     await new Promise<void>((resolve, reject) => {
       let done = false;
-      const finish = () => {
-        if (done) return;
-        done = true;
-        reader.stop();
-        resolve();
-      };
-      const reader = new BinlogReader(
-        {
-          ...(this.readerOptions as NonNullable<typeof this.readerOptions>),
-          serverId:
-            (this.readerOptions as NonNullable<typeof this.readerOptions>).serverId +
-            1 +
-            Math.floor(Math.random() * 1000),
-          from: { file: since.file, position: since.start },
-        },
-        (transaction) => {
-          if (done) return;
-          if (comparePositions(positionOf(transaction, 0), { ...target, index: 0 }) > 0) {
-            finish();
-            return;
-          }
-          caught.push(transaction);
-          if (comparePositions(positionOf(transaction, 0), { ...target, index: 0 }) === 0) finish();
-        },
+      const reader = this.catchUpReader(
+        { file: since.file, position: since.start, gtids: since.before },
         (error) => {
           if (done) return;
           done = true;
           reader.stop();
+          this.pending.delete(subscriber);
           reject(error);
         },
       );
+      reader.onTransaction = (transaction) => {
+        if (!done) caught.push(transaction);
+      };
+      const reached = (): boolean => {
+        const at = reader.position;
+        const from = { ...this.recentFrom, index: 0 };
+        return comparePositions({ file: at.file, end: at.position, index: 0 }, from) >= 0;
+      };
+      const finish = () => {
+        if (done) return;
+        done = true;
+        reader.stop();
+        const from = { ...this.recentFrom, index: 0 };
+        this.handOver(
+          subscriber,
+          [
+            ...caught.filter(
+              (t) =>
+                comparePositions(positionOf(t, Number.MAX_SAFE_INTEGER), since) > 0 &&
+                comparePositions(positionOf(t, 0), from) <= 0,
+            ),
+            ...this.recent,
+          ],
+          since,
+        );
+        resolve();
+      };
+      reader.onProgress = () => {
+        if (!done && (reached() || subscriber.closed)) finish();
+      };
       reader.start().then(() => {
         // Nothing to read up to the place `recent` starts from: caught up already.
-        if (reader.position.file === target.file && reader.position.position >= target.end)
-          finish();
-      }, reject);
+        if (!done && reached()) finish();
+      }, reader.onError);
     });
-    const replay = [
-      ...caught.filter((t) => comparePositions(positionOf(t, Number.MAX_SAFE_INTEGER), since) > 0),
-      ...this.recent,
-    ];
-    this.pending.delete(subscriber);
-    if (replay.length > 0 && !subscriber.closed) {
-      this.replays.push({ transactions: replay, only: subscriber, after: since });
+  }
+
+  /**
+   * Reads the log again by GTID from the state before `since`'s transaction, on the host in
+   * use (GTIDs are the cluster's: the same on every node), until what it has read reaches the
+   * state memory starts after (the state before the first transaction memory or the queue
+   * holds; with neither, what the reader has read). Decided on the event that reaches it, so
+   * memory cannot move on in between; what memory holds is not taken twice.
+   */
+  private async catchUpByGtid(subscriber: Subscriber, since: LogPosition): Promise<void> {
+    if (this.evaluator === null || this.source === null || this.reader === null) {
+      throw feedPositionGone();
     }
-    this.work();
+    this.pending.add(subscriber);
+    this.add(subscriber);
+    const caught: Transaction[] = [];
+    await new Promise<void>((resolve, reject) => {
+      let done = false;
+      const reader = this.catchUpReader({ file: '', position: 0, gtids: since.before }, (error) => {
+        if (done) return;
+        done = true;
+        reader.stop();
+        this.pending.delete(subscriber);
+        reject(error);
+      });
+      reader.onTransaction = (transaction) => {
+        if (!done) caught.push(transaction);
+      };
+      reader.onProgress = () => {
+        if (done) return;
+        if (subscriber.closed) {
+          done = true;
+          reader.stop();
+          this.pending.delete(subscriber);
+          resolve();
+          return;
+        }
+        const held = this.recent[0] ?? this.queue[0];
+        const memoryFrom = parseGtidState(held?.before ?? this.reader?.position.gtids ?? '');
+        if (!covers(parseGtidState(reader.position.gtids), memoryFrom)) return;
+        done = true;
+        reader.stop();
+        // Up to memoryFrom from the log, after it from memory; nothing from before `since`.
+        const older = caught.filter((t) => inState(t.gtid, memoryFrom));
+        const sinceFrom = parseGtidState(since.before);
+        const replay = [...older, ...this.recent].filter((t) => !inState(t.gtid, sinceFrom));
+        this.handOver(subscriber, replay, since);
+        resolve();
+      };
+      reader.start().catch(reader.onError);
+    });
   }
 
   /** A transaction read: queued for the worker, never waited for. */
@@ -381,7 +707,11 @@ export class ChangeFeed {
       this.queue.length = 0;
       this.recent.length = 0;
       this.recentRows = 0;
-      this.recentFrom = { file: transaction.file, end: transaction.end };
+      this.recentFrom = {
+        server: transaction.server,
+        file: transaction.file,
+        end: transaction.end,
+      };
       return;
     }
     this.queue.push(transaction);
@@ -405,7 +735,7 @@ export class ChangeFeed {
     for (;;) {
       const replay = this.replays.shift();
       if (replay !== undefined) {
-        await this.run(replay);
+        await this.runSafely(replay);
         continue;
       }
       if (this.queue.length === 0) return;
@@ -422,7 +752,9 @@ export class ChangeFeed {
         if (ddl) break;
       }
       for (const transaction of batch) this.remember(transaction);
-      await this.run({ transactions: batch, only: null, after: null });
+      await this.runSafely({ transactions: batch, only: null, skip: null });
+      const last = batch[batch.length - 1];
+      if (last !== undefined) this.handledLagMs = Date.now() - last.at;
     }
   }
 
@@ -430,12 +762,33 @@ export class ChangeFeed {
     this.recent.push(transaction);
     this.recentRows += transaction.changes.length;
     while (
-      this.recent.length > FEED_RECENT_TRANSACTIONS ||
+      this.recent.length > this.memoryTransactions ||
       (this.recentRows > FEED_RECENT_ROWS && this.recent.length > 1)
     ) {
       const old = this.recent.shift() as Transaction;
       this.recentRows -= old.changes.length;
-      this.recentFrom = { file: old.file, end: old.end };
+      this.recentFrom = { server: old.server, file: old.file, end: old.end };
+    }
+  }
+
+  /**
+   * Runs a job; when the decision connection broke (its host went away), again on a new one,
+   * so a failover loses no transaction. A job sends its events only once decided.
+   */
+  private async runSafely(job: Job): Promise<void> {
+    for (;;) {
+      const evaluator = this.evaluator;
+      try {
+        await this.run(job);
+        return;
+      } catch (error) {
+        const answers = await evaluator?.ask('SELECT 1').then(
+          () => true,
+          () => false,
+        );
+        if (answers !== false || this.stopped) throw error;
+        await this.reopenEvaluator(evaluator);
+      }
     }
   }
 
@@ -445,8 +798,6 @@ export class ChangeFeed {
     if (evaluator === null) return;
     const tables = new Set<string>();
     for (const t of job.transactions) for (const c of t.changes) tables.add(c.table);
-    const last = job.transactions[job.transactions.length - 1];
-    if (last !== undefined) this.lastCommitMs = last.at;
     const watching = new Map<string, Subscriber[]>();
     for (const table of tables) {
       const all =
@@ -524,7 +875,7 @@ export class ChangeFeed {
       const place = where[i] as { transaction: number; index: number };
       const transaction = job.transactions[place.transaction] as Transaction;
       const position = positionOf(transaction, place.index);
-      if (job.after !== null && comparePositions(position, job.after) <= 0) return;
+      if (job.skip?.transaction === transaction && place.index <= job.skip.index) return;
       const images = evaluated.images[i] as readonly [number, number];
       const op = change.op as 'insert' | 'update' | 'delete';
       for (const event of eventsOf(op, images, rows, keys)) {
@@ -565,3 +916,15 @@ function transactionId(transaction: Transaction): string {
 }
 
 export type { CompiledRead };
+
+/** The GTID state at a place of the server's log (MariaDB's BINLOG_GTID_POS); '' if none. */
+async function gtidStateAt(evaluator: Evaluator, file: string, position: number): Promise<string> {
+  try {
+    const [[row]] = (await evaluator.ask(
+      `SELECT BINLOG_GTID_POS(${mysql.escape(file)}, ${Number(position)})`,
+    )) as [unknown[][]];
+    return String(row?.[0] ?? '');
+  } catch {
+    return '';
+  }
+}

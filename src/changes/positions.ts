@@ -1,7 +1,8 @@
 /**
- * Event ids of the change feed (docs/changes.md): where in the binary log an event is — the log
- * file, where its transaction starts and ends, the event's place among the transaction's row
- * changes, and its GTID — as an opaque text signed with HMAC-SHA-256, so a client can hand it
+ * Event ids of the change feed (docs/changes.md): where in the binary log an event is — the
+ * server and its log file, where its transaction starts and ends, the event's place among the
+ * transaction's row changes, its GTID and the GTID state before it (so another server of a
+ * Galera cluster, whose log has other files and offsets, finds it too) — as an opaque text signed with HMAC-SHA-256, so a client can hand it
  * back (`Last-Event-ID`, `$since`) but not make one up. The key is derived from the secret the
  * `$skiptoken`s use (`--skiptoken-secret`, else the JWT secret), so ids work on every gateway of
  * one deployment and across restarts.
@@ -11,6 +12,8 @@ import { badFeedPosition } from '../errors.js';
 
 /** A place in the binary log: a transaction, and an event of it. */
 export interface LogPosition {
+  /** The server whose log `file`, `start` and `end` are places of (its `-h` host). */
+  readonly server: string;
   /** The binary log file the transaction is in. */
   readonly file: string;
   /** Where its first event starts (its GTID event): a reader started here reads it again. */
@@ -21,6 +24,8 @@ export interface LogPosition {
   readonly index: number;
   /** Its GTID (`domain-server-sequence` on MariaDB), or '' when the server gives none. */
   readonly gtid: string;
+  /** The GTID state just before the transaction (MariaDB), or '' when unknown. */
+  readonly before: string;
 }
 
 const VERSION = 'f1';
@@ -53,7 +58,15 @@ export class FeedPositions {
 
   seal(position: LogPosition): string {
     const text = Buffer.from(
-      JSON.stringify([position.file, position.start, position.end, position.index, position.gtid]),
+      JSON.stringify([
+        position.server,
+        position.file,
+        position.start,
+        position.end,
+        position.index,
+        position.gtid,
+        position.before,
+      ]),
     ).toString('base64url');
     return `${VERSION}.${text}.${this.mac(text).toString('base64url')}`;
   }
@@ -70,9 +83,11 @@ export class FeedPositions {
       throw badFeedPosition();
     }
     const parsed: unknown = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
-    if (!Array.isArray(parsed) || parsed.length !== 5) throw badFeedPosition();
-    const [file, start, end, index, gtid] = parsed as unknown[];
+    if (!Array.isArray(parsed) || parsed.length !== 7) throw badFeedPosition();
+    const [server, file, start, end, index, gtid, before] = parsed as unknown[];
     if (
+      typeof server !== 'string' ||
+      typeof before !== 'string' ||
       typeof file !== 'string' ||
       !Number.isSafeInteger(start) ||
       !Number.isSafeInteger(end) ||
@@ -81,6 +96,14 @@ export class FeedPositions {
     ) {
       throw badFeedPosition();
     }
-    return { file, start: start as number, end: end as number, index: index as number, gtid };
+    return {
+      server,
+      file,
+      start: start as number,
+      end: end as number,
+      index: index as number,
+      gtid,
+      before,
+    };
   }
 }

@@ -6,6 +6,8 @@
  * columns as events of their own. A rolled-back transaction is never written to the log, so it
  * never arrives. Values come as the library decodes them, with mysql2's exact-text options
  * (DECIMAL, BIGINT, dates and JSON as text), for the evaluator (decide.ts) to write back.
+ * On MariaDB it also keeps the GTID state of where it is (the last GTID of each replication
+ * domain), so a reader of another server of the cluster can start at the same place (failover).
  */
 import ZongJi from '@vlasky/zongji';
 import type { ConnectionOptions } from 'mysql2';
@@ -25,19 +27,45 @@ export type Change =
 
 /** One committed transaction of the gateway's database, as the log holds it. */
 export interface Transaction {
+  /** The server whose log `file`, `start` and `end` are places of (its `-h` host). */
+  readonly server: string;
   readonly file: string;
   readonly start: number;
   readonly end: number;
   readonly gtid: string;
+  /** The GTID state just before it (MariaDB; '' when unknown): a start there reads it again. */
+  readonly before: string;
   /** The commit time, milliseconds since the epoch (the log keeps whole seconds). */
   readonly at: number;
   readonly changes: readonly Change[];
 }
 
-/** Where reading starts: just after this place of the log. */
+/**
+ * Where reading starts: just after this place of the log, whose GTID state is `gtids` ('' when
+ * unknown). An empty `file`: after the GTID state, wherever this server's log has it.
+ */
 export interface ReadFrom {
   readonly file: string;
   readonly position: number;
+  readonly gtids: string;
+}
+
+/** A MariaDB GTID, `domain-server-sequence`. */
+const MARIADB_GTID = /^(\d+)-\d+-\d+$/;
+
+/** A GTID state (`0-1-42,1-1-7`) by domain; MySQL's GTIDs and '' give none. */
+export function parseGtidState(state: string): Map<string, string> {
+  const domains = new Map<string, string>();
+  for (const gtid of state.split(',')) {
+    const match = MARIADB_GTID.exec(gtid.trim());
+    if (match !== null) domains.set(match[1] as string, gtid.trim());
+  }
+  return domains;
+}
+
+/** The sequence number of a MariaDB GTID. */
+export function sequenceOf(gtid: string): bigint {
+  return BigInt(gtid.slice(gtid.lastIndexOf('-') + 1));
 }
 
 /** A statement that changes a table's rows wholesale or its columns, and the table it names. */
@@ -94,6 +122,8 @@ export interface ReaderOptions {
   readonly database: string;
   /** The replica id this connection announces: unique among the server's replicas. */
   readonly serverId: number;
+  /** The server's name in positions (its `-h` host). */
+  readonly server: string;
   readonly from: ReadFrom;
 }
 
@@ -106,12 +136,18 @@ export class BinlogReader {
   private file: string;
   /** The end of the last event read: where a transaction starting next starts. */
   private cursor: number;
+  /** The last GTID read of each domain: the state a reader elsewhere starts from. */
+  private gtids: Map<string, string>;
   private open: {
     file: string;
     start: number;
     gtid: string;
+    before: string;
     changes: Change[];
   } | null = null;
+
+  /** Called after each event read, once `position` has moved past it. */
+  onProgress: () => void = () => {};
 
   constructor(
     private readonly options: ReaderOptions,
@@ -120,6 +156,7 @@ export class BinlogReader {
   ) {
     this.file = options.from.file;
     this.cursor = options.from.position;
+    this.gtids = parseGtidState(options.from.gtids);
   }
 
   /** The next start() reads from here (a transaction read in part is read again whole). */
@@ -127,11 +164,25 @@ export class BinlogReader {
     this.open = null;
     this.file = from.file;
     this.cursor = from.position;
+    this.gtids = parseGtidState(from.gtids);
+  }
+
+  /** The server this reader reads (its `-h` host). */
+  get server(): string {
+    return this.options.server;
   }
 
   /** Where the next transaction starts: a reader started there loses nothing. */
   get position(): ReadFrom {
-    return { file: this.file, position: this.open?.start ?? this.cursor };
+    return {
+      file: this.file,
+      position: this.open?.start ?? this.cursor,
+      gtids: this.open?.before ?? this.gtidState,
+    };
+  }
+
+  private get gtidState(): string {
+    return [...this.gtids.values()].join(',');
   }
 
   /** Resolves once the server streams the log to us; rejects when it refuses. */
@@ -162,16 +213,27 @@ export class BinlogReader {
         }
         this.onError(error);
       });
-      zongji.on('binlog', (event) => this.take(event));
-      zongji.start({
-        serverId: this.options.serverId,
-        filename: this.file,
-        position: this.cursor,
+      zongji.on('binlog', (event) => {
+        this.take(event);
+        this.onProgress();
+      });
+      const schemas = {
         includeSchema: { [this.options.database]: true },
         // The gateway's own tables are never served: a webhook's position written after each
         // delivery would otherwise come back through the feed as a change.
         excludeSchema: { [this.options.database]: [...OWN_TABLES] },
-      });
+      };
+      // Without a file, after the GTID state: the server finds the place in its own log.
+      zongji.start(
+        this.file === ''
+          ? { serverId: this.options.serverId, gtidSet: this.gtidState, ...schemas }
+          : {
+              serverId: this.options.serverId,
+              filename: this.file,
+              position: this.cursor,
+              ...schemas,
+            },
+      );
     });
   }
 
@@ -198,7 +260,13 @@ export class BinlogReader {
     switch (name) {
       case 'gtid':
       case 'mariadbgtid':
-        this.open = { file: this.file, start, gtid: event.gtid ?? '', changes: [] };
+        this.open = {
+          file: this.file,
+          start,
+          gtid: event.gtid ?? '',
+          before: this.gtidState,
+          changes: [],
+        };
         return;
       case 'writerows':
       case 'updaterows':
@@ -242,12 +310,17 @@ export class BinlogReader {
   private commit(event: ZongJiEvent): void {
     const open = this.open;
     this.open = null;
-    if (open === null || open.changes.length === 0) return;
+    if (open === null) return;
+    const domain = MARIADB_GTID.exec(open.gtid)?.[1];
+    if (domain !== undefined) this.gtids.set(domain, open.gtid);
+    if (open.changes.length === 0) return;
     this.onTransaction({
+      server: this.options.server,
       file: open.file,
       start: open.start,
       end: this.cursor,
       gtid: open.gtid,
+      before: open.before,
       at: event.timestamp,
       changes: open.changes,
     });
@@ -257,10 +330,12 @@ export class BinlogReader {
 /** A transaction's place, for an event id (index -1: the transaction as a whole). */
 export function positionOf(transaction: Transaction, index: number): LogPosition {
   return {
+    server: transaction.server,
     file: transaction.file,
     start: transaction.start,
     end: transaction.end,
     index,
     gtid: transaction.gtid,
+    before: transaction.before,
   };
 }

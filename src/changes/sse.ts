@@ -3,7 +3,8 @@
  * written to the socket as they come. The socket's own buffer is the subscriber's buffer: past
  * `--feed-max-lag` events (or FEED_MAX_LAG_BYTES) not yet taken by the client, the stream ends
  * with `event: overflow`, and the hub never waits for it. A comment every FEED_HEARTBEAT_MS
- * keeps proxies from closing an idle stream; a token that expires ends it (`event: expired`).
+ * keeps proxies from closing an idle stream; a token that expires, or whose user is removed, ends
+ * it (`event: expired`).
  */
 import type { ServerResponse } from 'node:http';
 import type { TableInfo } from '../db/schema-types.js';
@@ -17,8 +18,11 @@ export interface StreamOptions {
   /** What the subscriber may see of the table, compiled for it (null: it may see nothing now). */
   readonly compile: (table: TableInfo) => { read: ReadGroup; key: ReadGroup };
   readonly groups: { read: ReadGroup; key: ReadGroup };
-  /** Whether the caller's token is still good (checked every FEED_EXPIRY_CHECK_MS). */
-  readonly valid: () => boolean;
+  /**
+   * Why the caller's token no longer holds (expired, its user removed), or null while it holds:
+   * asked every FEED_EXPIRY_CHECK_MS.
+   */
+  readonly expired: () => string | null;
   readonly onEnd: (stream: EventStream) => void;
 }
 
@@ -42,7 +46,8 @@ export class EventStream implements Subscriber {
     this.timers.push(
       setInterval(() => this.write(': keep-alive\n\n'), FEED_HEARTBEAT_MS),
       setInterval(() => {
-        if (!this.options.valid()) this.finish('expired', '{"reason":"the token has expired"}');
+        const reason = this.options.expired();
+        if (reason !== null) this.finish('expired', JSON.stringify({ reason }));
       }, FEED_EXPIRY_CHECK_MS),
     );
     for (const timer of this.timers) timer.unref();

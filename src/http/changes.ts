@@ -6,6 +6,8 @@
  * `Last-Event-ID` resumes after an event. A 404 for the table comes before any 400.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AuthClaims } from '../auth/tokens.js';
+import type { UserStates } from '../auth/user-states.js';
 import type { ChangeFeed } from '../changes/hub.js';
 import type { LogPosition } from '../changes/positions.js';
 import { EventStream } from '../changes/sse.js';
@@ -13,6 +15,7 @@ import { compileSubscription, type SubscriptionOptions } from '../changes/subscr
 import type { TableInfo } from '../db/schema-types.js';
 import { feedUnavailable, unsupportedInFeed } from '../errors.js';
 import { FEED_RETRY_MS } from '../limits.js';
+import { registerFeedMetrics } from '../metrics/feed.js';
 import type { Services } from '../services.js';
 import { redactUrl } from './log-redaction.js';
 import { gated } from './route-gate.js';
@@ -24,6 +27,7 @@ const OPTIONS: ReadonlySet<string> = new Set(['$select', '$filter', '$since', 'a
 
 export function changesRoutes(app: FastifyInstance, services: Services, feed: ChangeFeed): void {
   const { schema, config } = services;
+  if (services.metrics !== undefined) registerFeedMetrics(services.metrics.registry, feed);
 
   function groupsFor(table: TableInfo, query: QueryObject, request: FastifyRequest) {
     const options: SubscriptionOptions = {
@@ -86,7 +90,7 @@ export function changesRoutes(app: FastifyInstance, services: Services, feed: Ch
       maxLag: config.feedMaxLag ?? 10_000,
       groups,
       compile: (fresh) => groupsFor(fresh, query, request),
-      valid: () => auth === null || auth.exp * 1000 > Date.now(),
+      expired: () => (auth === null ? null : expiry(auth, services.auth?.states)),
       onEnd: (ended) => feed.unsubscribe(ended),
     });
     try {
@@ -109,4 +113,23 @@ export function changesRoutes(app: FastifyInstance, services: Services, feed: Ch
       return reply;
     },
   );
+}
+
+/**
+ * Why a stream's token no longer holds, or null. An own token's user is checked as the guard
+ * checks each request (auth/user-states.ts): a removal, a new role or password ends the stream
+ * within the states' refresh; an entry too old to trust is read again, the stream going on
+ * meanwhile.
+ */
+function expiry(claims: AuthClaims, states: UserStates | undefined): string | null {
+  const now = Date.now();
+  if (claims.exp * 1000 <= now) return 'the token has expired';
+  if (claims.passwordVersion === null || states === undefined) return null;
+  const current = states.current(claims, now);
+  if (current === undefined) {
+    // Read again for the next check; a failed read is the next check's to try again.
+    states.load(claims.sub).catch(() => {});
+    return null;
+  }
+  return current ? null : "the token's user was removed, or given another role or password";
 }

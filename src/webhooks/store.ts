@@ -145,21 +145,25 @@ export class WebhookStore {
 
 /** A position as stored: not sealed (the table is ours), so any gateway's secret reads it. */
 export function positionText(position: LogPosition): string {
-  return JSON.stringify([
-    position.file,
-    position.start,
-    position.end,
-    position.index,
-    position.gtid,
-  ]);
+  const { server, file, start, end, index, gtid, before } = position;
+  return JSON.stringify([server, file, start, end, index, gtid, before]);
 }
 
 export function positionFromText(text: string): LogPosition | null {
   try {
-    const [file, start, end, index, gtid] = JSON.parse(text) as unknown[];
-    if (typeof file !== 'string' || typeof gtid !== 'string') return null;
+    const [server, file, start, end, index, gtid, before] = JSON.parse(text) as unknown[];
+    const texts = [server, file, gtid, before];
+    if (!texts.every((t) => typeof t === 'string')) return null;
     if (![start, end, index].every((n) => Number.isSafeInteger(n))) return null;
-    return { file, start: start as number, end: end as number, index: index as number, gtid };
+    return {
+      server: server as string,
+      file: file as string,
+      start: start as number,
+      end: end as number,
+      index: index as number,
+      gtid: gtid as string,
+      before: before as string,
+    };
   } catch {
     return null;
   }

@@ -69,3 +69,71 @@ export async function startGaleraNode(): Promise<PrivateServer> {
     await admin.end();
   }
 }
+
+/**
+ * A Galera cluster of `size` private nodes with the binary log on, as the change feed needs it
+ * on a cluster (docs/changes.md, "Several hosts"): every node logs the writes it applies
+ * (`log_slave_updates`) under the cluster's GTIDs (`wsrep_gtid_mode`, one domain, one
+ * `server_id`). The first bootstraps; each other joins by a mysqldump state transfer (rsync's
+ * daemon, started as root, could not write into a private server's data directory).
+ */
+export async function startGaleraCluster(size: number): Promise<PrivateServer[]> {
+  const ports = await Promise.all(
+    Array.from({ length: size }, async () => ({ group: await freePort(), ist: await freePort() })),
+  );
+  const members = ports.map((p) => `127.0.0.1:${p.group}`).join(',');
+  const nodeArgs = (index: number) => {
+    const own = ports[index] as { group: number; ist: number };
+    return [
+      '--wsrep-on=ON',
+      `--wsrep-provider=${GALERA_PROVIDER}`,
+      '--wsrep-cluster-name=tablegate-test',
+      `--wsrep-cluster-address=gcomm://${index === 0 ? '' : members}`,
+      `--wsrep-node-address=127.0.0.1:${own.group}`,
+      `--wsrep-node-name=node${index + 1}`,
+      '--wsrep-sst-method=mysqldump',
+      '--wsrep-sst-auth=root:',
+      // Every node after the first weighs more than the ones before it together: the last one
+      // alone is still a primary component (a majority) when the others are killed.
+      `--wsrep-provider-options=base_port=${own.group};ist.recv_addr=127.0.0.1:${own.ist};gcache.size=16M;pc.weight=${2 ** index}`,
+      '--innodb-autoinc-lock-mode=2',
+      ...binlogArgs(1),
+      '--log-slave-updates=ON',
+      '--wsrep-gtid-mode=ON',
+      '--wsrep-gtid-domain-id=1',
+    ];
+  };
+  const nodes: PrivateServer[] = [];
+  try {
+    for (let index = 0; index < size; index++) {
+      nodes.push(await startPrivateServer(undefined, nodeArgs(index)));
+      await waitForClusterSize(nodes[0] as PrivateServer, index + 1);
+    }
+    for (const node of nodes) await waitForStatus(node, 'wsrep_local_state_comment', 'Synced');
+    return nodes;
+  } catch (error) {
+    await Promise.all(nodes.map((node) => node.destroy().catch(() => {})));
+    throw error;
+  }
+}
+
+async function waitForClusterSize(node: PrivateServer, size: number): Promise<void> {
+  await waitForStatus(node, 'wsrep_cluster_size', String(size));
+}
+
+async function waitForStatus(node: PrivateServer, name: string, value: string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const admin = await rootConnection(node).catch(() => null);
+    try {
+      const [[row]] = admin
+        ? await admin.query<mysql.RowDataPacket[]>('SHOW STATUS LIKE ?', [name])
+        : [[undefined]];
+      if (row?.Value === value) return;
+    } finally {
+      await admin?.end();
+    }
+    if (Date.now() > deadline) throw new Error(`${name} did not become ${value} within 60 s`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
