@@ -101,6 +101,8 @@ export interface Database {
   ping(fresh?: boolean): Promise<boolean>;
   /** The pool right now, read-only (for metrics). */
   stats(): PoolStats;
+  /** Streamed reads the pool took back for other requests (acquire.ts), for metrics. */
+  takenBack(): number;
   close(): Promise<void>;
 }
 
@@ -326,21 +328,26 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
   function borrow(
     address: string,
     done: (error: unknown, held?: PoolConnection, backend?: Backend) => void,
+    rows = 0,
   ): void {
     const settling = switcher.settling;
     if (settling) {
-      settling.then(() => borrow(address, done), done);
+      settling.then(() => borrow(address, done, rows), done);
       return;
     }
     const backend = switcher.backend;
-    backend.acquirer.lend(address, (error, held) => {
-      if (held === undefined) {
-        report(backend, error);
-        done(error);
-        return;
-      }
-      done(null, held, backend);
-    });
+    backend.acquirer.lend(
+      address,
+      (error, held) => {
+        if (held === undefined) {
+          report(backend, error);
+          done(error);
+          return;
+        }
+        done(null, held, backend);
+      },
+      rows,
+    );
   }
 
   /**
@@ -505,6 +512,7 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
         ? {
             row: (values) => sink.row(values),
             end: () => sink.end(),
+            socket: () => sink.socket?.() ?? null,
             fail: (error, cause) => {
               report(used, cause);
               sink.fail(error, cause);
@@ -514,23 +522,27 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
       return streamRetrying(
         () =>
           new Promise((resolve, reject) => {
-            borrow(caller.client, (error, held, backend) => {
-              if (held === undefined || backend === undefined) {
-                reject(error);
-                return;
-              }
-              used = backend;
-              resolve({
-                connection: held,
-                options: {
-                  kill: backend.kill,
-                  stallMs: options.stallTimeoutMs,
-                  minRate: options.minReadRate ?? 0,
-                  watchdog: backend.watchdog,
-                  lender: backend.acquirer,
-                },
-              });
-            });
+            borrow(
+              caller.client,
+              (error, held, backend) => {
+                if (held === undefined || backend === undefined) {
+                  reject(error);
+                  return;
+                }
+                used = backend;
+                resolve({
+                  connection: held,
+                  options: {
+                    kill: backend.kill,
+                    stallMs: options.stallTimeoutMs,
+                    minRate: options.minReadRate ?? 0,
+                    watchdog: backend.watchdog,
+                    lender: backend.acquirer,
+                  },
+                });
+              },
+              query.rows,
+            );
           }),
         timed(query, caller),
         told,
@@ -625,6 +637,7 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
     },
     ping: (fresh) => switcher.backend.ping(fresh),
     stats: () => switcher.backend.acquirer.stats(),
+    takenBack: () => switcher.backend.acquirer.takenBackCount(),
     close: () => switcher.close(),
   };
 }

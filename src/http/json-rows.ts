@@ -107,6 +107,7 @@ export function sendJsonRows(
           text = '';
           if (!body.push(chunk)) flow?.pause();
         },
+        socket: () => reply.raw.socket ?? null,
         end() {
           if (ended) return;
           ended = true;

@@ -19,7 +19,7 @@ import type { TableInfo } from '../db/schema-types.js';
 import { badSkiptoken, invalidQuery, queryTooCostly } from '../errors.js';
 import type { Flavour } from '../execute/database.js';
 import { planApply } from '../plan/apply.js';
-import { readCost } from '../plan/read-cost.js';
+import { answerRows, readCost } from '../plan/read-cost.js';
 import { planRead, type ReadPlan, type Selection, selectedColumns } from '../plan/read-plan.js';
 import { isSmallRead } from '../plan/small-read.js';
 import { isSingleColumnKey } from '../plan/unique-keys.js';
@@ -46,7 +46,7 @@ import { bindingOf, type Position, type Skiptokens } from './skiptoken.js';
  */
 export function compileReadPlan(plan: ReadPlan, flavour: Flavour = 'mariadb'): CompiledRead {
   const count = plan.count ? compileCount(plan, flavour) : null;
-  const select = compileSelect(plan, flavour);
+  const select = { ...compileSelect(plan, flavour), rows: answerRows(plan) };
   return {
     select,
     count,
@@ -280,9 +280,10 @@ export function compileKeyRead(
     );
   }
   const plan = planRead(request, table, viewerFor(access));
-  const select = compileSelect(plan, flavour, (column, params) =>
-    compileKeyMatch(match, params, column),
-  );
+  const select = {
+    ...compileSelect(plan, flavour, (column, params) => compileKeyMatch(match, params, column)),
+    rows: answerRows(plan, true),
+  };
   return {
     select,
     count: null,
