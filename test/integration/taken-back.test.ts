@@ -6,7 +6,9 @@
  * many behind one NAT — the one-row read among them) or from twelve; and once they are taken
  * back, reads are answered at once again. Before, the one-row read waited for the stall timeout
  * (three times over when it queued behind the twelve at one address). Each one taken back is
- * logged (a warning with its code) and counted in /metrics.
+ * logged (a warning with its code) and counted in /metrics. And honest slow readers are never
+ * taken back, however long others wait for the pool they hold: one reading as outage.test's
+ * (64 KiB every 40 ms) and one slower still (16 KiB every 100 ms) read their answers whole.
  */
 import net from 'node:net';
 import { afterAll, beforeAll, expect, jest, test } from '@jest/globals';
@@ -161,3 +163,94 @@ test('twelve readers at twelve addresses that never read: a one-row read is answ
   const addresses = Array.from({ length: READERS }, (_, i) => `127.0.0.${i + 2}`);
   await twelveSlowReaders(addresses, '127.0.0.1');
 }, 60_000);
+
+/** How long the honest readers below read slowly before they take the rest at full speed. */
+const READ_SLOWLY_MS = 8000;
+
+/**
+ * A fetch of `path` that takes a chunk every 40 ms (as outage.test's readSlowly) for
+ * READ_SLOWLY_MS, then the rest as fast as it comes; its status and rows.
+ */
+async function fetchSlowly(url: string): Promise<{ status: number; rows: number }> {
+  const response = await fetch(url);
+  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+  const decoder = new TextDecoder();
+  const slowUntil = Date.now() + READ_SLOWLY_MS;
+  const pieces: string[] = [];
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    pieces.push(decoder.decode(value, { stream: true }));
+    if (Date.now() < slowUntil) await sleep(40);
+  }
+  return { status: response.status, rows: (JSON.parse(pieces.join('')) as unknown[]).length };
+}
+
+/**
+ * A raw request for `path` that takes 16 KiB every 100 ms for READ_SLOWLY_MS, then the rest as
+ * fast as it comes; whether the chunked answer ended whole (its last chunk, after the `]`).
+ */
+function socketSlowly(port: number, path: string, localAddress: string): Promise<boolean> {
+  const socket = net.connect({ port, host: '127.0.0.1', localAddress });
+  socket.pause();
+  socket.on('error', () => {});
+  socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+  let tail = '';
+  const take = (chunk: Buffer) => {
+    tail = (tail + chunk.subarray(-16).toString('latin1')).slice(-16);
+  };
+  const pace = setInterval(() => {
+    for (let budget = 16 * 1024; budget > 0; ) {
+      const chunk: Buffer | null = socket.read(Math.min(budget, socket.readableLength || 1));
+      if (chunk === null) break;
+      take(chunk);
+      budget -= chunk.length;
+    }
+  }, 100);
+  setTimeout(() => {
+    clearInterval(pace);
+    socket.on('data', take);
+    socket.resume();
+  }, READ_SLOWLY_MS);
+  return new Promise((resolve) => {
+    socket.on('close', () => {
+      clearInterval(pace);
+      resolve(tail.endsWith(']\r\n0\r\n\r\n'));
+    });
+  });
+}
+
+test('honest slow readers holding the whole pool while one-row reads wait are never taken back', async () => {
+  const paced = await startTestGateway(db.name, {
+    db: { ...testServer(), database: db.name, poolSize: 2 },
+    stallTimeoutMs: DEFAULTS.stallTimeoutMs,
+    minReadRate: DEFAULTS.minReadRate,
+    maxClientRequests: DEFAULTS.maxClientRequests,
+  });
+  try {
+    const port = Number(new URL(paced.url).port);
+    const slow = fetchSlowly(`${paced.url}/table/big/read`);
+    const slower = socketSlowly(port, '/table/big/read', '127.0.0.3');
+    await sleep(300);
+    // One-row reads wait for the pool the whole time the two read slowly.
+    const waiting = Array.from({ length: 4 }, () =>
+      rawRequest(`${paced.url}/table/small/read`, { localAddress: '127.0.0.4' }),
+    );
+    const stats = paced.gateway.db.stats;
+    for (let i = 0; i < 40 && stats().waiting < 4; i++) await sleep(50);
+    for (let i = 0; i < (READ_SLOWLY_MS - 2500) / 250; i++) {
+      expect([stats().waiting, paced.gateway.db.takenBack()]).toEqual([4, 0]);
+      await sleep(250);
+    }
+    const [fetched, whole] = await Promise.all([slow, slower]);
+    expect(fetched).toEqual({ status: 200, rows: ROWS });
+    expect(whole).toBe(true);
+    expect(paced.gateway.db.takenBack()).toBe(0);
+    const answers = await Promise.all(waiting);
+    expect(answers.map((answer) => [answer.status, answer.body])).toEqual(
+      Array(4).fill([200, ONE_ROW.body]),
+    );
+  } finally {
+    await paced.close();
+  }
+}, 120_000);
