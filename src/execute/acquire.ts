@@ -6,9 +6,13 @@
  * request waits in our queue instead, never in mysql2's: the pool is asked for a connection only
  * when it has one free (or may open one). Alone, an address may use the whole pool; when a
  * connection comes back and several addresses wait, it goes to the waiting address that holds
- * the fewest connections (among equals, the one that has waited for a turn longest), and that
- * address's oldest request takes it. So an address holding many connections never gets the next
- * one while another waits, and busy addresses end with equal shares (docs/operations.md).
+ * the fewest connections (among equals, the one whose next request is lightest, then the one
+ * that has waited for a turn longest), and that address's lightest request takes it (among
+ * equals, its oldest). Lightest: the fewest rows estimated for its answer (CompiledQuery.rows;
+ * none known counts as light), so a one-row read passes the big streamed reads queued before it
+ * rather than wait for each of them to be taken back in turn. So an address holding many
+ * connections never gets the next one while another waits, and busy addresses end with equal
+ * shares (docs/operations.md).
  * A held connection is given back by its statement, with one exception: a streamed read whose
  * client has taken nothing for SLOW_READER_MS holds its connection for a client that is not
  * reading. While any request waits, every such read is taken back at once (stream.ts ends it):

@@ -3,9 +3,10 @@
  * the flow when it cannot take more (back-pressure) and resumes it later; a flow paused for
  * longer than `stallMs` is cut — its statement killed, its connection freed, the sink failed
  * with STREAM_STALLED — so a client that stops reading cannot hold a connection for ever. While
- * the flow is paused it is listed with the lender as waiting for its client: when another request
- * waits for a connection, the lender takes it back first (acquire.ts), and it is cut the same way
- * with STREAM_TAKEN_BACK (the body has begun, so the client sees it cut short). A
+ * the flow is paused it is listed with the lender as waiting for its client: while another
+ * request waits for a connection, the lender takes it back once its client has taken nothing for
+ * a while (acquire.ts), and it is cut the same way with STREAM_TAKEN_BACK (the body has begun, so
+ * the client sees it cut short), its connection dropped from the pool at once. A
  * client that reads, but slowly, holds it for as long as its answer takes: so while the flow
  * waits for the client, the client must take `minRate` bytes a second, measured over waits of
  * `stallMs` in all (time the flow waits for MySQL never counts against the client); a slower
