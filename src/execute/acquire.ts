@@ -8,7 +8,7 @@
  * connection comes back and several addresses wait, it goes to the waiting address that holds
  * the fewest connections (among equals, the one whose next request is lightest, then the one
  * that has waited for a turn longest), and that address's lightest request takes it (among
- * equals, its oldest). Lightest: the fewest rows estimated for its answer (CompiledQuery.rows;
+ * equals, its oldest). Lightest: the fewest rows estimated for its answer (CompiledRead.rows;
  * none known counts as light), so a one-row read passes the big streamed reads queued before it
  * rather than wait for each of them to be taken back in turn. So an address holding many
  * connections never gets the next one while another waits, and busy addresses end with equal

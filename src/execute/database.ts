@@ -64,9 +64,10 @@ export interface Database {
   /**
    * A SELECT whose rows go to the sink as they arrive (stream.ts). Every method tries again
    * where that is safe (retry.ts). `caller`: whose request it is (caller.ts); the gateway's own
-   * when absent.
+   * when absent. `rows`: the rows its answer is estimated to hold (0: unknown), its weight in
+   * the pool's turns (acquire.ts).
    */
-  stream(query: CompiledQuery, sink: RowSink, caller?: Caller): Promise<RowFlow>;
+  stream(query: CompiledQuery, sink: RowSink, caller?: Caller, rows?: number): Promise<RowFlow>;
   /** A `SELECT COUNT(*)`: its one number. */
   count(query: CompiledQuery, caller?: Caller): Promise<number>;
   /**
@@ -505,7 +506,7 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
       switcher.events = events;
     },
     // Each attempt on the host in use at its start (a retry may go to the next host of -h).
-    stream: (query, sink, caller = GATEWAY) => {
+    stream: (query, sink, caller = GATEWAY, rows = 0) => {
       let used = switcher.backend;
       // With several hosts, a failure tells the switch which host it came from.
       const told: RowSink = several
@@ -541,7 +542,7 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
                   },
                 });
               },
-              query.rows,
+              rows,
             );
           }),
         timed(query, caller),

@@ -153,6 +153,7 @@ export function readRoutes(
         cutShort,
         JSON_ROWS,
         link,
+        compiled.rows,
       );
     } else {
       const csv = csvOf(compiled, config.csvFormulas);
@@ -166,6 +167,7 @@ export function readRoutes(
         cutShort,
         csvFraming(csv),
         link,
+        compiled.rows,
       );
     }
     return reply;

@@ -46,7 +46,7 @@ import { bindingOf, type Position, type Skiptokens } from './skiptoken.js';
  */
 export function compileReadPlan(plan: ReadPlan, flavour: Flavour = 'mariadb'): CompiledRead {
   const count = plan.count ? compileCount(plan, flavour) : null;
-  const select = { ...compileSelect(plan, flavour), rows: answerRows(plan) };
+  const select = compileSelect(plan, flavour);
   return {
     select,
     count,
@@ -56,6 +56,7 @@ export function compileReadPlan(plan: ReadPlan, flavour: Flavour = 'mariadb'): C
     fields: fieldsOf(plan.selections),
     page: pageOf(plan),
     cost: readCost(plan),
+    rows: answerRows(plan),
   };
 }
 
@@ -280,10 +281,9 @@ export function compileKeyRead(
     );
   }
   const plan = planRead(request, table, viewerFor(access));
-  const select = {
-    ...compileSelect(plan, flavour, (column, params) => compileKeyMatch(match, params, column)),
-    rows: answerRows(plan, true),
-  };
+  const select = compileSelect(plan, flavour, (column, params) =>
+    compileKeyMatch(match, params, column),
+  );
   return {
     select,
     count: null,
@@ -293,6 +293,7 @@ export function compileKeyRead(
     fields: fieldsOf(plan.selections),
     page: null,
     cost: readCost(plan, true),
+    rows: answerRows(plan, true),
   };
 }
 

@@ -2,11 +2,6 @@
 export interface CompiledQuery {
   readonly sql: string;
   readonly params: readonly unknown[];
-  /**
-   * The rows a read's answer is estimated to hold, when its plan tells (plan/read-cost.ts): the
-   * pool serves the lighter of two requests first among equals (execute/acquire.ts).
-   */
-  readonly rows?: number;
 }
 
 /**
