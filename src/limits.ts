@@ -179,10 +179,12 @@ export const WAIT_SWEEP_MS = 100;
  * a pool connection, is taken back: its statement stopped, its response cut, its connection
  * handed on (execute/acquire.ts). "Taken" is what the kernel saw the client acknowledge
  * (execute/client-progress.ts), which moves each time its application reads; a client whose own
- * reads came further apart before is given twice its longest gap. Alone (nobody waiting) such a
- * read is cut only by `--stall-timeout` and `--min-read-rate`.
+ * reads came further apart before is given twice its longest gap. Long enough for a client that
+ * reads 16 KiB every 100 ms, whose count moves in steps of a TCP window (docs/operations.md);
+ * short enough that a read waiting behind silent ones is served within the contract's 3 s.
+ * Alone (nobody waiting) such a read is cut only by `--stall-timeout` and `--min-read-rate`.
  */
-export const SLOW_READER_MS = 500;
+export const SLOW_READER_MS = 600;
 /**
  * When a pool connection comes back, the lightest first wait (the fewest rows estimated) among
  * this many of the addresses that hold the fewest connections is served (execute/acquire.ts):

@@ -223,7 +223,7 @@ export class Acquirer {
   private takingBack = 0;
   private takenBack = 0;
   private reclaimScheduled = false;
-  /** When the stalls were last looked at (a look counts at most two sweeps of quiet). */
+  /** When the stalls were last looked at (a look counts at most one sweep of quiet). */
   private lookedAt = 0;
 
   constructor(
@@ -525,7 +525,9 @@ export class Acquirer {
    * and takes back every one whose client has taken nothing for its patience.
    */
   private reclaim(now: number): void {
-    const quiet = Math.min(now - this.lookedAt, 2 * WAIT_SWEEP_MS);
+    // A look counts at most one sweep of quiet: when this process runs late, a client on the
+    // same host (or one slowed with it) is judged by as many looks as when it runs on time.
+    const quiet = Math.min(now - this.lookedAt, WAIT_SWEEP_MS);
     this.lookedAt = now;
     // A fast read pauses and resumes many times a second: nothing is measured until some read
     // has waited a sweep for its client; then every waiting one is, the recent ones to start from.
