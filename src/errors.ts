@@ -379,6 +379,14 @@ export const ERRORS = {
     message: (bytes: number, waitedMs: number, minRate: number) =>
       `The client took ${bytes} bytes in ${waitedMs} ms of waiting for it, less than ${minRate} bytes a second: the response was cut and its database connection freed`,
   },
+  // Never an answer of its own either: a client that took nothing while others waited for the
+  // connection its read held (execute/acquire.ts).
+  STREAM_TAKEN_BACK: {
+    status: 408,
+    stages: ['stream'],
+    message: (quietMs: number) =>
+      `The client took nothing for ${quietMs} ms while other requests waited for a database connection: the response was cut and its connection handed on`,
+  },
   // An answer built whole before it is sent (docs/reading.md): the read's options can make it
   // smaller ($top, $select, a paged $expand), hence with them.
   ANSWER_TOO_LARGE: {
@@ -729,6 +737,7 @@ export const queryTimeout = () => apiError('QUERY_TIMEOUT');
 export const streamStalled = (stallMs: number) => apiError('STREAM_STALLED', stallMs);
 export const streamTooSlow = (bytes: number, waitedMs: number, minRate: number) =>
   apiError('STREAM_TOO_SLOW', bytes, waitedMs, minRate);
+export const streamTakenBack = (quietMs: number) => apiError('STREAM_TAKEN_BACK', quietMs);
 export const answerTooLarge = (limitBytes: number) => apiError('ANSWER_TOO_LARGE', limitBytes);
 export const internalError = () => apiError('INTERNAL_ERROR');
 export const methodNotAllowed = (method: string, allowed: readonly string[]) =>

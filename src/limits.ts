@@ -175,6 +175,24 @@ export const WATCHDOG_TICK_MS = 250;
 /** How often the waits for a pool connection are checked against their bounds (execute/acquire.ts). */
 export const WAIT_SWEEP_MS = 100;
 /**
+ * A streamed read whose client has taken nothing for this long, while another request waits for
+ * a pool connection, is taken back: its statement stopped, its response cut, its connection
+ * handed on (execute/acquire.ts). "Taken" is what the kernel saw the client acknowledge
+ * (execute/client-progress.ts), which moves each time its application reads; a client whose own
+ * reads came further apart before is given twice its longest gap. Long enough for a client that
+ * reads 16 KiB every 100 ms, whose count moves in steps of a TCP window (docs/operations.md);
+ * short enough that a read waiting behind silent ones is served within the contract's 3 s.
+ * Alone (nobody waiting) such a read is cut only by `--stall-timeout` and `--min-read-rate`.
+ */
+export const SLOW_READER_MS = 600;
+/**
+ * When a pool connection comes back, the lightest first wait (the fewest rows estimated) among
+ * this many of the addresses that hold the fewest connections is served (execute/acquire.ts):
+ * enough for a one-row read to pass the streamed reads of addresses queued before it, few enough
+ * that a long line costs nothing per connection.
+ */
+export const LINE_LOOKAHEAD = 16;
+/**
  * The pool is shared fairly between client addresses (execute/acquire.ts), each with a small
  * record: those of addresses with nothing in progress are dropped together once there are this
  * many records (never one per request).

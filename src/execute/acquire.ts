@@ -6,10 +6,21 @@
  * request waits in our queue instead, never in mysql2's: the pool is asked for a connection only
  * when it has one free (or may open one). Alone, an address may use the whole pool; when a
  * connection comes back and several addresses wait, it goes to the waiting address that holds
- * the fewest connections (among equals, the one that has waited for a turn longest), and that
- * address's oldest request takes it. So an address holding many connections never gets the next
- * one while another waits, and busy addresses end with equal shares (docs/operations.md).
- * Nothing is preempted: a held connection is given back by its statement.
+ * the fewest connections (among equals, the one whose next request is lightest, then the one
+ * that has waited for a turn longest), and that address's lightest request takes it (among
+ * equals, its oldest). Lightest: the fewest rows estimated for its answer (CompiledRead.rows;
+ * none known counts as light), so a one-row read passes the big streamed reads queued before it
+ * rather than wait for each of them to be taken back in turn. So an address holding many
+ * connections never gets the next one while another waits, and busy addresses end with equal
+ * shares (docs/operations.md).
+ * A held connection is given back by its statement, with one exception: a streamed read whose
+ * client has taken nothing for SLOW_READER_MS holds its connection for a client that is not
+ * reading. While any request waits, every such read is taken back at once (stream.ts ends it):
+ * an address, or many behind one, that opens reads and never takes them cannot keep the pool
+ * from anyone for longer than that (docs/operations.md). Whether a client takes anything is the
+ * kernel's count of what it acknowledged (client-progress.ts): the process's own socket stands
+ * still for a second at a time while a slow client reads. It is read only while a request waits
+ * and some read has waited for its client a sweep's length, once per sweep for all of them.
  *
  * Bounded: mysql2's pool would wait for ever; we answer instead. When a wait passes
  * ALIVE_CHECK_MS the server is pinged on the control connection, and a server that does not
@@ -30,10 +41,18 @@
  * use and dropped in batches (IDLE_CLIENTS_KEPT), never one per request; an idle record holds no
  * wait.
  */
+import type { Socket } from 'node:net';
 import type { Pool, PoolConnection } from 'mysql2';
 import { mapDbError } from '../db/errors.js';
 import { databaseBusy, databaseUnavailable } from '../errors.js';
-import { ALIVE_CHECK_MS, IDLE_CLIENTS_KEPT, WAIT_SWEEP_MS } from '../limits.js';
+import {
+  ALIVE_CHECK_MS,
+  IDLE_CLIENTS_KEPT,
+  LINE_LOOKAHEAD,
+  SLOW_READER_MS,
+  WAIT_SWEEP_MS,
+} from '../limits.js';
+import { clientProgress, type Progress } from './client-progress.js';
 
 export interface AcquireBound {
   /** Resolves true when the server answers a ping (within about a second). */
@@ -55,6 +74,39 @@ export interface PoolStats {
   readonly waiting: number;
 }
 
+/**
+ * A streamed read whose flow waits for its client (stream.ts), listed while it does: one record
+ * per read, linked in and out as the flow pauses and resumes (no Set entry per pause).
+ */
+export interface Stall {
+  /** When the flow paused, set by the read before it is listed. */
+  since: number;
+  readonly connection: PoolConnection;
+  /** Ends the read (statement stopped, response cut); its connection comes back by giveBack(). */
+  readonly takeBack: (quietMs: number) => void;
+  /** The client's TCP socket, if the read's answer goes to one (RowSink.socket). */
+  readonly socket: () => Socket | null;
+  /**
+   * The bytes its client had taken when last looked at in this pause (-1: not yet), and for how
+   * long since then it has taken nothing (in sweeps, so a busy spell of this process is not
+   * counted against the client).
+   */
+  taken: number;
+  quietMs: number;
+  /**
+   * How long it may take nothing before it is taken back: SLOW_READER_MS, or twice the longest
+   * it ever took nothing and then read on, whichever is more (a client that reads in big gulps).
+   */
+  patience: number;
+  /** Its neighbours in the list of stalls, oldest first; `listed` while it is in it. */
+  earlier: Stall | null;
+  later: Stall | null;
+  listed: boolean;
+}
+
+/** For each socket, what its client has taken so far, or null: unknown (client-progress.ts). */
+export type ProgressMeasure = (sockets: readonly (Socket | null)[]) => (Progress | null)[];
+
 /** One client address's part of the pool. */
 interface Client {
   readonly address: string;
@@ -74,6 +126,8 @@ interface Client {
 
 interface Wait {
   readonly since: number;
+  /** The rows its answer is estimated to hold (0: unknown, or no answer of rows). */
+  readonly rows: number;
   /** The server was asked whether it is alive for this wait. */
   asked: boolean;
   readonly done: Lent;
@@ -117,7 +171,9 @@ class WaitList {
 
 /** The client a lent connection is held by, kept on the connection itself (no map per loan). */
 const HOLDER = Symbol('tablegate.holder');
-type Loaned = PoolConnection & { [HOLDER]?: Client | null };
+/** Set on a connection whose read was taken back, until the connection comes back. */
+const TAKEN = Symbol('tablegate.taken');
+type Loaned = PoolConnection & { [HOLDER]?: Client | null; [TAKEN]?: boolean };
 
 /** A queue of mysql2's pool, as far as we read it. */
 interface Counted {
@@ -160,10 +216,20 @@ export class Acquirer {
   private readonly size: number;
   private closed = false;
   private readonly queues: ReturnType<typeof queuesOf>;
+  /** The streamed reads waiting for their clients, the longest waiting first. */
+  private oldestStall: Stall | null = null;
+  private newestStall: Stall | null = null;
+  /** Reads taken back whose connections have not come back yet, and all taken back so far. */
+  private takingBack = 0;
+  private takenBack = 0;
+  private reclaimScheduled = false;
+  /** When the stalls were last looked at (a look counts at most one sweep of quiet). */
+  private lookedAt = 0;
 
   constructor(
     private readonly pool: Pool,
     private readonly bound: AcquireBound,
+    private readonly progress: ProgressMeasure = clientProgress,
   ) {
     this.size = Math.max(1, pool.config.connectionLimit ?? 10);
     this.lines = new Array<Client | null>(this.size + 1).fill(null);
@@ -175,10 +241,11 @@ export class Acquirer {
    * A connection to `done`, within the bound, in `address`'s fair turn; by callback, as every
    * statement's path needs no promise. Give it back with giveBack().
    */
-  lend(address: string, done: Lent): void {
+  lend(address: string, done: Lent, rows = 0): void {
     const client = this.clientOf(address);
     const wait: Wait = {
       since: Date.now(),
+      rows,
       asked: false,
       done,
       client,
@@ -201,6 +268,31 @@ export class Acquirer {
     this.serve();
   }
 
+  /** A streamed read's flow waits for its client from `stall.since` (see the top of this file). */
+  stalled(stall: Stall): void {
+    if (stall.listed) return;
+    stall.listed = true;
+    stall.taken = -1;
+    stall.quietMs = 0;
+    stall.earlier = this.newestStall;
+    stall.later = null;
+    if (this.newestStall) this.newestStall.later = stall;
+    else this.oldestStall = stall;
+    this.newestStall = stall;
+  }
+
+  /** The read's flow goes on (or the read is over): it is no longer taken back. */
+  flowing(stall: Stall): void {
+    if (!stall.listed) return;
+    stall.listed = false;
+    if (stall.earlier) stall.earlier.later = stall.later;
+    else this.oldestStall = stall.later;
+    if (stall.later) stall.later.earlier = stall.earlier;
+    else this.newestStall = stall.earlier;
+    stall.earlier = null;
+    stall.later = null;
+  }
+
   /**
    * Takes back a connection lent by lend(), and hands the pool's next free connection to whoever
    * is next in turn. `drop`: the connection is broken (or must not serve again): it is destroyed
@@ -208,6 +300,10 @@ export class Acquirer {
    */
   giveBack(connection: PoolConnection, drop = false): void {
     const loaned = connection as Loaned;
+    if (loaned[TAKEN] === true) {
+      loaned[TAKEN] = false;
+      this.takingBack--;
+    }
     const client = loaned[HOLDER];
     if (client !== undefined && client !== null) {
       loaned[HOLDER] = null;
@@ -222,6 +318,11 @@ export class Acquirer {
   stats(): PoolStats {
     const { free, waiting } = this.queues;
     return { inUse: this.inUse(), idle: free.length, waiting: this.queued + waiting.length };
+  }
+
+  /** Streamed reads taken back for another request since the pool opened (for metrics). */
+  takenBackCount(): number {
+    return this.takenBack;
   }
 
   /**
@@ -290,22 +391,36 @@ export class Acquirer {
     }
   }
 
-  /** The oldest queued wait of the first client of the lowest line. */
+  /**
+   * The first queued wait of the lowest line's client whose first wait is the lightest (among
+   * the first LINE_LOOKAHEAD of the line; first come first among equals).
+   */
   private next(): Wait | null {
     for (let level = 0; level <= this.size; level++) {
-      const client = this.lines[level];
-      if (client) return client.first;
+      const head = this.lines[level] ?? null;
+      if (head === null) continue;
+      let best = head;
+      let client = head.after;
+      for (let seen = 1; seen < LINE_LOOKAHEAD && client !== null; seen++, client = client.after) {
+        if ((client.first?.rows ?? 0) < (best.first?.rows ?? 0)) best = client;
+      }
+      return best.first;
     }
     return null;
   }
 
+  /** Into its client's queue, behind every wait no heavier than it (equals keep their order). */
   private enqueue(wait: Wait): void {
     const client = wait.client;
     wait.queued = true;
-    wait.ahead = client.last;
-    if (client.last) client.last.behind = wait;
+    let ahead = client.last;
+    while (ahead !== null && ahead.rows > wait.rows) ahead = ahead.ahead;
+    wait.ahead = ahead;
+    wait.behind = ahead === null ? client.first : ahead.behind;
+    if (wait.behind) wait.behind.ahead = wait;
+    else client.last = wait;
+    if (ahead) ahead.behind = wait;
     else client.first = wait;
-    client.last = wait;
     this.queued++;
     if (client.level === -1) this.place(client);
   }
@@ -387,5 +502,69 @@ export class Acquirer {
     }
     // Room the pool made without a connection given back here (a broken one it dropped).
     if (this.queued > 0) this.serve();
+    this.reclaimSoon();
+  }
+
+  /**
+   * reclaim, once the I/O that has come in is handled: after a busy spell of the event loop,
+   * timers run before the socket events that arrived meanwhile, so a client that did read on
+   * (its 'drain' still queued) would be judged by a pause it did not make.
+   */
+  private reclaimSoon(): void {
+    if (this.reclaimScheduled || this.queued <= this.takingBack || this.oldestStall === null)
+      return;
+    this.reclaimScheduled = true;
+    setImmediate(() => {
+      this.reclaimScheduled = false;
+      if (this.queued > this.takingBack && this.oldestStall !== null) this.reclaim(Date.now());
+    });
+  }
+
+  /**
+   * Looks at the reads that have waited a sweep or more for their clients (one measure for all)
+   * and takes back every one whose client has taken nothing for its patience.
+   */
+  private reclaim(now: number): void {
+    // A look counts at most one sweep of quiet: when this process runs late, a client on the
+    // same host (or one slowed with it) is judged by as many looks as when it runs on time.
+    const quiet = Math.min(now - this.lookedAt, WAIT_SWEEP_MS);
+    this.lookedAt = now;
+    // A fast read pauses and resumes many times a second: nothing is measured until some read
+    // has waited a sweep for its client; then every waiting one is, the recent ones to start from.
+    const looked: Stall[] = [];
+    let due = false;
+    for (let stall = this.oldestStall; stall !== null; stall = stall.later) {
+      looked.push(stall);
+      if (now - stall.since >= WAIT_SWEEP_MS) due = true;
+    }
+    if (!due) return;
+    const taken = this.progress(looked.map((stall) => stall.socket()));
+    const stopped: Stall[] = [];
+    looked.forEach((stall, i) => {
+      const progress = taken[i];
+      // Unknown (no kernel table, not a TCP socket): left to the stall timeout.
+      if (progress === null || progress === undefined) return;
+      const count = progress.taken;
+      if (stall.taken < 0 || count > stall.taken || progress.caughtUp) {
+        // It read on after taking nothing for a while: its own pace, granted from now on.
+        if (stall.taken >= 0 && count > stall.taken) {
+          stall.patience = Math.max(stall.patience, 2 * stall.quietMs);
+        }
+        stall.taken = count;
+        stall.quietMs = 0;
+        return;
+      }
+      stall.quietMs += quiet;
+      if (stall.quietMs >= Math.max(SLOW_READER_MS, stall.patience)) stopped.push(stall);
+    });
+    for (const stall of stopped) {
+      this.flowing(stall);
+      const loaned = stall.connection as Loaned;
+      if (loaned[TAKEN] === true) continue;
+      loaned[TAKEN] = true;
+      this.takingBack++;
+      this.takenBack++;
+      stall.takeBack(stall.quietMs);
+    }
   }
 }

@@ -64,9 +64,10 @@ export interface Database {
   /**
    * A SELECT whose rows go to the sink as they arrive (stream.ts). Every method tries again
    * where that is safe (retry.ts). `caller`: whose request it is (caller.ts); the gateway's own
-   * when absent.
+   * when absent. `rows`: the rows its answer is estimated to hold (0: unknown), its weight in
+   * the pool's turns (acquire.ts).
    */
-  stream(query: CompiledQuery, sink: RowSink, caller?: Caller): Promise<RowFlow>;
+  stream(query: CompiledQuery, sink: RowSink, caller?: Caller, rows?: number): Promise<RowFlow>;
   /** A `SELECT COUNT(*)`: its one number. */
   count(query: CompiledQuery, caller?: Caller): Promise<number>;
   /**
@@ -101,6 +102,8 @@ export interface Database {
   ping(fresh?: boolean): Promise<boolean>;
   /** The pool right now, read-only (for metrics). */
   stats(): PoolStats;
+  /** Streamed reads the pool took back for other requests (acquire.ts), for metrics. */
+  takenBack(): number;
   close(): Promise<void>;
 }
 
@@ -326,21 +329,26 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
   function borrow(
     address: string,
     done: (error: unknown, held?: PoolConnection, backend?: Backend) => void,
+    rows = 0,
   ): void {
     const settling = switcher.settling;
     if (settling) {
-      settling.then(() => borrow(address, done), done);
+      settling.then(() => borrow(address, done, rows), done);
       return;
     }
     const backend = switcher.backend;
-    backend.acquirer.lend(address, (error, held) => {
-      if (held === undefined) {
-        report(backend, error);
-        done(error);
-        return;
-      }
-      done(null, held, backend);
-    });
+    backend.acquirer.lend(
+      address,
+      (error, held) => {
+        if (held === undefined) {
+          report(backend, error);
+          done(error);
+          return;
+        }
+        done(null, held, backend);
+      },
+      rows,
+    );
   }
 
   /**
@@ -498,13 +506,14 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
       switcher.events = events;
     },
     // Each attempt on the host in use at its start (a retry may go to the next host of -h).
-    stream: (query, sink, caller = GATEWAY) => {
+    stream: (query, sink, caller = GATEWAY, rows = 0) => {
       let used = switcher.backend;
       // With several hosts, a failure tells the switch which host it came from.
       const told: RowSink = several
         ? {
             row: (values) => sink.row(values),
             end: () => sink.end(),
+            socket: () => sink.socket?.() ?? null,
             fail: (error, cause) => {
               report(used, cause);
               sink.fail(error, cause);
@@ -514,23 +523,27 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
       return streamRetrying(
         () =>
           new Promise((resolve, reject) => {
-            borrow(caller.client, (error, held, backend) => {
-              if (held === undefined || backend === undefined) {
-                reject(error);
-                return;
-              }
-              used = backend;
-              resolve({
-                connection: held,
-                options: {
-                  kill: backend.kill,
-                  stallMs: options.stallTimeoutMs,
-                  minRate: options.minReadRate ?? 0,
-                  watchdog: backend.watchdog,
-                  lender: backend.acquirer,
-                },
-              });
-            });
+            borrow(
+              caller.client,
+              (error, held, backend) => {
+                if (held === undefined || backend === undefined) {
+                  reject(error);
+                  return;
+                }
+                used = backend;
+                resolve({
+                  connection: held,
+                  options: {
+                    kill: backend.kill,
+                    stallMs: options.stallTimeoutMs,
+                    minRate: options.minReadRate ?? 0,
+                    watchdog: backend.watchdog,
+                    lender: backend.acquirer,
+                  },
+                });
+              },
+              rows,
+            );
           }),
         timed(query, caller),
         told,
@@ -625,6 +638,7 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
     },
     ping: (fresh) => switcher.backend.ping(fresh),
     stats: () => switcher.backend.acquirer.stats(),
+    takenBack: () => switcher.backend.acquirer.takenBackCount(),
     close: () => switcher.close(),
   };
 }

@@ -2,7 +2,11 @@
  * A SELECT whose rows are handed to a sink one by one as MySQL sends them. The consumer pauses
  * the flow when it cannot take more (back-pressure) and resumes it later; a flow paused for
  * longer than `stallMs` is cut — its statement killed, its connection freed, the sink failed
- * with STREAM_STALLED — so a client that stops reading cannot hold a connection for ever. A
+ * with STREAM_STALLED — so a client that stops reading cannot hold a connection for ever. While
+ * the flow is paused it is listed with the lender as waiting for its client: while another
+ * request waits for a connection, the lender takes it back once its client has taken nothing for
+ * a while (acquire.ts), and it is cut the same way with STREAM_TAKEN_BACK (the body has begun, so
+ * the client sees it cut short), its connection dropped from the pool at once. A
  * client that reads, but slowly, holds it for as long as its answer takes: so while the flow
  * waits for the client, the client must take `minRate` bytes a second, measured over waits of
  * `stallMs` in all (time the flow waits for MySQL never counts against the client); a slower
@@ -12,10 +16,12 @@
  * dropped and the statement runs once more on a fresh one (streamRetrying, retry.ts); after
  * that, the consumer hears the failure.
  */
+import type { Socket } from 'node:net';
 import type { PoolConnection } from 'mysql2';
 import { mapDbError } from '../db/errors.js';
-import { type ApiError, streamStalled, streamTooSlow } from '../errors.js';
+import { type ApiError, streamStalled, streamTakenBack, streamTooSlow } from '../errors.js';
 import type { CompiledQuery } from '../sql/compiled-query.js';
+import type { Stall } from './acquire.js';
 import { bind } from './bind.js';
 import { dropsConnection, rereadable } from './retry.js';
 import type { Watchdog } from './watchdog.js';
@@ -29,6 +35,11 @@ export interface RowSink {
    * when the statement failed.
    */
   fail(error: ApiError, cause?: unknown): void;
+  /**
+   * The client's TCP socket the rows go to, if the sink has one: what its client takes is
+   * measured there while the flow waits for it (acquire.ts).
+   */
+  socket?(): Socket | null;
 }
 
 export interface RowFlow {
@@ -42,9 +53,14 @@ export interface RowFlow {
   cancel(): void;
 }
 
-/** Where a connection goes back when the statement is over (acquire.ts). */
+/**
+ * Where a connection goes back when the statement is over, and is told while the flow waits for
+ * the client (acquire.ts).
+ */
 export interface Lender {
   giveBack(connection: PoolConnection, drop?: boolean): void;
+  stalled(stall: Stall): void;
+  flowing(stall: Stall): void;
 }
 
 export interface StreamOptions {
@@ -77,6 +93,19 @@ export function streamRows(
    */
   let waited = 0;
   let takenBefore = -1;
+  /** Listed with the lender while the flow waits for the client (made once per statement). */
+  const stall: Stall = {
+    since: 0,
+    connection,
+    takeBack: (quietMs) => takeBack(quietMs),
+    socket: () => sink.socket?.() ?? null,
+    taken: -1,
+    quietMs: 0,
+    patience: 0,
+    earlier: null,
+    later: null,
+    listed: false,
+  };
 
   /**
    * The statement is over (mysql2 emits 'end' after 'error' too: only the first counts). A
@@ -86,6 +115,7 @@ export function streamRows(
     if (finished) return false;
     finished = true;
     clearTimeout(stallTimer);
+    lender.flowing(stall);
     watchdog.release(connection);
     connection.removeListener('error', onError);
     if (broken) lender.giveBack(connection, true);
@@ -98,11 +128,28 @@ export function streamRows(
   const stop = () => {
     if (finished || killing) return;
     clearTimeout(stallTimer);
+    lender.flowing(stall);
     killing = kill(connection.threadId).catch(() => {
       // The kill failed (server gone?): the connection cannot be trusted again.
       lender.giveBack(connection, true);
     });
     connection.resume();
+  };
+
+  /**
+   * Taken back for a request that waits (acquire.ts): cut as a stalled one is, but the
+   * connection leaves the pool at once, so the waiting request gets a fresh one without waiting
+   * for the kill and the rows already on their way; the dropped one is killed and read to its
+   * end meanwhile (its late errors matter to nobody).
+   */
+  const takeBack = (quietMs: number) => {
+    if (finished || killing) return;
+    const threadId = connection.threadId;
+    finish(true);
+    connection.on('error', () => {});
+    kill(threadId).catch(() => {});
+    connection.resume();
+    sink.fail(streamTakenBack(quietMs));
   };
 
   /** The client is too slow to hold a connection: cut as a stalled one is. */
@@ -143,7 +190,7 @@ export function streamRows(
   // The pool gives rows as arrays (db/pool.ts): no options object per statement.
   const command = connection.execute(query.sql, bind(query.params));
   command.on('result', (row: unknown) => {
-    if (!killing) sink.row(row as unknown[]);
+    if (!killing && !finished) sink.row(row as unknown[]);
   });
   command.on('end', () => {
     if (finish() && !killing) sink.end();
@@ -154,11 +201,17 @@ export function streamRows(
     pause: () => {
       connection.pause();
       if (minRate > 0) pausedAt = Date.now();
+      // Paused again while paused (rows the driver had already read): it waits since the first.
+      if (!stall.listed && !finished && !killing) {
+        stall.since = Date.now();
+        lender.stalled(stall);
+      }
       clearTimeout(stallTimer);
       stallTimer = setTimeout(() => cut(streamStalled(stallMs)), stallMs);
     },
     resume: (taken) => {
       clearTimeout(stallTimer);
+      lender.flowing(stall);
       if (pausedAt !== 0) {
         waited += Date.now() - pausedAt;
         pausedAt = 0;
@@ -199,6 +252,7 @@ export async function streamRetrying(
           sink.row(values);
         },
         end: () => sink.end(),
+        socket: () => sink.socket?.() ?? null,
         fail: (error, cause) => {
           if (last || rowSeen || cancelled || !rereadable(cause)) return sink.fail(error, cause);
           start().then(

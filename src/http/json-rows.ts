@@ -53,6 +53,7 @@ export function sendJsonRows(
   cutShort: CutShort,
   framing: RowsFraming = JSON_ROWS,
   link: PageLink | null = null,
+  estimate = 0,
 ): Promise<void> {
   const { type, between } = framing;
   return new Promise((resolve, reject) => {
@@ -107,6 +108,7 @@ export function sendJsonRows(
           text = '';
           if (!body.push(chunk)) flow?.pause();
         },
+        socket: () => reply.raw.socket ?? null,
         end() {
           if (ended) return;
           ended = true;
@@ -133,6 +135,7 @@ export function sendJsonRows(
         },
       },
       caller,
+      estimate,
     ).then((started) => {
       flow = started;
       if (refused) started.cancel();

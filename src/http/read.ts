@@ -45,7 +45,7 @@ export function readRoutes(
   const links = new NextLinks(skiptokens, config.baseUrl, (read) => handler.isKept(read));
   /** The most an answer held before it is sent may take (json-rows.ts). */
   const maxBytes = config.maxAnswerBytes;
-  /** A streamed answer cut short: a stalled or slow client, MySQL failing. */
+  /** A streamed answer cut short: a stalled or slow client, one taken back, MySQL failing. */
   const cutShort: CutShort = (reply, error) =>
     requestLog(log, reply.request).warn({ code: error.code }, error.message);
 
@@ -137,6 +137,7 @@ export function readRoutes(
         cutShort,
         JSON_ROWS,
         link,
+        compiled.rows,
       );
     } else {
       const csv = csvOf(compiled, config.csvFormulas);
@@ -150,6 +151,7 @@ export function readRoutes(
         cutShort,
         csvFraming(csv),
         link,
+        compiled.rows,
       );
     }
     return reply;

@@ -1,8 +1,8 @@
 /**
  * One gateway's Prometheus metrics (prom-client, a registry of its own): requests and their
- * latency by route pattern, the MySQL pool, MySQL errors by code, login throttle hits, upload
- * bytes, and prom-client's process metrics. Made and hooked in only with --metrics-port: without
- * it no hook runs, so the hot path pays nothing.
+ * latency by route pattern, the MySQL pool (and the streamed reads it took back), MySQL errors
+ * by code, login throttle hits, upload bytes, and prom-client's process metrics. Made and
+ * hooked in only with --metrics-port: without it no hook runs, so the hot path pays nothing.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
@@ -89,6 +89,19 @@ export class GatewayMetrics {
       registers,
       collect() {
         this.set(db.stats().waiting);
+      },
+    });
+    // A count the pool keeps (execute/acquire.ts); a pool opened anew (another host of -h)
+    // starts again from 0, and the counter goes on from there.
+    let takenBack = 0;
+    new Counter({
+      name: 'tablegate_stream_taken_back_total',
+      help: 'Streamed reads cut because their client took nothing while other requests waited for a MySQL connection',
+      registers,
+      collect() {
+        const now = db.takenBack();
+        if (now > takenBack) this.inc(now - takenBack);
+        takenBack = now;
       },
     });
     this.mysqlErrors = new Counter({

@@ -28,6 +28,8 @@ export function compileApplyPlan(plan: ApplyPlan, flavour: Flavour = 'mariadb'):
     // Groups are paged by $top and $skip alone: no Link to a next page.
     page: null,
     cost: applyCost(plan),
+    // Groups: as many as the table's rows at most, no estimate of how many.
+    rows: 0,
   };
 }
 

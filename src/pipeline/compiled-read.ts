@@ -19,6 +19,11 @@ export interface CompiledRead {
   readonly page: ReadPage | null;
   /** The read's cost estimate (plan/read-cost.ts), checked against the caller's budget. */
   readonly cost: number;
+  /**
+   * The rows its answer is estimated to hold (plan/read-cost.ts; 0: unknown): the pool serves
+   * the lighter of two waiting reads first among equals (execute/acquire.ts).
+   */
+  readonly rows: number;
 }
 
 /** How a read's next page is found (plan/page.ts), from its last row. */

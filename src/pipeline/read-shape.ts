@@ -100,6 +100,7 @@ function instantiate(
     fields: read.fields,
     page: read.page,
     cost: read.cost,
+    rows: read.rows,
   };
 }
 

@@ -19,7 +19,7 @@ import type { TableInfo } from '../db/schema-types.js';
 import { badSkiptoken, invalidQuery, queryTooCostly } from '../errors.js';
 import type { Flavour } from '../execute/database.js';
 import { planApply } from '../plan/apply.js';
-import { readCost } from '../plan/read-cost.js';
+import { answerRows, readCost } from '../plan/read-cost.js';
 import { planRead, type ReadPlan, type Selection, selectedColumns } from '../plan/read-plan.js';
 import { isSmallRead } from '../plan/small-read.js';
 import { isSingleColumnKey } from '../plan/unique-keys.js';
@@ -56,6 +56,7 @@ export function compileReadPlan(plan: ReadPlan, flavour: Flavour = 'mariadb'): C
     fields: fieldsOf(plan.selections),
     page: pageOf(plan),
     cost: readCost(plan),
+    rows: answerRows(plan),
   };
 }
 
@@ -292,6 +293,7 @@ export function compileKeyRead(
     fields: fieldsOf(plan.selections),
     page: null,
     cost: readCost(plan, true),
+    rows: answerRows(plan, true),
   };
 }
 

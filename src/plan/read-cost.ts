@@ -105,6 +105,18 @@ export function readCost(plan: ReadPlan, oneRow = false): number {
   return Math.round(tested * perTested + perAnswered);
 }
 
+/**
+ * The rows a read's answer is estimated to hold: the table's rows (its statistics), at most
+ * `$skip` + `$top`, one when the filter pins the key or the read names one (`oneRow`).
+ */
+export function answerRows(plan: ReadPlan, oneRow = false): number {
+  const rows = rowsOf(plan.source.table);
+  if (oneRow || (plan.filter !== null && pinsOneRow(plan.filter, plan.source))) {
+    return Math.min(1, rows);
+  }
+  return plan.top === null ? rows : Math.min(rows, plan.top + (plan.skip ?? 0));
+}
+
 /** The lambdas in the row conditions of the root's joins, per row (the lookups stream). */
 function joinsFilterCost(joins: readonly Join[]): number {
   let cost = 0;

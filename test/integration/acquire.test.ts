@@ -6,15 +6,20 @@
  * its wait was given up goes back to the pool, to the next in turn.
  *
  * Fairness between client addresses: one address alone may use the whole pool; when a connection
- * comes back, it goes to the waiting address that holds the fewest (among equals, the one that
- * has waited for a turn longest), so busy addresses take turns and an address holding many never
- * gets the next connection while another waits.
+ * comes back, it goes to the waiting address that holds the fewest (among equals, the one whose
+ * first wait is lightest, then the one that has waited for a turn longest), so busy addresses
+ * take turns and an address holding many never gets the next connection while another waits.
+ *
+ * Taking back, on real TCP connections of this host: every connection listed as held for a
+ * client that has taken nothing for SLOW_READER_MS (as the kernel counts it) is taken back at
+ * once when a request waits; one whose client reads slowly, one that cannot be measured, one no
+ * longer listed, or any while none waits, is left alone.
  */
 import net from 'node:net';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import mysql, { type Pool, type PoolConnection } from 'mysql2';
-import { Acquirer } from '../../src/execute/acquire.js';
-import { ALIVE_CHECK_MS, WAIT_SWEEP_MS } from '../../src/limits.js';
+import { Acquirer, type Stall } from '../../src/execute/acquire.js';
+import { ALIVE_CHECK_MS, SLOW_READER_MS, WAIT_SWEEP_MS } from '../../src/limits.js';
 import { testServer } from '../helpers/mysql-url.js';
 
 let pool: Pool;
@@ -307,4 +312,172 @@ test('close ends the waits still queued as a closed pool would', async () => {
   ]);
   acquirer.giveBack(held);
   await own.promise().end();
+});
+
+/**
+ * A TCP connection on this host whose server end has filled it: its client never reads, or
+ * takes 16 KiB every 50 ms (about 320 KiB/s) until `stop()`.
+ */
+async function filledSocket(reading: boolean): Promise<{ socket: net.Socket; stop: () => void }> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const accepted = new Promise<net.Socket>((resolve) => server.once('connection', resolve));
+  const client = net.connect((server.address() as net.AddressInfo).port, '127.0.0.1');
+  client.pause();
+  const socket = await accepted;
+  const chunk = Buffer.alloc(64 * 1024, 120);
+  const fill = () => {
+    while (socket.write(chunk));
+  };
+  fill();
+  socket.on('drain', fill);
+  const pace = reading
+    ? setInterval(() => {
+        for (let budget = 16 * 1024; budget > 0; ) {
+          const piece: Buffer | null = client.read(Math.min(budget, client.readableLength || 1));
+          if (piece === null) break;
+          budget -= piece.length;
+        }
+      }, 50)
+    : undefined;
+  // Full: the kernel's buffers hold what the paused client has not taken.
+  await sleep(100);
+  return {
+    socket,
+    stop: () => {
+      clearInterval(pace);
+      socket.destroy();
+      client.destroy();
+      server.close();
+    },
+  };
+}
+
+/** `connection` listed as waiting for the client of `socket`; taking it back records `label`. */
+function listStall(
+  acquirer: Acquirer,
+  connection: PoolConnection,
+  socket: net.Socket | null,
+  label: string,
+  taken: string[],
+): Stall {
+  const stall: Stall = {
+    since: Date.now(),
+    connection,
+    socket: () => socket,
+    takeBack: () => {
+      taken.push(label);
+      setTimeout(() => acquirer.giveBack(connection), 10);
+    },
+    taken: -1,
+    quietMs: 0,
+    patience: 0,
+    earlier: null,
+    later: null,
+    listed: false,
+  };
+  acquirer.stalled(stall);
+  return stall;
+}
+
+test('reads whose clients take nothing are all taken back at once when a request waits; a slow reader is not', async () => {
+  const acquirer = new Acquirer(pool3, { isAlive: async () => true, maxWaitMs: 10_000 });
+  const held = await Promise.all(['a', 'a', 'b'].map((address) => acquire(acquirer, address)));
+  const [first, second, third] = held as [PoolConnection, PoolConnection, PoolConnection];
+  const sockets = await Promise.all([filledSocket(false), filledSocket(false), filledSocket(true)]);
+  const [silent1, silent2, reader] = sockets as [
+    Awaited<ReturnType<typeof filledSocket>>,
+    Awaited<ReturnType<typeof filledSocket>>,
+    Awaited<ReturnType<typeof filledSocket>>,
+  ];
+  const taken: string[] = [];
+  try {
+    listStall(acquirer, first, silent1.socket, 'silent-1', taken);
+    listStall(acquirer, second, silent2.socket, 'silent-2', taken);
+    const reading = listStall(acquirer, third, reader.socket, 'reader', taken);
+    // Nobody waits: nothing is taken back.
+    await sleep(SLOW_READER_MS + 4 * WAIT_SWEEP_MS);
+    expect(taken).toEqual([]);
+
+    // One waits: both silent reads are taken back together, after SLOW_READER_MS of their
+    // clients taking nothing; the reader's is left alone, however long it waits.
+    const one = acquire(acquirer, 'c');
+    const two = acquire(acquirer, 'c');
+    const three = acquire(acquirer, 'd');
+    // The two connections taken back go to c and d (c then holds one, as d).
+    const lent = await Promise.all([one, three]);
+    expect(taken.sort()).toEqual(['silent-1', 'silent-2']);
+    await sleep(3 * SLOW_READER_MS);
+    expect(taken.sort()).toEqual(['silent-1', 'silent-2']);
+    expect(reading.listed).toBe(true);
+    expect(acquirer.takenBackCount()).toBe(2);
+    acquirer.flowing(reading);
+    acquirer.giveBack(third);
+    for (const connection of [...lent, await two]) acquirer.giveBack(connection);
+    expect(acquirer.stats()).toEqual({ inUse: 0, idle: 3, waiting: 0 });
+  } finally {
+    for (const pair of sockets) pair.stop();
+    acquirer.close();
+  }
+});
+
+test('a read whose client cannot be measured, or that flows again before anyone waits, is not taken back', async () => {
+  const acquirer = new Acquirer(pool3, { isAlive: async () => true, maxWaitMs: 10_000 });
+  const held = await Promise.all(['a', 'a', 'a'].map((address) => acquire(acquirer, address)));
+  const [first, second, third] = held as [PoolConnection, PoolConnection, PoolConnection];
+  const silent = await filledSocket(false);
+  const taken: string[] = [];
+  try {
+    // No socket (not TCP, or no kernel table): left to the stall timeout.
+    const unmeasured = listStall(acquirer, first, null, 'unmeasured', taken);
+    const resumed = listStall(acquirer, second, silent.socket, 'resumed', taken);
+    acquirer.flowing(resumed);
+    const waiting = acquire(acquirer, 'b');
+    await sleep(SLOW_READER_MS + 6 * WAIT_SWEEP_MS);
+    expect(taken).toEqual([]);
+    expect(unmeasured.listed).toBe(true);
+    acquirer.flowing(unmeasured);
+    acquirer.giveBack(third);
+    acquirer.giveBack(await waiting);
+    acquirer.giveBack(first);
+    acquirer.giveBack(second);
+  } finally {
+    silent.stop();
+    acquirer.close();
+  }
+});
+
+test('the lighter wait goes first: within an address, and among the addresses that hold the fewest', async () => {
+  const acquirer = new Acquirer(pool, { isAlive: async () => true, maxWaitMs: 5000 });
+  const held = await acquire(acquirer, 'x');
+  const order: string[] = [];
+  const ask = (address: string, rows: number, label: string) =>
+    new Promise<void>((resolve, reject) => {
+      acquirer.lend(
+        address,
+        (error, connection) => {
+          if (!connection) return reject(error);
+          order.push(label);
+          // Each holds its connection a moment, so the next is chosen with all of them queued.
+          setTimeout(() => {
+            acquirer.giveBack(connection);
+            resolve();
+          }, 10);
+        },
+        rows,
+      );
+    });
+  const all = [
+    ask('a', 200_000, 'a-big'),
+    ask('b', 5, 'b-small'),
+    ask('a', 1, 'a-one'),
+    ask('c', 200_000, 'c-big'),
+    ask('b', 200_000, 'b-big'),
+  ];
+  acquirer.giveBack(held);
+  await Promise.all(all);
+  // a's one-row wait passes its own big one and b's lighter one; then b's passes c's big one;
+  // then the big ones take turns as equals: c (which has had none yet), a, b.
+  expect(order).toEqual(['a-one', 'b-small', 'c-big', 'a-big', 'b-big']);
+  acquirer.close();
 });

@@ -6,7 +6,12 @@
 import { type ForeignKey, nameRelations } from '../../../src/db/relations.js';
 import type { Relation, TableInfo } from '../../../src/db/schema-types.js';
 import { planApply } from '../../../src/plan/apply.js';
-import { applyCost, EXPANDED_ROW_WEIGHT, readCost } from '../../../src/plan/read-cost.js';
+import {
+  answerRows,
+  applyCost,
+  EXPANDED_ROW_WEIGHT,
+  readCost,
+} from '../../../src/plan/read-cost.js';
 import { planRead } from '../../../src/plan/read-plan.js';
 import { parseReadOptions } from '../../../src/query/options.js';
 import { column, table, text } from '../fixtures/schema.js';
@@ -166,5 +171,26 @@ describe('applyCost', () => {
         $apply: "filter(orders/any(o: o/status eq 'new'))/aggregate($count as n)",
       }),
     ).toBe(2500);
+  });
+});
+
+describe('answerRows', () => {
+  const rows = (name: string, query: Record<string, string>, tables = SHOP, oneRow = false) =>
+    answerRows(planRead(parseReadOptions(query), tables.get(name) as TableInfo), oneRow);
+
+  test("the table's rows, at most $skip + $top, one for the key", () => {
+    expect(rows('order_items', {})).toBe(10_000);
+    expect(rows('order_items', { $top: '50' })).toBe(50);
+    expect(rows('order_items', { $top: '50', $skip: '100' })).toBe(150);
+    expect(rows('order_items', { $top: '50000' })).toBe(10_000);
+    expect(rows('customers', { $filter: 'id eq 7' })).toBe(1);
+    expect(rows('customers', {}, SHOP, true)).toBe(1);
+    // A filter on another column may keep every row.
+    expect(rows('customers', { $filter: "name eq 'x'" })).toBe(500);
+  });
+
+  test('a table without statistics, or an empty one: 0 (unknown)', () => {
+    expect(rows('customers', {}, shop({}))).toBe(0);
+    expect(rows('customers', { $filter: 'id eq 7' }, shop({ customers: 0 }))).toBe(0);
   });
 });
