@@ -823,7 +823,7 @@ export class ChangeFeed {
       await this.structural(job.transactions[0] as Transaction, ddl, watching.get(ddl.table) ?? []);
       return;
     }
-    const frames = new Map<Subscriber, string[]>();
+    const texts = new BatchTexts(job.transactions, this.positions);
     for (const [tableName, subscribers] of watching) {
       const table = await this.schema.find(tableName);
       if (table === undefined) continue;
@@ -838,63 +838,73 @@ export class ChangeFeed {
         });
       });
       const reads = new Map<string, ReadGroup>();
-      const bySubscriber = new Map<Subscriber, { read: ReadGroup; key: ReadGroup }>();
+      // Subscribers of one read and one key read get the same events: made once, sent to each.
+      const alike = new Map<string, { groups: Groups; subscribers: Subscriber[] }>();
       for (const subscriber of subscribers) {
         const groups = subscriber.groups();
         if (groups === null || subscriber.closed) continue;
-        bySubscriber.set(subscriber, groups);
         reads.set(groups.read.key, groups.read);
         reads.set(groups.key.key, groups.key);
+        const both = `${groups.read.key}\u0000${groups.key.key}`;
+        const entry = alike.get(both);
+        if (entry === undefined) alike.set(both, { groups, subscribers: [subscriber] });
+        else entry.subscribers.push(subscriber);
       }
-      if (bySubscriber.size === 0) continue;
+      if (alike.size === 0) continue;
       const evaluated = await evaluator.evaluate(table, changes, [...reads.values()]);
-      for (const [subscriber, groups] of bySubscriber) {
-        this.framesOf(subscriber, groups, job, changes, where, evaluated, frames);
-      }
-    }
-    for (const [subscriber, list] of frames) {
-      for (const text of list) {
-        if (text === '') continue;
-        const count = text.split('\nevent: ').length - 1;
-        if (subscriber.send(text, count)) this.eventsSent += count;
+      for (const { groups, subscribers: same } of alike.values()) {
+        const frames = this.framesOf(tableName, groups, job, changes, where, evaluated, texts);
+        // A transaction's events are one write: a client that stopped reading meets its
+        // --feed-max-lag within a few transactions, not only after a whole batch.
+        for (const { text, count } of frames) {
+          for (const subscriber of same) {
+            if (subscriber.send(text, count)) this.eventsSent += count;
+          }
+        }
       }
     }
   }
 
-  /** The events a subscriber gets of a job's transactions, one text per transaction. */
+  /**
+   * The events one read and key read get of a job's transactions: a text per transaction that
+   * has any, in commit order, with how many events it holds.
+   */
   private framesOf(
-    subscriber: Subscriber,
-    groups: { read: ReadGroup; key: ReadGroup },
+    tableName: string,
+    groups: Groups,
     job: Job,
     changes: readonly Change[],
     where: readonly { transaction: number; index: number }[],
     evaluated: Evaluated,
-    frames: Map<Subscriber, string[]>,
-  ): void {
+    texts: BatchTexts,
+  ): { text: string; count: number }[] {
     const rows = evaluated.matches.get(groups.read.key) ?? new Map<number, string>();
     const keys = evaluated.matches.get(groups.key.key) ?? new Map<number, string>();
-    let list = frames.get(subscriber);
-    if (list === undefined) {
-      list = job.transactions.map(() => '');
-      frames.set(subscriber, list);
-    }
-    const table = JSON.stringify(subscriber.table);
+    const table = JSON.stringify(tableName);
+    const frames: { text: string; count: number }[] = [];
+    let current: { text: string; count: number } | null = null;
+    let currentTransaction = -1;
     changes.forEach((change, i) => {
       const place = where[i] as { transaction: number; index: number };
       const transaction = job.transactions[place.transaction] as Transaction;
-      const position = positionOf(transaction, place.index);
       if (job.skip?.transaction === transaction && place.index <= job.skip.index) return;
       const images = evaluated.images[i] as readonly [number, number];
       const op = change.op as 'insert' | 'update' | 'delete';
       for (const event of eventsOf(op, images, rows, keys)) {
+        if (current === null || currentTransaction !== place.transaction) {
+          current = { text: '', count: 0 };
+          currentTransaction = place.transaction;
+          frames.push(current);
+        }
         const key = keys.get(event.image) ?? 'null';
         const row = event.op === 'delete' ? '' : `,"row":${rows.get(event.image)}`;
-        const data = `{"op":"${event.op}","table":${table},"key":${key}${row},"at":"${commitTime(transaction.at)}","tx":${JSON.stringify(transactionId(transaction))}}`;
-        const id = event.beforeChange ? positionOf(transaction, place.index - 1) : position;
-        list[place.transaction] +=
-          `id: ${this.positions.seal(id)}\nevent: ${event.op}\ndata: ${data}\n\n`;
+        const data = `{"op":"${event.op}","table":${table},"key":${key}${row},${texts.tail(place.transaction)}}`;
+        const id = texts.id(place.transaction, event.beforeChange ? place.index - 1 : place.index);
+        current.text += `id: ${id}\nevent: ${event.op}\ndata: ${data}\n\n`;
+        current.count++;
       }
     });
+    return frames;
   }
 
   /** TRUNCATE, or a change of columns: the new shape read, then one event to each subscriber. */
@@ -915,6 +925,46 @@ export class ChangeFeed {
     for (const subscriber of subscribers) {
       if (subscriber.send(text, 1)) this.eventsSent += 1;
     }
+  }
+}
+
+/** What a subscriber may see of its table: the read of its rows, and of their keys. */
+type Groups = NonNullable<ReturnType<Subscriber['groups']>>;
+
+/**
+ * What every subscriber's events of one batch share, made once per batch rather than once per
+ * subscriber: each event's sealed id (an HMAC), and each transaction's `"at"` and `"tx"`.
+ */
+class BatchTexts {
+  private readonly ids = new Map<number, string>();
+  private readonly tails: string[] = [];
+
+  constructor(
+    private readonly transactions: readonly Transaction[],
+    private readonly positions: FeedPositions,
+  ) {}
+
+  /** The sealed id of change `index` of transaction `t` of the batch (-1: just before it). */
+  id(t: number, index: number): string {
+    // A transaction's changes are bounded by memory far below 2^20.
+    const slot = t * 1_048_576 + index + 1;
+    let id = this.ids.get(slot);
+    if (id === undefined) {
+      id = this.positions.seal(positionOf(this.transactions[t] as Transaction, index));
+      this.ids.set(slot, id);
+    }
+    return id;
+  }
+
+  /** `"at":…,"tx":…` of transaction `t`. */
+  tail(t: number): string {
+    let tail = this.tails[t];
+    if (tail === undefined) {
+      const transaction = this.transactions[t] as Transaction;
+      tail = `"at":"${commitTime(transaction.at)}","tx":${JSON.stringify(transactionId(transaction))}`;
+      this.tails[t] = tail;
+    }
+    return tail;
   }
 }
 
