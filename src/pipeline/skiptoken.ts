@@ -81,7 +81,7 @@ export class Skiptokens {
   /**
    * Tokens of pages read without a token, by binding and position: such reads repeat (a list
    * polled, pages by `$skip`) and their Link is the same every time (the IV is synthetic), so
-   * the cipher runs once (~3 µs of a ~100 µs read). A walk's pages seldom repeat: not kept.
+   * the cipher runs once (a few per cent of such a read). A walk's pages seldom repeat: not kept.
    */
   private readonly sealed = createLRU<string, string>({ max: SEALED_TOKENS });
 
