@@ -1,7 +1,7 @@
 /**
  * The gateway's log: pino, one JSON line per entry on stdout. Fastify is given no logger (issue
- * 17): with one it makes a child logger and two response listeners for every request, ~2 µs of
- * CPU, although at our settings it writes nothing with them. A line about a request names it by
+ * 17): with one it makes a child logger and two response listeners for every request, although
+ * at our settings it writes nothing with them. A line about a request names it by
  * `reqId` itself, where Fastify's child put it.
  */
 import type { FastifyRequest } from 'fastify';

@@ -12,7 +12,7 @@ import { FEED_EXPIRY_CHECK_MS, FEED_HEARTBEAT_MS, FEED_MAX_LAG_BYTES } from '../
 import type { ReadGroup } from './decide.js';
 import type { Subscriber } from './hub.js';
 
-export interface StreamOptions {
+export interface EventStreamOptions {
   readonly table: string;
   readonly maxLag: number;
   /** What the subscriber may see of the table, compiled for it (null: it may see nothing now). */
@@ -35,7 +35,7 @@ export class EventStream implements Subscriber {
 
   constructor(
     private readonly raw: ServerResponse,
-    private readonly options: StreamOptions,
+    private readonly options: EventStreamOptions,
   ) {
     this.table = options.table;
     this.current = options.groups;

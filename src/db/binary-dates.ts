@@ -1,8 +1,8 @@
 /**
  * DATE, DATETIME and TIMESTAMP values of mysql2's binary protocol (every prepared statement) as
  * text, written faster. With `dateStrings` (db/pool.ts) mysql2 3.x builds each value's text with
- * two arrays, two `join`s and a `toString` per field (Packet#readDateTimeString): about 0.5 µs a
- * value, 17 µs of a 50-row page's ~100 µs in bench (b). This writes the same text from a table of
+ * two arrays, two `join`s and a `toString` per field (Packet#readDateTimeString), a sixth of a
+ * 50-row page's CPU in bench (b) (bench/README.md, "Measurements behind the code"). This writes the same text from a table of
  * two-digit strings. mysql2 does not export its Packet class, so it is reached by its file; the
  * faster method takes the place of mysql2's only once it gave mysql2's text, byte for byte, on
  * every value of {@link SAMPLES}, so a mysql2 whose format changed, or whose file moved, keeps

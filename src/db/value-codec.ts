@@ -8,11 +8,11 @@
 import { invalidValue } from '../errors.js';
 import type { KeyOperand, WriteParam } from '../types/column-kind.js';
 import { COLUMN_KINDS } from '../types/kinds.js';
-import { describe } from '../types/write-values.js';
+import { describeValue } from '../types/write-values.js';
 import type { ColumnInfo } from './schema-types.js';
 
 export type { KeyOperand, WriteParam } from '../types/column-kind.js';
-export { describe } from '../types/write-values.js';
+export { describeValue } from '../types/write-values.js';
 
 /** Where a value goes, for messages: `Column 'x'` or `Row 3, column 'x'`. */
 function valueWhere(column: ColumnInfo, rowNumber: number | null): string {
@@ -37,7 +37,7 @@ export function coerceValue(
   const kind = COLUMN_KINDS[column.kind];
   if (typeof value === 'object' && !kind.takesObjects) {
     throw invalidValue(
-      `${where} takes a single value, not ${describe(value)}; objects and arrays go only into JSON columns`,
+      `${where} takes a single value, not ${describeValue(value)}; objects and arrays go only into JSON columns`,
     );
   }
   return kind.write(column, value, where);

@@ -35,8 +35,8 @@
  * retired one's entries in place; once the table has reached the old generation (one quiet second
  * is enough: a big streamed read), every successor is allocated there too. Every wait, with the
  * request its callback closes over, was then reachable from a dead old table until the next full
- * GC: each request's objects were promoted, ~3 KB each, and every small request after such a read
- * cost 13–30 % more CPU (measured with bench/after-big-read.mjs). So the waits in progress are
+ * GC: each request's objects were promoted, and every small request after such a read cost
+ * markedly more CPU (bench/after-big-read.mjs; bench/README.md, "Measurements behind the code"). So the waits in progress are
  * lists linked through the waits themselves, and the addresses are records kept while they are in
  * use and dropped in batches (IDLE_CLIENTS_KEPT), never one per request; an idle record holds no
  * wait.

@@ -28,6 +28,7 @@ import {
 } from '../db/pool.js';
 import { HEALTH_TIMEOUT_MS, MAX_ROUTINE_RESULT_CHARS } from '../limits.js';
 import type { CompiledQuery } from '../sql/compiled-query.js';
+import type { Flavour } from '../types/column-kind.js';
 import { Acquirer, type PoolStats } from './acquire.js';
 import { bind } from './bind.js';
 import { type CallJob, type CallResult, callRetrying, runCall } from './call.js';
@@ -51,8 +52,7 @@ import {
   type WriteResult,
 } from './write.js';
 
-export type Flavour = ServerKind['flavour'];
-export type { Caller, PoolStats };
+export type { Caller, Flavour, PoolStats };
 
 export interface Database {
   /** What the server in use is (with `-h db1,db2,…`, the host in use: hosts.ts). */

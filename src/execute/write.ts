@@ -92,7 +92,7 @@ type WarningRow = RowDataPacket & [string, number, string];
 
 /**
  * The driver's callback API as promises. Not mysql2/promise: it makes an Error on every call to
- * keep the caller's stack, ~1 µs per statement; the driver's own error is rejected as
+ * keep the caller's stack, on every statement; the driver's own error is rejected as
  * it is, and the error handler maps it the same.
  */
 function execute<T extends ResultSetHeader | RowDataPacket[]>(

@@ -58,8 +58,8 @@ export function registerBodyGuards(app: FastifyInstance, bodyTimeoutMs: number):
   // parser, or (a request answered before it, with 401, 404, 429 …) discarded by Node so the
   // connection can be reused. Armed in onRequest, so a request refused there is bound too.
   // Callback hooks, not async ones: they run on every request. A request without a
-  // body gets no timer: there is nothing to wait for (a timer and two listeners per GET cost
-  // several µs).
+  // body gets no timer: there is nothing to wait for, and a timer and two listeners on every
+  // GET are a measurable share of its CPU (bench/README.md, "Measurements behind the code").
   app.addHook('onRequest', (request, reply, done) => {
     if (
       request.raw.complete ||
@@ -73,7 +73,7 @@ export function registerBodyGuards(app: FastifyInstance, bodyTimeoutMs: number):
     // body that came with them is complete by then and needs no timer. Not on the
     // next tick: Node's parser calls back for the headers as a callback of its own, so ticks run
     // before it reads on to the body; setImmediate runs once the whole read has been parsed
-    // (test/unit/http/body-guards.test.ts pins both). The bound starts a few µs later than the
+    // (test/unit/http/body-guards.test.ts pins both). The bound starts a moment later than the
     // headers, nothing a client can tell.
     setImmediate(() => {
       if (request.raw.complete || request.raw.destroyed) return;

@@ -10,7 +10,7 @@ import type { TableInfo } from '../db/schema-types.js';
 import type { CompiledRead } from '../pipeline/read.js';
 import { bindingOf, type Position, type Skiptokens } from '../pipeline/skiptoken.js';
 import type { QueryObject } from '../query/options.js';
-import { keyValue } from '../sql/compile-seek.js';
+import { seekValueOf } from '../sql/compile-seek.js';
 
 /**
  * The header of a page after `rows` rows, the last of which is `last`: when the page `ended`
@@ -109,7 +109,7 @@ export class NextLinks {
           ? { skip: page.skip + top, after: null }
           : {
               skip: ended ? 0 : Math.max(0, top - rows),
-              after: keys.map(({ slot, key }) => keyValue(key.expr.column, last[slot])),
+              after: keys.map(({ slot, key }) => seekValueOf(key.expr.column, last[slot])),
             };
       let frame = first ? this.frames.get(read) : undefined;
       const kept = frame !== undefined || (first && this.isKept(read));

@@ -1,8 +1,8 @@
 /**
  * A POST that holds one JSON-RPC request, answered without the SDK's Web transport. That
  * transport wants a Web Request and answers with a Web Response (undici's objects, a
- * ReadableStream and its reader, an AbortSignal): 140 of the 170 µs an MCP call spent outside
- * its tool (bench/README.md). For the request it would hand to the server alone and answer with
+ * ReadableStream and its reader, an AbortSignal): most of what an MCP call spent outside its
+ * tool (bench/README.md, "Measurements behind the code"). For the request it would hand to the server alone and answer with
  * the server's reply as JSON, the gateway hands it over itself, through the SDK's Transport
  * interface; everything else (batches, notifications, initialize, whatever the transport
  * refuses) still goes to the SDK's transport, so its answers and errors stay its own.

@@ -20,16 +20,16 @@ import type {
   DescribedRelation,
   DescriptionContext,
   DocumentConfig,
+  DocumentTableView,
   DocumentView,
   RouteOperation,
   RoutineOperation,
   TableNames,
   TableOperation,
-  TableView,
 } from './operation.js';
-import { authRoutes, otherRoutes, routineOperations, tableOperations } from './routes.js';
+import { authOperations, otherRoutes, routineOperations, tableOperations } from './routes.js';
 
-export type { DocumentConfig, DocumentView, TableView } from './operation.js';
+export type { DocumentConfig, DocumentTableView, DocumentView } from './operation.js';
 
 export type OpenApiDocument = JsonSchema & { openapi: string; paths: Record<string, JsonSchema> };
 
@@ -214,13 +214,13 @@ function* assemble(
     }
     return paths;
   };
-  const leading = describe(authRoutes);
+  const leading = describe(authOperations);
   const trailing = describe(otherRoutes);
   yield;
 
   // A table's component names stay clear of every shared schema's, used here or not.
   const taken = new Set(
-    [...authRoutes, ...otherRoutes, ...tableOperations].flatMap((op) =>
+    [...authOperations, ...otherRoutes, ...tableOperations].flatMap((op) =>
       Object.keys(op.schemas ?? {}),
     ),
   );
@@ -232,7 +232,7 @@ function* assemble(
   const sorted = assembly.publicOnly ? [] : [...tables];
   sorted.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   // Names first, every table's: a row schema refers to the rows of the tables it relates to.
-  const described = new Map<TableInfo, { view: TableView; names: TableNames }>();
+  const described = new Map<TableInfo, { view: DocumentTableView; names: TableNames }>();
   for (const table of sorted) {
     const tableView = view.table(table);
     if (tableView === null) continue;

@@ -19,7 +19,7 @@ export type DocumentConfig = Pick<
 >;
 
 /** What one caller may use of a table under a policy (policy/document-view.ts builds it). */
-export interface TableView {
+export interface DocumentTableView {
   /** The columns it may read: read parameters, the row schema, and update and delete keys. */
   readonly read: readonly ColumnInfo[];
   /** The columns it may write; absent when the action is not granted. */
@@ -35,7 +35,7 @@ export interface TableView {
  * and the file routes.
  */
 export interface DocumentView {
-  table(table: TableInfo): TableView | null;
+  table(table: TableInfo): DocumentTableView | null;
   /** Whether the caller may call the routine; every routine when absent. */
   routine?(routine: RoutineInfo): boolean;
   readonly upload: boolean;
@@ -67,7 +67,7 @@ export interface DescribedRelation {
 /** One table as an operation describes it: the table, what the caller may use, its names. */
 export interface DescribedTable {
   readonly table: TableInfo;
-  readonly view: TableView;
+  readonly view: DocumentTableView;
   readonly names: TableNames;
   readonly relations: readonly DescribedRelation[];
 }

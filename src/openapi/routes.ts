@@ -32,7 +32,7 @@ import {
 } from '../http/write.openapi.js';
 import type { RouteOperation, RoutineOperation, TableOperation } from './operation.js';
 
-export const authRoutes: readonly RouteOperation[] = [
+export const authOperations: readonly RouteOperation[] = [
   registerOperation,
   loginOperation,
   meOperation,

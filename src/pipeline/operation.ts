@@ -15,7 +15,7 @@ import type { Preferences } from '../query/prefer.js';
 import type { FunctionArguments } from './rpc.js';
 
 /** A read's query object, and the text it was parsed from. */
-export interface ReadRequest {
+export interface ReadQuery {
   readonly query: QueryObject;
   /**
    * What `query` was parsed from, by which the read caches key it (pipeline/read-cache.ts): the
@@ -29,8 +29,8 @@ export interface ReadRequest {
  * pipeline's own parse refuses), or as `request` when reading the front door's own form may fail.
  */
 export type ReadOperation = { readonly kind: 'read'; readonly table: string } & (
-  | ReadRequest
-  | { readonly request: () => ReadRequest }
+  | ReadQuery
+  | { readonly request: () => ReadQuery }
 );
 
 /** `read(<key>,<value>)`: the one row of `table` whose key column holds the value. */

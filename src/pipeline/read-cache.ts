@@ -1,6 +1,6 @@
 /**
  * Compiled reads by table, role and raw query string: a repeated `GET /table/<t>/read?…` skips
- * query parse → plan → compile, 3–8 µs of a ~110 µs request. Exact because compileRead
+ * query parse → plan → compile, a few per cent of a small read's CPU. Exact because compileRead
  * (pipeline/read.ts) is a pure function of the query object, the table object and the role:
  * Fastify's query object is a pure function of the query string the router split off (the key),
  * a schema re-read makes new table objects, so an entry is used only for the very table object
@@ -65,10 +65,10 @@ function keyHash(role: string, tableName: string, query: string): number {
  * Least recently used dropped first, READ_CACHE_ENTRIES in all whatever the number of tables.
  * A query string is kept on its second sight only. Every entry kept outlives a few young-
  * generation collections and, once pushed out, is old-generation garbage: kept on first sight,
- * a stream of point reads of random ids (100,000 of them) made V8 grow its heap by ~35 MiB and
- * spend more CPU per request than planning afresh. The first sight leaves only a 32-bit hash in
+ * a stream of point reads of random ids made V8 grow its heap by tens of MiB and spend more
+ * CPU per request than planning afresh (bench/README.md, "Measurements behind the code"). The first sight leaves only a 32-bit hash in
  * a slot of READ_CACHE_SEEN_SLOTS (overwritten by the next miss landing there), so such a
- * stream keeps ~1 % of its query strings; a hash collision keeps one early, changing no answer.
+ * stream keeps few of its query strings; a hash collision keeps one early, changing no answer.
  * Each slot also counts the entries kept whose hash falls in it (the LRU's eviction callback
  * takes them off): a lookup in a slot that counts none is a miss without building the key or
  * touching the LRU, which is what such a stream of point reads meets nearly every time.

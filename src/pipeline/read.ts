@@ -28,7 +28,7 @@ import { ANONYMOUS } from '../policy/policy.js';
 import { type Access, readView, viewerFor } from '../policy/views.js';
 import type { KeyValue } from '../query/key-value.js';
 import { parseReadOptions, type QueryObject } from '../query/options.js';
-import { compileCount, compileRead as compileSelect, pageKeySlots } from '../sql/compile-read.js';
+import { compileCount, compileSelect, pageKeySlots } from '../sql/compile-read.js';
 import { bindSeek, keyParameter } from '../sql/compile-seek.js';
 import { compileKeyMatch } from '../sql/compile-write.js';
 import { bindUser, namesUser } from '../sql/user-values.js';

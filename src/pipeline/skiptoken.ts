@@ -34,14 +34,14 @@ import { loadJwtSecret, MIN_SECRET_BYTES } from '../auth/tokens.js';
 import { badSkiptoken } from '../errors.js';
 import { SEALED_TOKENS, SEALED_TOKENS_MAX_KEY_CHARS } from '../limits.js';
 import type { QueryObject } from '../query/options.js';
-import type { KeyValue } from '../sql/compile-seek.js';
+import type { SeekValue } from '../sql/compile-seek.js';
 
 /** Where a page starts. */
 export interface Position {
   /** Rows to skip after the position (from the start, when pages follow by count). */
   readonly skip: number;
   /** The sort keys' values of the row the page starts after; null when pages follow by count. */
-  readonly after: readonly KeyValue[] | null;
+  readonly after: readonly SeekValue[] | null;
 }
 
 const VERSION = 1;
@@ -81,7 +81,7 @@ export class Skiptokens {
   /**
    * Tokens of pages read without a token, by binding and position: such reads repeat (a list
    * polled, pages by `$skip`) and their Link is the same every time (the IV is synthetic), so
-   * the cipher runs once (~3 µs of a ~100 µs read). A walk's pages seldom repeat: not kept.
+   * the cipher runs once (a few per cent of such a read). A walk's pages seldom repeat: not kept.
    */
   private readonly sealed = createLRU<string, string>({ max: SEALED_TOKENS });
 
@@ -192,5 +192,5 @@ function positionOf(payload: string): Position {
   const valid = (value: unknown) =>
     value === null || typeof value === 'string' || typeof value === 'number';
   if (values === null || !values.every(valid)) throw badSkiptoken();
-  return { skip: skip as number, after: values as KeyValue[] };
+  return { skip: skip as number, after: values as SeekValue[] };
 }

@@ -5,7 +5,7 @@
  * so what reaches MySQL is exactly what was sent. Pure: tested with routine fixtures.
  */
 import type { ParameterInfo, RoutineInfo } from '../db/routines.js';
-import { coerceValue, describe, type WriteParam } from '../db/value-codec.js';
+import { coerceValue, describeValue, type WriteParam } from '../db/value-codec.js';
 import {
   ApiError,
   invalidArguments,
@@ -71,7 +71,7 @@ export function planCallBody(routine: RoutineInfo, body: unknown): CallPlan {
   const given = body === undefined ? {} : body;
   if (typeof given !== 'object' || given === null || Array.isArray(given)) {
     throw invalidBody(
-      `The body must be a JSON object of the routine's parameters by name, not ${describe(given)}`,
+      `The body must be a JSON object of the routine's parameters by name, not ${describeValue(given)}`,
     );
   }
   return planArguments(routine, given as Record<string, unknown>, (_parameter, value) => value);

@@ -19,9 +19,9 @@ import { pinsOneRow } from './small-read.js';
 
 /**
  * What a row of an expanded to-many relation counts, against 1 for a row a lambda visits: MySQL
- * builds its JSON text into its parent's value and sends it, about 6.5 times the time of the
- * lookup alone (measured on MariaDB 10.11: 3.3 million lambda lookups in 1.9 s, 111,000
- * expanded rows in 0.41 s), rounded up.
+ * builds its JSON text into its parent's value and sends it, several times the time of the
+ * lookup alone (measured on MariaDB 10.11: bench/README.md, "Measurements behind the code"),
+ * rounded up.
  */
 export const EXPANDED_ROW_WEIGHT = 8;
 

@@ -1,7 +1,8 @@
 /**
  * Which reads are small enough to fetch whole (execute/database.ts `arrays`) instead of
- * streaming row by row (the row stream's per-row events, listeners and promise cost
- * 14–21 % of the CPU of a one-row or 50-row read). The answer is the same bytes either way
+ * streaming row by row (the row stream's per-row events, listeners and promise are a large
+ * share of the CPU of a one-row or 50-row read: bench/README.md, "Measurements behind the
+ * code"). The answer is the same bytes either way
  * (http/json-rows.ts frames both); what changes is only that the rows sit in memory together, so
  * a read qualifies only when that memory is bounded by the plan itself:
  * - at most one row: a top-level conjunct of the filter is `<primary key> eq <value>` on a table

@@ -3,7 +3,7 @@
  * non-empty array of non-empty objects (at most MAX_INSERT_ROWS), an update body one non-empty
  * object. Pure: no schema, no SQL.
  */
-import { describe } from '../db/value-codec.js';
+import { describeValue } from '../db/value-codec.js';
 import { invalidBody, limitExceeded } from '../errors.js';
 import { MAX_INSERT_ROWS } from '../limits.js';
 
@@ -22,7 +22,7 @@ export function insertRows(body: unknown): readonly JsonObject[] {
   }
   if (!Array.isArray(body)) {
     throw invalidBody(
-      `The body must be a JSON object (one row) or a non-empty array of objects, not ${describe(body)}`,
+      `The body must be a JSON object (one row) or a non-empty array of objects, not ${describeValue(body)}`,
     );
   }
   if (body.length === 0) throw invalidBody('The array is empty: send at least one row');
@@ -33,7 +33,7 @@ export function insertRows(body: unknown): readonly JsonObject[] {
   }
   body.forEach((row: unknown, index) => {
     if (!isObject(row)) {
-      throw invalidBody(`Row ${index + 1} is ${describe(row)}, not a JSON object`);
+      throw invalidBody(`Row ${index + 1} is ${describeValue(row)}, not a JSON object`);
     }
     if (Object.keys(row).length === 0) {
       throw invalidBody(`Row ${index + 1} is empty: give at least one column and its value`);
@@ -46,7 +46,7 @@ export function insertRows(body: unknown): readonly JsonObject[] {
 export function updateEntries(body: unknown): [string, unknown][] {
   if (!isObject(body)) {
     throw invalidBody(
-      `The body must be a JSON object of the columns to change, not ${describe(body)}`,
+      `The body must be a JSON object of the columns to change, not ${describeValue(body)}`,
     );
   }
   const entries = Object.entries(body);

@@ -5,7 +5,7 @@
  * the role's read views: policy/views.ts), and the routines it may call.
  */
 import type { ColumnInfo, TableInfo } from '../db/schema-types.js';
-import type { DocumentView, TableView } from '../openapi/document.js';
+import type { DocumentTableView, DocumentView } from '../openapi/document.js';
 import { followable } from '../plan/view.js';
 import type { Action, Grant, Policy } from './policy.js';
 import { viewerFor } from './views.js';
@@ -22,7 +22,7 @@ export function documentView(policy: Policy, role: string): DocumentView {
   };
   const viewer = viewerFor({ policy, role, user: null });
   return {
-    table: (table): TableView | null => {
+    table: (table): DocumentTableView | null => {
       const read = granted(table, 'read');
       const readView = viewer(table);
       if (read === null || readView === null) return null;

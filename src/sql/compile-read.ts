@@ -49,7 +49,7 @@ const plainSelectLists: Readonly<
  */
 export type RootCondition = (column: (info: ColumnInfo) => string, params: unknown[]) => string;
 
-export function compileRead(
+export function compileSelect(
   plan: ReadPlan,
   flavour: ServerKind['flavour'] = 'mariadb',
   where?: RootCondition,

@@ -18,11 +18,11 @@
 import type { ColumnInfo } from '../db/schema-types.js';
 import type { PlannedOrder, Source } from '../plan/read-plan.js';
 import { COLUMN_KINDS } from '../types/kinds.js';
-import type { KeyValue } from '../types/seek-values.js';
+import type { SeekValue } from '../types/seek-values.js';
 import { compileColumnExpr, type SqlContext } from './compile-filter.js';
 import type { CompiledQuery } from './compiled-query.js';
 
-export type { KeyValue } from '../types/seek-values.js';
+export type { SeekValue } from '../types/seek-values.js';
 
 /** Marker of a parameter bound per request: the value of sort key `index`, or the row count to skip. */
 export class SeekSlot {
@@ -139,7 +139,7 @@ function numberPlaceholder(key: SeekKey): string {
  * exact strings, other numbers as numbers, BIT and binary strings as Buffers; an ENUM's or SET's
  * number from keyExpression), as the token keeps it: its kind's (types/kinds.ts).
  */
-export function keyValue(column: ColumnInfo, value: unknown): KeyValue {
+export function seekValueOf(column: ColumnInfo, value: unknown): SeekValue {
   if (value === null || value === undefined) return null;
   return COLUMN_KINDS[column.kind].seekValue(column, value);
 }
@@ -148,7 +148,7 @@ export function keyValue(column: ColumnInfo, value: unknown): KeyValue {
  * The parameter a token's value binds as, for seekPlaceholder's placeholder; undefined when the
  * value cannot be one of this column's (the token is then refused).
  */
-export function keyParameter(column: ColumnInfo, value: KeyValue): unknown {
+export function keyParameter(column: ColumnInfo, value: SeekValue): unknown {
   if (value === null) return null;
   return COLUMN_KINDS[column.kind].seekParameter(column, value);
 }

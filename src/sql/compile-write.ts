@@ -22,7 +22,7 @@ import type {
   UpdatePlan,
 } from '../plan/write-plan.js';
 import { COLUMN_KINDS } from '../types/kinds.js';
-import { compileFilter, compileRead, compileValue } from './compile-read.js';
+import { compileFilter, compileSelect, compileValue } from './compile-read.js';
 import type { CompiledQuery } from './compiled-query.js';
 import { quoteIdent } from './quote.js';
 
@@ -567,14 +567,14 @@ function readBackOf(
 ): CompiledReadBack {
   let own = readParams.get(read);
   if (own === undefined) {
-    own = compileRead(read, flavour).params.length;
+    own = compileSelect(read, flavour).params.length;
     readParams.set(read, own);
   }
   const room = maxPlaceholders - own;
   return {
     lookup: rows.lookup,
     queries: (outcome) =>
-      (rows.chunks(outcome, room) ?? []).map((chunk) => compileRead(read, flavour, chunk.where)),
+      (rows.chunks(outcome, room) ?? []).map((chunk) => compileSelect(read, flavour, chunk.where)),
   };
 }
 

@@ -9,7 +9,7 @@ import type { ServerKind } from '../db/pool.js';
 import type { ColumnInfo } from '../db/schema-types.js';
 import type { CellWriter, CsvFormulas } from './csv-text.js';
 import type { ValueWriter } from './json-text.js';
-import type { KeyValue } from './seek-values.js';
+import type { SeekValue } from './seek-values.js';
 
 /** What a value is bound as: mysql2 sends a string as text, a number as DOUBLE, a Buffer as bytes. */
 export type WriteParam = string | number | Buffer | null;
@@ -94,7 +94,7 @@ export interface ColumnKind {
   /** The placeholder a page's key value is compared through. */
   readonly seekPlaceholder: (column: ColumnInfo) => string;
   /** A non-null key value as the driver gives it → as a page token keeps it. */
-  readonly seekValue: (column: ColumnInfo, value: unknown) => KeyValue;
+  readonly seekValue: (column: ColumnInfo, value: unknown) => SeekValue;
   /** A non-null token value → the parameter it binds as; undefined when it is none of the column's. */
   readonly seekParameter: (column: ColumnInfo, value: string | number) => unknown;
   /**

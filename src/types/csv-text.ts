@@ -69,7 +69,7 @@ export function safeJson(value: unknown): string {
 }
 
 /** BIT(n) arrives as big-endian bytes. */
-export function bitText(value: unknown): string {
+export function bitCell(value: unknown): string {
   if (!Buffer.isBuffer(value)) return String(value);
   let n = 0n;
   for (const byte of value) n = (n << 8n) | BigInt(byte);

@@ -4,7 +4,7 @@
  */
 import type { ColumnInfo } from '../db/schema-types.js';
 import type { ColumnKind } from './column-kind.js';
-import { bitText as bitCell, finite } from './csv-text.js';
+import { bitCell, finite } from './csv-text.js';
 import { unquoted, writeBit, writeDouble, writeFloat32, writeInteger } from './json-text.js';
 import { integerKeyValue, integerParameter, textKeyValue } from './seek-values.js';
 import { bitBytes, bitText, decimalText, floatValue, integerText } from './write-values.js';

@@ -7,7 +7,7 @@ import mysql from 'mysql2';
 const { TypedParameter } = mysql;
 
 /** A sort key's value as a token keeps it: JSON that reads back exactly. */
-export type KeyValue = string | number | null;
+export type SeekValue = string | number | null;
 
 /** Integer text as MySQL writes it. */
 const INTEGER = /^-?[0-9]+$/;

@@ -19,7 +19,7 @@ import {
 } from './json-text.js';
 import { integerKeyValue, integerParameter, TEMPORAL, textKeyValue } from './seek-values.js';
 import { temporalTokenSql } from './time-kinds.js';
-import { base64Bytes, checkMember, describe, textValue, wellFormed } from './write-values.js';
+import { base64Bytes, checkMember, describeValue, textValue, wellFormed } from './write-values.js';
 
 const TIME_PATTERN = '^-?[0-9]{2,3}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,6})?$';
 
@@ -187,7 +187,7 @@ export const binaryKind: ColumnKind = {
   takesObjects: false,
   write: (_column, value, where) => {
     if (typeof value !== 'string') {
-      throw invalidValue(`${where} is binary and takes base64 text, not ${describe(value)}`);
+      throw invalidValue(`${where} is binary and takes base64 text, not ${describeValue(value)}`);
     }
     return base64Bytes(value, where);
   },

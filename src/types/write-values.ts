@@ -19,7 +19,7 @@ import { readTemporalText } from '../query/temporal.js';
 export function geometryBytes(column: ColumnInfo, value: unknown, where: string): Buffer {
   if (typeof value !== 'object') {
     throw invalidValue(
-      `${where} is spatial and takes a GeoJSON geometry object such as {"type": "Point", "coordinates": [1, 2]}, not ${describe(value)}`,
+      `${where} is spatial and takes a GeoJSON geometry object such as {"type": "Point", "coordinates": [1, 2]}, not ${describeValue(value)}`,
     );
   }
   try {
@@ -92,7 +92,7 @@ export function textValue(value: unknown, where: string): string {
   if (typeof value === 'string') return wellFormed(value, where);
   if (typeof value === 'boolean') return value ? '1' : '0';
   if (typeof value === 'number') return exactNumber(value, where).text;
-  throw invalidValue(`${where} takes text, not ${describe(value)}`);
+  throw invalidValue(`${where} takes text, not ${describeValue(value)}`);
 }
 
 /** Ends like ISO 8601 with a zone: `…T10:00:00Z`, `…+02:00`. */
@@ -138,7 +138,7 @@ function checkFractionalSeconds(
 }
 
 /** A short description of a JSON value's type for messages. */
-export function describe(value: unknown): string {
+export function describeValue(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
   if (value === undefined) return 'missing';
@@ -234,7 +234,7 @@ function numberText(value: unknown, where: string): PlainNumber {
   if (typeof value === 'boolean') return { text: value ? '1' : '0', fractionDigits: 0 };
   if (typeof value === 'number') return exactNumber(value, where);
   if (typeof value === 'string') return plainNumber(value, where);
-  throw invalidValue(`${where} takes a number, not ${describe(value)}`);
+  throw invalidValue(`${where} takes a number, not ${describeValue(value)}`);
 }
 
 /** Whole numbers only: MySQL would round 1.5 into an INT without a word, even in strict mode. */

@@ -19,7 +19,7 @@ import { validatePolicy } from '../../src/policy/policy.js';
 import { viewerFor } from '../../src/policy/views.js';
 import { parseFilter } from '../../src/query/filter-parser.js';
 import { parseReadOptions } from '../../src/query/options.js';
-import { compileCount, compileRead } from '../../src/sql/compile-read.js';
+import { compileCount, compileSelect } from '../../src/sql/compile-read.js';
 import {
   applyArb,
   filterArb,
@@ -207,7 +207,7 @@ describe('the read pipeline under fuzzing (options → plan → SQL, schema fixt
     fc.assert(
       fc.property(validFilter, optionsArb(wide), ({ text }, options) => {
         const plan = planRead(parseReadOptions({ ...options, $filter: text }), wide);
-        for (const { sql, params: values } of [compileRead(plan), compileCount(plan)]) {
+        for (const { sql, params: values } of [compileSelect(plan), compileCount(plan)]) {
           expect(placeholderCount(sql)).toBe(values.length);
           // Only what mysql2 binds as a plain value: strings, numbers, null.
           expect(
@@ -237,7 +237,7 @@ describe('the read pipeline under fuzzing (options → plan → SQL, schema fixt
       fc.property(query, (q) => {
         onlyApiErrors(() => {
           const plan = planRead(parseReadOptions(q), wide);
-          for (const { sql, params: values } of [compileRead(plan), compileCount(plan)]) {
+          for (const { sql, params: values } of [compileSelect(plan), compileCount(plan)]) {
             expect(placeholderCount(sql)).toBe(values.length);
           }
         });
@@ -293,7 +293,7 @@ describe('the read pipeline under a policy', () => {
           sql: `${COUNT} WHERE (${callerWhere} AND ${policyWhere})`,
           params: [...mine.params, ...policyOnly.params],
         });
-        const read = compileRead(restricted as unknown as typeof plan);
+        const read = compileSelect(restricted as unknown as typeof plan);
         expect(placeholderCount(read.sql)).toBe(read.params.length);
       }),
       params(2000),

@@ -38,7 +38,7 @@ import { validatePolicy } from '../../src/policy/policy.js';
 import { viewerFor } from '../../src/policy/views.js';
 import { parseReadOptions } from '../../src/query/options.js';
 import { compileApplyCount } from '../../src/sql/compile-apply.js';
-import { compileCount, compileRead } from '../../src/sql/compile-read.js';
+import { compileCount, compileSelect } from '../../src/sql/compile-read.js';
 import type { CompiledQuery } from '../../src/sql/compiled-query.js';
 import { bindUser } from '../../src/sql/user-values.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
@@ -303,7 +303,7 @@ test('every generated read runs on MariaDB (or is a 4xx), and an unpaged read re
       async (ast, spelling, options) => {
         const text = filterText(ast, spelling);
         const plan = planRead(parseReadOptions({ ...options, $filter: text }), table);
-        const read = compileRead(plan);
+        const read = compileSelect(plan);
         const count = compileCount(plan);
         let rows: unknown[][];
         let counted: unknown[][];
@@ -363,7 +363,7 @@ test('under a policy, no generated filter widens the where; $count stays exact',
         let counted: unknown[][];
         try {
           const plan = planRead(request, table, viewerFor(access));
-          rows = await run(bindUser(compileRead(plan), access.user));
+          rows = await run(bindUser(compileSelect(plan), access.user));
           counted = await run(bindUser(compileCount(plan), access.user));
         } catch (error) {
           if (mapDbError(error).status < 500) return;

@@ -12,7 +12,7 @@ import { planRead } from '../../../src/plan/read-plan.js';
 import { validatePolicy } from '../../../src/policy/policy.js';
 import type { Access } from '../../../src/policy/views.js';
 import { parseReadOptions } from '../../../src/query/options.js';
-import { compileCount, compileRead as compileSelect } from '../../../src/sql/compile-read.js';
+import { compileCount, compileSelect } from '../../../src/sql/compile-read.js';
 import { column, order, table } from '../fixtures/schema.js';
 
 const plan = (query: Record<string, string>, on = order) => planRead(parseReadOptions(query), on);

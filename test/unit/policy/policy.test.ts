@@ -17,7 +17,7 @@ import { type Access, guardDelete, guardInsert, guardUpdate } from '../../../src
 import { baseTable, readView, viewerFor, writeView } from '../../../src/policy/views.js';
 import { parseWhere } from '../../../src/policy/where.js';
 import { parseReadOptions } from '../../../src/query/options.js';
-import { compileCount, compileRead } from '../../../src/sql/compile-read.js';
+import { compileCount, compileSelect } from '../../../src/sql/compile-read.js';
 import {
   compileDelete,
   compileInsertGuard,
@@ -246,7 +246,7 @@ describe('the stage between plan and compile', () => {
       { $filter: 'customer_id eq 8 or 1 eq 1', $top: '5', $count: 'true' },
       as('user'),
     );
-    expect(bound(compileRead(plan), as('user'))).toEqual({
+    expect(bound(compileSelect(plan), as('user'))).toEqual({
       sql: `SELECT \`id\`, \`customer_id\`, \`status\`, \`note\` FROM \`orders\` WHERE ((\`customer_id\` = ? OR ? = ?) AND ${OWN}) ORDER BY \`id\` ASC LIMIT ?`,
       params: [8, 1, 1, '7', '7', '5'],
     });
@@ -257,7 +257,9 @@ describe('the stage between plan and compile', () => {
   });
 
   test('hidden columns: * is the granted ones; naming another anywhere is UNKNOWN_COLUMN', () => {
-    expect(compileRead(read({}, as('anonymous'))).sql).toBe('SELECT `id`, `status` FROM `orders`');
+    expect(compileSelect(read({}, as('anonymous'))).sql).toBe(
+      'SELECT `id`, `status` FROM `orders`',
+    );
     const queries: Record<string, string>[] = [
       { $select: 'note' },
       { $filter: 'note eq null' },
@@ -271,7 +273,7 @@ describe('the stage between plan and compile', () => {
   });
 
   test('no policy: every column and row', () => {
-    expect(compileRead(read({ $filter: 'id eq 1' }))).toEqual({
+    expect(compileSelect(read({ $filter: 'id eq 1' }))).toEqual({
       sql: 'SELECT `id`, `customer_id`, `status`, `note` FROM `orders` WHERE `id` = ?',
       params: [1],
     });
@@ -603,7 +605,7 @@ describe('@user values are exact: byte for byte against text, canonical digits a
   });
 
   const where = (id: string) =>
-    bindUser(compileRead(read({ $select: 'id' }, caller(id))), caller(id).user);
+    bindUser(compileSelect(read({ $select: 'id' }, caller(id))), caller(id).user);
 
   test('each use of @user compiles to an exact comparison, the values bound as the statement runs', () => {
     expect(where('7')).toEqual({
@@ -665,7 +667,7 @@ describe('@user values are exact: byte for byte against text, canonical digits a
       user: { id: '2.50', email: 'a@x.org', role: 'u' },
     };
     const plan = read({}, access, withPrice);
-    expect(bindUser(compileRead(plan), access.user)).toEqual({
+    expect(bindUser(compileSelect(plan), access.user)).toEqual({
       sql: 'SELECT `id`, `price` FROM `priced` WHERE CAST(`price` AS CHAR) = CAST(? AS BINARY)',
       params: ['2.50'],
     });
@@ -721,6 +723,6 @@ describe("a role's view of a table", () => {
       );
     }
     // `*` is the view's columns.
-    expect(compileRead(read({}, access('r'))).sql).toBe('SELECT `id`, `status` FROM `orders`');
+    expect(compileSelect(read({}, access('r'))).sql).toBe('SELECT `id`, `status` FROM `orders`');
   });
 });

@@ -3,12 +3,17 @@ import { ApiError } from '../../../src/errors.js';
 import { type PlannedFilter, planRead, type ReadPlan } from '../../../src/plan/read-plan.js';
 import { rootSource } from '../../../src/plan/scope.js';
 import { parseReadOptions, type QueryObject } from '../../../src/query/options.js';
-import { compileCount, compileFilter, compileRead, textOf } from '../../../src/sql/compile-read.js';
+import {
+  compileCount,
+  compileFilter,
+  compileSelect,
+  textOf,
+} from '../../../src/sql/compile-read.js';
 import type { CompiledQuery } from '../../../src/sql/compiled-query.js';
 import { column, events, id, note, order, places, select, table } from '../fixtures/schema.js';
 
 const plan = (query: QueryObject): ReadPlan => planRead(parseReadOptions(query), order);
-const read = (query: QueryObject): CompiledQuery => compileRead(plan(query));
+const read = (query: QueryObject): CompiledQuery => compileSelect(plan(query));
 /** The WHERE clause and parameters of `$select=id&$filter=<text>`. */
 const where = (text: string): CompiledQuery => {
   const { sql, params } = read({ $select: 'id', $filter: text });
@@ -17,7 +22,7 @@ const where = (text: string): CompiledQuery => {
 
 const ALL = '`id`, `select`, `price`, `note`, `größe`, `we``ird`, `shipped`';
 
-describe('compileRead: statement shape', () => {
+describe('compileSelect: statement shape', () => {
   test.each<[string, QueryObject, CompiledQuery]>([
     [
       '* names every column, never SELECT *',
@@ -91,7 +96,7 @@ describe('compileCount', () => {
   });
 });
 
-describe('compileRead: filters', () => {
+describe('compileSelect: filters', () => {
   test.each<[string, string, unknown[]]>([
     // comparisons
     ['id eq 5', '`id` = ?', [5]],
@@ -247,10 +252,10 @@ describe('compileFilter on hand-built plans', () => {
   });
 });
 
-describe('compileRead: functions and date/time literals (docs/filters.md)', () => {
+describe('compileSelect: functions and date/time literals (docs/filters.md)', () => {
   /** The WHERE clause and parameters of `$select=id&$filter=<text>` on `events`. */
   const whereEvents = (text: string): CompiledQuery => {
-    const { sql, params } = compileRead(
+    const { sql, params } = compileSelect(
       planRead(parseReadOptions({ $select: 'id', $filter: text }), events),
     );
     return { sql: sql.replace(/^SELECT `id` FROM `events` WHERE /, ''), params };
@@ -309,16 +314,16 @@ describe('spatial columns are read as WKB', () => {
   const placesPlan = (query: QueryObject) => planRead(parseReadOptions(query), places);
 
   test('at the top, named as the column; MySQL asked for longitude first', () => {
-    expect(compileRead(placesPlan({}))).toEqual({
+    expect(compileSelect(placesPlan({}))).toEqual({
       sql: 'SELECT `id`, `select`, ST_AsBinary(`spot`) AS `spot` FROM `places`',
       params: [],
     });
-    expect(compileRead(placesPlan({}), 'mysql')).toEqual({
+    expect(compileSelect(placesPlan({}), 'mysql')).toEqual({
       sql: "SELECT `id`, `select`, ST_AsBinary(`spot`, 'axis-order=long-lat') AS `spot` FROM `places`",
       params: [],
     });
     // The select list is kept per flavour: asking again gives each its own.
-    expect(compileRead(placesPlan({})).sql).toContain('ST_AsBinary(`spot`) AS');
+    expect(compileSelect(placesPlan({})).sql).toContain('ST_AsBinary(`spot`) AS');
   });
 
   test('inside an expanded relation, as base64 text of the same WKB', () => {
@@ -344,7 +349,7 @@ describe('binary columns: a base64 literal is bound as its bytes', () => {
   });
   const blobs = table('blobs', [id, bin], ['id']);
   const filtered = (text: string) =>
-    compileRead(planRead(parseReadOptions({ $select: 'id', $filter: text }), blobs));
+    compileSelect(planRead(parseReadOptions({ $select: 'id', $filter: text }), blobs));
 
   test.each<[string, string, unknown[]]>([
     ["bin eq 'AAEC'", '`bin` = ?', [Buffer.from([0, 1, 2])]],

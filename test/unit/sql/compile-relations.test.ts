@@ -9,7 +9,7 @@ import { describe, expect, test } from '@jest/globals';
 import type { ColumnInfo, TableInfo } from '../../../src/db/schema-types.js';
 import { planRead } from '../../../src/plan/read-plan.js';
 import { parseReadOptions, type QueryObject } from '../../../src/query/options.js';
-import { compileCount, compileRead, textOf } from '../../../src/sql/compile-read.js';
+import { compileCount, compileSelect, textOf } from '../../../src/sql/compile-read.js';
 import type { CompiledQuery } from '../../../src/sql/compiled-query.js';
 import { column } from '../fixtures/schema.js';
 import { customers, employees, orders, shipments } from '../fixtures/shop.js';
@@ -25,7 +25,7 @@ function shown({ sql, params }: CompiledQuery): CompiledQuery {
 }
 
 const read = (table: TableInfo, query: QueryObject) =>
-  shown(compileRead(planRead(parseReadOptions(query), table)));
+  shown(compileSelect(planRead(parseReadOptions(query), table)));
 
 /** The to-many text of one relation: `<n>:` then its rows (docs/relations.md). */
 const many = (row: string, rest: string, order: string) =>

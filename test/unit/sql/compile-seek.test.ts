@@ -8,13 +8,13 @@ import mysql from 'mysql2';
 import type { ColumnInfo, Relation, TableInfo } from '../../../src/db/schema-types.js';
 import { planRead, type ReadPlan } from '../../../src/plan/read-plan.js';
 import { parseReadOptions, type QueryObject } from '../../../src/query/options.js';
-import { compileCount, compileRead, pageKeySlots } from '../../../src/sql/compile-read.js';
+import { compileCount, compileSelect, pageKeySlots } from '../../../src/sql/compile-read.js';
 import {
   bindSeek,
   keyParameter,
-  keyValue,
   SKIP_SLOT,
   seekSlot,
+  seekValueOf,
 } from '../../../src/sql/compile-seek.js';
 import { column, events, id, order, table, text } from '../fixtures/schema.js';
 
@@ -26,7 +26,7 @@ const K2 = seekSlot(2);
 
 const planOf = (query: QueryObject, on: TableInfo = order): ReadPlan =>
   planRead(parseReadOptions(query), on);
-const read = (query: QueryObject, on: TableInfo = order) => compileRead(planOf(query, on));
+const read = (query: QueryObject, on: TableInfo = order) => compileSelect(planOf(query, on));
 
 // A composite primary key, an ENUM, and a table without a primary key.
 const k1 = column('k1');
@@ -290,7 +290,7 @@ describe('sort key values: row → token → parameter, exactly', () => {
     ['an ENUM by its number', state, 2, '2', TypedParameter.BIGINT.unsigned('2')],
     ['NULL', datetime, null, null, null],
   ])('%s', (_name, info, driverValue, tokenValue, parameter) => {
-    const kept = keyValue(info, driverValue);
+    const kept = seekValueOf(info, driverValue);
     expect(kept).toEqual(tokenValue);
     // Through the token's JSON and back.
     const back = JSON.parse(JSON.stringify(kept));
