@@ -41,6 +41,8 @@ class Receiver {
   readonly deliveries = new Map<string, Delivery[]>();
   /** The status each path answers, asked per delivery (default 204). */
   status: (path: string, delivery: Delivery) => number = () => 204;
+  /** Paths that never answer. */
+  readonly hanging = new Set<string>();
   private server = http.createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -70,6 +72,8 @@ class Receiver {
       const list = this.deliveries.get(place) ?? [];
       list.push(delivery);
       this.deliveries.set(place, list);
+      // A receiver that never answers: the request is left open until the receiver closes.
+      if (this.hanging.has(place)) return;
       response.statusCode = this.status(place, delivery);
       response.end();
     });
@@ -468,6 +472,27 @@ describe('retries and dead letters', () => {
       await gw.close();
     }
   }, 40_000);
+});
+
+describe('one receiver never delays another', () => {
+  test('a receiver that never answers holds up only its own webhook', async () => {
+    receiver.hanging.add('/hang');
+    const file = await webhooksFile('isolated', [
+      { name: 'hang', table: 'other', url: `${receiverUrl}/hang`, secret: SECRET },
+      { name: 'quick', table: 'other', url: `${receiverUrl}/quick`, secret: SECRET },
+    ]);
+    const gw = await gateway(file);
+    try {
+      await writer.query('INSERT INTO other VALUES (400); INSERT INTO other VALUES (401);');
+      const quick = await receiver.until('/quick', 2);
+      expect(quick.map((d) => d.body.key)).toEqual([{ id: 400 }, { id: 401 }]);
+      // The other is still on its first attempt at the first event (10 s to give up on it).
+      expect(receiver.of('/hang').map((d) => d.body.key)).toEqual([{ id: 400 }]);
+    } finally {
+      receiver.hanging.delete('/hang');
+      await gw.close();
+    }
+  }, 30_000);
 });
 
 describe('durable positions and leases', () => {
