@@ -397,7 +397,6 @@ test('every subscriber is sent exactly what its reads before and after each tran
 
   let changes = 0;
   let events = 0;
-  let previousGtid = await lastGtid();
   let transactions = 0;
   let altered = false;
   let bursts = 0;
@@ -456,11 +455,12 @@ test('every subscriber is sent exactly what its reads before and after each tran
       await writer.query('COMMIT');
       const gtid = await lastGtid();
       if (changed.length === 0) {
-        // Nothing changed, nothing logged: no transaction to wait for.
-        expect(gtid).toBe(previousGtid);
+        // No row of items changed: nothing for a subscriber, whose every event is checked against
+        // the transactions that did change one (by their tx). The log may still hold the
+        // transaction for its rows of `other` (seed 20261122: an insert there beside an update
+        // of items that set a NULL to NULL).
         continue;
       }
-      previousGtid = gtid;
       changes += changed.length;
       const sql = statements.map((s) => `${s.sql} ${JSON.stringify(s.params)}`).join('\n  ');
       written.push({ gtid, changed, sql: `${gtid}:\n  ${sql}` });
