@@ -47,7 +47,7 @@ interface Pending {
   /** `webhook-id`: the same for every attempt, on every gateway. */
   readonly messageId: string;
   readonly op: string;
-  /** The §12 event object, as the stream sends it: the request body. */
+  /** The event object the stream sends (docs/changes.md, "Events"): the request body. */
   readonly body: string;
   attempts: number;
   /** When the first attempt was made (ms); 0 before it. */

@@ -1,5 +1,5 @@
 /**
- * The differential test of the change feed (CONTRACT §12, docs/changes.md "Who sees what"): what
+ * The differential test of the change feed (docs/changes.md, "Who sees what"): what
  * each subscriber is sent equals what its own reads tell apart. Every subscriber — a caller
  * (anonymous, two users whose emails differ only by an accent, a role with hidden
  * columns, a role with functions in its `where`) with a random `$filter` and `$select` — is

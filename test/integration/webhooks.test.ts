@@ -185,7 +185,7 @@ describe('one gateway, open mode', () => {
     await gw?.close();
   });
 
-  test('changes by the mysql client arrive signed, as §12 event objects, in commit order', async () => {
+  test('changes by the mysql client arrive signed, as the change feed sends them, in commit order', async () => {
     await writer.query(`INSERT INTO orders (owner, total, note) VALUES ('ann', 10.50, 'first')`);
     await writer.query(`
       START TRANSACTION;
