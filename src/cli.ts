@@ -4,7 +4,6 @@
  * place that calls process.exit: 2 for a usage error, 1 when the gateway cannot start.
  */
 import meow from 'meow';
-import { didYouMean } from './cli/did-you-mean.js';
 import {
   configFromRun,
   FLAG_NAMES,
@@ -17,6 +16,7 @@ import { unknownOptionMessage, unknownOptions, usageLine } from './cli/usage.js'
 import { readPasswordFromStdin, runUserCommand } from './cli/user-command.js';
 import { runWebhookCommand } from './cli/webhook-command.js';
 import { Demo, DemoError, DemoInterrupted, demoBanner, demoSettings } from './demo/demo.js';
+import { didYouMean } from './did-you-mean.js';
 import { StartupError, startGateway } from './main.js';
 
 const COMMANDS = ['run', 'demo', 'user', 'webhook'];

@@ -5,8 +5,8 @@
 import os from 'node:os';
 import path from 'node:path';
 import type { ClaimNames } from './auth/claims.js';
-import type { CsvFormulas } from './db/csv-rows.js';
 import type { DbConfig, ReadConsistency } from './db/pool.js';
+import type { CsvFormulas } from './types/csv-rows.js';
 
 export type Mode = 'auth' | 'open';
 /** Whether `POST /auth/register` makes users (docs/policies.md). */

@@ -5,7 +5,7 @@
  * API description reads this table directly. MySQL's own refusals keep MySQL's error names
  * (the `mysql` group, mapped in db/errors.ts). Retired codes are never reused.
  */
-import { didYouMean } from './cli/did-you-mean.js';
+import { didYouMean } from './did-you-mean.js';
 import { WRITE_ATTEMPTS } from './limits.js';
 
 /**

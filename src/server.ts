@@ -5,11 +5,11 @@
 import type { Socket } from 'node:net';
 import cors from '@fastify/cors';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import { registerAuthGuard } from './auth/guard.js';
 import { type Config, DEFAULTS, type TrustProxy } from './config.js';
 import { malformedUrl } from './errors.js';
 import { RouteMethods } from './http/allowed-methods.js';
 import { authRoutes } from './http/auth.js';
+import { registerAuthGuard } from './http/auth-guard.js';
 import { registerBodyGuards } from './http/body-guards.js';
 import { registerCaller } from './http/caller.js';
 import { changesRoutes } from './http/changes.js';
@@ -35,6 +35,7 @@ import {
   MAX_HEADER_BYTES,
   SOCKET_IDLE_TIMEOUT_MS,
 } from './limits.js';
+import { registerFeedMetrics } from './metrics/feed.js';
 import { Handler } from './pipeline/handle.js';
 import { type ReadBudget, ReadPipeline } from './pipeline/read.js';
 import type { Services } from './services.js';
@@ -150,7 +151,13 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
   const handler = new Handler(services.db, services.schema, config.db.database, reads);
   readRoutes(app, services, handler);
   mcpRoutes(app, services, handler);
-  if (services.feed !== undefined) changesRoutes(app, services, services.feed);
+  if (services.feed !== undefined) {
+    // The feed's gauges are registered here, beside its route, so http/ never imports metrics/.
+    if (services.metrics !== undefined) {
+      registerFeedMetrics(services.metrics.registry, services.feed);
+    }
+    changesRoutes(app, services, services.feed);
+  }
   writeRoutes(app, handler);
   rpcRoutes(app, handler);
   uploadRoutes(app, services);

@@ -17,9 +17,9 @@ import {
   type Registration,
   type TrustProxy,
 } from '../config.js';
-import type { CsvFormulas } from '../db/csv-rows.js';
 import { type DbConfig, type DbHost, hostLabel, type ReadConsistency } from '../db/pool.js';
-import { didYouMean } from './did-you-mean.js';
+import { didYouMean } from '../did-you-mean.js';
+import type { CsvFormulas } from '../types/csv-rows.js';
 
 export class UsageError extends Error {
   override readonly name = 'UsageError';

@@ -1,9 +1,9 @@
 /**
  * How a usage error is told: one line naming the problem (with "did you mean …?" when a known
- * word is close, did-you-mean.ts) and one line of usage pointing at `--help`, instead of meow's bare
+ * word is close, src/did-you-mean.ts) and one line of usage pointing at `--help`, instead of meow's bare
  * `Unknown flag` or the whole help text that pushes the problem off screen.
  */
-import { didYouMean } from './did-you-mean.js';
+import { didYouMean } from '../did-you-mean.js';
 import { FLAG_NAMES, SHORT_FLAGS } from './options.js';
 
 /** The second line of every usage error: the synopsis of the command, and where the rest is. */

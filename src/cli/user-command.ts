@@ -21,10 +21,10 @@ import {
 import { DEFAULTS } from '../config.js';
 import { reasonOf } from '../db/errors.js';
 import { hostsLabel } from '../db/pool.js';
+import { didYouMean } from '../did-you-mean.js';
 import { ApiError } from '../errors.js';
 import { type Database, openDatabase } from '../execute/database.js';
 import { PolicyError, parsePolicyText } from '../policy/policy.js';
-import { didYouMean } from './did-you-mean.js';
 import { dbConfigFrom, ENVIRONMENT, type RawFlags, UsageError } from './options.js';
 
 export const USER_SUBCOMMANDS = ['add', 'set-role', 'set-password', 'remove', 'list'] as const;

@@ -39,7 +39,7 @@ export const SESSION_SQL_MODE =
  * The longest GROUP_CONCAT result (bytes): an expanded to-many relation's rows of one parent
  * row travel as one (sql/compile-read.ts). The default 1,024 would cut them; 1 GiB is the most
  * MariaDB takes (more is an error in strict mode). The real bound is the server's
- * max_allowed_packet, and a value cut short is refused (db/rows.ts).
+ * max_allowed_packet, and a value cut short is refused (types/rows.ts).
  */
 export const GROUP_CONCAT_MAX_LEN = 1_073_741_824;
 
@@ -105,6 +105,18 @@ export interface ServerKind {
   readonly flavour: 'mariadb' | 'mysql';
   /** `galera`: MariaDB with wsrep_on; `group-replication`: MySQL with the plugin loaded. */
   readonly cluster: 'galera' | 'group-replication' | 'single';
+}
+
+/**
+ * What the schema readers (schema.ts, routines.ts, schema-change.ts) ask of the database: a
+ * small SELECT's rows as objects. execute/database.ts's `Database` is one; the readers name only
+ * this, so db/ stays below execute/ and imports nothing of it.
+ */
+export interface RowReader {
+  rows<T extends object = Record<string, unknown>>(query: {
+    readonly sql: string;
+    readonly params: readonly unknown[];
+  }): Promise<T[]>;
 }
 
 /** `--read-consistency`: what a read waits for before it runs (see readConsistencySetting). */

@@ -2,7 +2,7 @@
  * The columns of a result set that no table describes (a procedure's SELECTs), from the field
  * metadata MySQL sends with it: the wire type, character set, flags and decimals say which JSON
  * kind a value has (docs/types.md, as schema.ts says it for table columns), so the row codec
- * (rows.ts) writes these rows exactly as it writes a table's.
+ * (types/rows.ts) writes these rows exactly as it writes a table's.
  */
 import type { FieldPacket } from 'mysql2';
 import type { ServerKind } from './pool.js';

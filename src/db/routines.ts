@@ -5,8 +5,9 @@
  * is described as a column is (schema-types.ts), so the value codecs that write and read columns
  * serve routines as they are.
  */
-import type { Database } from '../execute/database.js';
+
 import { mapDbError } from './errors.js';
+import type { RowReader } from './pool.js';
 import {
   EVERYTHING,
   type ExecuteGrants,
@@ -149,7 +150,7 @@ function routineOf(
 }
 
 /** The user's own grants; when the server will not show them, every routine it lists counts. */
-async function readGrants(db: Database, database: string): Promise<ExecuteGrants> {
+async function readGrants(db: RowReader, database: string): Promise<ExecuteGrants> {
   try {
     const rows = await db.rows<Record<string, unknown>>({ sql: 'SHOW GRANTS', params: [] });
     return executeGrants(
@@ -167,7 +168,7 @@ async function readGrants(db: Database, database: string): Promise<ExecuteGrants
  * row (schema.ts columnFromRow).
  */
 export async function readRoutines(
-  db: Database,
+  db: RowReader,
   database: string,
   build: ColumnBuilder,
 ): Promise<Routines> {

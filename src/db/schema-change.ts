@@ -5,8 +5,9 @@
  * readSchema reads (an unchanged schema then costs one statement instead of a full read), and
  * `sameData` compares a re-read with the tables held.
  */
+
 import { ApiError } from '../errors.js';
-import type { Database } from '../execute/database.js';
+import type { RowReader } from './pool.js';
 import type { TableInfo } from './schema-types.js';
 
 /**
@@ -92,7 +93,7 @@ const FINGERPRINT_PARAMS = FINGERPRINT_SQL.match(/= \?\)/g) ?? [];
  * the statement (MySQL 5.7 has no CHECK_CONSTRAINTS), and then every re-read is a full one.
  * MySQL unavailable, busy or too slow is thrown, as the full read would throw it.
  */
-export async function schemaFingerprint(db: Database, database: string): Promise<string | null> {
+export async function schemaFingerprint(db: RowReader, database: string): Promise<string | null> {
   try {
     const [row] = await db.rows<{ fingerprint: string | null }>({
       sql: FINGERPRINT_SQL,

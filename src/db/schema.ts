@@ -7,8 +7,8 @@
  */
 
 import { ApiError, unknownRoutine, unknownTable } from '../errors.js';
-import type { Database } from '../execute/database.js';
 import { isSpatialType } from './geometry.js';
+import type { RowReader } from './pool.js';
 import { type ForeignKey, nameRelations } from './relations.js';
 import {
   type NamedRoutines,
@@ -112,7 +112,7 @@ export function columnFromRow(row: ColumnRow, jsonColumns: ReadonlySet<string>):
  * MariaDB's JSON is LONGTEXT with a `json_valid(col)` check; MySQL has a real JSON type.
  * Returns `table\0column` keys. MySQL's CHECK_CONSTRAINTS has no TABLE_NAME column, hence the catch.
  */
-async function mariaDbJsonColumns(db: Database, database: string): Promise<Set<string>> {
+async function mariaDbJsonColumns(db: RowReader, database: string): Promise<Set<string>> {
   const keys = new Set<string>();
   try {
     const rows = await db.rows<{ TABLE_NAME: string; CHECK_CLAUSE: string }>({
@@ -134,7 +134,7 @@ async function mariaDbJsonColumns(db: Database, database: string): Promise<Set<s
  * spatial columns: MariaDB lists them in GEOMETRY_COLUMNS (REF_SYSTEM_ID, 0 when none), MySQL 8
  * in ST_GEOMETRY_COLUMNS (SRS_ID, NULL when none). Either may be missing: then none is known.
  */
-async function spatialReferences(db: Database, database: string): Promise<Map<string, number>> {
+async function spatialReferences(db: RowReader, database: string): Promise<Map<string, number>> {
   const srids = new Map<string, number>();
   const queries = [
     'SELECT G_TABLE_NAME, G_GEOMETRY_COLUMN, SRID FROM information_schema.GEOMETRY_COLUMNS WHERE G_TABLE_SCHEMA = ?',
@@ -157,7 +157,7 @@ async function spatialReferences(db: Database, database: string): Promise<Map<st
   return srids;
 }
 
-export async function readSchema(db: Database, database: string): Promise<Map<string, TableInfo>> {
+export async function readSchema(db: RowReader, database: string): Promise<Map<string, TableInfo>> {
   const tableRows = await db.rows<{
     TABLE_NAME: string;
     TABLE_TYPE: string;
@@ -245,7 +245,7 @@ function rowEstimate(value: string | number | null): { rows?: number } {
  * (by index name, so the order is the same on every read). A unique index over a prefix of a
  * column (`SUB_PART`) still makes the whole values unique: equal values have equal prefixes.
  */
-async function readUniqueKeys(db: Database, database: string): Promise<Map<string, string[][]>> {
+async function readUniqueKeys(db: RowReader, database: string): Promise<Map<string, string[][]>> {
   const rows = await db.rows<{ TABLE_NAME: string; INDEX_NAME: string; COLUMN_NAME: string }>({
     sql: `SELECT TABLE_NAME, INDEX_NAME, COLUMN_NAME FROM information_schema.STATISTICS
       WHERE TABLE_SCHEMA = ? AND NON_UNIQUE = 0 AND INDEX_NAME <> 'PRIMARY'
@@ -264,7 +264,7 @@ async function readUniqueKeys(db: Database, database: string): Promise<Map<strin
 }
 
 /** The foreign keys within the database, each with its columns in key order. */
-async function readForeignKeys(db: Database, database: string): Promise<ForeignKey[]> {
+async function readForeignKeys(db: RowReader, database: string): Promise<ForeignKey[]> {
   const rows = await db.rows<{
     CONSTRAINT_NAME: string;
     TABLE_NAME: string;
@@ -308,7 +308,7 @@ export class SchemaCache {
   private fingerprint: string | null = null;
 
   constructor(
-    private readonly db: Database,
+    private readonly db: RowReader,
     private readonly database: string,
     private readonly refreshIntervalMs = 1000,
   ) {}

@@ -20,7 +20,6 @@
  */
 import type { FieldPacket, PoolConnection, ResultSetHeader } from 'mysql2';
 import { failureOf } from '../db/errors.js';
-import type { RowSerializer } from '../db/rows.js';
 import {
   queryTimeout,
   routineResultTooLarge,
@@ -28,6 +27,7 @@ import {
   writeOutcomeUnknown,
 } from '../errors.js';
 import type { CompiledCall, CompiledQuery } from '../sql/compiled-query.js';
+import type { RowSerializer } from '../types/rows.js';
 import { bind } from './bind.js';
 import type { WriteProgress } from './write.js';
 

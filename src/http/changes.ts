@@ -15,19 +15,17 @@ import { compileSubscription, type SubscriptionOptions } from '../changes/subscr
 import type { TableInfo } from '../db/schema-types.js';
 import { feedUnavailable, unsupportedInFeed } from '../errors.js';
 import { FEED_RETRY_MS } from '../limits.js';
-import { registerFeedMetrics } from '../metrics/feed.js';
 import type { Services } from '../services.js';
 import { redactUrl } from './log-redaction.js';
 import { gated } from './route-gate.js';
 
 type QueryObject = Record<string, string | string[] | undefined>;
 
-/** The options a stream takes; `access_token` is the guard's (auth/guard.ts). */
+/** The options a stream takes; `access_token` is the guard's (http/auth-guard.ts). */
 const OPTIONS: ReadonlySet<string> = new Set(['$select', '$filter', '$since', 'access_token']);
 
 export function changesRoutes(app: FastifyInstance, services: Services, feed: ChangeFeed): void {
   const { schema, config } = services;
-  if (services.metrics !== undefined) registerFeedMetrics(services.metrics.registry, feed);
 
   function groupsFor(table: TableInfo, query: QueryObject, request: FastifyRequest) {
     const options: SubscriptionOptions = {

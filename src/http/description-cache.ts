@@ -10,9 +10,9 @@ import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import { DESCRIPTION_BROTLI_QUALITY, DESCRIPTION_SLICE_MS } from '../limits.js';
-import type { OpenApiDocument } from '../openapi/document.js';
 import { jsonPieces, yamlPieces } from '../openapi/serialize.js';
 import { JSON_TYPE } from './json-rows.js';
+import type { OpenApiDocument } from './openapi-document.js';
 
 const gzip = promisify(zlib.gzip);
 const brotli = promisify(zlib.brotliCompress);
@@ -29,7 +29,7 @@ export interface Representation {
   readonly br: Buffer;
 }
 
-/** The description's assembly as steps (openapi/document.ts's documentSteps for one view). */
+/** The description's assembly as steps (http/openapi-document.ts's documentSteps for one view). */
 export type DocumentSteps = () => Generator<void, OpenApiDocument>;
 
 interface Entry {

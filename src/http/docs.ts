@@ -1,6 +1,6 @@
 /**
  * `GET /openapi.json`, the OpenAPI 3.1 description of the live schema as the caller's role may
- * use it (openapi/document.ts, policy/document-view.ts); and `GET /docs`, Swagger UI over it,
+ * use it (http/openapi-document.ts, policy/document-view.ts); and `GET /docs`, Swagger UI over it,
  * served from the files inside @fastify/swagger-ui (nothing is fetched from elsewhere).
  *
  * Every request asks the schema cache whether the schema changed (one cheap statement at most
@@ -19,7 +19,6 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { allRoutines } from '../db/routines.js';
 import { requestLog } from '../log.js';
-import { buildLoginDocument, documentSteps } from '../openapi/document.js';
 import { documentView } from '../policy/document-view.js';
 import type { Services } from '../services.js';
 import { VERSION } from '../version.js';
@@ -27,6 +26,7 @@ import { DescriptionCache, type Format } from './description-cache.js';
 import { DOCS_PREFIX } from './docs-prefix.js';
 import { tablegateAuthPlugin, tablegatePathsPlugin } from './docs-ui.js';
 import { chooseCoding, matchesETag, vary } from './negotiate.js';
+import { buildLoginDocument, documentSteps } from './openapi-document.js';
 import { gated, type RouteGate } from './route-gate.js';
 
 /**

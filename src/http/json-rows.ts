@@ -19,12 +19,12 @@
  */
 import { Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
-import type { RowSerializer } from '../db/rows.js';
 import { type ApiError, answerTooLarge } from '../errors.js';
 import type { Caller, Database } from '../execute/database.js';
 import type { RowFlow } from '../execute/stream.js';
 import { PAGE_HOLD_BYTES, RESPONSE_CHUNK_BYTES } from '../limits.js';
 import type { CompiledQuery } from '../sql/compiled-query.js';
+import type { RowSerializer } from '../types/rows.js';
 import type { PageLink } from './next-link.js';
 
 export const JSON_TYPE = 'application/json; charset=utf-8';

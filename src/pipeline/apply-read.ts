@@ -3,9 +3,9 @@
  * (pipeline/read.ts): its statement and `$count` (sql/compile-apply.ts), whether it is small
  * enough to fetch whole, and the serializer of its answer objects: each value written as its
  * column's (a computed value and an aggregate as what MySQL gives for it: plan/apply-types.ts),
- * the values through a relation as a nested object (db/rows.ts).
+ * the values through a relation as a nested object (types/rows.ts).
  */
-import { type Field, type RowSerializer, shapeSerializer } from '../db/rows.js';
+
 import type { ColumnInfo } from '../db/schema-types.js';
 import type { Flavour } from '../execute/database.js';
 import type { ApplyOutput, ApplyPlan } from '../plan/apply.js';
@@ -13,6 +13,7 @@ import { applyCost } from '../plan/read-cost.js';
 import { isSmallApply } from '../plan/small-read.js';
 import { compileApply, compileApplyCount } from '../sql/compile-apply.js';
 import { namesUser } from '../sql/user-values.js';
+import { type Field, type RowSerializer, shapeSerializer } from '../types/rows.js';
 import type { CompiledRead } from './compiled-read.js';
 
 export function compileApplyPlan(plan: ApplyPlan, flavour: Flavour = 'mariadb'): CompiledRead {

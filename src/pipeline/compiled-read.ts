@@ -1,7 +1,8 @@
 /** What a read needs besides the database: pipeline/read.ts makes it, the caches keep it. */
-import type { Field, RowSerializer } from '../db/rows.js';
+
 import type { KeySlot } from '../sql/compile-read.js';
 import type { CompiledQuery } from '../sql/compiled-query.js';
+import type { Field, RowSerializer } from '../types/rows.js';
 
 /** What a read needs besides the database. Shared by requests: nothing in it is ever changed. */
 export interface CompiledRead {
@@ -13,7 +14,7 @@ export interface CompiledRead {
   readonly small: boolean;
   /** Whether the queries hold a caller's `@user` value, put in per request (bindRead). */
   readonly namesUser: boolean;
-  /** What each row object holds, key by key (db/rows.ts): the CSV header and records (csvOf). */
+  /** What each row object holds, key by key (types/rows.ts): the CSV header and records (csvOf). */
   readonly fields: readonly Field[];
   /** A paged read's page: what its Link to the next page is made of (http/next-link.ts). */
   readonly page: ReadPage | null;

@@ -8,11 +8,11 @@
  * schema change makes new table objects, which start with no shapes.
  */
 import type { ColumnInfo, TableInfo } from '../db/schema-types.js';
-import { coerceValue, type WriteParam } from '../db/value-codec.js';
 import { INSERT_SHAPES_PER_TABLE } from '../limits.js';
 import { insertColumnsAreExact, storesExactly } from '../plan/exact-write.js';
 import type { JsonObject } from '../plan/write-body.js';
 import type { CompiledQuery } from '../sql/compiled-query.js';
+import { coerceValue, type WriteParam } from '../types/value-codec.js';
 
 export interface InsertShape {
   /** The body's keys, in its order; `columns[i]` is the column `names[i]` resolved to. */

@@ -7,13 +7,6 @@
  * re-read when a request names something the cached schema does not know.
  */
 
-import { type CsvFormulas, csvHeader, csvSerializer } from '../db/csv-rows.js';
-import {
-  cachedRowSerializer,
-  type Field,
-  type RowSerializer,
-  shapeSerializer,
-} from '../db/rows.js';
 import type { SchemaCache } from '../db/schema.js';
 import type { TableInfo } from '../db/schema-types.js';
 import { badSkiptoken, invalidQuery, queryTooCostly } from '../errors.js';
@@ -32,6 +25,13 @@ import { compileCount, compileSelect, pageKeySlots } from '../sql/compile-read.j
 import { bindSeek, keyParameter } from '../sql/compile-seek.js';
 import { compileKeyMatch } from '../sql/compile-write.js';
 import { bindUser, namesUser } from '../sql/user-values.js';
+import { type CsvFormulas, csvHeader, csvSerializer } from '../types/csv-rows.js';
+import {
+  cachedRowSerializer,
+  type Field,
+  type RowSerializer,
+  shapeSerializer,
+} from '../types/rows.js';
 import { compileApplyPlan } from './apply-read.js';
 import type { CompiledRead, ReadPage } from './compiled-read.js';
 import { ReadCache } from './read-cache.js';
@@ -222,7 +222,7 @@ const csvReads: Record<CsvFormulas, WeakMap<readonly Field[], CsvRead>> = {
   keep: new WeakMap(),
 };
 
-/** The CSV shape of a read (db/csv-rows.ts), made once per select list and `--csv-formulas`. */
+/** The CSV shape of a read (types/csv-rows.ts), made once per select list and `--csv-formulas`. */
 export function csvOf(read: CompiledRead, formulas: CsvFormulas = 'escape'): CsvRead {
   const kept = csvReads[formulas];
   let made = kept.get(read.fields);

@@ -1,7 +1,7 @@
 /**
  * A stored routine's call as one function per kind (docs/routines.md): the arguments planned
  * against the routine (plan/call-plan.ts) → its statements (sql/compile-call.ts) → a CallJob
- * whose rows the row codec writes (db/rows.ts), each result set from its own columns as MySQL
+ * whose rows the row codec writes (types/rows.ts), each result set from its own columns as MySQL
  * describes them (db/result-columns.ts), the OUT values and a function's value from their
  * declared types. The execute stage runs the job (execute/call.ts); the answer's text is made
  * here from what it gave back.
@@ -9,10 +9,10 @@
 import type { ServerKind } from '../db/pool.js';
 import { columnFromField } from '../db/result-columns.js';
 import type { RoutineInfo } from '../db/routines.js';
-import { type RowSerializer, rowSerializer } from '../db/rows.js';
 import type { CallJob, CallResult } from '../execute/call.js';
 import { type CallPlan, planCallBody, planCallQuery } from '../plan/call-plan.js';
 import { compileCall } from '../sql/compile-call.js';
+import { type RowSerializer, rowSerializer } from '../types/rows.js';
 
 /** Per routine: the serializer of its OUT values' row (one object keyed by parameter name). */
 const outSerializers = new WeakMap<RoutineInfo, RowSerializer | null>();

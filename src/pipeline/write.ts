@@ -6,7 +6,7 @@
  * `@user` values are bound into every statement here. The execute stage (execute/write.ts) runs
  * the job; the route answers with what it says and the preferences it honoured (docs/writes.md).
  */
-import type { RowSerializer } from '../db/rows.js';
+
 import type { ColumnInfo, TableInfo } from '../db/schema-types.js';
 import type { Flavour } from '../execute/database.js';
 import type { WriteGuard, WriteJob } from '../execute/write.js';
@@ -50,6 +50,7 @@ import {
 } from '../sql/compile-write.js';
 import type { CompiledQuery } from '../sql/compiled-query.js';
 import { bindUser } from '../sql/user-values.js';
+import type { RowSerializer } from '../types/rows.js';
 import { learnShape, shapedInsert, shapeOf } from './insert-shapes.js';
 import { readSerializer } from './read.js';
 

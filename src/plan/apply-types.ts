@@ -1,7 +1,7 @@
 /**
  * The type rules of `$apply` (docs/totals.md): which columns each aggregate method and compute()
  * function takes, and what each gives. What a value gives is a ColumnInfo, so the row codec
- * (db/rows.ts) writes it as it writes a column of that type: the aggregated column itself for
+ * (types/rows.ts) writes it as it writes a column of that type: the aggregated column itself for
  * min and max, else a type of what MySQL answers (SUM of integers is a DECIMAL without fraction,
  * written as an integer; AVG of integers a DECIMAL with div_precision_increment digits, written
  * with exactly those digits; SUM and AVG of FLOAT/DOUBLE a DOUBLE). A mismatch is an APPLY_TYPE
@@ -90,7 +90,7 @@ const ORDERED = kindsFor('sum', 'order');
 const SUMMABLE = kindsFor('sum');
 /**
  * What a group value, a counted value and a value of the rows read through `$apply` may be: the
- * kinds the driver's own value of the column is written from (db/rows.ts); a kind whose value
+ * kinds the driver's own value of the column is written from (types/rows.ts); a kind whose value
  * must be read another way (a spatial column) is refused rather than written wrong.
  */
 const PLAIN = kindsFor('sum', 'order', 'group');

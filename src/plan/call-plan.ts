@@ -1,11 +1,10 @@
 /**
  * A routine call's arguments against the routine (docs/routines.md): a JSON object of its IN and
  * INOUT parameters by name, or a function's query string; every one required, none unknown, and
- * each value coerced as a write's value for a column of the parameter's type (db/value-codec.ts),
+ * each value coerced as a write's value for a column of the parameter's type (types/value-codec.ts),
  * so what reaches MySQL is exactly what was sent. Pure: tested with routine fixtures.
  */
 import type { ParameterInfo, RoutineInfo } from '../db/routines.js';
-import { coerceValue, describeValue, type WriteParam } from '../db/value-codec.js';
 import {
   ApiError,
   invalidArguments,
@@ -15,6 +14,7 @@ import {
   unknownParameter,
 } from '../errors.js';
 import { COLUMN_KINDS } from '../types/kinds.js';
+import { coerceValue, describeValue, type WriteParam } from '../types/value-codec.js';
 
 export interface CallPlan {
   readonly routine: RoutineInfo;

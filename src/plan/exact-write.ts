@@ -7,8 +7,8 @@
  * it.
  */
 import type { ColumnInfo, TableInfo } from '../db/schema-types.js';
-import type { WriteParam } from '../db/value-codec.js';
 import { COLUMN_KINDS } from '../types/kinds.js';
+import type { WriteParam } from '../types/value-codec.js';
 import type { DeletePlan, InsertPlan, RowMatch, UpdatePlan } from './write-plan.js';
 
 /**

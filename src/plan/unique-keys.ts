@@ -5,7 +5,7 @@
  * checks and read-back look them up first). Knows no SQL.
  */
 import type { ColumnInfo, TableInfo } from '../db/schema-types.js';
-import type { WriteParam } from '../db/value-codec.js';
+import type { WriteParam } from '../types/value-codec.js';
 import type { PlannedCell } from './write-plan.js';
 
 /** The primary key first, then the unique indexes, each as its columns; unknown names dropped. */

@@ -3,9 +3,10 @@
  * non-empty array of non-empty objects (at most MAX_INSERT_ROWS), an update body one non-empty
  * object. Pure: no schema, no SQL.
  */
-import { describeValue } from '../db/value-codec.js';
+
 import { invalidBody, limitExceeded } from '../errors.js';
 import { MAX_INSERT_ROWS } from '../limits.js';
+import { describeValue } from '../types/value-codec.js';
 
 export type JsonObject = Readonly<Record<string, unknown>>;
 

@@ -1,19 +1,19 @@
 /**
  * Write requests + TableInfo → write plans: every body key and the key column resolved against
- * the schema cache (exact match), every value encoded by db/value-codec.ts, the body's shape
+ * the schema cache (exact match), every value encoded by types/value-codec.ts, the body's shape
  * checked by write-body.ts. Knows no SQL.
  */
 import type { ColumnInfo, TableInfo } from '../db/schema-types.js';
-import { coerceValue, encodeKey, type KeyOperand, type WriteParam } from '../db/value-codec.js';
 import { generatedColumn, invalidQuery, unknownColumn, viewNotWritable } from '../errors.js';
 import type { KeyValue, WriteTarget } from '../query/key-value.js';
 import type { Resolution } from '../query/prefer.js';
 import { COLUMN_KINDS } from '../types/kinds.js';
+import { coerceValue, encodeKey, type KeyOperand, type WriteParam } from '../types/value-codec.js';
 import type { PlannedFilter } from './read-plan.js';
 import { insertRows, updateEntries } from './write-body.js';
 import { planWriteFilter } from './write-target.js';
 
-export type { KeyOperand, WriteParam } from '../db/value-codec.js';
+export type { KeyOperand, WriteParam } from '../types/value-codec.js';
 
 /**
  * How the rows a write wrote are found again in its transaction (written-rows.ts decides which

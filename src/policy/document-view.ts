@@ -5,7 +5,7 @@
  * the role's read views: policy/views.ts), and the routines it may call.
  */
 import type { ColumnInfo, TableInfo } from '../db/schema-types.js';
-import type { DocumentTableView, DocumentView } from '../openapi/document.js';
+import type { DocumentTableView, DocumentView } from '../openapi/operation.js';
 import { followable } from '../plan/view.js';
 import type { Action, Grant, Policy } from './policy.js';
 import { viewerFor } from './views.js';

@@ -8,10 +8,10 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { didYouMean } from '../cli/did-you-mean.js';
 import { NO_ROUTINES, type Routines } from '../db/routines.js';
 import { OWN_TABLES } from '../db/schema.js';
 import type { TableInfo } from '../db/schema-types.js';
+import { didYouMean } from '../did-you-mean.js';
 import { parseWhere, WhereCondition } from './where.js';
 
 export const ACTIONS = ['read', 'create', 'update', 'delete'] as const;

@@ -6,7 +6,6 @@
  * Without a policy (access null) plans pass unchanged.
  */
 import type { ColumnInfo, TableInfo } from '../db/schema-types.js';
-import { coerceValue } from '../db/value-codec.js';
 import {
   forbidden,
   forbiddenColumns,
@@ -27,6 +26,7 @@ import { insertedRows, primaryKeyOf, updatedRows } from '../plan/written-rows.js
 import type { Resolution } from '../query/prefer.js';
 import { isCanonicalInteger } from '../sql/user-values.js';
 import { COLUMN_KINDS } from '../types/kinds.js';
+import { coerceValue } from '../types/value-codec.js';
 import type { Action, Grant } from './policy.js';
 import { type Access, baseTable } from './views.js';
 import type { RequiredValue, WhereCondition } from './where.js';

@@ -10,8 +10,8 @@
  */
 import type { RoutineInfo } from '../db/routines.js';
 import type { ColumnInfo } from '../db/schema-types.js';
-import type { WriteParam } from '../db/value-codec.js';
 import { COLUMN_KINDS } from '../types/kinds.js';
+import type { WriteParam } from '../types/value-codec.js';
 import type { CompiledCall } from './compiled-query.js';
 import { quoteIdent } from './quote.js';
 

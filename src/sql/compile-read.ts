@@ -216,7 +216,7 @@ export function pageKeySlots(plan: ReadPlan): KeySlot[] | null {
   });
 }
 
-/** The slots a selection takes in a row (db/rows.ts Field): a related object's marker and its own. */
+/** The slots a selection takes in a row (types/rows.ts Field): a related object's marker and its own. */
 function slotWidth(selection: Selection): number {
   if (selection.kind !== 'one') return 1;
   let width = 1;
@@ -286,7 +286,7 @@ function orderList(orderBy: readonly PlannedOrder[], context: SqlContext): strin
 }
 
 /**
- * The select list, one expression per slot of the row (db/rows.ts RowShape): a column; for an
+ * The select list, one expression per slot of the row (types/rows.ts RowShape): a column; for an
  * expanded to-one, its join's key column (NULL exactly when there is no related row) then its
  * selections; for an expanded to-many, its subquery.
  */
@@ -448,7 +448,7 @@ function correlation(
 
 /**
  * A value inside a JSON array, as text where JSON would lose something (its kind's tokenSql,
- * types/kinds.ts): the row codec (db/rows.ts) writes each value as the driver's value would
+ * types/kinds.ts): the row codec (types/rows.ts) writes each value as the driver's value would
  * have been written.
  */
 export function textOf(column: string, info: ColumnInfo, context: SqlContext): string {

@@ -34,7 +34,7 @@ export type SchemaDirection = 'read' | 'write';
 export type Flavour = ServerKind['flavour'];
 
 export interface ColumnKind {
-  // ---- reads: sql/compile-read.ts, db/rows.ts, db/csv-rows.ts ----------------------------
+  // ---- reads: sql/compile-read.ts, types/rows.ts, types/csv-rows.ts ----------------------------
   /** What the driver reads of the column `ref` names: `ref` itself, or an expression over it. */
   readonly readSql: (ref: string, column: ColumnInfo, flavour: Flavour) => string;
   /**
@@ -54,7 +54,7 @@ export interface ColumnKind {
   /** The JSON Schema of a value (openapi/column-schema.ts), nullability aside. */
   readonly schema: (column: ColumnInfo, direction: SchemaDirection) => JsonSchema;
 
-  // ---- writes: db/value-codec.ts, plan/exact-write.ts, sql/compile-call.ts ---------------
+  // ---- writes: types/value-codec.ts, plan/exact-write.ts, sql/compile-call.ts ---------------
   /**
    * Whether a JSON object or array is a value of the kind (else refused before `write`); such a
    * routine argument in a query string is JSON text (plan/call-plan.ts).

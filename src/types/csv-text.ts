@@ -1,6 +1,6 @@
 /**
  * The writers of one value's CSV field (RFC 4180, docs/reading.md): the text of what the JSON
- * writers write (json-text.ts), NULL aside (db/csv-rows.ts writes it as an empty field). The
+ * writers write (json-text.ts), NULL aside (types/csv-rows.ts writes it as an empty field). The
  * column kinds (kinds.ts) pick one per column when a row shape is built.
  */
 

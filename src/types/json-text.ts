@@ -2,7 +2,7 @@
  * The writers of one value's JSON text (docs/types.md), from the value as mysql2 returns it
  * (`driver`: DECIMAL, BIGINT, dates and JSON as exact strings, FLOAT/DOUBLE/INT as numbers,
  * binary and BIT as Buffers) or from the JSON token MySQL wrote inside a related array (`text`).
- * The column kinds (kinds.ts) pick one per column when a row shape is built (db/rows.ts).
+ * The column kinds (kinds.ts) pick one per column when a row shape is built (types/rows.ts).
  */
 import { wkbToGeoJson } from '../db/geometry.js';
 
@@ -97,7 +97,7 @@ export function temporalWriter(digits: number, datetime: boolean): ValueWriter {
 
 /**
  * The text of a DATETIME(n)/TIMESTAMP(n)/TIME(n) value as temporalWriter writes it, without the
- * quotes: what a CSV cell holds (db/csv-rows.ts), so both answers carry the same n digits.
+ * quotes: what a CSV cell holds (types/csv-rows.ts), so both answers carry the same n digits.
  */
 export function temporalText(digits: number, datetime: boolean): (value: unknown) => string {
   if (digits === 0) return String;

@@ -147,7 +147,7 @@ export const jsonKind: ColumnKind = {
   jsonToken: () => (t) => decoded(t as string),
   csv: (_column, formulas) => (formulas === 'escape' ? safeJson : text),
   schema: () => ({ description: 'JSON: any JSON value' }),
-  // null is SQL NULL (db/value-codec.ts); every other JSON value is the column's text.
+  // null is SQL NULL (types/value-codec.ts); every other JSON value is the column's text.
   takesObjects: true,
   write: (_column, value) => JSON.stringify(value),
   key: textKey,

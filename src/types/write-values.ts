@@ -1,7 +1,7 @@
 /**
  * The checks and conversions of a JSON value on its way into a column (docs/types.md), each
  * refusing with INVALID_VALUE what MySQL would round or reinterpret without an error even in
- * strict mode. The column kinds (kinds.ts) put them together per kind; db/value-codec.ts is
+ * strict mode. The column kinds (kinds.ts) put them together per kind; types/value-codec.ts is
  * where a value meets them.
  */
 import { GeoJsonError, geoJsonToGeometry } from '../db/geometry.js';

@@ -2,7 +2,7 @@
  * What the gateway must answer for a table, computed from MariaDB's own text of each value
  * (docs/types.md): CAST(… AS CHAR) for numbers, dates and times (exactly the stored fractional
  * digits), TO_BASE64 for bytes, ST_AsGeoJSON for shapes, the JSON text for JSON. An oracle
- * independent of the gateway's row codec (src/db/rows.ts).
+ * independent of the gateway's row codec (src/types/rows.ts).
  */
 import type mysql from 'mysql2/promise';
 

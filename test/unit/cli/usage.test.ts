@@ -1,6 +1,7 @@
 /** Usage errors: unknown options as typed, and the "did you mean" suggestion. */
-import { didYouMean } from '../../../src/cli/did-you-mean.js';
+
 import { unknownOptionMessage, unknownOptions } from '../../../src/cli/usage.js';
+import { didYouMean } from '../../../src/did-you-mean.js';
 
 describe('didYouMean', () => {
   test.each<[string, string[], string]>([

@@ -1,7 +1,7 @@
 import { describe, expect, test } from '@jest/globals';
-import { csvHeader, csvSerializer } from '../../../src/db/csv-rows.js';
-import type { Field } from '../../../src/db/rows.js';
+import { csvHeader, csvSerializer } from '../../../src/types/csv-rows.js';
 import { csvField } from '../../../src/types/csv-text.js';
+import type { Field } from '../../../src/types/rows.js';
 import { column, text } from '../fixtures/schema.js';
 
 const value = (name: string, info = text(name)): Field => ({ kind: 'value', name, column: info });

@@ -1,7 +1,7 @@
 import { describe, expect, test } from '@jest/globals';
 import type { FieldPacket } from 'mysql2';
 import { columnFromField } from '../../../src/db/result-columns.js';
-import { rowSerializer } from '../../../src/db/rows.js';
+import { rowSerializer } from '../../../src/types/rows.js';
 
 /** A field as mysql2 describes one: wire type, character set, flags, decimals. */
 function field(

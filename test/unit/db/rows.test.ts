@@ -1,4 +1,3 @@
-import { type Field, rowSerializer, shapeSerializer } from '../../../src/db/rows.js';
 import type { ColumnInfo, JsonKind } from '../../../src/db/schema-types.js';
 import { ApiError } from '../../../src/errors.js';
 import {
@@ -8,6 +7,7 @@ import {
   writeFloat32,
   writeInteger,
 } from '../../../src/types/json-text.js';
+import { type Field, rowSerializer, shapeSerializer } from '../../../src/types/rows.js';
 
 function column(name: string, kind: JsonKind, dataType = 'x'): ColumnInfo {
   return {

@@ -1,5 +1,5 @@
 import { describe, expect, test } from '@jest/globals';
-import { coerceValue } from '../../../src/db/value-codec.js';
+import { coerceValue } from '../../../src/types/value-codec.js';
 import { column, text } from '../fixtures/schema.js';
 
 const wide = column('amount', {

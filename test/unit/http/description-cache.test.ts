@@ -8,7 +8,7 @@ import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { describe, expect, test } from '@jest/globals';
 import { parse } from 'yaml';
 import { DescriptionCache, type DocumentSteps } from '../../../src/http/description-cache.js';
-import type { OpenApiDocument } from '../../../src/openapi/document.js';
+import type { OpenApiDocument } from '../../../src/http/openapi-document.js';
 
 const DOCUMENT: OpenApiDocument = {
   openapi: '3.1.0',

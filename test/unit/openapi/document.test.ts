@@ -13,7 +13,7 @@ import {
   buildLoginDocument,
   buildOpenApiDocument,
   type DocumentConfig,
-} from '../../../src/openapi/document.js';
+} from '../../../src/http/openapi-document.js';
 import { documentView } from '../../../src/policy/document-view.js';
 import { validatePolicy } from '../../../src/policy/policy.js';
 import { COLUMN_FNS } from '../../../src/query/ast.js';

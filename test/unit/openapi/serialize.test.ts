@@ -6,7 +6,7 @@
  */
 import { describe, expect, test } from '@jest/globals';
 import { parse, stringify } from 'yaml';
-import { buildOpenApiDocument } from '../../../src/openapi/document.js';
+import { buildOpenApiDocument } from '../../../src/http/openapi-document.js';
 import { jsonPieces, yamlPieces } from '../../../src/openapi/serialize.js';
 import { column, order, table } from '../fixtures/schema.js';
 

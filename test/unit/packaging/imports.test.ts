@@ -2,7 +2,8 @@
  * The module graph of src/: no import cycle (type imports included: a cycle of types is still a
  * knot a reader has to untie), and the pure stages stay pure — query/ knows no schema or SQL,
  * plan/ no SQL, sql/ no HTTP, and nothing but execute/ and db/ (the pool, the schema reader)
- * imports the MySQL driver to run statements.
+ * imports the MySQL driver to run statements. And no two folders import each other (a root file
+ * such as services.ts or errors.ts is a node of its own): a layer above and a layer below.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -62,12 +63,44 @@ function findCycle(): string[] | null {
   return null;
 }
 
+/** The node of the folder graph a file belongs to: its top folder under src/, or itself. */
+function nodeOf(file: string): string {
+  const [first, ...rest] = relative(file).split(path.sep);
+  return rest.length > 0 ? `${first}/` : (first as string);
+}
+
+/** Each pair of nodes that import each other, with one import each way. */
+function twoWayPairs(): string[] {
+  const edges = new Map<string, string>();
+  for (const [file, targets] of graph) {
+    for (const target of targets) {
+      const key = `${nodeOf(file)} → ${nodeOf(target)}`;
+      if (nodeOf(file) !== nodeOf(target) && !edges.has(key)) {
+        edges.set(key, `${relative(file)} → ${relative(target)}`);
+      }
+    }
+  }
+  const pairs: string[] = [];
+  for (const [key, example] of edges) {
+    const [from, to] = key.split(' → ') as [string, string];
+    const back = edges.get(`${to} → ${from}`);
+    if (back !== undefined && from < to) pairs.push(`${from} ↔ ${to} (${example}; ${back})`);
+  }
+  return pairs;
+}
+
 describe('the module graph of src/', () => {
   test('every relative import names a file that exists', () => {
     const missing = [...graph].flatMap(([file, targets]) =>
       targets.filter((target) => !graph.has(target)).map((t) => `${relative(file)} → ${t}`),
     );
     expect(missing).toEqual([]);
+  });
+
+  test('no two folders import each other', () => {
+    expect(twoWayPairs()).toEqual([]);
+    // The graph has folder edges to judge (an empty graph would pass).
+    expect(new Set([...graph].flatMap(([, t]) => t.map(nodeOf))).size).toBeGreaterThan(10);
   });
 
   test('no import cycle', () => {

@@ -5,7 +5,6 @@
  */
 import { describe, expect, test } from '@jest/globals';
 import { mapDbError } from '../../../src/db/errors.js';
-import { rowSerializer } from '../../../src/db/rows.js';
 import { forbidden, invalidBody, unknownTable } from '../../../src/errors.js';
 import { SUCCESS_MESSAGES } from '../../../src/messages.js';
 import {
@@ -15,6 +14,7 @@ import {
   writtenText,
 } from '../../../src/pipeline/answer.js';
 import type { PlannedWrite } from '../../../src/pipeline/write.js';
+import { rowSerializer } from '../../../src/types/rows.js';
 import { column } from '../fixtures/schema.js';
 
 const planned = (representation: PlannedWrite['representation']): PlannedWrite =>

@@ -1,10 +1,10 @@
 import { describe, expect, test } from '@jest/globals';
 import type { ColumnInfo } from '../../../src/db/schema-types.js';
-import { coerceValue } from '../../../src/db/value-codec.js';
 import { ApiError } from '../../../src/errors.js';
 import { MAX_INSERT_ROWS } from '../../../src/limits.js';
 import { planDelete, planInsert, planKeyMatch, planUpdate } from '../../../src/plan/write-plan.js';
 import { parseKeyValue } from '../../../src/query/key-value.js';
+import { coerceValue } from '../../../src/types/value-codec.js';
 import { column, id, note, order, price, select, shipped, table } from '../fixtures/schema.js';
 
 function failure(run: () => unknown): unknown {

@@ -5,14 +5,15 @@
  * JSON.parse) is refused here. Also the exact form of an update/delete key value. Each kind's
  * rules are its entry's (types/kinds.ts, the checks in types/write-values.ts).
  */
-import { invalidValue } from '../errors.js';
-import type { KeyOperand, WriteParam } from '../types/column-kind.js';
-import { COLUMN_KINDS } from '../types/kinds.js';
-import { describeValue } from '../types/write-values.js';
-import type { ColumnInfo } from './schema-types.js';
 
-export type { KeyOperand, WriteParam } from '../types/column-kind.js';
-export { describeValue } from '../types/write-values.js';
+import type { ColumnInfo } from '../db/schema-types.js';
+import { invalidValue } from '../errors.js';
+import type { KeyOperand, WriteParam } from './column-kind.js';
+import { COLUMN_KINDS } from './kinds.js';
+import { describeValue } from './write-values.js';
+
+export type { KeyOperand, WriteParam } from './column-kind.js';
+export { describeValue } from './write-values.js';
 
 /** Where a value goes, for messages: `Column 'x'` or `Row 3, column 'x'`. */
 function valueWhere(column: ColumnInfo, rowNumber: number | null): string {

@@ -5,10 +5,11 @@
  * exact strings, FLOAT/DOUBLE/INT as numbers, binary and BIT as Buffers. Each column's writer is
  * its kind's (types/kinds.ts), chosen once when the serializer is built.
  */
+
+import type { ColumnInfo, TableInfo } from '../db/schema-types.js';
 import { relatedRowsTooLarge } from '../errors.js';
-import type { ValueWriter } from '../types/json-text.js';
-import { COLUMN_KINDS } from '../types/kinds.js';
-import type { ColumnInfo, TableInfo } from './schema-types.js';
+import type { ValueWriter } from './json-text.js';
+import { COLUMN_KINDS } from './kinds.js';
 
 /** A column's writer of values as mysql2 returns them, chosen once per row shape. */
 function writerFor(column: ColumnInfo): ValueWriter {

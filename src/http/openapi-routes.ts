@@ -4,33 +4,30 @@
  * operations, then per stored routine its operations, then the rest. A new route adds its
  * description here.
  */
+
+import type { RouteOperation, RoutineOperation, TableOperation } from '../openapi/operation.js';
 import {
   loginOperation,
   meOperation,
   passwordOperation,
   registerOperation,
-} from '../http/auth.openapi.js';
-import { changesOperation } from '../http/changes.openapi.js';
-import { descriptionOperation } from '../http/docs.openapi.js';
-import { downloadOperation } from '../http/files.openapi.js';
-import { healthOperation, liveOperation } from '../http/health.openapi.js';
-import { mcpOperation } from '../http/mcp.openapi.js';
-import { keyReadOperation, readOperation } from '../http/read.openapi.js';
-import { indexOperation } from '../http/root.openapi.js';
-import {
-  functionGetOperation,
-  functionPostOperation,
-  procedureOperation,
-} from '../http/rpc.openapi.js';
-import { uploadOperation } from '../http/upload.openapi.js';
+} from './auth.openapi.js';
+import { changesOperation } from './changes.openapi.js';
+import { descriptionOperation } from './docs.openapi.js';
+import { downloadOperation } from './files.openapi.js';
+import { healthOperation, liveOperation } from './health.openapi.js';
+import { mcpOperation } from './mcp.openapi.js';
+import { keyReadOperation, readOperation } from './read.openapi.js';
+import { indexOperation } from './root.openapi.js';
+import { functionGetOperation, functionPostOperation, procedureOperation } from './rpc.openapi.js';
+import { uploadOperation } from './upload.openapi.js';
 import {
   createOperation,
   deleteOperation,
   filterDeleteOperation,
   filterUpdateOperation,
   updateOperation,
-} from '../http/write.openapi.js';
-import type { RouteOperation, RoutineOperation, TableOperation } from './operation.js';
+} from './write.openapi.js';
 
 export const authOperations: readonly RouteOperation[] = [
   registerOperation,

@@ -2,10 +2,10 @@
  * public: test/integration/route-gates.test.ts). */
 import Fastify from 'fastify';
 import { Authenticator } from '../../../src/auth/authenticator.js';
-import { bearerToken, registerAuthGuard } from '../../../src/auth/guard.js';
 import { loginAttemptKey } from '../../../src/auth/limits.js';
 import { OwnTokens } from '../../../src/auth/tokens.js';
 import { UserStates } from '../../../src/auth/user-states.js';
+import { bearerToken, registerAuthGuard } from '../../../src/http/auth-guard.js';
 import { registerErrorHandling } from '../../../src/http/errors.js';
 import { gated } from '../../../src/http/route-gate.js';
 import { createLog } from '../../../src/log.js';

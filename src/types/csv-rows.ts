@@ -10,12 +10,13 @@
  * `'` in front unless `--csv-formulas keep` (docs/reading.md). Built once per row shape, like
  * the JSON serializer.
  */
-import { type CellWriter, type CsvFormulas, csvField } from '../types/csv-text.js';
-import { COLUMN_KINDS } from '../types/kinds.js';
-import { type Field, type RowSerializer, shapeSerializer } from './rows.js';
-import type { ColumnInfo } from './schema-types.js';
 
-export type { CsvFormulas } from '../types/csv-text.js';
+import type { ColumnInfo } from '../db/schema-types.js';
+import { type CellWriter, type CsvFormulas, csvField } from './csv-text.js';
+import { COLUMN_KINDS } from './kinds.js';
+import { type Field, type RowSerializer, shapeSerializer } from './rows.js';
+
+export type { CsvFormulas } from './csv-text.js';
 
 /** A column's writer of fields, its kind's (types/kinds.ts), chosen once per row shape. */
 function cellWriterFor(column: ColumnInfo, formulas: CsvFormulas): CellWriter {

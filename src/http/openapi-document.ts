@@ -12,10 +12,14 @@
 import type { RoutineInfo } from '../db/routines.js';
 import type { TableInfo } from '../db/schema-types.js';
 import { ERRORS, type Stage } from '../errors.js';
-import { RPC_TAG } from '../http/rpc.openapi.js';
-import type { JsonSchema } from './column-schema.js';
-import { Components } from './components.js';
-import { codesOf, ERROR_SCHEMA, errorResponses, GENERAL_ERROR_STAGES } from './error-codes.js';
+import type { JsonSchema } from '../openapi/column-schema.js';
+import { Components } from '../openapi/components.js';
+import {
+  codesOf,
+  ERROR_SCHEMA,
+  errorResponses,
+  GENERAL_ERROR_STAGES,
+} from '../openapi/error-codes.js';
 import type {
   DescribedRelation,
   DescriptionContext,
@@ -26,10 +30,16 @@ import type {
   RoutineOperation,
   TableNames,
   TableOperation,
-} from './operation.js';
-import { authOperations, otherRoutes, routineOperations, tableOperations } from './routes.js';
+} from '../openapi/operation.js';
+import {
+  authOperations,
+  otherRoutes,
+  routineOperations,
+  tableOperations,
+} from './openapi-routes.js';
+import { RPC_TAG } from './rpc.openapi.js';
 
-export type { DocumentConfig, DocumentTableView, DocumentView } from './operation.js';
+export type { DocumentConfig, DocumentTableView, DocumentView } from '../openapi/operation.js';
 
 export type OpenApiDocument = JsonSchema & { openapi: string; paths: Record<string, JsonSchema> };
 

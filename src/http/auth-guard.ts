@@ -9,11 +9,11 @@
  * but expired).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { AuthClaims } from '../auth/tokens.js';
 import { accessDenied } from '../errors.js';
-import { anonymousMay } from '../http/policy-gate.js';
 import type { Services } from '../services.js';
 import { carriesLink, type FileLinks } from '../uploads/file-links.js';
-import type { AuthClaims } from './tokens.js';
+import { anonymousMay } from './policy-gate.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
