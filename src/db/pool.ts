@@ -100,7 +100,7 @@ export function poolOptions(config: DbConfig): PoolOptions {
   };
 }
 
-/** What a server is: its flavour, and the cluster it belongs to (execute/database.ts asks). */
+/** What a server is: its flavour, and the cluster it belongs to (execute/backend.ts asks). */
 export interface ServerKind {
   readonly flavour: 'mariadb' | 'mysql';
   /** `galera`: MariaDB with wsrep_on; `group-replication`: MySQL with the plugin loaded. */

@@ -10,7 +10,7 @@ import { reasonOf } from '../db/errors.js';
 import { type DbHost, hostLabel } from '../db/pool.js';
 import { HOST_SEARCH_INTERVAL_MS } from '../limits.js';
 
-/** What the switch needs of a host's connections (database.ts builds them). */
+/** What the switch needs of a host's connections (backend.ts builds them). */
 export interface HostBackend {
   readonly host: DbHost;
   /** True when the host answers a ping sent now. */

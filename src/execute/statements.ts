@@ -1,0 +1,122 @@
+/**
+ * The statements that are not a stream, a write job or a call: a small SELECT's rows as arrays
+ * (every small read's path, by callback: no promise) and its count, and the gateway's own small
+ * reads and one-statement runs (schema, users, DDL) through promises. Each on a connection lent
+ * by lending.ts and retried where that is safe (retry.ts).
+ */
+import type { FieldPacket, PoolConnection, ResultSetHeader, RowDataPacket } from 'mysql2';
+import type { PoolConnection as PromiseConnection } from 'mysql2/promise';
+import type { CompiledQuery } from '../sql/compiled-query.js';
+import { bind } from './bind.js';
+import { type Caller, GATEWAY } from './caller.js';
+import type { CallerLimits } from './caller-limits.js';
+import type { Lending } from './lending.js';
+import { readRetrying, readRetryingBy, writeRetrying } from './retry.js';
+
+/** The pool's array rows (db/pool.ts) as objects keyed by column name, for the few small reads. */
+function byName(rows: readonly unknown[][], fields: readonly FieldPacket[]): object[] {
+  const names = fields.map((field) => field.name);
+  // A loop, not Object.fromEntries: the schema's 10,000 column rows made 110,000 pairs at once.
+  return rows.map((row) => {
+    const object: Record<string, unknown> = {};
+    for (let at = 0; at < names.length; at++) object[names[at] as string] = row[at];
+    return object;
+  });
+}
+
+/**
+ * The promise face of a pool connection, made once per connection rather than on every
+ * statement (each one is an EventEmitter with two listeners). It holds no state of its
+ * own besides the connection, so every checkout of the same connection may share it.
+ */
+const promiseFaces = new WeakMap<PoolConnection, PromiseConnection>();
+
+function promiseOf(connection: PoolConnection): PromiseConnection {
+  let face = promiseFaces.get(connection);
+  if (face === undefined) {
+    face = connection.promise();
+    promiseFaces.set(connection, face);
+  }
+  return face;
+}
+
+/** One SELECT's rows as arrays, by callback. */
+function selectOnce(
+  lent: Lending,
+  query: CompiledQuery,
+  address: string,
+  done: (error: unknown, rows?: unknown[][]) => void,
+) {
+  lent.usingBy<unknown[][]>(
+    address,
+    (held, finish) => {
+      held.execute<RowDataPacket[][]>(query.sql, bind(query.params), (failure, rows) =>
+        finish(failure, rows),
+      );
+    },
+    done,
+  );
+}
+
+/** A SELECT's rows as arrays, all at once; once more when its connection broke (retry.ts). */
+export function selectArrays(
+  lent: Lending,
+  limits: CallerLimits,
+  query: CompiledQuery,
+  done: (error: unknown, rows?: unknown[][]) => void,
+  caller: Caller = GATEWAY,
+): void {
+  const limited = limits.timed(query, caller);
+  readRetryingBy((attempt) => selectOnce(lent, limited, caller.client, attempt), done);
+}
+
+/** A `SELECT COUNT(*)`: its one number. */
+export function countOf(
+  lent: Lending,
+  limits: CallerLimits,
+  query: CompiledQuery,
+  caller?: Caller,
+): Promise<number> {
+  return new Promise((resolve, reject) => {
+    selectArrays(
+      lent,
+      limits,
+      query,
+      (error, rows) => (error ? reject(error) : resolve(Number(rows?.[0]?.[0] ?? 0))),
+      caller,
+    );
+  });
+}
+
+/** A small SELECT of the gateway's own (schema, users): its rows as objects. */
+export function rowsOf<T extends object>(lent: Lending, query: CompiledQuery): Promise<T[]> {
+  return readRetrying(() =>
+    lent.using(GATEWAY.client, async (held) => {
+      const c = promiseOf(held);
+      const [rows, fields] =
+        query.params.length === 0
+          ? await c.query<RowDataPacket[][]>(query.sql)
+          : await c.execute<RowDataPacket[][]>(query.sql, bind(query.params));
+      return byName(rows, fields) as T[];
+    }),
+  );
+}
+
+/** One statement under autocommit (users, DDL), retried as a write (retry.ts). */
+export function runStatement(
+  lent: Lending,
+  query: CompiledQuery,
+): Promise<{ affectedRows: number; insertId: number }> {
+  return writeRetrying((progress) =>
+    lent.using(GATEWAY.client, async (held) => {
+      const c = promiseOf(held);
+      // The statement commits itself: lost after this, its outcome is unknown (retry.ts).
+      progress.committing = true;
+      const [result] =
+        query.params.length === 0
+          ? await c.query<ResultSetHeader>(query.sql)
+          : await c.execute<ResultSetHeader>(query.sql, bind(query.params));
+      return { affectedRows: result.affectedRows, insertId: result.insertId };
+    }),
+  );
+}
