@@ -1,7 +1,7 @@
 /**
  * Webhooks (docs/webhooks.md) against a private MariaDB with the binary log on: changes written
  * by a plain mysql2 connection (not the gateway) are POSTed to a real receiver that verifies each
- * signature with the `standardwebhooks` library, as a receiver would; in commit order, under a
+ * signature with the `standardwebhooks` library and the `svix` one, as a receiver would; in commit order, under a
  * filter, a select, an event list and a role's view; retried with backoff, then given up on as
  * a dead letter; resumed after a restart from the position stored in the database; and with two
  * gateways on one database each webhook is delivered by one of them.
@@ -16,6 +16,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import type mysql from 'mysql2/promise';
 import { Webhook } from 'standardwebhooks';
+import { Webhook as SvixWebhook } from 'svix';
 import { runWebhookCommand } from '../../src/cli/webhook-command.js';
 import type { Config } from '../../src/config.js';
 import { WEBHOOK_DEAD_LETTERS_TABLE, WEBHOOKS_TABLE } from '../../src/db/schema.js';
@@ -26,11 +27,26 @@ import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { rootConnection, startBinlogServer } from '../helpers/private-servers.js';
 
 const SECRET = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
+/** Another key of the same form: a receiver holding it must refuse every delivery. */
+const WRONG_SECRET = `whsec_${Buffer.alloc(32, 8).toString('base64')}`;
+
+/** Whether the `svix` library's own receiver side takes this request, with this key. */
+function svixVerifies(secret: string, raw: string, headers: Record<string, string>): boolean {
+  try {
+    new SvixWebhook(secret).verify(raw, headers);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 interface Delivery {
   readonly id: string;
   readonly timestamp: number;
+  readonly signature: string;
   readonly verified: boolean;
+  /** Verified by the `svix` library with the webhook's key, and refused with another key. */
+  readonly svix: { readonly right: boolean; readonly wrong: boolean };
   readonly body: Record<string, unknown>;
   readonly raw: string;
   readonly at: number;
@@ -63,7 +79,12 @@ class Receiver {
       const delivery: Delivery = {
         id: headers['webhook-id'],
         timestamp: Number(headers['webhook-timestamp']),
+        signature: headers['webhook-signature'],
         verified,
+        svix: {
+          right: svixVerifies(SECRET, raw, headers),
+          wrong: svixVerifies(WRONG_SECRET, raw, headers),
+        },
         body: JSON.parse(raw) as Record<string, unknown>,
         raw,
         at: Date.now(),
@@ -684,6 +705,53 @@ describe('crashes: kill -9', () => {
       await killed(second.child);
     }
   }, 90_000);
+});
+
+describe('the svix library', () => {
+  test('a receiver verifying with svix takes every delivery, retried ones too, and refuses them all with another key', async () => {
+    let failures = 0;
+    receiver.status = (place) => (place === '/svix' && failures++ < 1 ? 500 : 204);
+    const file = await webhooksFile('svix', [
+      { name: 'svix', table: 'other', url: `${receiverUrl}/svix`, secret: SECRET },
+    ]);
+    const gw = await gateway(file);
+    try {
+      await writer.query(`
+        INSERT INTO other VALUES (40);
+        START TRANSACTION; INSERT INTO other VALUES (41); UPDATE other SET id = 42 WHERE id = 41; COMMIT;
+        DELETE FROM other WHERE id = 40;
+      `);
+      const got = await receiver.until('/svix', 6, 20_000);
+      // The first attempt failed and came again, signed anew: svix checks its timestamp too. A
+      // change of the key is a delete and an insert, as in the feed.
+      expect(got.map((d) => [d.body.op, d.body.key])).toEqual([
+        ['insert', { id: 40 }],
+        ['insert', { id: 40 }],
+        ['insert', { id: 41 }],
+        ['delete', { id: 41 }],
+        ['insert', { id: 42 }],
+        ['delete', { id: 40 }],
+      ]);
+      expect(got.map((d) => d.svix)).toEqual(got.map(() => ({ right: true, wrong: false })));
+      expect(got.every((d) => d.verified)).toBe(true);
+      // The svix receivers of Svix's own service read `svix-*` headers: the same values verify.
+      const last = got[5] as Delivery;
+      const svixHeaders = {
+        'svix-id': last.id,
+        'svix-timestamp': String(last.timestamp),
+        'svix-signature': last.signature,
+      };
+      expect(svixVerifies(SECRET, last.raw, svixHeaders)).toBe(true);
+      // A body changed by one byte, or an id not the one signed, is refused.
+      expect(svixVerifies(SECRET, last.raw.replace('40', '41'), svixHeaders)).toBe(false);
+      expect(svixVerifies(SECRET, last.raw, { ...svixHeaders, 'svix-id': 'msg_other' })).toBe(
+        false,
+      );
+    } finally {
+      receiver.status = () => 204;
+      await gw.close();
+    }
+  }, 40_000);
 });
 
 describe('the receiver of docs/webhooks.md', () => {
