@@ -21,6 +21,7 @@ import { runWebhookCommand } from '../../src/cli/webhook-command.js';
 import type { Config } from '../../src/config.js';
 import { WEBHOOK_DEAD_LETTERS_TABLE, WEBHOOKS_TABLE } from '../../src/db/schema.js';
 import { freePort, type PrivateServer } from '../../src/demo/private-server.js';
+import { WEBHOOK_ATTEMPT_TIMEOUT_MS } from '../../src/limits.js';
 import { StartupError } from '../../src/main.js';
 import { builtCli, connectionFlags } from '../helpers/cli.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
@@ -59,6 +60,8 @@ class Receiver {
   status: (path: string, delivery: Delivery) => number = () => 204;
   /** Paths that never answer. */
   readonly hanging = new Set<string>();
+  /** The paths of hanging requests whose connection the gateway closed, in that order. */
+  readonly cutOff: string[] = [];
   private server = http.createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -94,7 +97,10 @@ class Receiver {
       list.push(delivery);
       this.deliveries.set(place, list);
       // A receiver that never answers: the request is left open until the receiver closes.
-      if (this.hanging.has(place)) return;
+      if (this.hanging.has(place)) {
+        request.socket.on('close', () => this.cutOff.push(place));
+        return;
+      }
       response.statusCode = this.status(place, delivery);
       response.end();
     });
@@ -514,6 +520,47 @@ describe('one receiver never delays another', () => {
       await gw.close();
     }
   }, 30_000);
+});
+
+describe('a stop', () => {
+  test('cuts an attempt under way off at once; the next gateway makes it again, with its id', async () => {
+    receiver.hanging.add('/stop');
+    const file = await webhooksFile('stop', [
+      { name: 'stop', table: 'other', url: `${receiverUrl}/stop`, secret: SECRET },
+    ]);
+    let first: TestGateway | undefined = await gateway(file);
+    let second: TestGateway | undefined;
+    try {
+      await writer.query('INSERT INTO other VALUES (50)');
+      expect((await receiver.until('/stop', 1)).length).toBe(1);
+      const started = Date.now();
+      const closing = first.close();
+      first = undefined;
+      await closing;
+      // Not the attempt's own timeout ending it: the stop closed the connection.
+      expect(Date.now() - started).toBeLessThan(WEBHOOK_ATTEMPT_TIMEOUT_MS);
+      expect(receiver.cutOff.filter((place) => place === '/stop')).toEqual(['/stop']);
+      receiver.hanging.delete('/stop');
+      second = await gateway(file);
+      const got = await receiver.until('/stop', 2);
+      expect(got.map((d) => d.body.key)).toEqual([{ id: 50 }, { id: 50 }]);
+      expect(got[1]?.id).toBe(got[0]?.id);
+      expect(got.every((d) => d.verified)).toBe(true);
+      const admin = await rootConnection(server);
+      try {
+        const [letters] = await admin.query<mysql.RowDataPacket[]>(
+          `SELECT COUNT(*) AS n FROM ${DB}.${WEBHOOK_DEAD_LETTERS_TABLE} WHERE webhook = 'stop'`,
+        );
+        expect(letters).toEqual([{ n: 0 }]);
+      } finally {
+        await admin.end();
+      }
+    } finally {
+      receiver.hanging.delete('/stop');
+      await first?.close();
+      await second?.close();
+    }
+  }, 40_000);
 });
 
 describe('durable positions and leases', () => {
