@@ -182,7 +182,7 @@ galeraTest(
     expect(rows).toEqual([{ name: 'beats', held: 1, live: 1, placed: 1 }]);
     expect(gateways.map((gw) => gw.gateway.feed.connected)).toEqual([true, true]);
     console.log(
-      `webhook failover: ${arrivals.length} deliveries of ${TOTAL} events, ${repeats} repeats`,
+      `webhook failover: node 1 killed after ${atKill} deliveries; ${arrivals.length} deliveries of ${TOTAL} events, ${repeats} repeats`,
     );
   },
   240_000,
