@@ -181,11 +181,13 @@ export class WebhookDelivery implements Subscriber {
 
   /**
    * The lease is gone or the gateway stops: nothing more is delivered and what is queued is
-   * dropped; an attempt under way ends first and its place is stored, so a delivery the
-   * receiver took is not made again by whoever goes on.
+   * dropped; an attempt under way is cut off at once (a receiver that hangs does not hold up a
+   * stop) and whoever holds the lease next makes it again, with its id (at least once). The
+   * place of what was done is stored.
    */
   async stop(): Promise<void> {
     this.halt();
+    this.poster.abort();
     await this.pumping;
     this.poster.close();
   }
@@ -265,6 +267,8 @@ export class WebhookDelivery implements Subscriber {
       if (!head.done) {
         head.done = await this.attempt(head);
         if (!head.done) {
+          // Stopped during the attempt: no wait for a retry that this gateway will not make.
+          if (!this.active) break;
           await this.storePlace();
           await this.sleep(this.untilNext(head));
           continue;
@@ -307,6 +311,8 @@ export class WebhookDelivery implements Subscriber {
       event.lastError = `HTTP ${status}`;
     } catch (error) {
       const { code, message } = error as { code?: string; message?: string };
+      // Cut off by a stop: not the receiver's failure, and never a dead letter.
+      if (!this.active) return false;
       event.lastError = code ?? message ?? String(error);
     }
     this.options.counters?.failed(name);
@@ -381,6 +387,7 @@ export class WebhookDelivery implements Subscriber {
   }
 
   private sleep(ms: number): Promise<void> {
+    if (!this.active) return Promise.resolve();
     return new Promise((resolve) => {
       this.wake = resolve;
       this.timer = setTimeout(() => {

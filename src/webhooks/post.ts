@@ -10,6 +10,8 @@ import https from 'node:https';
 export interface Poster {
   /** Resolves with the answer's status; rejects when there is none (refused, timed out). */
   post(headers: Record<string, string>, body: string): Promise<number>;
+  /** Cuts the attempt under way off at once (its post rejects with code ABORTED). */
+  abort(): void;
   close(): void;
 }
 
@@ -18,6 +20,7 @@ export function poster(url: string, timeoutMs: number): Poster {
   const secure = target.protocol === 'https:';
   const agent = new (secure ? https.Agent : http.Agent)({ keepAlive: true, maxSockets: 1 });
   const send = secure ? https.request : http.request;
+  let current: http.ClientRequest | null = null;
   return {
     post: (headers, body) =>
       new Promise<number>((resolve, reject) => {
@@ -39,8 +42,13 @@ export function poster(url: string, timeoutMs: number): Poster {
           request.destroy(Object.assign(new Error('no answer'), { code: 'TIMEOUT' })),
         );
         request.on('error', reject);
+        request.on('close', () => {
+          if (current === request) current = null;
+        });
+        current = request;
         request.end(body);
       }),
+    abort: () => current?.destroy(Object.assign(new Error('stopped'), { code: 'ABORTED' })),
     close: () => agent.destroy(),
   };
 }

@@ -1,7 +1,7 @@
 /**
  * Webhooks (docs/webhooks.md) against a private MariaDB with the binary log on: changes written
  * by a plain mysql2 connection (not the gateway) are POSTed to a real receiver that verifies each
- * signature with the `standardwebhooks` library, as a receiver would; in commit order, under a
+ * signature with the `standardwebhooks` library and the `svix` one, as a receiver would; in commit order, under a
  * filter, a select, an event list and a role's view; retried with backoff, then given up on as
  * a dead letter; resumed after a restart from the position stored in the database; and with two
  * gateways on one database each webhook is delivered by one of them.
@@ -16,21 +16,38 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import type mysql from 'mysql2/promise';
 import { Webhook } from 'standardwebhooks';
+import { Webhook as SvixWebhook } from 'svix';
 import { runWebhookCommand } from '../../src/cli/webhook-command.js';
 import type { Config } from '../../src/config.js';
 import { WEBHOOK_DEAD_LETTERS_TABLE, WEBHOOKS_TABLE } from '../../src/db/schema.js';
 import { freePort, type PrivateServer } from '../../src/demo/private-server.js';
+import { WEBHOOK_ATTEMPT_TIMEOUT_MS } from '../../src/limits.js';
 import { StartupError } from '../../src/main.js';
 import { builtCli, connectionFlags } from '../helpers/cli.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { rootConnection, startBinlogServer } from '../helpers/private-servers.js';
 
 const SECRET = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
+/** Another key of the same form: a receiver holding it must refuse every delivery. */
+const WRONG_SECRET = `whsec_${Buffer.alloc(32, 8).toString('base64')}`;
+
+/** Whether the `svix` library's own receiver side takes this request, with this key. */
+function svixVerifies(secret: string, raw: string, headers: Record<string, string>): boolean {
+  try {
+    new SvixWebhook(secret).verify(raw, headers);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 interface Delivery {
   readonly id: string;
   readonly timestamp: number;
+  readonly signature: string;
   readonly verified: boolean;
+  /** Verified by the `svix` library with the webhook's key, and refused with another key. */
+  readonly svix: { readonly right: boolean; readonly wrong: boolean };
   readonly body: Record<string, unknown>;
   readonly raw: string;
   readonly at: number;
@@ -43,6 +60,8 @@ class Receiver {
   status: (path: string, delivery: Delivery) => number = () => 204;
   /** Paths that never answer. */
   readonly hanging = new Set<string>();
+  /** The paths of hanging requests whose connection the gateway closed, in that order. */
+  readonly cutOff: string[] = [];
   private server = http.createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -63,7 +82,12 @@ class Receiver {
       const delivery: Delivery = {
         id: headers['webhook-id'],
         timestamp: Number(headers['webhook-timestamp']),
+        signature: headers['webhook-signature'],
         verified,
+        svix: {
+          right: svixVerifies(SECRET, raw, headers),
+          wrong: svixVerifies(WRONG_SECRET, raw, headers),
+        },
         body: JSON.parse(raw) as Record<string, unknown>,
         raw,
         at: Date.now(),
@@ -73,7 +97,10 @@ class Receiver {
       list.push(delivery);
       this.deliveries.set(place, list);
       // A receiver that never answers: the request is left open until the receiver closes.
-      if (this.hanging.has(place)) return;
+      if (this.hanging.has(place)) {
+        request.socket.on('close', () => this.cutOff.push(place));
+        return;
+      }
       response.statusCode = this.status(place, delivery);
       response.end();
     });
@@ -495,6 +522,47 @@ describe('one receiver never delays another', () => {
   }, 30_000);
 });
 
+describe('a stop', () => {
+  test('cuts an attempt under way off at once; the next gateway makes it again, with its id', async () => {
+    receiver.hanging.add('/stop');
+    const file = await webhooksFile('stop', [
+      { name: 'stop', table: 'other', url: `${receiverUrl}/stop`, secret: SECRET },
+    ]);
+    let first: TestGateway | undefined = await gateway(file);
+    let second: TestGateway | undefined;
+    try {
+      await writer.query('INSERT INTO other VALUES (50)');
+      expect((await receiver.until('/stop', 1)).length).toBe(1);
+      const started = Date.now();
+      const closing = first.close();
+      first = undefined;
+      await closing;
+      // Not the attempt's own timeout ending it: the stop closed the connection.
+      expect(Date.now() - started).toBeLessThan(WEBHOOK_ATTEMPT_TIMEOUT_MS);
+      expect(receiver.cutOff.filter((place) => place === '/stop')).toEqual(['/stop']);
+      receiver.hanging.delete('/stop');
+      second = await gateway(file);
+      const got = await receiver.until('/stop', 2);
+      expect(got.map((d) => d.body.key)).toEqual([{ id: 50 }, { id: 50 }]);
+      expect(got[1]?.id).toBe(got[0]?.id);
+      expect(got.every((d) => d.verified)).toBe(true);
+      const admin = await rootConnection(server);
+      try {
+        const [letters] = await admin.query<mysql.RowDataPacket[]>(
+          `SELECT COUNT(*) AS n FROM ${DB}.${WEBHOOK_DEAD_LETTERS_TABLE} WHERE webhook = 'stop'`,
+        );
+        expect(letters).toEqual([{ n: 0 }]);
+      } finally {
+        await admin.end();
+      }
+    } finally {
+      receiver.hanging.delete('/stop');
+      await first?.close();
+      await second?.close();
+    }
+  }, 40_000);
+});
+
 describe('durable positions and leases', () => {
   test('changes made while the gateway is down are delivered once it is back, none twice', async () => {
     const file = await webhooksFile('restart', [
@@ -684,6 +752,53 @@ describe('crashes: kill -9', () => {
       await killed(second.child);
     }
   }, 90_000);
+});
+
+describe('the svix library', () => {
+  test('a receiver verifying with svix takes every delivery, retried ones too, and refuses them all with another key', async () => {
+    let failures = 0;
+    receiver.status = (place) => (place === '/svix' && failures++ < 1 ? 500 : 204);
+    const file = await webhooksFile('svix', [
+      { name: 'svix', table: 'other', url: `${receiverUrl}/svix`, secret: SECRET },
+    ]);
+    const gw = await gateway(file);
+    try {
+      await writer.query(`
+        INSERT INTO other VALUES (40);
+        START TRANSACTION; INSERT INTO other VALUES (41); UPDATE other SET id = 42 WHERE id = 41; COMMIT;
+        DELETE FROM other WHERE id = 40;
+      `);
+      const got = await receiver.until('/svix', 6, 20_000);
+      // The first attempt failed and came again, signed anew: svix checks its timestamp too. A
+      // change of the key is a delete and an insert, as in the feed.
+      expect(got.map((d) => [d.body.op, d.body.key])).toEqual([
+        ['insert', { id: 40 }],
+        ['insert', { id: 40 }],
+        ['insert', { id: 41 }],
+        ['delete', { id: 41 }],
+        ['insert', { id: 42 }],
+        ['delete', { id: 40 }],
+      ]);
+      expect(got.map((d) => d.svix)).toEqual(got.map(() => ({ right: true, wrong: false })));
+      expect(got.every((d) => d.verified)).toBe(true);
+      // The svix receivers of Svix's own service read `svix-*` headers: the same values verify.
+      const last = got[5] as Delivery;
+      const svixHeaders = {
+        'svix-id': last.id,
+        'svix-timestamp': String(last.timestamp),
+        'svix-signature': last.signature,
+      };
+      expect(svixVerifies(SECRET, last.raw, svixHeaders)).toBe(true);
+      // A body changed by one byte, or an id not the one signed, is refused.
+      expect(svixVerifies(SECRET, last.raw.replace('40', '41'), svixHeaders)).toBe(false);
+      expect(svixVerifies(SECRET, last.raw, { ...svixHeaders, 'svix-id': 'msg_other' })).toBe(
+        false,
+      );
+    } finally {
+      receiver.status = () => 204;
+      await gw.close();
+    }
+  }, 40_000);
 });
 
 describe('the receiver of docs/webhooks.md', () => {
