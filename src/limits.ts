@@ -267,6 +267,13 @@ export const FEED_BATCH_ROWS = 2000;
  * (the host in use, then the next ones of `-h`), and between rounds of tries.
  */
 export const FEED_RECONNECT_MS = 1000;
+/**
+ * A decision of the change feed that fails (its statement refused, its connection killed) is
+ * tried again this many times, the first after FEED_DECISION_RETRY_MS and each next after
+ * twice as long; then the streams it concerned end with `event: error`, to resume from.
+ */
+export const FEED_DECISION_RETRIES = 4;
+export const FEED_DECISION_RETRY_MS = 250;
 /** Bytes a change-feed subscriber may leave untaken before it is closed (overflow). */
 export const FEED_MAX_LAG_BYTES = 16 * 1024 * 1024;
 

@@ -113,6 +113,29 @@ export class Evaluator {
     this.copies.delete(table);
   }
 
+  /**
+   * The index of the first of `changes` with a row image that cannot go into the copy in one
+   * statement within max_allowed_packet (the server would refuse it and drop the connection),
+   * or -1. Such a row is too large for a read to answer, too.
+   */
+  tooLarge(table: TableInfo, changes: readonly Change[]): number {
+    const columns = table.columns.filter((column) => !column.generated);
+    // The statement's own text around the row: its columns' names and the image number.
+    const limit = this.packetBytes - 1024 - columns.reduce((n, c) => n + c.name.length * 2 + 4, 0);
+    const fits = (row: Row | null): boolean => {
+      if (row === null) return true;
+      const values = columns.map((column) => parameterOf(column, row[column.name]));
+      // An upper bound first; the exact escaped length only for a row near the limit.
+      if (values.reduce((sum: number, value) => sum + textBytes(value), 16) <= limit) return true;
+      let bytes = 16;
+      for (const value of values) bytes += Buffer.byteLength(mysql.escape(value as never)) + 2;
+      return bytes <= limit;
+    };
+    return changes.findIndex(
+      (change) => 'before' in change && !(fits(change.before) && fits(change.after)),
+    );
+  }
+
   /** A statement of the feed's own on this connection (the binary log's settings). */
   ask(sql: string): Promise<unknown> {
     const run = this.queue.then(() => this.connection.query(sql));

@@ -19,6 +19,8 @@ import type { Database } from '../execute/database.js';
 import { searchOrder } from '../execute/hosts.js';
 import {
   FEED_BATCH_ROWS,
+  FEED_DECISION_RETRIES,
+  FEED_DECISION_RETRY_MS,
   FEED_MAX_PENDING_TRANSACTIONS,
   FEED_RECENT_ROWS,
   FEED_RECENT_TRANSACTIONS,
@@ -49,10 +51,20 @@ export interface Subscriber {
   reshape(table: TableInfo): void;
   /** The feed fell behind past its bound: the stream ends with `event: overflow`. */
   overflow(): void;
+  /**
+   * Its events could not be decided: the stream ends with `event: error` carrying `id`, the
+   * place a resume (`Last-Event-ID`) goes on from.
+   */
+  fail(id: string, code: string, message: string): void;
   readonly closed: boolean;
   /** The gateway stops: the stream ends. */
   finish(event: null): void;
 }
+
+/** A decision failed, also when tried again: the stream ends; a resume gets its events. */
+export const FEED_DECISION_FAILED = 'FEED_DECISION_FAILED';
+/** A row image too large to decide (max_allowed_packet): the stream ends; a resume goes on after it. */
+export const FEED_CHANGE_TOO_LARGE = 'FEED_CHANGE_TOO_LARGE';
 
 /** Why the feed is off on a server that keeps no binary log. */
 export const LOG_BIN_OFF = 'log_bin is OFF';
@@ -136,6 +148,10 @@ export class ChangeFeed {
   private hostIndex = 0;
   /** Events handed to subscribers, for metrics. */
   eventsSent = 0;
+  /** Decisions that failed (each try), for metrics. */
+  decisionFailures = 0;
+  /** Streams ended because their events could not be decided, for metrics. */
+  streamsFailed = 0;
   /** From the commit of the last live transaction handled to when it was (ms), for metrics. */
   private handledLagMs = 0;
   /** Whether the binary-log connection streams now (false while it is reopened). */
@@ -743,7 +759,7 @@ export class ChangeFeed {
     for (;;) {
       const replay = this.replays.shift();
       if (replay !== undefined) {
-        await this.runSafely(replay);
+        await this.decide(replay);
         continue;
       }
       if (this.queue.length === 0) return;
@@ -760,7 +776,7 @@ export class ChangeFeed {
         if (ddl) break;
       }
       for (const transaction of batch) this.remember(transaction);
-      await this.runSafely({ transactions: batch, only: null, skip: null });
+      await this.decide({ transactions: batch, only: null, skip: null });
       const last = batch[batch.length - 1];
       if (last !== undefined) this.handledLagMs = Date.now() - last.at;
     }
@@ -780,23 +796,92 @@ export class ChangeFeed {
   }
 
   /**
-   * Runs a job; when the decision connection broke (its host went away), again on a new one,
-   * so a failover loses no transaction. A job sends its events only once decided.
+   * Runs a job, and again when it fails: when the decision connection broke (its host went
+   * away, a KILL), on a new one, so a failover loses no transaction; each try after a pause
+   * twice as long as the one before, FEED_DECISION_RETRIES times at most. A job sends its
+   * events only once all of it is decided, so a try again sends nothing twice. When it still
+   * fails, the streams it concerned end with `event: error` and the place before it: a resume
+   * gets its transactions again. Nothing is skipped silently.
    */
-  private async runSafely(job: Job): Promise<void> {
-    for (;;) {
+  private async decide(job: Job): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
       const evaluator = this.evaluator;
       try {
         await this.run(job);
         return;
       } catch (error) {
+        if (this.stopped) return;
+        this.decisionFailures++;
+        const reason = (error as Error).message;
         const answers = await evaluator?.ask('SELECT 1').then(
           () => true,
           () => false,
         );
-        if (answers !== false || this.stopped) throw error;
-        await this.reopenEvaluator(evaluator);
+        if (answers === false) await this.reopenEvaluator(evaluator);
+        if (attempt >= FEED_DECISION_RETRIES) {
+          this.abandon(job, reason);
+          return;
+        }
+        this.log.warn(
+          { code: FEED_DECISION_FAILED, reason, attempt: attempt + 1 },
+          'change feed: a decision failed; trying it again',
+        );
+        await sleep(FEED_DECISION_RETRY_MS * 2 ** attempt);
+        if (this.stopped) return;
       }
+    }
+  }
+
+  /** The subscribers a job is for now: its own, or every live one of its tables. */
+  private audience(job: Job): Subscriber[] {
+    if (job.only !== null) return job.only.closed ? [] : [job.only];
+    const tables = new Set<string>();
+    for (const t of job.transactions) for (const c of t.changes) tables.add(c.table);
+    const all: Subscriber[] = [];
+    for (const table of tables) {
+      for (const s of this.subscribers.get(table) ?? []) {
+        if (!this.pending.has(s) && !s.closed) all.push(s);
+      }
+    }
+    return all;
+  }
+
+  /** A job that could not be decided: its streams end at the place before it, to resume. */
+  private abandon(job: Job, reason: string): void {
+    const first = job.transactions[0];
+    if (first === undefined) return;
+    const audience = this.audience(job);
+    const place =
+      job.skip !== null ? positionOf(job.skip.transaction, job.skip.index) : positionOf(first, -1);
+    this.log.error(
+      {
+        code: FEED_DECISION_FAILED,
+        reason,
+        tx: transactionId(first),
+        transactions: job.transactions.length,
+        streams: audience.length,
+      },
+      'change feed: a decision failed after every try; its streams end, to resume from before it',
+    );
+    this.failStreams(
+      audience,
+      this.positions.seal(place),
+      FEED_DECISION_FAILED,
+      'The changes could not be decided (the database refused): reconnect with Last-Event-ID to get them again',
+    );
+  }
+
+  private failStreams(
+    subscribers: readonly Subscriber[],
+    id: string,
+    code: string,
+    message: string,
+  ): void {
+    for (const subscriber of subscribers) {
+      if (subscriber.closed) continue;
+      this.unsubscribe(subscriber);
+      subscriber.fail(id, code, message);
+      this.streamsFailed++;
     }
   }
 
@@ -824,19 +909,37 @@ export class ChangeFeed {
       return;
     }
     const texts = new BatchTexts(job.transactions, this.positions);
+    // Sent once every table is decided: a job tried again sends nothing twice.
+    const deliveries: { frames: { text: string; count: number }[]; to: Subscriber[] }[] = [];
+    const failures: { to: Subscriber[]; transaction: Transaction }[] = [];
     for (const [tableName, subscribers] of watching) {
       const table = await this.schema.find(tableName);
       if (table === undefined) continue;
-      const changes: Change[] = [];
-      const where: { transaction: number; index: number }[] = [];
+      let changes: Change[] = [];
+      let where: { transaction: number; index: number }[] = [];
       job.transactions.forEach((t, transaction) => {
         t.changes.forEach((change, index) => {
+          // A resume's changes up to its place were sent before: neither decided nor sent.
+          if (job.skip?.transaction === t && index <= job.skip.index) return;
           if (change.table === tableName && change.op !== 'schema' && change.op !== 'truncate') {
             changes.push(change);
             where.push({ transaction, index });
           }
         });
       });
+      // A row too large to decide: the transactions before its own are sent, then the streams
+      // end with an error that resumes after its transaction.
+      const large = evaluator.tooLarge(table, changes);
+      if (large >= 0) {
+        const cut = (where[large] as { transaction: number }).transaction;
+        const kept = where.findIndex((place) => place.transaction >= cut);
+        changes = changes.slice(0, kept);
+        where = where.slice(0, kept);
+        failures.push({
+          to: subscribers,
+          transaction: job.transactions[cut] as Transaction,
+        });
+      }
       const reads = new Map<string, ReadGroup>();
       // Subscribers of one read and one key read get the same events: made once, sent to each.
       const alike = new Map<string, { groups: Groups; subscribers: Subscriber[] }>();
@@ -851,17 +954,33 @@ export class ChangeFeed {
         else entry.subscribers.push(subscriber);
       }
       if (alike.size === 0) continue;
+      if (changes.length === 0) continue;
       const evaluated = await evaluator.evaluate(table, changes, [...reads.values()]);
       for (const { groups, subscribers: same } of alike.values()) {
         const frames = this.framesOf(tableName, groups, job, changes, where, evaluated, texts);
-        // A transaction's events are one write: a client that stopped reading meets its
-        // --feed-max-lag within a few transactions, not only after a whole batch.
-        for (const { text, count } of frames) {
-          for (const subscriber of same) {
-            if (subscriber.send(text, count)) this.eventsSent += count;
-          }
+        deliveries.push({ frames, to: same });
+      }
+    }
+    for (const { frames, to } of deliveries) {
+      // A transaction's events are one write: a client that stopped reading meets its
+      // --feed-max-lag within a few transactions, not only after a whole batch.
+      for (const { text, count } of frames) {
+        for (const subscriber of to) {
+          if (subscriber.send(text, count)) this.eventsSent += count;
         }
       }
+    }
+    for (const { to, transaction } of failures) {
+      this.log.error(
+        { code: FEED_CHANGE_TOO_LARGE, tx: transactionId(transaction), streams: to.length },
+        'change feed: a row change is larger than max_allowed_packet allows to decide; its streams end, to resume after its transaction',
+      );
+      this.failStreams(
+        to,
+        this.positions.seal(positionOf(transaction, Number.MAX_SAFE_INTEGER)),
+        FEED_CHANGE_TOO_LARGE,
+        `A row change of transaction ${transactionId(transaction)} is larger than the database's max_allowed_packet allows to decide, and was not sent: read the table again; Last-Event-ID goes on after it`,
+      );
     }
   }
 

@@ -92,6 +92,12 @@ export class EventStream implements Subscriber {
     );
   }
 
+  fail(id: string, code: string, message: string): void {
+    if (this.ended) return;
+    this.raw.write(`id: ${id}\n`);
+    this.finish('error', JSON.stringify({ code, message }));
+  }
+
   /** Ends the stream with a last event (the gateway stopping sends none). */
   finish(event: string | null, data = '{}'): void {
     if (this.ended) return;

@@ -28,6 +28,28 @@ export function registerFeedMetrics(registry: Registry, feed: ChangeFeed): void 
       counted = sent;
     },
   });
+  let failures = 0;
+  new Counter({
+    name: 'tablegate_feed_decision_failures_total',
+    help: 'Change-feed decisions that failed (each try; a failed one is tried again, then its streams end with event: error)',
+    registers,
+    collect() {
+      const now = feed.decisionFailures;
+      this.inc(now - failures);
+      failures = now;
+    },
+  });
+  let failed = 0;
+  new Counter({
+    name: 'tablegate_feed_streams_failed_total',
+    help: 'Change-feed streams ended with event: error because their changes could not be decided (they resume with Last-Event-ID)',
+    registers,
+    collect() {
+      const now = feed.streamsFailed;
+      this.inc(now - failed);
+      failed = now;
+    },
+  });
   new Gauge({
     name: 'tablegate_feed_lag_seconds',
     help: 'Seconds from a transaction commit to its events going out, for the last one handled; at least the age of the oldest one waiting (commit times are whole seconds)',

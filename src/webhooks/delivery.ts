@@ -158,6 +158,11 @@ export class WebhookDelivery implements Subscriber {
     this.halt();
   }
 
+  /** Its events could not be decided: delivery goes on from the place stored, as after falling behind. */
+  fail(): void {
+    this.fallBehind();
+  }
+
   // The gateway's side (webhooks.ts).
 
   /** This gateway took the lease: deliver from the stored place (or from now, the first time). */
