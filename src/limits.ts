@@ -278,6 +278,11 @@ export const WEBHOOK_MAX_RETRY_MS = 60 * 60 * 1000;
 /** One attempt's bound: a receiver that has not answered by then failed this attempt. */
 export const WEBHOOK_ATTEMPT_TIMEOUT_MS = 10_000;
 /**
+ * How much of a receiver's answer is read (only to keep the connection for the next event; the
+ * body is not used): past it the connection is closed and the status is the answer.
+ */
+export const WEBHOOK_ANSWER_BYTES = 64 * 1024;
+/**
  * While events keep coming, how often a webhook stores where it is (not once per event: one
  * statement per delivery would double MySQL's work); a crash sends again what was delivered since.
  */
