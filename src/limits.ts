@@ -293,3 +293,8 @@ export const WEBHOOK_QUEUE_EVENTS = 10_000;
 export const WEBHOOK_LEASE_MS = 20_000;
 /** How often a gateway renews its leases and tries to take those whose holder stopped. */
 export const WEBHOOK_LEASE_RENEW_MS = 5000;
+/**
+ * A gateway whose lease is no longer sure to outlast an attempt (its renewals fail) waits this
+ * long between looks at it, sending nothing meanwhile.
+ */
+export const WEBHOOK_LEASE_WAIT_MS = 500;
