@@ -285,6 +285,11 @@ export const WEBHOOK_MAX_RETRY_MS = 60 * 60 * 1000;
 /** One attempt's bound: a receiver that has not answered by then failed this attempt. */
 export const WEBHOOK_ATTEMPT_TIMEOUT_MS = 10_000;
 /**
+ * How much of a receiver's answer is read (only to keep the connection for the next event; the
+ * body is not used): past it the connection is closed and the status is the answer.
+ */
+export const WEBHOOK_ANSWER_BYTES = 64 * 1024;
+/**
  * While events keep coming, how often a webhook stores where it is (not once per event: one
  * statement per delivery would double MySQL's work); a crash sends again what was delivered since.
  */
@@ -295,3 +300,8 @@ export const WEBHOOK_QUEUE_EVENTS = 10_000;
 export const WEBHOOK_LEASE_MS = 20_000;
 /** How often a gateway renews its leases and tries to take those whose holder stopped. */
 export const WEBHOOK_LEASE_RENEW_MS = 5000;
+/**
+ * A gateway whose lease is no longer sure to outlast an attempt (its renewals fail) waits this
+ * long between looks at it, sending nothing meanwhile.
+ */
+export const WEBHOOK_LEASE_WAIT_MS = 500;

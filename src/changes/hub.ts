@@ -537,6 +537,22 @@ export class ChangeFeed {
   head(): LogPosition {
     const last = this.recent[this.recent.length - 1];
     if (last !== undefined) return positionOf(last, Number.MAX_SAFE_INTEGER);
+    // Nothing read yet: where the reader goes on, with its GTID state, so that a gateway on
+    // another host of the cluster (or through another address) finds the place too.
+    const reader = this.reader;
+    if (reader !== null && this.queue.length === 0) {
+      const { file, position, gtids } = reader.position;
+      const index = Number.MAX_SAFE_INTEGER;
+      return {
+        server: reader.server,
+        file,
+        start: position,
+        end: position,
+        index,
+        gtid: '',
+        before: gtids,
+      };
+    }
     const { server, file, end } = this.recentFrom;
     return { server, file, start: end, end, index: Number.MAX_SAFE_INTEGER, gtid: '', before: '' };
   }

@@ -24,6 +24,7 @@ import type { Flavour } from '../execute/database.js';
 import {
   WEBHOOK_ATTEMPT_TIMEOUT_MS,
   WEBHOOK_FIRST_RETRY_MS,
+  WEBHOOK_LEASE_WAIT_MS,
   WEBHOOK_MAX_RETRY_MS,
   WEBHOOK_QUEUE_EVENTS,
   WEBHOOK_STORE_EVERY_MS,
@@ -270,6 +271,12 @@ export class WebhookDelivery implements Subscriber {
     while (this.active && this.queue.length > 0) {
       const head = this.queue[0] as Pending;
       if (!head.done) {
+        // An attempt only while the lease is sure to outlast it (and a second to spare): a
+        // gateway whose renewals fail stops here, before another can take the lease over.
+        if (!this.options.store.holdsFor(this.definition.name, WEBHOOK_ATTEMPT_TIMEOUT_MS + 1000)) {
+          await this.sleep(WEBHOOK_LEASE_WAIT_MS);
+          continue;
+        }
         head.done = await this.attempt(head);
         if (!head.done) {
           // Stopped during the attempt: no wait for a retry that this gateway will not make.

@@ -56,6 +56,9 @@ export async function ensureWebhookTables(db: Pick<Database, 'run'>): Promise<vo
 }
 
 export class WebhookStore {
+  /** Per webhook, when (this process's monotonic clock) the lease last taken was asked for. */
+  private readonly confirmed = new Map<string, number>();
+
   constructor(
     private readonly db: Pick<Database, 'run' | 'rows'>,
     /** This gateway's name in the lease column: unique per process. */
@@ -68,6 +71,8 @@ export class WebhookStore {
    * nobody did, or its holder's lease ran out).
    */
   async lease(name: string): Promise<boolean> {
+    // Before the statement: the lease runs from the server's NOW(3), which is not earlier.
+    const asked = performance.now();
     await this.db.run({
       sql: `INSERT IGNORE INTO ${WEBHOOKS} (name) VALUES (?)`,
       params: [name],
@@ -77,11 +82,24 @@ export class WebhookStore {
         WHERE name = ? AND (holder = ? OR holder IS NULL OR lease_until < NOW(3))`,
       params: [this.holder, this.leaseMs * 1000, name, this.holder],
     });
+    if (affectedRows === 1) this.confirmed.set(name, asked);
+    else this.confirmed.delete(name);
     return affectedRows === 1;
+  }
+
+  /**
+   * Whether the lease this gateway last took is sure to last `ms` more. A gateway that cannot
+   * renew (MySQL not answering it) must stop delivering before its lease runs out and another
+   * takes over: past that, two would deliver at once.
+   */
+  holdsFor(name: string, ms: number): boolean {
+    const asked = this.confirmed.get(name);
+    return asked !== undefined && asked + this.leaseMs - performance.now() >= ms;
   }
 
   /** Lets the lease go at once (a gateway stopping): another takes over without waiting. */
   async release(name: string): Promise<void> {
+    this.confirmed.delete(name);
     await this.db.run({
       sql: `UPDATE ${WEBHOOKS} SET holder = NULL, lease_until = NULL WHERE name = ? AND holder = ?`,
       params: [name, this.holder],

@@ -1,8 +1,9 @@
 /**
  * Webhooks on a Galera cluster of two private nodes (docs/webhooks.md, "Several gateways"): two
- * gateways, both started with `-h node1,node2`, one webhook. Changes are written on node 2
- * while node 1, the node both gateways talk to, is killed with SIGKILL mid-stream. Both move to
- * node 2; the lease, a row of the cluster, moved with the data: delivery goes on by exactly one
+ * gateways, one started with `-h node1,node2` (it takes the lease), the other with
+ * `-h node2,node1`, one webhook. Changes are written on node 2 while node 1, the node the lease
+ * holder talks to, is killed with SIGKILL mid-stream. The holder moves to node 2; the lease, a
+ * row of the cluster, moved with the data: delivery goes on by exactly one
  * gateway at a time, nothing is lost (at least once, in commit order, the repeats counted), and
  * the receiver never has two deliveries under way at once.
  */
@@ -88,13 +89,18 @@ beforeAll(async () => {
     ]),
   );
   const [one, two] = nodes as [PrivateServer, PrivateServer];
-  for (let i = 0; i < 2; i++) {
+  // The first gateway (which takes the lease, started first) talks to node 1, the second to
+  // node 2: node 1 killed is the lease holder's node, while the other gateway's goes on.
+  for (const [first, second] of [
+    [one, two],
+    [two, one],
+  ] as const) {
     gateways.push(
       await startTestGateway(DB, {
         db: {
-          host: one.host,
-          port: one.port,
-          otherHosts: [{ host: two.host, port: two.port }],
+          host: first.host,
+          port: first.port,
+          otherHosts: [{ host: second.host, port: second.port }],
           user: one.user,
           password: one.password,
           database: DB,
@@ -137,6 +143,7 @@ galeraTest(
     }, 10);
     try {
       await until(() => delivering().some(Boolean), 30_000);
+      expect(delivering()).toEqual([true, false]);
       let n = 0;
       for (; n < 20; n++) await two.query(`INSERT INTO ${DB}.beats (n) VALUES (?)`, [n]);
       await until(() => arrivals.length >= 5, 30_000);

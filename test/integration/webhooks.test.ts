@@ -21,9 +21,10 @@ import { runWebhookCommand } from '../../src/cli/webhook-command.js';
 import type { Config } from '../../src/config.js';
 import { WEBHOOK_DEAD_LETTERS_TABLE, WEBHOOKS_TABLE } from '../../src/db/schema.js';
 import { freePort, type PrivateServer } from '../../src/demo/private-server.js';
-import { WEBHOOK_ATTEMPT_TIMEOUT_MS } from '../../src/limits.js';
+import { WEBHOOK_ATTEMPT_TIMEOUT_MS, WEBHOOK_LEASE_MS } from '../../src/limits.js';
 import { StartupError } from '../../src/main.js';
 import { builtCli, connectionFlags } from '../helpers/cli.js';
+import { startFaultProxy } from '../helpers/fault-proxy.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { rootConnection, startBinlogServer } from '../helpers/private-servers.js';
 
@@ -685,6 +686,56 @@ function firstArrivals(place: string): { ids: number[]; repeats: number } {
   }
   return { ids, repeats };
 }
+
+describe('a holder cut off from MySQL', () => {
+  test('its renewals fail: it stops attempting before its lease can run out, the other takes over, never both', async () => {
+    const proxy = await startFaultProxy({ host: server.host, port: server.port });
+    // One webhook, named alike in both files, at a URL of each gateway's own: the receiver
+    // knows who sent what. A's URL always fails, so A keeps trying the event, with backoff.
+    const fileA = await webhooksFile('cut-a', [
+      { name: 'cut', table: 'other', url: `${receiverUrl}/cut-a`, secret: SECRET },
+    ]);
+    const fileB = await webhooksFile('cut-b', [
+      { name: 'cut', table: 'other', url: `${receiverUrl}/cut-b`, secret: SECRET },
+    ]);
+    receiver.status = (place) => (place === '/cut-a' ? 503 : 204);
+    const a = await gateway(fileA, { db: { ...dbConfig(), port: proxy.port } });
+    const b = await gateway(fileB);
+    try {
+      expect(a.gateway.webhooks?.delivering).toEqual(['cut']);
+      await writer.query('INSERT INTO other VALUES (7000)');
+      await receiver.until('/cut-a', 1);
+      // Every statement through A's connections dies from now on: its lease is not renewed.
+      proxy.breaking = { kind: 'at-statement' };
+      const cut = Date.now();
+      const deadline = cut + 40_000;
+      while (!b.gateway.webhooks?.delivering.includes('cut') && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      const tookOver = Date.now();
+      expect(b.gateway.webhooks?.delivering).toEqual(['cut']);
+      const byB = await receiver.until('/cut-b', 1, 30_000);
+      expect(byB.map((d) => d.body.key)).toEqual([{ id: 7000 }]);
+      // Long enough for A's backoff (about 1, 2, 4, 8, 16 s) to have tried again twice over.
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, cut + 35_000 - Date.now())));
+      const byA = receiver.of('/cut-a');
+      expect(byA.length).toBeGreaterThanOrEqual(1);
+      expect(byA.every((d) => d.body.key && (d.body.key as { id: number }).id === 7000)).toBe(true);
+      // A stopped on its own: no attempt once its lease was no longer sure to outlast one
+      // (20 s lease, 10 s attempt), so none once B held it.
+      const lastByA = Math.max(...byA.map((d) => d.at));
+      expect(lastByA - cut).toBeLessThan(WEBHOOK_LEASE_MS - WEBHOOK_ATTEMPT_TIMEOUT_MS);
+      expect(lastByA).toBeLessThan(tookOver);
+      expect(receiver.of('/cut-b')).toHaveLength(1);
+    } finally {
+      proxy.breaking = { kind: 'none' };
+      receiver.status = () => 204;
+      await a.close();
+      await b.close();
+      await proxy.close();
+    }
+  }, 90_000);
+});
 
 describe('crashes: kill -9', () => {
   beforeAll(async () => {

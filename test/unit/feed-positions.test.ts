@@ -43,6 +43,27 @@ describe('event ids', () => {
       );
     }
   });
+
+  test('the MAC in any spelling but its own (padding, stray characters, unused bits) is 400 BAD_FEED_POSITION', () => {
+    const sealed = positions.seal(POSITION);
+    const [version, text, mac] = sealed.split('.') as [string, string, string];
+    // 16 bytes are 22 letters of base64url: the last one carries 2 bits, its 4 others unused.
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    const last = alphabet.indexOf(mac.slice(-1));
+    const sameBits = alphabet[(last & 0b110000) | (~last & 0b1111)] as string;
+    for (const spelling of [
+      `${mac}=`,
+      `${mac}==`,
+      `!${mac}`,
+      `${mac.slice(0, 10)} ${mac.slice(10)}`,
+      `${mac.slice(0, -1)}${sameBits}`,
+    ]) {
+      expect(Buffer.from(spelling, 'base64url').equals(Buffer.from(mac, 'base64url'))).toBe(true);
+      expect(() => positions.open(`${version}.${text}.${spelling}`)).toThrow(
+        expect.objectContaining({ code: 'BAD_FEED_POSITION', status: 400 }),
+      );
+    }
+  });
 });
 
 describe('GTID states', () => {
