@@ -41,7 +41,7 @@ import {
   writeRetrying,
   writeRetryingBy,
 } from './retry.js';
-import { type RowFlow, type RowSink, streamRetrying } from './stream.js';
+import { type Lender, type RowFlow, type RowSink, streamRetrying, streamRows } from './stream.js';
 import { withTimeLimit } from './time-limit.js';
 import { Watchdog } from './watchdog.js';
 import {
@@ -53,6 +53,18 @@ import {
 } from './write.js';
 
 export type { Caller, Flavour, PoolStats };
+
+/**
+ * One connection inside one consistent, read-only snapshot (`START TRANSACTION WITH CONSISTENT
+ * SNAPSHOT, READ ONLY`): every pass of a SELECT over InnoDB tables sees the same rows, whatever
+ * is written meanwhile (http/tagged-rows.ts reads an answer once to hash it, then streams it).
+ */
+export interface Snapshot {
+  /** One pass of `query`'s rows, as stream() gives them; one pass at a time. */
+  stream(query: CompiledQuery, sink: RowSink): RowFlow;
+  /** Ends the snapshot and gives the connection back once the pass in flight is over. */
+  close(): void;
+}
 
 export interface Database {
   /** What the server in use is (with `-h db1,db2,…`, the host in use: hosts.ts). */
@@ -68,6 +80,11 @@ export interface Database {
    * the pool's turns (acquire.ts).
    */
   stream(query: CompiledQuery, sink: RowSink, caller?: Caller, rows?: number): Promise<RowFlow>;
+  /**
+   * A snapshot (Snapshot) on a connection of the caller's fair turn, `rows` its weight as in
+   * stream(). Not retried: a pass that fails is the caller's to answer.
+   */
+  snapshot(caller?: Caller, rows?: number): Promise<Snapshot>;
   /** A `SELECT COUNT(*)`: its one number. */
   count(query: CompiledQuery, caller?: Caller): Promise<number>;
   /**
@@ -166,6 +183,8 @@ async function detectServer(config: DbConfig): Promise<ServerKind> {
     probe.destroy();
   }
 }
+
+const SNAPSHOT = 'START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY';
 
 /** The pool's array rows (db/pool.ts) as objects keyed by column name, for the few small reads. */
 function byName(rows: readonly unknown[][], fields: readonly FieldPacket[]): object[] {
@@ -473,9 +492,12 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
     if (!ownLimit(caller)) return job;
     const timedAll = (queries: readonly CompiledQuery[] | null) =>
       queries?.map((query) => timed(query, caller)) ?? null;
-    const { readBack } = job;
+    const { readBack, precondition } = job;
     return {
       ...job,
+      ...(precondition && {
+        precondition: { ...precondition, lock: timed(precondition.lock, caller) },
+      }),
       statements: job.statements.map((statement) => timed(statement, caller)),
       guards: job.guards.map((guard) => ({
         ...guard,
@@ -491,6 +513,50 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
             },
     };
   };
+
+  /**
+   * The passes of a snapshot on `held`: each streamed as stream() streams (stall, pace, take-back,
+   * kill), but a pass that ends hands the connection back to the snapshot, not the pool; close
+   * commits and gives it back, or it was dropped already when a pass broke it.
+   */
+  function snapshotOn(backend: Backend, held: PoolConnection, caller: Caller): Snapshot {
+    let dropped = false;
+    let passing = false;
+    let closing = false;
+    const finish = () => {
+      if (dropped) return;
+      held.query('COMMIT', (failure: unknown) => giveBack(backend, held, failure ?? null));
+    };
+    const lender: Lender = {
+      giveBack: (_connection, drop) => {
+        passing = false;
+        if (drop) {
+          dropped = true;
+          backend.acquirer.giveBack(held, true);
+        } else if (closing) finish();
+      },
+      stalled: (stall) => backend.acquirer.stalled(stall),
+      flowing: (stall) => backend.acquirer.flowing(stall),
+    };
+    const streamOptions = {
+      kill: backend.kill,
+      stallMs: options.stallTimeoutMs,
+      minRate: options.minReadRate ?? 0,
+      watchdog: backend.watchdog,
+      lender,
+    };
+    return {
+      stream: (query, sink) => {
+        passing = true;
+        return streamRows(held, timed(query, caller), sink, streamOptions);
+      },
+      close: () => {
+        if (closing) return;
+        closing = true;
+        if (!passing) finish();
+      },
+    };
+  }
 
   return {
     get flavour() {
@@ -549,6 +615,27 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
         told,
       );
     },
+    snapshot: (caller = GATEWAY, rows = 0) =>
+      new Promise<Snapshot>((resolve, reject) => {
+        borrow(
+          caller.client,
+          (error, held, backend) => {
+            if (held === undefined || backend === undefined) {
+              reject(error);
+              return;
+            }
+            held.query(SNAPSHOT, (failure: unknown) => {
+              if (failure) {
+                giveBack(backend, held, failure);
+                reject(failure);
+                return;
+              }
+              resolve(snapshotOn(backend, held, caller));
+            });
+          },
+          rows,
+        );
+      }),
     count: (query, caller) =>
       new Promise((resolve, reject) => {
         arrays(
