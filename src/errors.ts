@@ -39,6 +39,7 @@ export type Stage =
   | 'routine-call' // the routine's own refusal (SIGNAL), and what it leaves behind
   | 'prefer' // the Prefer header of an update or delete (max-affected)
   | 'row' // read(<key>,<value>): the one row
+  | 'precondition' // If-Match on update(<key>,<value>) / delete(<key>,<value>) (docs/caching.md)
   | 'feed' // GET /table/<t>/changes: the change feed (docs/changes.md)
   | 'mysql'; // MySQL's refusals, under MySQL's error name
 
@@ -366,6 +367,14 @@ export const ERRORS = {
     message: 'The query took longer than the configured time limit',
   },
   // Never an answer of its own: the response has begun and is cut short; logged.
+  // Never an answer of its own: a streamed answer read twice for its ETag whose rows changed
+  // between the reads (docs/caching.md), cut short and logged.
+  ANSWER_CHANGED: {
+    status: 409,
+    stages: ['stream'],
+    message:
+      'The rows changed between the two reads of a streamed answer (a table outside InnoDB, whose reads share no snapshot, was written meanwhile): the response was cut so that its ETag never names other bytes; ask again',
+  },
   STREAM_STALLED: {
     status: 408,
     stages: ['stream'],
@@ -453,8 +462,14 @@ export const ERRORS = {
   },
   PRECONDITION_FAILED: {
     status: 412,
-    stages: ['files'],
-    message: 'A precondition of the request failed',
+    stages: ['files', 'precondition'],
+    // A file's If-Match or If-Unmodified-Since; a row's If-Match names its table (docs/caching.md).
+    message: (table?: string, keyed = true) =>
+      table === undefined
+        ? 'A precondition of the request failed'
+        : keyed
+          ? `The row of '${table}' no longer has the ETag given in If-Match (it changed, or is gone): nothing was changed; read it again with read(<key>,<value>)`
+          : `If-Match names one row's ETag: it applies to update(<key>,<value>) and delete(<key>,<value>) by the primary key or a unique column, not to a $filter write or a key that may match many rows; nothing was changed`,
   },
 
   // prefer and row: `Prefer: max-affected`, read(<key>,<value>) (docs/writes.md).
@@ -735,6 +750,7 @@ export const databaseBusy = () => apiError('DATABASE_BUSY');
 export const writeOutcomeUnknown = () => apiError('WRITE_OUTCOME_UNKNOWN');
 export const queryTimeout = () => apiError('QUERY_TIMEOUT');
 export const streamStalled = (stallMs: number) => apiError('STREAM_STALLED', stallMs);
+export const answerChanged = () => apiError('ANSWER_CHANGED');
 export const streamTooSlow = (bytes: number, waitedMs: number, minRate: number) =>
   apiError('STREAM_TOO_SLOW', bytes, waitedMs, minRate);
 export const streamTakenBack = (quietMs: number) => apiError('STREAM_TAKEN_BACK', quietMs);
@@ -791,7 +807,11 @@ export const invalidHost = () => apiError('INVALID_HOST');
 export const fileNotFound = () => apiError('FILE_NOT_FOUND');
 export const rangeNotSatisfiable = (headers: Readonly<Record<string, string>>) =>
   withHeaders(apiError('RANGE_NOT_SATISFIABLE'), headers);
-export const preconditionFailed = () => apiError('PRECONDITION_FAILED');
+/** A file's precondition (no details), or If-Match on a write of `table` (docs/caching.md). */
+export const preconditionFailed = (table?: string, keyed = true) =>
+  table === undefined
+    ? apiError('PRECONDITION_FAILED')
+    : apiError('PRECONDITION_FAILED', table, keyed);
 export const forbiddenFieldName = () => apiError('FORBIDDEN_FIELD_NAME');
 export const invalidPreference = (message: string) => apiError('INVALID_PREFERENCE', message);
 export const tooManyRows = (affected: number, max: number) =>

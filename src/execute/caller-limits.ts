@@ -34,9 +34,12 @@ export function callerLimits(
     if (!ownLimit(caller)) return job;
     const timedAll = (queries: readonly CompiledQuery[] | null) =>
       queries?.map((query) => timed(query, caller)) ?? null;
-    const { readBack } = job;
+    const { readBack, precondition } = job;
     return {
       ...job,
+      ...(precondition && {
+        precondition: { ...precondition, lock: timed(precondition.lock, caller) },
+      }),
       statements: job.statements.map((statement) => timed(statement, caller)),
       guards: job.guards.map((guard) => ({
         ...guard,

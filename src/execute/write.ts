@@ -27,6 +27,17 @@ export interface WriteGuard extends CompiledGuard {
 }
 
 /**
+ * If-Match (pipeline/precondition.ts): the row read with a lock (SELECT … FOR UPDATE) before
+ * anything else in the transaction, and whether what it found lets the write go on; else
+ * everything is rolled back with `error`.
+ */
+export interface WritePrecondition {
+  readonly lock: CompiledQuery;
+  readonly holds: (rows: readonly unknown[][]) => boolean;
+  readonly error: () => ApiError;
+}
+
+/**
  * Everything a write runs, and how: decided once by the write pipeline (pipeline/write.ts), never
  * again here.
  * - `alone`: the one statement under autocommit, one round trip instead of BEGIN + statement +
@@ -64,6 +75,8 @@ export type WriteJob =
        * are no refusal (db/errors.ts mapDataWarnings).
        */
       readonly generated: readonly string[];
+      /** If-Match: checked first, on the locked row; absent for a write without it. */
+      readonly precondition?: WritePrecondition;
     };
 
 export type TransactionJob = Extract<WriteJob, { mode: 'transaction' }>;
@@ -121,7 +134,7 @@ function control(
  */
 export async function runTransaction(
   connection: PoolConnection,
-  { statements, unprepare, guards, maxAffected, readBack, generated }: TransactionJob,
+  { statements, unprepare, guards, maxAffected, readBack, generated, precondition }: TransactionJob,
   progress: WriteProgress,
 ): Promise<WriteResult> {
   let committed = false;
@@ -136,6 +149,11 @@ export async function runTransaction(
       begun = null;
       return (await Promise.all([first, executing]))[1];
     };
+    // The row is locked until the COMMIT: no other write can change it between check and write.
+    if (precondition !== undefined) {
+      const locked = (await run<RowDataPacket[]>(precondition.lock)) as unknown[][];
+      if (!precondition.holds(locked)) throw precondition.error();
+    }
     // Rows come as arrays: the pool sets rowsAsArray (db/pool.ts).
     const found: unknown[][][] = [];
     for (const guard of guards) {

@@ -17,17 +17,13 @@ import type { Services } from '../services.js';
 import { actionRefusal } from './allowed-methods.js';
 import { csvFraming } from './csv-rows.js';
 import { toApiError } from './errors.js';
-import {
-  type CutShort,
-  JSON_ROWS,
-  JSON_TYPE,
-  rowText,
-  sendJsonRows,
-  sendJsonRowsAtOnce,
-} from './json-rows.js';
+import { etagOf } from './etag.js';
+import { type CutShort, JSON_ROWS, JSON_TYPE, rowText, sendJsonRowsAtOnce } from './json-rows.js';
 import { prefersCsv, vary } from './negotiate.js';
 import { NextLinks, type PageLink } from './next-link.js';
+import { notModified } from './read-tag.js';
 import { gated } from './route-gate.js';
+import { sendTaggedRows } from './tagged-rows.js';
 
 type QueryObject = Record<string, string | string[] | undefined>;
 type KeyReadRequest = FastifyRequest<{
@@ -63,7 +59,7 @@ export function readRoutes(
     // The Link to the next page of a paged read (next-link.ts); null for any other.
     const link = links.of(answered.table, reply.request.query as QueryObject, answered.compiled);
     if (answered.total !== null) return counted(reply, answered.total, answered.read, link);
-    return rows(reply, answered.read, link);
+    return rows(reply, answered.read, link, null);
   }
 
   async function counted(
@@ -72,17 +68,22 @@ export function readRoutes(
     read: CompiledRead,
     link: PageLink | null,
   ): Promise<FastifyReply> {
-    reply.header('X-Total-Count', String(await total));
-    return rows(reply, read, link) ?? reply;
+    const count = await total;
+    reply.header('X-Total-Count', String(count));
+    return rows(reply, read, link, count) ?? reply;
   }
 
-  /** The rows: a small read fetched whole and answered from the driver's callback, else streamed. */
+  /**
+   * The rows: a small read fetched whole and answered from the driver's callback, else streamed;
+   * tagged with their `$count` (`total`, null without one) and Link (read-tag.ts).
+   */
   function rows(
     reply: FastifyReply,
     compiled: CompiledRead,
     link: PageLink | null,
+    total: number | null,
   ): Promise<FastifyReply> | undefined {
-    if (!compiled.small) return streamed(reply, compiled, link);
+    if (!compiled.small) return streamed(reply, compiled, link, total);
     db.arrays(
       compiled.select,
       (error, found) => {
@@ -97,6 +98,7 @@ export function readRoutes(
               maxBytes,
               JSON_ROWS,
               link,
+              total,
             );
           } else {
             const csv = csvOf(compiled, config.csvFormulas);
@@ -107,6 +109,7 @@ export function readRoutes(
               maxBytes,
               csvFraming(csv),
               link,
+              total,
             );
           }
         } catch (thrown) {
@@ -123,11 +126,12 @@ export function readRoutes(
     reply: FastifyReply,
     compiled: CompiledRead,
     link: PageLink | null,
+    total: number | null,
   ): Promise<FastifyReply> {
     const { request } = reply;
     const { select } = compiled;
     if (!prefersCsv(request.headers.accept)) {
-      await sendJsonRows(
+      await sendTaggedRows(
         reply,
         db,
         select,
@@ -138,10 +142,11 @@ export function readRoutes(
         JSON_ROWS,
         link,
         compiled.rows,
+        total,
       );
     } else {
       const csv = csvOf(compiled, config.csvFormulas);
-      await sendJsonRows(
+      await sendTaggedRows(
         reply,
         db,
         select,
@@ -152,6 +157,7 @@ export function readRoutes(
         csvFraming(csv),
         link,
         compiled.rows,
+        total,
       );
     }
     return reply;
@@ -197,6 +203,8 @@ export function readRoutes(
       return sendJsonRowsAtOnce(reply, [row], csv.serialize, maxBytes, csvFraming(csv));
     }
     const text = rowText(row, read.serialize, maxBytes);
+    // The row's ETag, which If-Match on its update or delete names (pipeline/precondition.ts).
+    if (notModified(reply, etagOf(text))) return reply;
     reply.type(JSON_TYPE);
     return text;
   }

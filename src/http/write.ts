@@ -17,6 +17,7 @@ import { unsupportedMediaType } from '../errors.js';
 import { writtenText } from '../pipeline/answer.js';
 import type { Handler } from '../pipeline/handle.js';
 import type { WriteOperation } from '../pipeline/operation.js';
+import { parseEntityTags } from '../query/entity-tags.js';
 import { parseWriteAction, type WriteAction } from '../query/key-value.js';
 import type { QueryObject } from '../query/options.js';
 import { parsePrefer } from '../query/prefer.js';
@@ -74,7 +75,8 @@ export function writeRoutes(app: FastifyInstance, handler: Handler): void {
           requireJson(request);
           const target = parseWriteTarget('update', match, request.query);
           const preferences = parsePrefer(request.headers.prefer);
-          return { target, body: request.body, preferences };
+          const ifMatch = parseEntityTags(request.headers['if-match']);
+          return { target, body: request.body, preferences, ifMatch };
         },
       });
     },
@@ -88,10 +90,11 @@ export function writeRoutes(app: FastifyInstance, handler: Handler): void {
       // Read before the table is looked up: no body, so nothing to tell a table apart by.
       const target = parseWriteTarget('delete', match, request.query);
       const preferences = parsePrefer(request.headers.prefer);
+      const ifMatch = parseEntityTags(request.headers['if-match']);
       return answered(request, reply, {
         kind: 'delete',
         table: request.params.table,
-        request: () => ({ target, preferences }),
+        request: () => ({ target, preferences, ifMatch }),
       });
     },
   );

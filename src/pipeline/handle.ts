@@ -9,10 +9,12 @@
  */
 import type { SchemaCache } from '../db/schema.js';
 import type { TableInfo } from '../db/schema-types.js';
-import { procedureNeedsPost, rowNotFound } from '../errors.js';
+import { preconditionFailed, procedureNeedsPost, rowNotFound } from '../errors.js';
 import type { Caller } from '../execute/caller.js';
 import type { Database } from '../execute/database.js';
 import type { Access } from '../policy/views.js';
+import type { EntityTags } from '../query/entity-tags.js';
+import type { WriteTarget } from '../query/key-value.js';
 import { appliedPreferences, type Preferences } from '../query/prefer.js';
 import type { CalledAnswer, RowAnswer, RowsAnswer, WrittenAnswer } from './answer.js';
 import type { CompiledRead } from './compiled-read.js';
@@ -24,6 +26,7 @@ import type {
   ReadOperation,
   WriteOperation,
 } from './operation.js';
+import { rowPrecondition } from './precondition.js';
 import { compileKeyRead, type ReadPipeline } from './read.js';
 import {
   type CallTarget,
@@ -32,7 +35,7 @@ import {
   procedureAnswer,
   procedureJob,
 } from './rpc.js';
-import { createJob, deleteJob, type PlannedWrite, updateJob } from './write.js';
+import { conditionalJob, createJob, deleteJob, type PlannedWrite, updateJob } from './write.js';
 
 export class Handler {
   constructor(
@@ -167,13 +170,26 @@ export class Handler {
         const request = operation.request();
         preferences = request.preferences;
         make = (t) =>
-          updateJob(t, request.target, request.body, access, request.preferences, flavour);
+          this.ifMatch(
+            updateJob(t, request.target, request.body, access, request.preferences, flavour),
+            t,
+            request.target,
+            request.ifMatch,
+            access,
+          );
         break;
       }
       case 'delete': {
         const request = operation.request();
         preferences = request.preferences;
-        make = (t) => deleteJob(t, request.target, access, request.preferences);
+        make = (t) =>
+          this.ifMatch(
+            deleteJob(t, request.target, access, request.preferences),
+            t,
+            request.target,
+            request.ifMatch,
+            access,
+          );
         break;
       }
     }
@@ -187,6 +203,25 @@ export class Handler {
       result,
       applied: appliedPreferences(preferences, planned.applied),
     };
+  }
+
+  /**
+   * The write as If-Match asks (docs/caching.md): unchanged without it; by key, checked on the
+   * locked row first in its transaction (precondition.ts); by `$filter`, refused (no one row's
+   * tag). Planned first, so that the request's own errors come before a 412.
+   */
+  private ifMatch(
+    planned: PlannedWrite,
+    table: TableInfo,
+    target: WriteTarget,
+    tags: EntityTags | null | undefined,
+    access: Access | null,
+  ): PlannedWrite {
+    if (tags === null || tags === undefined) return planned;
+    if (target.kind !== 'key') throw preconditionFailed(table.name, false);
+    const admit = (read: CompiledRead) => this.reads.admit(read, access);
+    const check = rowPrecondition(table, target.match, access, tags, this.db.flavour, admit);
+    return conditionalJob(planned, table, check);
   }
 
   /**

@@ -9,6 +9,7 @@
  * given as `request`, a function handle.ts calls once the table or routine is known.
  */
 
+import type { EntityTags } from '../query/entity-tags.js';
 import type { KeyValue, WriteTarget } from '../query/key-value.js';
 import type { QueryObject } from '../query/options.js';
 import type { Preferences } from '../query/prefer.js';
@@ -53,13 +54,20 @@ export interface UpdateOperation {
     readonly target: WriteTarget;
     readonly body: unknown;
     readonly preferences: Preferences;
+    /** If-Match (docs/caching.md): the row's ETags the write may go on with; absent: none sent. */
+    readonly ifMatch?: EntityTags | null;
   };
 }
 
 export interface DeleteOperation {
   readonly kind: 'delete';
   readonly table: string;
-  readonly request: () => { readonly target: WriteTarget; readonly preferences: Preferences };
+  readonly request: () => {
+    readonly target: WriteTarget;
+    readonly preferences: Preferences;
+    /** If-Match, as on an update. */
+    readonly ifMatch?: EntityTags | null;
+  };
 }
 
 /**

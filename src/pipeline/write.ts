@@ -9,7 +9,7 @@
 
 import type { ColumnInfo, TableInfo } from '../db/schema-types.js';
 import type { Flavour } from '../execute/database.js';
-import type { WriteGuard, WriteJob } from '../execute/write.js';
+import type { WriteGuard, WriteJob, WritePrecondition } from '../execute/write.js';
 import { deleteIsExact, insertIsExact, updateIsExact } from '../plan/exact-write.js';
 import { planRead, type ReadPlan } from '../plan/read-plan.js';
 import type { Viewer } from '../plan/view.js';
@@ -276,6 +276,32 @@ export function deleteJob(
     representation: null,
     applied: { ...NOTHING_APPLIED, maxAffected: maxAffected !== null },
   };
+}
+
+/**
+ * The write under If-Match (pipeline/precondition.ts): always a transaction, since the check
+ * runs in it first; a job that would have run alone is the same statement in one.
+ */
+export function conditionalJob(
+  planned: PlannedWrite,
+  table: TableInfo,
+  precondition: WritePrecondition,
+): PlannedWrite {
+  const { job } = planned;
+  const inTransaction: WriteJob =
+    job.mode === 'transaction'
+      ? { ...job, precondition }
+      : {
+          mode: 'transaction',
+          statements: [job.statement],
+          unprepare: job.unprepare,
+          guards: [],
+          maxAffected: null,
+          readBack: null,
+          generated: generatedColumns(table),
+          precondition,
+        };
+  return { ...planned, job: inTransaction };
 }
 
 /** The table's generated columns, by name, once per table object (no allocation per write). */
