@@ -54,6 +54,16 @@ export interface Subscriber {
   finish(event: null): void;
 }
 
+/**
+ * Told of every transaction the binary-log reader reads, as it is read (before any decision,
+ * whatever the subscribers), and of the connection going and coming back: the answer cache
+ * (cache/feed-drops.ts).
+ */
+export interface FeedWatcher {
+  transaction(transaction: Transaction): void;
+  connection(connected: boolean): void;
+}
+
 /** Why the feed is off on a server that keeps no binary log. */
 export const LOG_BIN_OFF = 'log_bin is OFF';
 
@@ -140,6 +150,7 @@ export class ChangeFeed {
   private handledLagMs = 0;
   /** Whether the binary-log connection streams now (false while it is reopened). */
   connected = false;
+  private readonly watchers: FeedWatcher[] = [];
 
   private constructor(
     readonly status: FeedStatus,
@@ -302,6 +313,12 @@ export class ChangeFeed {
     };
     await reader.start();
     this.connected = true;
+    for (const watcher of this.watchers) watcher.connection(true);
+  }
+
+  /** Adds a watcher of every transaction read and of the connection (FeedWatcher). */
+  watch(watcher: FeedWatcher): void {
+    this.watchers.push(watcher);
   }
 
   /**
@@ -324,6 +341,7 @@ export class ChangeFeed {
     );
     this.reader.stop();
     this.connected = false;
+    for (const watcher of this.watchers) watcher.connection(false);
     this.reconnecting = true;
     this.reconnect().finally(() => {
       this.reconnecting = false;
@@ -432,6 +450,7 @@ export class ChangeFeed {
   async close(): Promise<void> {
     this.stopped = true;
     this.connected = false;
+    for (const watcher of this.watchers) watcher.connection(false);
     for (const set of this.subscribers.values()) for (const s of set) s.finish(null);
     this.subscribers.clear();
     this.reader?.stop();
@@ -705,6 +724,7 @@ export class ChangeFeed {
 
   /** A transaction read: queued for the worker, never waited for. */
   private read(transaction: Transaction): void {
+    for (const watcher of this.watchers) watcher.transaction(transaction);
     if (this.queue.length >= FEED_MAX_PENDING_TRANSACTIONS) {
       // Too far behind to catch up in memory: every stream ends, and resumes from the log.
       this.log.warn(

@@ -184,6 +184,8 @@ export function sendJsonRowsAtOnce(
   maxBytes: number,
   framing: RowsFraming = JSON_ROWS,
   link: PageLink | null = null,
+  /** Told of the answer's text and Link as sent (the answer cache keeps them). */
+  sent: ((text: string, type: string, link: string | null) => void) | null = null,
 ): FastifyReply {
   let text = framing.head;
   for (let i = 0; i < rows.length; i++) {
@@ -193,8 +195,10 @@ export function sendJsonRowsAtOnce(
   }
   text += framing.tail;
   if (exceeds(text, maxBytes)) throw answerTooLarge(maxBytes);
-  if (link !== null) setLink(reply, link(rows.length, rows[rows.length - 1], true));
+  const header = link === null ? null : link(rows.length, rows[rows.length - 1], true);
+  setLink(reply, header);
   reply.type(framing.type);
+  sent?.(text, framing.type, header);
   return reply.send(text.length < RESPONSE_CHUNK_BYTES ? text : Readable.from([text]));
 }
 

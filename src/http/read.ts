@@ -6,7 +6,16 @@
  * object (or a CSV header and record), 404 ROW_NOT_FOUND without one. find-my-way cannot match
  * parentheses in a pattern, so that last segment is a parameter and key-value.ts reads it.
  */
+import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import {
+  type AnswerCache,
+  type CachedAnswer,
+  keyReadKey,
+  readKey,
+  type Ticket,
+} from '../cache/answer-cache.js';
+import { RESPONSE_CHUNK_BYTES } from '../limits.js';
 import { requestLog } from '../log.js';
 import type { RowsAnswer } from '../pipeline/answer.js';
 import type { Handler } from '../pipeline/handle.js';
@@ -17,6 +26,7 @@ import type { Services } from '../services.js';
 import { actionRefusal } from './allowed-methods.js';
 import { csvFraming } from './csv-rows.js';
 import { toApiError } from './errors.js';
+import { etagOf } from './etag.js';
 import {
   type CutShort,
   JSON_ROWS,
@@ -25,7 +35,7 @@ import {
   sendJsonRows,
   sendJsonRowsAtOnce,
 } from './json-rows.js';
-import { prefersCsv, vary } from './negotiate.js';
+import { matchesETag, prefersCsv, vary } from './negotiate.js';
 import { NextLinks, type PageLink } from './next-link.js';
 import { gated } from './route-gate.js';
 
@@ -37,11 +47,70 @@ type KeyReadRequest = FastifyRequest<{
 
 const ACCEPT = ['Accept'];
 
+/**
+ * A miss the answer cache may keep (docs/caching.md): its key before the `@user` part, the
+ * ticket taken before its first statement, and the `$count` once known.
+ */
+interface Keeping {
+  readonly base: string;
+  readonly ticket: Ticket;
+  readonly request: FastifyRequest;
+  total: string | null;
+}
+
+/** A kept answer sent again: the same bytes and headers, or 304 when the client has them. */
+function sendCached(reply: FastifyReply, hit: CachedAnswer): FastifyReply {
+  vary(reply, ACCEPT);
+  reply.header('ETag', hit.etag);
+  if (matchesETag(reply.request.headers['if-none-match'], hit.etag)) {
+    return reply.code(304).send();
+  }
+  if (hit.total !== null) reply.header('X-Total-Count', hit.total);
+  if (hit.link !== null) reply.header('Link', hit.link);
+  reply.type(hit.type);
+  // As the miss sent it (json-rows.ts): a long answer as a stream, in chunks.
+  return reply.send(hit.body.length < RESPONSE_CHUNK_BYTES ? hit.body : Readable.from([hit.body]));
+}
+
 export function readRoutes(
   app: FastifyInstance,
   { db, skiptokens, config, log }: Services,
   handler: Handler,
+  /** `--cache` (cache/answer-cache.ts); null: none. */
+  cache: AnswerCache | null = null,
 ): void {
+  /** The answer's text as sent, kept when the read may be (a whole answer of known tables). */
+  function keeper(
+    keeping: Keeping | null,
+    read: CompiledRead,
+  ): ((text: string, type: string, link: string | null) => void) | null {
+    if (cache === null || keeping === null) return null;
+    const { tables } = read;
+    if (tables === null || tables === undefined) return null;
+    return (text, type, link) => {
+      const body = Buffer.from(text);
+      cache.keep(
+        keeping.ticket,
+        keeping.base,
+        read.namesUser,
+        keeping.request.access?.user ?? null,
+        tables,
+        { body, type, etag: etagOf(body), total: keeping.total, link },
+      );
+    };
+  }
+
+  /** A miss of the cache, ready to be kept; null when there is no cache or nothing to look up. */
+  function lookUp(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    base: string,
+  ): FastifyReply | Keeping {
+    const hit = (cache as AnswerCache).get(base, request.access?.user ?? null);
+    if (hit !== undefined) return sendCached(reply, hit);
+    return { base, ticket: (cache as AnswerCache).ticket(), request, total: null };
+  }
+
   const links = new NextLinks(skiptokens, config.baseUrl, (read) => handler.isKept(read));
   /** The most an answer held before it is sent may take (json-rows.ts). */
   const maxBytes = config.maxAnswerBytes;
@@ -57,13 +126,19 @@ export function readRoutes(
    * promise that comes to the callback path resolves with `reply`, a thenable that settles when
    * the answer is out.
    */
-  function answer(reply: FastifyReply, answered: RowsAnswer): Promise<FastifyReply> | undefined {
+  function answer(
+    reply: FastifyReply,
+    answered: RowsAnswer,
+    keeping: Keeping | null,
+  ): Promise<FastifyReply> | undefined {
     // The same URL answers JSON or CSV by its Accept header: caches must tell them apart.
     vary(reply, ACCEPT);
     // The Link to the next page of a paged read (next-link.ts); null for any other.
     const link = links.of(answered.table, reply.request.query as QueryObject, answered.compiled);
-    if (answered.total !== null) return counted(reply, answered.total, answered.read, link);
-    return rows(reply, answered.read, link);
+    if (answered.total !== null) {
+      return counted(reply, answered.total, answered.read, link, keeping);
+    }
+    return rows(reply, answered.read, link, keeping);
   }
 
   async function counted(
@@ -71,9 +146,12 @@ export function readRoutes(
     total: Promise<number>,
     read: CompiledRead,
     link: PageLink | null,
+    keeping: Keeping | null,
   ): Promise<FastifyReply> {
-    reply.header('X-Total-Count', String(await total));
-    return rows(reply, read, link) ?? reply;
+    const count = String(await total);
+    if (keeping !== null) keeping.total = count;
+    reply.header('X-Total-Count', count);
+    return rows(reply, read, link, keeping) ?? reply;
   }
 
   /** The rows: a small read fetched whole and answered from the driver's callback, else streamed. */
@@ -81,8 +159,10 @@ export function readRoutes(
     reply: FastifyReply,
     compiled: CompiledRead,
     link: PageLink | null,
+    keeping: Keeping | null,
   ): Promise<FastifyReply> | undefined {
     if (!compiled.small) return streamed(reply, compiled, link);
+    const sent = keeper(keeping, compiled);
     db.arrays(
       compiled.select,
       (error, found) => {
@@ -97,6 +177,7 @@ export function readRoutes(
               maxBytes,
               JSON_ROWS,
               link,
+              sent,
             );
           } else {
             const csv = csvOf(compiled, config.csvFormulas);
@@ -107,6 +188,7 @@ export function readRoutes(
               maxBytes,
               csvFraming(csv),
               link,
+              sent,
             );
           }
         } catch (thrown) {
@@ -161,26 +243,40 @@ export function readRoutes(
     '/table/:table/read',
     gated({ kind: 'table', action: 'read' }),
     (request, reply) => {
+      const queryText = rawQueryString(request.url);
+      let keeping: Keeping | null = null;
+      if (cache?.live && queryText !== null) {
+        const csv = prefersCsv(request.headers.accept);
+        const base = readKey(request.access?.role ?? '', request.params.table, csv, queryText);
+        const found = lookUp(request, reply, base);
+        if (!('ticket' in found)) return found;
+        keeping = found;
+      }
       const answered = handler.handle(
-        {
-          kind: 'read',
-          table: request.params.table,
-          query: request.query,
-          queryText: rawQueryString(request.url),
-        },
+        { kind: 'read', table: request.params.table, query: request.query, queryText },
         request.access,
         // The request is its statements' caller as it is (http/caller.ts).
         request,
       );
       return answered instanceof Promise
-        ? answered.then((made) => answer(reply, made) ?? reply)
-        : answer(reply, answered);
+        ? answered.then((made) => answer(reply, made, keeping) ?? reply)
+        : answer(reply, answered, keeping);
     },
   );
 
   /** `read(<key>,<value>)`: the one row as a JSON object, or a CSV header and record. */
   async function keyRead(request: KeyReadRequest, reply: FastifyReply) {
     const { action } = request.params;
+    const queryText = rawQueryString(request.url);
+    let keeping: Keeping | null = null;
+    if (cache?.live && queryText !== null) {
+      const csv = prefersCsv(request.headers.accept);
+      const role = request.access?.role ?? '';
+      const base = keyReadKey(role, request.params.table, csv, action, queryText);
+      const found = lookUp(request, reply, base);
+      if (!('ticket' in found)) return found;
+      keeping = found;
+    }
     const { read, row } = await handler.handle(
       {
         kind: 'key-read',
@@ -192,12 +288,14 @@ export function readRoutes(
       request,
     );
     vary(reply, ACCEPT);
+    const sent = keeper(keeping, read);
     if (prefersCsv(request.headers.accept)) {
       const csv = csvOf(read, config.csvFormulas);
-      return sendJsonRowsAtOnce(reply, [row], csv.serialize, maxBytes, csvFraming(csv));
+      return sendJsonRowsAtOnce(reply, [row], csv.serialize, maxBytes, csvFraming(csv), null, sent);
     }
     const text = rowText(row, read.serialize, maxBytes);
     reply.type(JSON_TYPE);
+    sent?.(text, JSON_TYPE, null);
     return text;
   }
 
