@@ -120,6 +120,13 @@ export interface Config {
    * tests set it small to reach the binary-log catch-up.
    */
   readonly feedMemoryTransactions?: number;
+  /**
+   * `--cache`: MiB of whole read answers kept in memory, dropped by the change feed
+   * (docs/caching.md); 0: off. Absent: DEFAULTS.cacheMiB when the feed is on, else off.
+   */
+  readonly cacheMiB?: number;
+  /** `--cache-max-entry`: the largest answer kept, in KiB (absent: DEFAULTS.cacheMaxEntryKiB). */
+  readonly cacheMaxEntryKiB?: number;
   /** `--csv-formulas`: whether CSV text cells a spreadsheet would run as formulas are escaped. */
   readonly csvFormulas: CsvFormulas;
   /** `--webhooks`: the webhooks file (docs/webhooks.md); null or absent: no webhooks. */
@@ -200,6 +207,10 @@ export const DEFAULTS = {
   // A burst of a few thousand rows (one bulk update) passes; a client that stopped reading
   // does not hold the gateway's memory for long (docs/changes.md).
   feedMaxLag: 10_000,
+  // Tens of thousands of small answers; an answer past a quarter MiB is rarely asked again
+  // word for word, and would push out hundreds of small ones (docs/caching.md).
+  cacheMiB: 64,
+  cacheMaxEntryKiB: 256,
   // A cell written by one user and opened by another in a spreadsheet runs nothing.
   csvFormulas: 'escape',
   // A receiver down for a day still gets every event once it is back.

@@ -475,6 +475,10 @@ export async function startGateway(config: Config): Promise<void> {
   else if (status.reason !== LOG_BIN_OFF && config.changeFeed !== 'off') {
     process.stdout.write(`change feed: off (${status.reason})\n`);
   }
+  // --cache given, but nothing would drop its answers: served without it, and said so.
+  if (!status.on && (config.cacheMiB ?? 0) > 0) {
+    process.stdout.write('cache: off (it needs the change feed, which is off)\n');
+  }
   const stop = (signal: string) => {
     gateway.log.info({ signal }, 'shutting down');
     gateway.close().then(

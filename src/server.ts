@@ -2,9 +2,11 @@
  * buildServer(services) → a Fastify instance with every route registered. It never listens by
  * itself (main.ts does), so tests can start it on a free port.
  */
+
 import type { Socket } from 'node:net';
 import cors from '@fastify/cors';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { answerCacheOf } from './cache/feed-drops.js';
 import { type Config, DEFAULTS, type TrustProxy } from './config.js';
 import { malformedUrl } from './errors.js';
 import { RouteMethods } from './http/allowed-methods.js';
@@ -35,6 +37,7 @@ import {
   MAX_HEADER_BYTES,
   SOCKET_IDLE_TIMEOUT_MS,
 } from './limits.js';
+import { registerCacheMetrics } from './metrics/cache.js';
 import { registerFeedMetrics } from './metrics/feed.js';
 import { Handler } from './pipeline/handle.js';
 import { type ReadBudget, ReadPipeline } from './pipeline/read.js';
@@ -148,8 +151,13 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
     readBudgetOf(config),
   );
   // The application behind every front door: REST's routes and MCP's tools (pipeline/handle.ts).
-  const handler = new Handler(services.db, services.schema, config.db.database, reads);
-  readRoutes(app, services, handler);
+  // --cache: whole answers, dropped by the change feed (docs/caching.md); null without it.
+  const cache = answerCacheOf(config, services.feed, services.schema);
+  if (cache !== null && services.metrics !== undefined) {
+    registerCacheMetrics(services.metrics.registry, cache);
+  }
+  const handler = new Handler(services.db, services.schema, config.db.database, reads, cache);
+  readRoutes(app, services, handler, cache);
   mcpRoutes(app, services, handler);
   if (services.feed !== undefined) {
     // The feed's gauges are registered here, beside its route, so http/ never imports metrics/.

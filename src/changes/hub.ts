@@ -66,6 +66,16 @@ export const FEED_DECISION_FAILED = 'FEED_DECISION_FAILED';
 /** A row image too large to decide (max_allowed_packet): the stream ends; a resume goes on after it. */
 export const FEED_CHANGE_TOO_LARGE = 'FEED_CHANGE_TOO_LARGE';
 
+/**
+ * Told of every transaction the binary-log reader reads, as it is read (before any decision,
+ * whatever the subscribers), and of the connection going and coming back: the answer cache
+ * (cache/feed-drops.ts).
+ */
+export interface FeedWatcher {
+  transaction(transaction: Transaction): void;
+  connection(connected: boolean): void;
+}
+
 /** Why the feed is off on a server that keeps no binary log. */
 export const LOG_BIN_OFF = 'log_bin is OFF';
 
@@ -156,6 +166,7 @@ export class ChangeFeed {
   private handledLagMs = 0;
   /** Whether the binary-log connection streams now (false while it is reopened). */
   connected = false;
+  private readonly watchers: FeedWatcher[] = [];
 
   private constructor(
     readonly status: FeedStatus,
@@ -318,6 +329,12 @@ export class ChangeFeed {
     };
     await reader.start();
     this.connected = true;
+    for (const watcher of this.watchers) watcher.connection(true);
+  }
+
+  /** Adds a watcher of every transaction read and of the connection (FeedWatcher). */
+  watch(watcher: FeedWatcher): void {
+    this.watchers.push(watcher);
   }
 
   /**
@@ -340,6 +357,7 @@ export class ChangeFeed {
     );
     this.reader.stop();
     this.connected = false;
+    for (const watcher of this.watchers) watcher.connection(false);
     this.reconnecting = true;
     this.reconnect().finally(() => {
       this.reconnecting = false;
@@ -448,6 +466,7 @@ export class ChangeFeed {
   async close(): Promise<void> {
     this.stopped = true;
     this.connected = false;
+    for (const watcher of this.watchers) watcher.connection(false);
     for (const set of this.subscribers.values()) for (const s of set) s.finish(null);
     this.subscribers.clear();
     this.reader?.stop();
@@ -737,6 +756,7 @@ export class ChangeFeed {
 
   /** A transaction read: queued for the worker, never waited for. */
   private read(transaction: Transaction): void {
+    for (const watcher of this.watchers) watcher.transaction(transaction);
     if (this.queue.length >= FEED_MAX_PENDING_TRANSACTIONS) {
       // Too far behind to catch up in memory: every stream ends, and resumes from the log.
       this.log.warn(

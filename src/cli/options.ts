@@ -111,6 +111,10 @@ Options
                              (default auto: on when the server's binary log allows it)
   --feed-max-lag <n>         events a change-feed subscriber may fall behind before it is
                              closed with event: overflow (default 10000)
+  --cache <MiB>              keep whole read answers in memory, dropped when the change feed
+                             sees their tables change (default 64 with the feed on; 0: off;
+                             needs the change feed; docs/caching.md)
+  --cache-max-entry <KiB>    the largest answer the cache keeps (default 256)
   --csv-formulas <mode>      escape or keep CSV text cells a spreadsheet would run as formulas
                              (=, +, -, @ first): escape puts a ' in front (default escape)
   --webhooks <file>          POST each change to the URLs of this JSON file, signed (needs the
@@ -179,6 +183,8 @@ export const ENVIRONMENT: Readonly<Record<string, string>> = {
   skiptokenSecret: 'TABLEGATE_SKIPTOKEN_SECRET',
   changeFeed: 'TABLEGATE_CHANGE_FEED',
   feedMaxLag: 'TABLEGATE_FEED_MAX_LAG',
+  cache: 'TABLEGATE_CACHE',
+  cacheMaxEntry: 'TABLEGATE_CACHE_MAX_ENTRY',
   csvFormulas: 'TABLEGATE_CSV_FORMULAS',
   webhooks: 'TABLEGATE_WEBHOOKS',
   webhookMaxAge: 'TABLEGATE_WEBHOOK_MAX_AGE',
@@ -686,7 +692,33 @@ export function configFromRun(
       ? {}
       : { feedMaxLag: number('feedMaxLag', DEFAULTS.feedMaxLag, 1, 10_000_000) }),
     csvFormulas: csvFormulas as CsvFormulas,
+    ...cacheOptions(get, changeFeed),
     ...webhookOptions(get),
+  };
+}
+
+/**
+ * `--cache <MiB>` and `--cache-max-entry <KiB>` (docs/caching.md): only when given (absent: 64
+ * MiB when the change feed is on, config.ts). The cache is dropped by the change feed alone, so
+ * a size given with `--change-feed off` is refused rather than ignored.
+ */
+function cacheOptions(
+  get: (name: FlagName) => string | undefined,
+  changeFeed: string,
+): { cacheMiB?: number; cacheMaxEntryKiB?: number } {
+  const cache = get('cache');
+  const maxEntry = get('cacheMaxEntry');
+  const cacheMiB = cache === undefined ? undefined : integer('cache', cache, 0, 1_048_576);
+  if (cacheMiB !== undefined && cacheMiB > 0 && changeFeed === 'off') {
+    throw new UsageError(
+      '--cache needs the change feed, which drops its answers: not with --change-feed off (--cache 0 turns the cache off)',
+    );
+  }
+  return {
+    ...(cacheMiB === undefined ? {} : { cacheMiB }),
+    ...(maxEntry === undefined
+      ? {}
+      : { cacheMaxEntryKiB: integer('cacheMaxEntry', maxEntry, 1, 1_048_576) }),
   };
 }
 

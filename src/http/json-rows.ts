@@ -67,6 +67,8 @@ export function sendJsonRowsAtOnce(
   framing: RowsFraming = JSON_ROWS,
   link: PageLink | null = null,
   total: number | null = null,
+  /** Told of the answer's text and Link as sent (the answer cache keeps them). */
+  sent: ((text: string, type: string, link: string | null) => void) | null = null,
 ): FastifyReply {
   let text = framing.head;
   for (let i = 0; i < rows.length; i++) {
@@ -78,6 +80,7 @@ export function sendJsonRowsAtOnce(
   if (exceeds(text, maxBytes)) throw answerTooLarge(maxBytes);
   const header = link === null ? null : link(rows.length, rows[rows.length - 1], true);
   setLink(reply, header);
+  sent?.(text, framing.type, header);
   if (notModified(reply, readTag(text, total, header))) return reply;
   reply.type(framing.type);
   return reply.send(text.length < RESPONSE_CHUNK_BYTES ? text : Readable.from([text]));

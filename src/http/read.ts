@@ -6,7 +6,16 @@
  * object (or a CSV header and record), 404 ROW_NOT_FOUND without one. find-my-way cannot match
  * parentheses in a pattern, so that last segment is a parameter and key-value.ts reads it.
  */
+import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import {
+  type AnswerCache,
+  type CachedAnswer,
+  keyReadKey,
+  readKey,
+  type Ticket,
+} from '../cache/answer-cache.js';
+import { RESPONSE_CHUNK_BYTES } from '../limits.js';
 import { requestLog } from '../log.js';
 import type { RowsAnswer } from '../pipeline/answer.js';
 import type { Handler } from '../pipeline/handle.js';
@@ -21,7 +30,7 @@ import { etagOf } from './etag.js';
 import { type CutShort, JSON_ROWS, JSON_TYPE, rowText, sendJsonRowsAtOnce } from './json-rows.js';
 import { prefersCsv, vary } from './negotiate.js';
 import { NextLinks, type PageLink } from './next-link.js';
-import { notModified } from './read-tag.js';
+import { notModified, readTag } from './read-tag.js';
 import { gated } from './route-gate.js';
 import { sendTaggedRows } from './tagged-rows.js';
 
@@ -33,11 +42,74 @@ type KeyReadRequest = FastifyRequest<{
 
 const ACCEPT = ['Accept'];
 
+/**
+ * A miss the answer cache may keep (docs/caching.md): its key before the `@user` part, the
+ * ticket taken before its first statement, and the `$count` once known.
+ */
+interface Keeping {
+  readonly base: string;
+  readonly ticket: Ticket;
+  readonly request: FastifyRequest;
+  total: number | null;
+}
+
+/** A kept answer sent again: the same bytes and headers, or 304 when the client has them. */
+function sendCached(reply: FastifyReply, hit: CachedAnswer): FastifyReply {
+  vary(reply, ACCEPT);
+  // As a miss answers (read-tag.ts): the headers the tag covers are on a 304 too.
+  if (hit.total !== null) reply.header('X-Total-Count', hit.total);
+  if (hit.link !== null) reply.header('Link', hit.link);
+  if (notModified(reply, hit.etag)) return reply;
+  reply.type(hit.type);
+  // As the miss sent it (json-rows.ts): a long answer as a stream, in chunks.
+  return reply.send(hit.body.length < RESPONSE_CHUNK_BYTES ? hit.body : Readable.from([hit.body]));
+}
+
 export function readRoutes(
   app: FastifyInstance,
   { db, skiptokens, config, log }: Services,
   handler: Handler,
+  /** `--cache` (cache/answer-cache.ts); null: none. */
+  cache: AnswerCache | null = null,
 ): void {
+  /** The answer's text as sent, kept when the read may be (a whole answer of known tables). */
+  function keeper(
+    keeping: Keeping | null,
+    read: CompiledRead,
+  ): ((text: string, type: string, link: string | null) => void) | null {
+    if (cache === null || keeping === null) return null;
+    const { tables } = read;
+    if (tables === null || tables === undefined) return null;
+    return (text, type, link) => {
+      const body = Buffer.from(text);
+      cache.keep(
+        keeping.ticket,
+        keeping.base,
+        read.namesUser,
+        keeping.request.access?.user ?? null,
+        tables,
+        {
+          body,
+          type,
+          etag: readTag(text, keeping.total, link),
+          total: keeping.total === null ? null : String(keeping.total),
+          link,
+        },
+      );
+    };
+  }
+
+  /** A miss of the cache, ready to be kept; null when there is no cache or nothing to look up. */
+  function lookUp(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    base: string,
+  ): FastifyReply | Keeping {
+    const hit = (cache as AnswerCache).get(base, request.access?.user ?? null);
+    if (hit !== undefined) return sendCached(reply, hit);
+    return { base, ticket: (cache as AnswerCache).ticket(), request, total: null };
+  }
+
   const links = new NextLinks(skiptokens, config.baseUrl, (read) => handler.isKept(read));
   /** The most an answer held before it is sent may take (json-rows.ts). */
   const maxBytes = config.maxAnswerBytes;
@@ -53,13 +125,19 @@ export function readRoutes(
    * promise that comes to the callback path resolves with `reply`, a thenable that settles when
    * the answer is out.
    */
-  function answer(reply: FastifyReply, answered: RowsAnswer): Promise<FastifyReply> | undefined {
+  function answer(
+    reply: FastifyReply,
+    answered: RowsAnswer,
+    keeping: Keeping | null,
+  ): Promise<FastifyReply> | undefined {
     // The same URL answers JSON or CSV by its Accept header: caches must tell them apart.
     vary(reply, ACCEPT);
     // The Link to the next page of a paged read (next-link.ts); null for any other.
     const link = links.of(answered.table, reply.request.query as QueryObject, answered.compiled);
-    if (answered.total !== null) return counted(reply, answered.total, answered.read, link);
-    return rows(reply, answered.read, link, null);
+    if (answered.total !== null) {
+      return counted(reply, answered.total, answered.read, link, keeping);
+    }
+    return rows(reply, answered.read, link, null, keeping);
   }
 
   async function counted(
@@ -67,10 +145,12 @@ export function readRoutes(
     total: Promise<number>,
     read: CompiledRead,
     link: PageLink | null,
+    keeping: Keeping | null,
   ): Promise<FastifyReply> {
     const count = await total;
+    if (keeping !== null) keeping.total = count;
     reply.header('X-Total-Count', String(count));
-    return rows(reply, read, link, count) ?? reply;
+    return rows(reply, read, link, count, keeping) ?? reply;
   }
 
   /**
@@ -82,8 +162,10 @@ export function readRoutes(
     compiled: CompiledRead,
     link: PageLink | null,
     total: number | null,
+    keeping: Keeping | null,
   ): Promise<FastifyReply> | undefined {
     if (!compiled.small) return streamed(reply, compiled, link, total);
+    const sent = keeper(keeping, compiled);
     db.arrays(
       compiled.select,
       (error, found) => {
@@ -99,6 +181,7 @@ export function readRoutes(
               JSON_ROWS,
               link,
               total,
+              sent,
             );
           } else {
             const csv = csvOf(compiled, config.csvFormulas);
@@ -110,6 +193,7 @@ export function readRoutes(
               csvFraming(csv),
               link,
               total,
+              sent,
             );
           }
         } catch (thrown) {
@@ -167,26 +251,40 @@ export function readRoutes(
     '/table/:table/read',
     gated({ kind: 'table', action: 'read' }),
     (request, reply) => {
+      const queryText = rawQueryString(request.url);
+      let keeping: Keeping | null = null;
+      if (cache?.live && queryText !== null) {
+        const csv = prefersCsv(request.headers.accept);
+        const base = readKey(request.access?.role ?? '', request.params.table, csv, queryText);
+        const found = lookUp(request, reply, base);
+        if (!('ticket' in found)) return found;
+        keeping = found;
+      }
       const answered = handler.handle(
-        {
-          kind: 'read',
-          table: request.params.table,
-          query: request.query,
-          queryText: rawQueryString(request.url),
-        },
+        { kind: 'read', table: request.params.table, query: request.query, queryText },
         request.access,
         // The request is its statements' caller as it is (http/caller.ts).
         request,
       );
       return answered instanceof Promise
-        ? answered.then((made) => answer(reply, made) ?? reply)
-        : answer(reply, answered);
+        ? answered.then((made) => answer(reply, made, keeping) ?? reply)
+        : answer(reply, answered, keeping);
     },
   );
 
   /** `read(<key>,<value>)`: the one row as a JSON object, or a CSV header and record. */
   async function keyRead(request: KeyReadRequest, reply: FastifyReply) {
     const { action } = request.params;
+    const queryText = rawQueryString(request.url);
+    let keeping: Keeping | null = null;
+    if (cache?.live && queryText !== null) {
+      const csv = prefersCsv(request.headers.accept);
+      const role = request.access?.role ?? '';
+      const base = keyReadKey(role, request.params.table, csv, action, queryText);
+      const found = lookUp(request, reply, base);
+      if (!('ticket' in found)) return found;
+      keeping = found;
+    }
     const { read, row } = await handler.handle(
       {
         kind: 'key-read',
@@ -198,12 +296,23 @@ export function readRoutes(
       request,
     );
     vary(reply, ACCEPT);
+    const sent = keeper(keeping, read);
     if (prefersCsv(request.headers.accept)) {
       const csv = csvOf(read, config.csvFormulas);
-      return sendJsonRowsAtOnce(reply, [row], csv.serialize, maxBytes, csvFraming(csv));
+      return sendJsonRowsAtOnce(
+        reply,
+        [row],
+        csv.serialize,
+        maxBytes,
+        csvFraming(csv),
+        null,
+        null,
+        sent,
+      );
     }
     const text = rowText(row, read.serialize, maxBytes);
     // The row's ETag, which If-Match on its update or delete names (pipeline/precondition.ts).
+    sent?.(text, JSON_TYPE, null);
     if (notModified(reply, etagOf(text))) return reply;
     reply.type(JSON_TYPE);
     return text;

@@ -5,7 +5,7 @@
  * column's (a computed value and an aggregate as what MySQL gives for it: plan/apply-types.ts),
  * the values through a relation as a nested object (types/rows.ts).
  */
-
+import { tablesOf } from '../cache/read-tables.js';
 import type { ColumnInfo } from '../db/schema-types.js';
 import type { Flavour } from '../execute/database.js';
 import type { ApplyOutput, ApplyPlan } from '../plan/apply.js';
@@ -31,6 +31,7 @@ export function compileApplyPlan(plan: ApplyPlan, flavour: Flavour = 'mariadb'):
     cost: applyCost(plan),
     // Groups: as many as the table's rows at most, no estimate of how many.
     rows: 0,
+    tables: tablesOf(plan),
   };
 }
 

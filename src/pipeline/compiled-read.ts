@@ -25,6 +25,11 @@ export interface CompiledRead {
    * the lighter of two waiting reads first among equals (execute/acquire.ts).
    */
   readonly rows: number;
+  /**
+   * Every table the answer reads (cache/read-tables.ts), for the answer cache to drop it by;
+   * null or absent: never kept (a view among them, or a read made elsewhere).
+   */
+  readonly tables?: readonly string[] | null;
 }
 
 /** How a read's next page is found (plan/page.ts), from its last row. */

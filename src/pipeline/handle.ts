@@ -7,6 +7,8 @@
  * as its protocol frames them. A front door builds the Operation, calls handle and frames the
  * Answer; it decides nothing.
  */
+import type { AnswerCache } from '../cache/answer-cache.js';
+import { droppedByWrite } from '../cache/feed-drops.js';
 import type { SchemaCache } from '../db/schema.js';
 import type { TableInfo } from '../db/schema-types.js';
 import { preconditionFailed, procedureNeedsPost, rowNotFound } from '../errors.js';
@@ -44,6 +46,11 @@ export class Handler {
     /** The served database, where routines are called. */
     private readonly database: string,
     private readonly reads: ReadPipeline,
+    /**
+     * `--cache` (cache/answer-cache.ts): what a write or a call drops before its answer is
+     * sent; null when there is none.
+     */
+    private readonly cache: AnswerCache | null = null,
   ) {}
 
   /**
@@ -195,7 +202,13 @@ export class Handler {
     }
     const made = this.schema.plan(known, make);
     const planned = (made instanceof Promise ? await made : made).plan;
-    const result = await this.db.write(planned.job, caller);
+    let result: Awaited<ReturnType<Database['write']>>;
+    try {
+      result = await this.db.write(planned.job, caller);
+    } finally {
+      // Read your writes: dropped before the answer goes, also when its outcome is unknown.
+      if (this.cache !== null) droppedByWrite(this.cache, known);
+    }
     return {
       kind: 'written',
       action: operation.kind,
@@ -237,6 +250,21 @@ export class Handler {
     const given = operation.request();
     // The flavour of the host in use, which `-h db1,db2` may change.
     const target: CallTarget = { database: this.database, flavour: this.db.flavour };
+    try {
+      return { kind: 'called', text: await this.run(found, given, target, operation, caller) };
+    } finally {
+      // A routine may change any table: everything goes before its answer does.
+      this.cache?.flush();
+    }
+  }
+
+  private async run(
+    found: Awaited<ReturnType<typeof routinesFor>>,
+    given: ReturnType<CallOperation['request']>,
+    target: CallTarget,
+    operation: CallOperation,
+    caller: Caller,
+  ): Promise<string> {
     let text: string;
     if ('query' in given) {
       if (found.function === undefined) throw procedureNeedsPost(operation.routine);
@@ -247,6 +275,6 @@ export class Handler {
       const job = procedureJob(target, found.procedure, given.body);
       text = procedureAnswer(await this.db.call(job, caller));
     }
-    return { kind: 'called', text };
+    return text;
   }
 }

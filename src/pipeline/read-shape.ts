@@ -101,6 +101,7 @@ function instantiate(
     page: read.page,
     cost: read.cost,
     rows: read.rows,
+    tables: read.tables ?? null,
   };
 }
 

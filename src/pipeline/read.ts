@@ -7,6 +7,7 @@
  * re-read when a request names something the cached schema does not know.
  */
 
+import { tablesOf } from '../cache/read-tables.js';
 import type { SchemaCache } from '../db/schema.js';
 import type { TableInfo } from '../db/schema-types.js';
 import { badSkiptoken, invalidQuery, queryTooCostly } from '../errors.js';
@@ -57,6 +58,7 @@ export function compileReadPlan(plan: ReadPlan, flavour: Flavour = 'mariadb'): C
     page: pageOf(plan),
     cost: readCost(plan),
     rows: answerRows(plan),
+    tables: tablesOf(plan),
   };
 }
 
@@ -294,6 +296,7 @@ export function compileKeyRead(
     page: null,
     cost: readCost(plan, true),
     rows: answerRows(plan, true),
+    tables: tablesOf(plan),
   };
 }
 

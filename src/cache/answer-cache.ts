@@ -1,0 +1,242 @@
+/**
+ * The exact server cache (docs/caching.md, "The server cache"): whole read answers, the very
+ * bytes and headers sent, kept by what decides them (the role, the table, the representation,
+ * the raw query string or key, and the caller's `@user` values when the read binds them) and
+ * dropped by table when the change feed sees any change to a table the answer read, or when a
+ * write through this gateway touches it. Never by time.
+ *
+ * Race safety: every drop stamps its tables with the next value of one clock. A read takes the
+ * clock (a ticket) before its first statement; its answer is kept only when none of its tables
+ * was stamped after the ticket, so an answer read before a change can never be stored after
+ * that change's drop. Losing the binary-log connection (or the feed stopping) empties the cache
+ * and moves the epoch, which fails every ticket taken before; until the connection is back
+ * nothing is served or kept, and it is emptied once more when it is.
+ *
+ * Bounded by bytes: least recently used first out (a Map's order: a hit moves its entry last).
+ */
+import type { UserValues } from '../sql/user-values.js';
+
+/** What is kept of an answer: the bytes sent and the headers they need. */
+export interface CachedAnswer {
+  readonly body: Buffer;
+  readonly type: string;
+  readonly etag: string;
+  /** `X-Total-Count` (`$count`), or null. */
+  readonly total: string | null;
+  /** The `Link` to the next page, or null. */
+  readonly link: string | null;
+}
+
+interface Entry extends CachedAnswer {
+  readonly key: string;
+  readonly tables: readonly string[];
+  readonly bytes: number;
+}
+
+/** A read's place in time for the cache: what `keep` checks. */
+export interface Ticket {
+  readonly clock: number;
+  readonly epoch: number;
+}
+
+/** What the cache asks of its surroundings. */
+export interface CacheSurroundings {
+  /** The tables whose rows change with a table's (foreign-key cascades): dropped with it. */
+  readonly dependents: (table: string) => readonly string[];
+  /** The schema's version (db/schema.ts): when it moves, everything is dropped. */
+  readonly version: () => number;
+}
+
+const NOTHING_AROUND: CacheSurroundings = { dependents: () => [], version: () => 0 };
+
+/** Bytes an entry costs besides its body and key: the object, the index sets, the Map slot. */
+const ENTRY_OVERHEAD = 320;
+
+/** Which representation an answer is: a cache key part. */
+export type Representation = 'json' | 'csv';
+
+/** The key of a read (`GET /table/<t>/read?…`) before its `@user` part. */
+export function readKey(role: string, table: string, csv: boolean, query: string): string {
+  return `r${csv ? 'c' : 'j'}\u0000${role}\u0000${table}\u0000${query}`;
+}
+
+/** The key of a key read (`GET /table/<t>/read(<k>,<v>)?…`) before its `@user` part. */
+export function keyReadKey(
+  role: string,
+  table: string,
+  csv: boolean,
+  action: string,
+  query: string,
+): string {
+  return `k${csv ? 'c' : 'j'}\u0000${role}\u0000${table}\u0000${action}\u0000${query}`;
+}
+
+/** The `@user` part of a key: the caller's values, unambiguously (JSON). */
+export function userPart(user: UserValues | null): string {
+  return user === null ? '\u0001' : `\u0001${JSON.stringify([user.id, user.email, user.role])}`;
+}
+
+export class AnswerCache {
+  private readonly entries = new Map<string, Entry>();
+  private readonly byTable = new Map<string, Set<Entry>>();
+  /** When each table was last dropped, on `clock`. */
+  private readonly stamps = new Map<string, number>();
+  private clock = 0;
+  private epoch = 0;
+  private size = 0;
+  /** Whether answers are served and kept: the feed's binary-log connection streams. */
+  live = true;
+  hits = 0;
+  misses = 0;
+  drops = 0;
+
+  constructor(
+    /** Bytes kept at most. */
+    readonly maxBytes: number,
+    /** The largest body kept. */
+    readonly maxEntryBytes: number,
+    private readonly around: CacheSurroundings = NOTHING_AROUND,
+  ) {
+    this.schemaVersion = around.version();
+  }
+
+  private schemaVersion: number;
+
+  /** Everything dropped when the schema was read again and found changed. */
+  private current(): void {
+    const version = this.around.version();
+    if (version !== this.schemaVersion) {
+      this.schemaVersion = version;
+      this.flush();
+    }
+  }
+
+  get bytes(): number {
+    return this.size;
+  }
+
+  get count(): number {
+    return this.entries.size;
+  }
+
+  /**
+   * The answer kept under `base` (a read that binds no `@user` value) or under `base` and the
+   * caller's values; undefined when none or while the cache is not live.
+   */
+  get(base: string, user: UserValues | null): CachedAnswer | undefined {
+    if (!this.live) return undefined;
+    this.current();
+    let entry = this.entries.get(base);
+    if (entry === undefined) entry = this.entries.get(base + userPart(user));
+    if (entry === undefined) {
+      this.misses++;
+      return undefined;
+    }
+    // Most recently used: last in the Map's order.
+    this.entries.delete(entry.key);
+    this.entries.set(entry.key, entry);
+    this.hits++;
+    return entry;
+  }
+
+  /** Taken before a read's first statement is sent. */
+  ticket(): Ticket {
+    this.current();
+    return { clock: this.clock, epoch: this.epoch };
+  }
+
+  /**
+   * Keeps an answer read under `ticket` when it is still current: the cache live, no table of
+   * it dropped since, not past the entry bound. `namesUser`: the key takes the caller's values.
+   */
+  keep(
+    ticket: Ticket,
+    base: string,
+    namesUser: boolean,
+    user: UserValues | null,
+    tables: readonly string[],
+    answer: CachedAnswer,
+  ): boolean {
+    this.current();
+    if (!this.live || ticket.epoch !== this.epoch) return false;
+    if (answer.body.length > this.maxEntryBytes) return false;
+    for (const table of tables) {
+      if ((this.stamps.get(table) ?? 0) > ticket.clock) return false;
+    }
+    const key = namesUser ? base + userPart(user) : base;
+    const bytes = answer.body.length + key.length * 2 + ENTRY_OVERHEAD;
+    if (bytes > this.maxBytes) return false;
+    const old = this.entries.get(key);
+    if (old !== undefined) this.remove(old);
+    const entry: Entry = { ...answer, key, tables, bytes };
+    this.entries.set(key, entry);
+    this.size += bytes;
+    for (const table of tables) {
+      let set = this.byTable.get(table);
+      if (set === undefined) {
+        set = new Set();
+        this.byTable.set(table, set);
+      }
+      set.add(entry);
+    }
+    // Least recently used out until it fits (the new entry is last, and fits alone).
+    for (const first of this.entries.values()) {
+      if (this.size <= this.maxBytes) break;
+      this.remove(first);
+    }
+    return true;
+  }
+
+  /**
+   * A change to `tables` (committed, or being answered to the writer): every answer that read
+   * one of them, or a table their foreign keys cascade to, is dropped, and each is stamped so
+   * no read that began before is kept.
+   */
+  drop(tables: Iterable<string>): void {
+    const stamp = ++this.clock;
+    const all = new Set<string>();
+    for (const table of tables) {
+      all.add(table);
+      for (const dependent of this.around.dependents(table)) all.add(dependent);
+    }
+    for (const table of all) {
+      this.stamps.set(table, stamp);
+      const set = this.byTable.get(table);
+      if (set === undefined) continue;
+      for (const entry of [...set]) {
+        this.remove(entry);
+        this.drops++;
+      }
+    }
+  }
+
+  /** Everything dropped (a schema change, a routine call, the feed lost or back). */
+  flush(): void {
+    this.epoch++;
+    this.clock++;
+    this.drops += this.entries.size;
+    this.entries.clear();
+    this.byTable.clear();
+    // Every ticket is of an older epoch now: stamps before it can go.
+    this.stamps.clear();
+    this.size = 0;
+  }
+
+  /** The binary-log connection streams (true) or not: emptied either way. */
+  setLive(live: boolean): void {
+    this.live = live;
+    this.flush();
+  }
+
+  private remove(entry: Entry): void {
+    if (this.entries.get(entry.key) !== entry) return;
+    this.entries.delete(entry.key);
+    this.size -= entry.bytes;
+    for (const table of entry.tables) {
+      const set = this.byTable.get(table);
+      if (set === undefined) continue;
+      set.delete(entry);
+      if (set.size === 0) this.byTable.delete(table);
+    }
+  }
+}
