@@ -209,10 +209,54 @@ export class Evaluator {
     }
     await flush();
     const matches: Matches = new Map();
+    // Reads that differ only in their bound values (one role and filter, many `@user`s) run
+    // as one statement: a branch each, so the statements do not grow with the users.
+    const alike = new Map<string, ReadGroup[]>();
     for (const group of groups) {
-      matches.set(group.key, await this.select(group.read));
+      const { sql } = group.read.select;
+      const shared = mergeable(sql) ? sql : `\u0000${group.key}`;
+      const same = alike.get(shared);
+      if (same === undefined) alike.set(shared, [group]);
+      else same.push(group);
+    }
+    for (const same of alike.values()) {
+      if (same.length === 1) {
+        const [group] = same as [ReadGroup];
+        matches.set(group.key, await this.select(group.read));
+        continue;
+      }
+      const per = Math.max(1, (same[0] as ReadGroup).read.select.params.length);
+      const size = Math.max(1, Math.min(MAX_BRANCHES, Math.floor(MAX_PARAMETERS / per)));
+      for (let from = 0; from < same.length; from += size) {
+        const found = await this.selectMany(same.slice(from, from + size));
+        for (const [index, group] of same.slice(from, from + size).entries()) {
+          matches.set(group.key, found[index] as Map<number, string>);
+        }
+      }
     }
     return { images: numbers, matches };
+  }
+
+  /**
+   * Reads of one SQL text and different bound values over the images, as one statement: each
+   * read's own SELECT, unchanged, as a branch of a UNION ALL numbered by a first column. Each
+   * branch is the very statement select() runs, so each decides exactly as it would.
+   */
+  private async selectMany(reads: readonly ReadGroup[]): Promise<Map<number, string>[]> {
+    const params: unknown[] = [];
+    const branches = reads.map(({ read }, index) => {
+      params.push(...read.select.params);
+      const rest = read.select.sql.slice('SELECT '.length);
+      return `(SELECT ${index} AS ${quoteIdent(`${IMAGE}_read`)}, ${quoteIdent(IMAGE)}, ${rest})`;
+    });
+    const [rows] = await this.connection.execute(branches.join(' UNION ALL '), bind(params));
+    const found = reads.map(() => new Map<number, string>());
+    for (const row of rows as unknown as unknown[][]) {
+      const index = Number(row[0]);
+      const read = (reads[index] as ReadGroup).read;
+      (found[index] as Map<number, string>).set(Number(row[1]), read.serialize(row.slice(2)));
+    }
+    return found;
   }
 
   /** The read over the images: the image number first, then the read's own select list. */
@@ -262,6 +306,21 @@ export class Evaluator {
     await this.connection.query(`ALTER TABLE ${scratch} RENAME TO ${name}`);
     this.copies.set(table.name, table);
   }
+}
+
+/** Reads in one statement at most (selectMany), and their bound values together at most. */
+const MAX_BRANCHES = 64;
+const MAX_PARAMETERS = 16_000;
+
+/**
+ * Whether reads of this SQL may run as branches of one UNION ALL: a plain SELECT whose select
+ * list binds no value (a UNION's column types are its branches' together: a bound value there
+ * could type a column otherwise than its own statement would).
+ */
+function mergeable(sql: string): boolean {
+  if (!sql.startsWith('SELECT ')) return false;
+  const from = sql.indexOf(' FROM ');
+  return from > 0 && !sql.slice(0, from).includes('?');
 }
 
 /** At most how long a parameter is as statement text (escaped text, binary as hex). */

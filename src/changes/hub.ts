@@ -45,8 +45,11 @@ export interface Subscriber {
   readonly table: string;
   /** What this subscriber may see of the table, and its key columns as it may see them. */
   readonly groups: () => { read: ReadGroup; key: ReadGroup } | null;
-  /** The events of one transaction, as SSE text; false when the stream is closed. */
-  send(text: string, events: number): boolean;
+  /**
+   * Events of whole transactions, in commit order, as SSE text (and, when given, the same text
+   * as UTF-8, made once for every subscriber it goes to); false when the stream is closed.
+   */
+  send(text: string, events: number, bytes?: Buffer): boolean;
   /** The table's columns changed: compile again against the new table. */
   reshape(table: TableInfo): void;
   /** The feed fell behind past its bound: the stream ends with `event: overflow`. */
@@ -994,15 +997,17 @@ export class ChangeFeed {
       const evaluated = await evaluator.evaluate(table, changes, [...reads.values()]);
       for (const { groups, subscribers: same } of alike.values()) {
         const frames = this.framesOf(tableName, groups, job, changes, where, evaluated, texts);
-        deliveries.push({ frames, to: same });
+        if (frames.length > 0) deliveries.push({ frames, to: same });
       }
     }
+    // A transaction's events are one write, their text encoded once for all of its
+    // subscribers: a client that stopped reading meets its --feed-max-lag within a few
+    // transactions, not only after a whole batch.
     for (const { frames, to } of deliveries) {
-      // A transaction's events are one write: a client that stopped reading meets its
-      // --feed-max-lag within a few transactions, not only after a whole batch.
       for (const { text, count } of frames) {
+        const bytes = to.length > 1 ? Buffer.from(text) : undefined;
         for (const subscriber of to) {
-          if (subscriber.send(text, count)) this.eventsSent += count;
+          if (subscriber.send(text, count, bytes)) this.eventsSent += count;
         }
       }
     }

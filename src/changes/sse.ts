@@ -59,7 +59,7 @@ export class EventStream implements Subscriber {
 
   readonly groups = (): { read: ReadGroup; key: ReadGroup } | null => this.current;
 
-  send(text: string, events: number): boolean {
+  send(text: string, events: number, bytes?: Buffer): boolean {
     if (this.ended) return false;
     if (this.raw.writableNeedDrain) {
       this.behind += events;
@@ -68,7 +68,7 @@ export class EventStream implements Subscriber {
         return false;
       }
     }
-    this.raw.write(text);
+    this.raw.write(bytes ?? text);
     return true;
   }
 
