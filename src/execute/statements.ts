@@ -27,7 +27,8 @@ function byName(rows: readonly unknown[][], fields: readonly FieldPacket[]): obj
 /**
  * The promise face of a pool connection, made once per connection rather than on every
  * statement (each one is an EventEmitter with two listeners). It holds no state of its
- * own besides the connection, so every checkout of the same connection may share it.
+ * own besides the connection, so every checkout of the same connection may share it. Not a memo
+ * of compiled things (pipeline/memo.ts): the driver's per-connection object, dropped with it.
  */
 const promiseFaces = new WeakMap<PoolConnection, PromiseConnection>();
 

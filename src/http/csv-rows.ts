@@ -8,6 +8,7 @@ import type { RowsFraming } from './json-rows.js';
 
 export const CSV_TYPE = 'text/csv; charset=utf-8';
 
+/** A front door's framing per CSV shape (itself a memo of pipeline/read.ts): the same object for every read of it. */
 const framings = new WeakMap<CsvRead, RowsFraming>();
 
 /** The header comes first; each record (csvOf) starts with the CRLF that ends the one before. */

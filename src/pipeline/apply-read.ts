@@ -15,6 +15,7 @@ import { compileApply, compileApplyCount } from '../sql/compile-apply.js';
 import { namesUser } from '../sql/user-values.js';
 import { type Field, type RowSerializer, shapeSerializer } from '../types/rows.js';
 import type { CompiledRead } from './compiled-read.js';
+import { Memo } from './memo.js';
 
 export function compileApplyPlan(plan: ApplyPlan, flavour: Flavour = 'mariadb'): CompiledRead {
   const count = plan.count ? compileApplyCount(plan, flavour) : null;
@@ -50,8 +51,9 @@ function fieldsOf(outputs: readonly ApplyOutput[]): Field[] {
  */
 const serializers = new Map<string, RowSerializer>();
 const MAX_SERIALIZERS = 256;
-const columnIds = new WeakMap<ColumnInfo, number>();
 let nextColumnId = 0;
+/** A number per column object, for the shape key (an object's identity as text). */
+const columnIds = new Memo<ColumnInfo, number>(() => nextColumnId++);
 
 function serializerOf(outputs: readonly ApplyOutput[]): RowSerializer {
   const key = shapeKey(outputs);
@@ -75,10 +77,5 @@ function shapeKey(outputs: readonly ApplyOutput[]): string {
 }
 
 function idOf(column: ColumnInfo): number {
-  let id = columnIds.get(column);
-  if (id === undefined) {
-    id = nextColumnId++;
-    columnIds.set(column, id);
-  }
-  return id;
+  return columnIds.of(column);
 }

@@ -29,6 +29,11 @@ export interface ShapedInsert {
   readonly exact: boolean;
 }
 
+/**
+ * The shapes each table object has learnt: not a memo (pipeline/memo.ts) but a bounded list
+ * filled by the requests that bring new shapes, each shape checked against every body it serves
+ * (sameNames); a schema re-read makes a new table object, which learns afresh.
+ */
 const shapesByTable = new WeakMap<TableInfo, InsertShape[]>();
 
 /** The shape `body`'s keys have on `table`, if one was learnt. */

@@ -35,6 +35,7 @@ import {
 } from '../types/rows.js';
 import { compileApplyPlan } from './apply-read.js';
 import type { CompiledRead, ReadPage } from './compiled-read.js';
+import { Memo } from './memo.js';
 import { ReadCache } from './read-cache.js';
 import { ShapeCache } from './read-shape.js';
 import { bindingOf, type Position, type Skiptokens } from './skiptoken.js';
@@ -163,7 +164,10 @@ export function bindRead(read: CompiledRead, access: Access | null): CompiledRea
   };
 }
 
-const serializers = new WeakMap<readonly Selection[], RowSerializer>();
+/** A select list with relations: its row serializer (memo.ts). */
+const serializers = new Memo<readonly Selection[], RowSerializer>((selections) =>
+  shapeSerializer(fieldsOf(selections)),
+);
 
 /**
  * The row serializer of a select list: for plain columns of the table, kept per table and column
@@ -175,27 +179,17 @@ export function readSerializer(plan: ReadPlan): RowSerializer {
   if (selections.every((s) => s.kind === 'column' && s.expr.source === plan.source)) {
     return cachedRowSerializer(plan.source.table, selectedColumns(plan));
   }
-  let serializer = serializers.get(selections);
-  if (serializer === undefined) {
-    serializer = shapeSerializer(fieldsOf(selections));
-    serializers.set(selections, serializer);
-  }
-  return serializer;
+  return serializers.of(selections);
 }
-
-const fieldLists = new WeakMap<readonly Selection[], readonly Field[]>();
 
 /**
  * The row shape of the selections: the order of the compiler's select list, slot by slot. Kept
  * per list, so that a read without `$select` has the same fields every time (csvOf keeps by them).
  */
+const fieldLists = new Memo<readonly Selection[], readonly Field[]>(fieldsMade);
+
 function fieldsOf(selections: readonly Selection[]): readonly Field[] {
-  let fields = fieldLists.get(selections);
-  if (fields === undefined) {
-    fields = fieldsMade(selections);
-    fieldLists.set(selections, fields);
-  }
-  return fields;
+  return fieldLists.of(selections);
 }
 
 function fieldsMade(selections: readonly Selection[]): Field[] {
@@ -219,22 +213,19 @@ export interface CsvRead {
   readonly serialize: RowSerializer;
 }
 
-const csvReads: Record<CsvFormulas, WeakMap<readonly Field[], CsvRead>> = {
-  escape: new WeakMap(),
-  keep: new WeakMap(),
+function csvMade(fields: readonly Field[], formulas: CsvFormulas): CsvRead {
+  const record = csvSerializer(fields, formulas);
+  return { header: csvHeader(fields), serialize: (row) => `\r\n${record(row)}` };
+}
+
+const csvReads: Record<CsvFormulas, Memo<readonly Field[], CsvRead>> = {
+  escape: new Memo((fields) => csvMade(fields, 'escape')),
+  keep: new Memo((fields) => csvMade(fields, 'keep')),
 };
 
 /** The CSV shape of a read (types/csv-rows.ts), made once per select list and `--csv-formulas`. */
 export function csvOf(read: CompiledRead, formulas: CsvFormulas = 'escape'): CsvRead {
-  const kept = csvReads[formulas];
-  let made = kept.get(read.fields);
-  if (made === undefined) {
-    const { fields } = read;
-    const record = csvSerializer(fields, formulas);
-    made = { header: csvHeader(fields), serialize: (row) => `\r\n${record(row)}` };
-    kept.set(read.fields, made);
-  }
-  return made;
+  return csvReads[formulas].of(read.fields);
 }
 
 /**

@@ -13,30 +13,25 @@ import type { CallJob, CallResult } from '../execute/call.js';
 import { type CallPlan, planCallBody, planCallQuery } from '../plan/call-plan.js';
 import { compileCall } from '../sql/compile-call.js';
 import { type RowSerializer, rowSerializer } from '../types/rows.js';
+import { Memo } from './memo.js';
 
 /** Per routine: the serializer of its OUT values' row (one object keyed by parameter name). */
-const outSerializers = new WeakMap<RoutineInfo, RowSerializer | null>();
+const outSerializers = new Memo<RoutineInfo, RowSerializer | null>((routine) => {
+  const columns = routine.parameters.filter((p) => p.mode !== 'in').map((p) => p.column);
+  return columns.length === 0 ? null : rowSerializer(columns);
+});
 /** Per function: the serializer of its value, as the one key `value` of an object. */
-const valueSerializers = new WeakMap<RoutineInfo, RowSerializer>();
+const valueSerializers = new Memo<RoutineInfo, RowSerializer>((routine) =>
+  // returns is named `value` (db/routines.ts): its row is `{"value": …}`.
+  rowSerializer(routine.returns === null ? [] : [routine.returns]),
+);
 
 function outRowOf(routine: RoutineInfo): RowSerializer | null {
-  let serializer = outSerializers.get(routine);
-  if (serializer === undefined) {
-    const columns = routine.parameters.filter((p) => p.mode !== 'in').map((p) => p.column);
-    serializer = columns.length === 0 ? null : rowSerializer(columns);
-    outSerializers.set(routine, serializer);
-  }
-  return serializer;
+  return outSerializers.of(routine);
 }
 
 function valueRowOf(routine: RoutineInfo): RowSerializer {
-  let serializer = valueSerializers.get(routine);
-  if (serializer === undefined) {
-    // returns is named `value` (db/routines.ts): its row is `{"value": …}`.
-    serializer = rowSerializer(routine.returns === null ? [] : [routine.returns]);
-    valueSerializers.set(routine, serializer);
-  }
-  return serializer;
+  return valueSerializers.of(routine);
 }
 
 /** Where a call runs: the served database, and the server's flavour (db/result-columns.ts). */
