@@ -17,6 +17,7 @@ import { descriptionOperation } from './docs.openapi.js';
 import { downloadOperation } from './files.openapi.js';
 import { healthOperation, liveOperation } from './health.openapi.js';
 import { mcpOperation } from './mcp.openapi.js';
+import { odataOperations } from './odata.openapi.js';
 import { keyReadOperation, readOperation } from './read.openapi.js';
 import { indexOperation } from './root.openapi.js';
 import { functionGetOperation, functionPostOperation, procedureOperation } from './rpc.openapi.js';
@@ -58,6 +59,7 @@ export const otherRoutes: readonly RouteOperation[] = [
   uploadOperation,
   downloadOperation,
   mcpOperation,
+  ...odataOperations,
   indexOperation,
   liveOperation,
   healthOperation,

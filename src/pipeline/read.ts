@@ -188,7 +188,7 @@ export function readSerializer(plan: ReadPlan): RowSerializer {
  */
 const fieldLists = new Memo<readonly Selection[], readonly Field[]>(fieldsMade);
 
-function fieldsOf(selections: readonly Selection[]): readonly Field[] {
+export function fieldsOf(selections: readonly Selection[]): readonly Field[] {
   return fieldLists.of(selections);
 }
 
