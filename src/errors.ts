@@ -255,6 +255,12 @@ export const ERRORS = {
     stages: ['batch'],
     message: (limit: number) => `The batch is larger than ${limit} bytes`,
   },
+  BATCH_DEPENDENCY_FAILED: {
+    status: 424,
+    stages: ['batch'],
+    message: (id: string) =>
+      `Not run: request or change set '${id}', which this one depends on, failed`,
+  },
   BATCH_MEDIA_TYPE: {
     status: 415,
     stages: ['batch'],
@@ -729,6 +735,7 @@ export const batchSyntax = (message: string) => apiError('BATCH_SYNTAX', message
 export const batchLimit = (message: string) => apiError('BATCH_LIMIT', message);
 export const batchTooLarge = (limit: number) => apiError('BATCH_TOO_LARGE', limit);
 export const batchMediaType = () => apiError('BATCH_MEDIA_TYPE');
+export const batchDependencyFailed = (id: string) => apiError('BATCH_DEPENDENCY_FAILED', id);
 export const optionWithoutDollar = (key: string, meant: string) =>
   apiError('OPTION_WITHOUT_DOLLAR', key, meant);
 export const filterSyntax = (message: string) => apiError('FILTER_SYNTAX', message);

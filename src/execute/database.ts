@@ -610,12 +610,14 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
     },
     writeChain: (steps, caller = GATEWAY, failed = { step: 0 }) => {
       const timedSteps = steps.map(
-        (step): ChainStep =>
-          (earlier) => {
-            const job = step(earlier);
+        (step): ChainStep => ({
+          ...step,
+          job: (earlier) => {
+            const job = step.job(earlier);
             if (job.mode === 'transaction') return timedWrite(job, caller);
             return ownLimit(caller) ? { ...job, statement: timed(job.statement, caller) } : job;
           },
+        }),
       );
       return writeRetrying((progress) =>
         using(caller.client, (held) => runChain(held, timedSteps, progress, failed)),

@@ -204,9 +204,13 @@ async function runSteps(
 /**
  * One step of a chain (runChain): the job it runs, made from the results of the steps before
  * it (a deep insert's children take their parent's key from its result: pipeline/deep-insert.ts).
- * Throwing refuses the whole chain.
+ * Throwing refuses the whole chain; so does `check` throwing on the job's result (a `$batch`
+ * update by key that found no row is its 404, inside the transaction).
  */
-export type ChainStep = (earlier: readonly WriteResult[]) => WriteJob;
+export interface ChainStep {
+  readonly job: (earlier: readonly WriteResult[]) => WriteJob;
+  readonly check?: (result: WriteResult) => void;
+}
 
 /**
  * Several write jobs in one transaction on one connection, in order, all or none: a deep insert
@@ -228,7 +232,7 @@ export async function runChain(
     const results: WriteResult[] = [];
     for (const [index, step] of steps.entries()) {
       at.step = index;
-      const job = step(results);
+      const job = step.job(results);
       const transaction = job.mode === 'transaction' ? job : asTransaction(job);
       results.push(
         job.mode === 'alone' && job.returning !== null
@@ -242,6 +246,7 @@ export async function runChain(
           : await runSteps(connection, transaction, begin),
       );
       begin = null;
+      step.check?.(results[index] as WriteResult);
     }
     if (begin !== null) await begin;
     progress.committing = true;

@@ -83,8 +83,8 @@ export function deepCreate(
   };
   const planned: PlannedWrite[] = [];
   const steps = rows.map(
-    (row, index): ChainStep =>
-      (earlier) => {
+    (row, index): ChainStep => ({
+      job: (earlier) => {
         const own = row.from === null ? row.own : withParentKey(row, rows, earlier);
         const made = createJob(
           row.table,
@@ -96,6 +96,7 @@ export function deepCreate(
         planned[index] = made;
         return made.job;
       },
+    }),
   );
   return {
     kind: 'deep',

@@ -189,6 +189,8 @@ export class Handler {
     operations: readonly WriteOperation[],
     access: Access | null,
     caller: Caller,
+    /** Per operation, a check of its result that may refuse the whole set (throwing). */
+    checks?: readonly (((result: WriteResult) => void) | undefined)[],
   ): Promise<WrittenAnswer[]> {
     const made: { preferences: Preferences; planned: PlannedWrite | DeepWrite }[] = [];
     for (const [index, operation] of operations.entries()) {
@@ -201,13 +203,18 @@ export class Handler {
     // Each operation's steps, and where they start in the one chain.
     const steps: ChainStep[] = [];
     const starts: number[] = [];
-    for (const { planned } of made) {
+    for (const [index, { planned }] of made.entries()) {
       const start = steps.length;
       starts.push(start);
       if ('steps' in planned) {
-        for (const step of planned.steps) steps.push((all) => step(all.slice(start)));
+        for (const step of planned.steps) {
+          steps.push({ job: (all) => step.job(all.slice(start)) });
+        }
       } else {
-        steps.push(() => planned.job);
+        const check = checks?.[index];
+        steps.push(
+          check === undefined ? { job: () => planned.job } : { job: () => planned.job, check },
+        );
       }
     }
     const failed = { step: 0 };
@@ -264,7 +271,7 @@ export class Handler {
     let make: (table: TableInfo) => PlannedWrite | DeepWrite;
     switch (operation.kind) {
       case 'create': {
-        const request = operation.request();
+        const request = operation.request(known);
         preferences = request.preferences;
         make = (t) =>
           deepCreate(t, request.body, access, request.preferences, flavour) ??
@@ -272,14 +279,14 @@ export class Handler {
         break;
       }
       case 'update': {
-        const request = operation.request();
+        const request = operation.request(known);
         preferences = request.preferences;
         make = (t) =>
           updateJob(t, request.target, request.body, access, request.preferences, flavour);
         break;
       }
       case 'delete': {
-        const request = operation.request();
+        const request = operation.request(known);
         preferences = request.preferences;
         make = (t) => deleteJob(t, request.target, access, request.preferences);
         break;
