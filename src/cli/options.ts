@@ -666,7 +666,8 @@ export function configFromRun(
     stallTimeoutMs: duration('stallTimeout', DEFAULTS.stallTimeoutMs),
     schemaRefreshMs: duration('schemaRefresh', DEFAULTS.schemaRefreshMs),
     registration: registration as Registration,
-    odataBasic,
+    // Absent means on (config.ts): a config without the flag stays as it was.
+    ...(get('odataBasic') === undefined ? {} : { odataBasic: odataBasic as 'on' | 'off' }),
     defaultRole,
     policyFile: policy === undefined ? null : path.resolve(policy),
     trustProxy: trustProxy === undefined ? DEFAULTS.trustProxy : parseTrustProxy(trustProxy),
