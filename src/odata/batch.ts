@@ -33,6 +33,7 @@ import {
   parseMultipartBatch,
 } from './batch-parse.js';
 import { type BatchWrite, batchWrite, type InnerResponse, parseODataPath } from './batch-writes.js';
+import { entityBody } from './body.js';
 
 const SERVICE_ROOT = '/odata/';
 const WRITE_METHODS = new Set(['POST', 'PATCH', 'PUT', 'DELETE']);
@@ -226,7 +227,9 @@ function writeOf(inner: InnerRequest, base: string): BatchWrite {
       body = inner.body;
     }
   }
-  return batchWrite(inner.method, path, body, inner.headers.prefer, base);
+  // Annotations dropped, names decoded, as the service's own writes read a body (odata/body.ts);
+  // the Edm forms of values (base64url binary, JSON as text) are not converted here.
+  return batchWrite(inner.method, path, entityBody(undefined, body), inner.headers.prefer, base);
 }
 
 /**
