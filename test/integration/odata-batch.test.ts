@@ -311,6 +311,23 @@ describe('JSON batch (OData 4.01)', () => {
   });
 });
 
+describe('deep insert through the service', () => {
+  test('POST /odata/orders with order_items creates both in one transaction', async () => {
+    const id = await nextId('orders');
+    const response = await fetch(`${gw.url}/odata/orders`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ note: 'svc', order_items: [{ sku: 'S1' }, { sku: 'S2' }] }),
+    });
+    expect(response.status).toBe(201);
+    const [items] = await db.admin.query(
+      'SELECT sku FROM order_items WHERE order_id = ? ORDER BY id',
+      [id],
+    );
+    expect(items).toEqual([{ sku: 'S1' }, { sku: 'S2' }]);
+  });
+});
+
 describe('multipart/mixed batch (OData 4.0)', () => {
   test('a change set and a read, answered in a mirroring multipart; a failed set is one response', async () => {
     const id = await nextId('orders');
