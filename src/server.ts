@@ -40,6 +40,7 @@ import {
 } from './limits.js';
 import { registerCacheMetrics } from './metrics/cache.js';
 import { registerFeedMetrics } from './metrics/feed.js';
+import { batchRoutes } from './odata/batch.js';
 import { Handler } from './pipeline/handle.js';
 import { type ReadBudget, ReadPipeline } from './pipeline/read.js';
 import type { Services } from './services.js';
@@ -169,6 +170,7 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
   }
   writeRoutes(app, handler);
   rpcRoutes(app, handler);
+  batchRoutes(app, handler);
   // OData v4 under /odata/, on the same Handler (docs/odata.md).
   odataRoutes(app, services, handler);
   uploadRoutes(app, services);

@@ -27,7 +27,14 @@ import { type Snapshot, snapshotOf } from './snapshot.js';
 import { countOf, rowsOf, runStatement, selectArrays } from './statements.js';
 import { type RowFlow, type RowSink, streamRetrying } from './stream.js';
 import { withTimeLimit } from './time-limit.js';
-import { runAlone, runTransaction, type WriteJob, type WriteResult } from './write.js';
+import {
+  type ChainStep,
+  runAlone,
+  runChain,
+  runTransaction,
+  type WriteJob,
+  type WriteResult,
+} from './write.js';
 
 export type { DatabaseOptions } from './backend.js';
 export type { Caller, Flavour, PoolStats, Snapshot };
@@ -72,6 +79,16 @@ export interface Database {
    * none, retried where safe (retry.ts).
    */
   write(job: WriteJob, caller?: Caller): Promise<WriteResult>;
+  /**
+   * Several write jobs in one transaction on one connection, all or none (write.ts runChain),
+   * each job's result in order; retried as one write. `failed.step` is the step a failure came
+   * from.
+   */
+  writeChain(
+    steps: readonly ChainStep[],
+    caller?: Caller,
+    failed?: { step: number },
+  ): Promise<WriteResult[]>;
   /**
    * A stored routine's call (call.ts): on a connection of the caller's fair share, under the
    * caller's time limit, never inside a transaction of ours; a connection the routine left
@@ -168,6 +185,33 @@ function writeJob({ lent, limits }: Parts, job: WriteJob, caller: Caller): Promi
   );
 }
 
+/**
+ * Several write jobs as one transaction on one connection (write.ts runChain), each under the
+ * caller's time limit as alone; `failed.step` tells whose failure it was.
+ */
+function writeChainOf(
+  { lent, limits }: Parts,
+  steps: readonly ChainStep[],
+  caller: Caller,
+  failed: { step: number },
+): Promise<WriteResult[]> {
+  const timedSteps = steps.map(
+    (step): ChainStep => ({
+      ...step,
+      job: (earlier) => {
+        const job = step.job(earlier);
+        if (job.mode === 'transaction') return limits.timedWrite(job, caller);
+        return limits.ownLimit(caller)
+          ? { ...job, statement: limits.timed(job.statement, caller) }
+          : job;
+      },
+    }),
+  );
+  return writeRetrying((progress) =>
+    lent.using(caller.client, (held) => runChain(held, timedSteps, progress, failed)),
+  );
+}
+
 /** A stored routine's call, on a connection dropped after it unless the routine left it clean. */
 function callRoutine(
   { switcher, lent, limits, options }: Parts,
@@ -245,6 +289,8 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
     rows: <T extends object>(query: CompiledQuery) => rowsOf<T>(lent, query),
     run: (query) => runStatement(lent, query),
     write: (job, caller = GATEWAY) => writeJob(parts, job, caller),
+    writeChain: (steps, caller = GATEWAY, failed = { step: 0 }) =>
+      writeChainOf(parts, steps, caller, failed),
     call: (job, caller = GATEWAY) => callRoutine(parts, job, caller),
     ping: (fresh) => switcher.backend.ping(fresh),
     stats: () => switcher.backend.acquirer.stats(),

@@ -14,6 +14,7 @@ import type { TableInfo } from '../db/schema-types.js';
 import { preconditionFailed, procedureNeedsPost, rowNotFound } from '../errors.js';
 import type { Caller } from '../execute/caller.js';
 import type { Database } from '../execute/database.js';
+import type { ChainStep, WriteResult } from '../execute/write.js';
 import type { Access } from '../policy/views.js';
 import type { EntityTags } from '../query/entity-tags.js';
 import type { WriteTarget } from '../query/key-value.js';
@@ -21,6 +22,7 @@ import { appliedPreferences, type Preferences } from '../query/prefer.js';
 import type { CalledAnswer, RowAnswer, RowsAnswer, WrittenAnswer } from './answer.js';
 import type { CompiledRead } from './compiled-read.js';
 import { routinesFor, tableFor } from './decide.js';
+import { type DeepWrite, deepCreate } from './deep-insert.js';
 import type {
   CallOperation,
   KeyReadOperation,
@@ -38,6 +40,17 @@ import {
   procedureJob,
 } from './rpc.js';
 import { conditionalJob, createJob, deleteJob, type PlannedWrite, updateJob } from './write.js';
+
+/** A batch's change set failed (Handler.writeAll): which operation, and its refusal. */
+export class ChangeSetFailure extends Error {
+  constructor(
+    readonly index: number,
+    readonly error: unknown,
+  ) {
+    super('A change set failed');
+    this.name = 'ChangeSetFailure';
+  }
+}
 
 export class Handler {
   constructor(
@@ -161,53 +174,21 @@ export class Handler {
     access: Access | null,
     caller: Caller,
   ): Promise<WrittenAnswer> {
-    const found = tableFor(this.schema, access, operation.table, operation.kind);
-    const known = found instanceof Promise ? await found : found;
-    const { flavour } = this.db;
-    let preferences: Preferences;
-    let make: (table: TableInfo) => PlannedWrite;
-    switch (operation.kind) {
-      case 'create': {
-        const request = operation.request();
-        preferences = request.preferences;
-        make = (t) => createJob(t, request.body, access, request.preferences, flavour);
-        break;
-      }
-      case 'update': {
-        const request = operation.request();
-        preferences = request.preferences;
-        make = (t) =>
-          this.ifMatch(
-            updateJob(t, request.target, request.body, access, request.preferences, flavour),
-            t,
-            request.target,
-            request.ifMatch,
-            access,
-          );
-        break;
-      }
-      case 'delete': {
-        const request = operation.request();
-        preferences = request.preferences;
-        make = (t) =>
-          this.ifMatch(
-            deleteJob(t, request.target, access, request.preferences),
-            t,
-            request.target,
-            request.ifMatch,
-            access,
-          );
-        break;
-      }
-    }
-    const made = this.schema.plan(known, make);
-    const planned = (made instanceof Promise ? await made : made).plan;
+    const { known, preferences, planned } = await this.planWrite(operation, access);
     let result: Awaited<ReturnType<Database['write']>>;
     try {
+      if ('steps' in planned) {
+        const results = await this.db.writeChain(planned.steps, caller);
+        return this.deepAnswer(planned, results, preferences);
+      }
       result = await this.db.write(planned.job, caller);
     } finally {
-      // Read your writes: dropped before the answer goes, also when its outcome is unknown.
-      if (this.cache !== null) droppedByWrite(this.cache, known);
+      // Read your writes: dropped before the answer goes, also when its outcome is unknown; a
+      // deep insert's children are of other tables: everything goes.
+      if (this.cache !== null) {
+        if ('steps' in planned) this.cache.flush();
+        else droppedByWrite(this.cache, known);
+      }
     }
     return {
       kind: 'written',
@@ -235,6 +216,152 @@ export class Handler {
     const admit = (read: CompiledRead) => this.reads.admit(read, access);
     const check = rowPrecondition(table, target.match, access, tags, this.db.flavour, admit);
     return conditionalJob(planned, table, check);
+  }
+
+  /**
+   * Several writes in one transaction, all or none (a `$batch` change set): each planned and
+   * guarded exactly as alone, in order, then run as one chain on one connection
+   * (Database.writeChain), each answered as alone. The first refusal — in planning or in the
+   * transaction — rolls everything back and is thrown as a ChangeSetFailure naming whose it was.
+   */
+  async writeAll(
+    operations: readonly WriteOperation[],
+    access: Access | null,
+    caller: Caller,
+    /** Per operation, a check of its result that may refuse the whole set (throwing). */
+    checks?: readonly (((result: WriteResult) => void) | undefined)[],
+  ): Promise<WrittenAnswer[]> {
+    const made: {
+      known: TableInfo;
+      preferences: Preferences;
+      planned: PlannedWrite | DeepWrite;
+    }[] = [];
+    for (const [index, operation] of operations.entries()) {
+      try {
+        made.push(await this.planWrite(operation, access));
+      } catch (error) {
+        throw new ChangeSetFailure(index, error);
+      }
+    }
+    // Each operation's steps, and where they start in the one chain.
+    const steps: ChainStep[] = [];
+    const starts: number[] = [];
+    for (const [index, { planned }] of made.entries()) {
+      const start = steps.length;
+      starts.push(start);
+      if ('steps' in planned) {
+        for (const step of planned.steps) {
+          steps.push({ job: (all) => step.job(all.slice(start)) });
+        }
+      } else {
+        const check = checks?.[index];
+        steps.push(
+          check === undefined ? { job: () => planned.job } : { job: () => planned.job, check },
+        );
+      }
+    }
+    const failed = { step: 0 };
+    let results: WriteResult[];
+    try {
+      results = await this.db.writeChain(steps, caller, failed);
+    } catch (error) {
+      this.dropWritten(made);
+      let index = 0;
+      while (index + 1 < starts.length && (starts[index + 1] as number) <= failed.step) index++;
+      throw new ChangeSetFailure(index, error);
+    }
+    this.dropWritten(made);
+    return made.map(({ preferences, planned }, index): WrittenAnswer => {
+      const start = starts[index] as number;
+      const operation = operations[index] as WriteOperation;
+      if ('steps' in planned) {
+        const end = starts[index + 1] ?? results.length;
+        return this.deepAnswer(planned, results.slice(start, end), preferences);
+      }
+      return {
+        kind: 'written',
+        action: operation.kind,
+        planned,
+        result: results[start] as WriteResult,
+        applied: appliedPreferences(preferences, planned.applied),
+      };
+    });
+  }
+
+  /** Read your writes for a change set: what its writes touched, before its answer goes. */
+  private dropWritten(made: readonly { known: TableInfo; planned: PlannedWrite | DeepWrite }[]) {
+    const { cache } = this;
+    if (cache === null) return;
+    for (const { known, planned } of made) {
+      if ('steps' in planned) cache.flush();
+      else droppedByWrite(cache, known);
+    }
+  }
+
+  private deepAnswer(
+    planned: DeepWrite,
+    results: readonly WriteResult[],
+    preferences: Preferences,
+  ): WrittenAnswer {
+    const top = planned.top();
+    return {
+      kind: 'written',
+      action: 'create',
+      planned: top,
+      result: results[0] as WriteResult,
+      applied: appliedPreferences(preferences, top.applied),
+      related: planned.relatedText(results),
+    };
+  }
+
+  /** The table for the role, and the write's job (or a deep insert's chain) planned against it. */
+  private async planWrite(
+    operation: WriteOperation,
+    access: Access | null,
+  ): Promise<{ known: TableInfo; preferences: Preferences; planned: PlannedWrite | DeepWrite }> {
+    const found = tableFor(this.schema, access, operation.table, operation.kind);
+    const known = found instanceof Promise ? await found : found;
+    const { flavour } = this.db;
+    let preferences: Preferences;
+    let make: (table: TableInfo) => PlannedWrite | DeepWrite;
+    switch (operation.kind) {
+      case 'create': {
+        const request = operation.request(known);
+        preferences = request.preferences;
+        make = (t) =>
+          deepCreate(t, request.body, access, request.preferences, flavour) ??
+          createJob(t, request.body, access, request.preferences, flavour);
+        break;
+      }
+      case 'update': {
+        const request = operation.request(known);
+        preferences = request.preferences;
+        make = (t) =>
+          this.ifMatch(
+            updateJob(t, request.target, request.body, access, request.preferences, flavour),
+            t,
+            request.target,
+            request.ifMatch,
+            access,
+          );
+        break;
+      }
+      case 'delete': {
+        const request = operation.request(known);
+        preferences = request.preferences;
+        make = (t) =>
+          this.ifMatch(
+            deleteJob(t, request.target, access, request.preferences),
+            t,
+            request.target,
+            request.ifMatch,
+            access,
+          );
+        break;
+      }
+    }
+    const made = this.schema.plan(known, make);
+    return { known, preferences, planned: (made instanceof Promise ? await made : made).plan };
   }
 
   /**
