@@ -15,6 +15,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { runCacheBench } from './cache.mjs';
 import { runFeedBench } from './changes.mjs';
 import {
   adminConfig,
@@ -360,6 +361,9 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
 const feedWanted = !settings.scenarios || settings.scenarios.includes('n');
 /** Scenario (o), the webhooks: the same. */
 const webhooksWanted = !settings.scenarios || settings.scenarios.includes('o');
+/** Scenarios (p) and (q), the server cache (bench/cache.mjs): the same. */
+const cacheWanted =
+  !settings.scenarios || settings.scenarios.includes('p') || settings.scenarios.includes('q');
 
 /** The scenarios of a database of their own (a private MariaDB with the binary log), in order. */
 async function binlogScenarios() {
@@ -372,12 +376,16 @@ async function binlogScenarios() {
     log('scenario o: webhooks (bench/webhooks.mjs)');
     text += `\n${await runWebhookBench()}`;
   }
+  if (cacheWanted) {
+    log('scenarios p, q: the server cache (bench/cache.mjs)');
+    text += `\n${await runCacheBench()}`;
+  }
   return text;
 }
 
 async function main() {
   checkBuild();
-  if (settings.scenarios?.every((id) => id === 'n' || id === 'o')) {
+  if (settings.scenarios?.every((id) => ['n', 'o', 'p', 'q'].includes(id))) {
     process.stdout.write(`## Bench run ${shell('date', [])}\n${await binlogScenarios()}`);
     return 0;
   }
