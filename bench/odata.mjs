@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * Scenario (p), OData (docs/odata.md): the gateway in a process of its own with its default
+ * Scenario (r), OData (docs/odata.md): the gateway in a process of its own with its default
  * settings, against a database of an `items` table (10,000 rows) and BENCH_ODATA_TABLES (1,000)
  * other tables of 10 columns. Two targets, measured side by side:
  *

@@ -15,6 +15,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { runCacheBench } from './cache.mjs';
 import { runFeedBench } from './changes.mjs';
 import {
   adminConfig,
@@ -360,8 +361,27 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
 const feedWanted = !settings.scenarios || settings.scenarios.includes('n');
 /** Scenario (o), the webhooks: the same. */
 const webhooksWanted = !settings.scenarios || settings.scenarios.includes('o');
+/** Scenarios (p) and (q), the server cache (bench/cache.mjs): the same. */
+const cacheWanted =
+  !settings.scenarios || settings.scenarios.includes('p') || settings.scenarios.includes('q');
+/** Scenario (r), OData beside the same REST read (bench/odata.mjs, a process of its own). */
+const odataWanted = !settings.scenarios || settings.scenarios.includes('r');
 
-/** The scenarios of a database of their own (a private MariaDB with the binary log), in order. */
+/** bench/odata.mjs's report: it makes its own database on :3306 and prints Markdown. */
+function runODataBench() {
+  const script = path.join(REPO, 'bench', 'odata.mjs');
+  try {
+    return execFileSync(process.execPath, [script], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+  } catch (error) {
+    // A target missed exits 1 with its report printed.
+    return `${error.stdout ?? ''}\n(bench/odata.mjs exited ${error.status})\n`;
+  }
+}
+
+/** The scenarios of a database of their own (most on a private MariaDB with the binary log), in order. */
 async function binlogScenarios() {
   let text = '';
   if (feedWanted) {
@@ -372,12 +392,20 @@ async function binlogScenarios() {
     log('scenario o: webhooks (bench/webhooks.mjs)');
     text += `\n${await runWebhookBench()}`;
   }
+  if (cacheWanted) {
+    log('scenarios p, q: the server cache (bench/cache.mjs)');
+    text += `\n${await runCacheBench()}`;
+  }
+  if (odataWanted) {
+    log('scenario r: OData beside REST (bench/odata.mjs)');
+    text += `\n${runODataBench()}`;
+  }
   return text;
 }
 
 async function main() {
   checkBuild();
-  if (settings.scenarios?.every((id) => id === 'n' || id === 'o')) {
+  if (settings.scenarios?.every((id) => ['n', 'o', 'p', 'q', 'r'].includes(id))) {
     process.stdout.write(`## Bench run ${shell('date', [])}\n${await binlogScenarios()}`);
     return 0;
   }

@@ -130,6 +130,23 @@ describe('configFromRun', () => {
     expect(() => configFromRun([], { ...FLAGS, feedMaxLag: '0' }, {})).toThrow(UsageError);
   });
 
+  test('--cache and --cache-max-entry; refused with --change-feed off; absent: the defaults', () => {
+    expect(configFromRun([], FLAGS, {}).cacheMiB).toBeUndefined();
+    expect(configFromRun([], { ...FLAGS, cache: '128' }, {}).cacheMiB).toBe(128);
+    expect(configFromRun([], FLAGS, { TABLEGATE_CACHE: '0' }).cacheMiB).toBe(0);
+    expect(configFromRun([], { ...FLAGS, cacheMaxEntry: '512' }, {}).cacheMaxEntryKiB).toBe(512);
+    expect(configFromRun([], { ...FLAGS, cache: '0', changeFeed: 'off' }, {}).cacheMiB).toBe(0);
+    expect(() => configFromRun([], { ...FLAGS, cache: '64', changeFeed: 'off' }, {})).toThrow(
+      new UsageError(
+        '--cache needs the change feed, which drops its answers: not with --change-feed off (--cache 0 turns the cache off)',
+      ),
+    );
+    expect(() => configFromRun([], { ...FLAGS, cache: 'lots' }, {})).toThrow(
+      new UsageError("--cache must be a whole number from 0 to 1048576, got 'lots'"),
+    );
+    expect(() => configFromRun([], { ...FLAGS, cacheMaxEntry: '0' }, {})).toThrow(UsageError);
+  });
+
   test('--read-consistency or TABLEGATE_READ_CONSISTENCY: eventual, session or strict', () => {
     expect(configFromRun([], { ...FLAGS, readConsistency: 'session' }, {}).readConsistency).toBe(
       'session',

@@ -1,0 +1,237 @@
+#!/usr/bin/env node
+/**
+ * Scenarios (p) and (q): the server cache (docs/caching.md, "The server cache").
+ *
+ *   npm run build && node bench/cache.mjs      (also part of `npm run bench`, BENCH_SCENARIOS=p,q)
+ *
+ * A private MariaDB with the binary log on (the cache needs the change feed), the bench's
+ * `items` table of 100,000 rows on it, tablegate (`--change-feed on`, `--cache` at its default)
+ * and the floor server side by side:
+ *
+ * (p) a*: one row by id (`$filter=id eq N`) of a hot set of BENCH_CACHE_HOT ids; b*: a page of
+ *     50 (`$orderby=id&$top=50&$skip=…`), one of the first 20 pages. Warm-up, then rounds in
+ *     turn, as run.mjs measures (a) and (b); requests/s and the ratio to the floor's.
+ * (q) staleness: 200 updates of one row by a mysql client, one every 20 ms, while 4 readers
+ *     poll its key read every 5 ms: for each update and reader, the time from the commit's
+ *     return to the start of the first poll that answered it (p99, max); then 200 updates
+ *     through the gateway, each read back at once: stale answers (must be 0).
+ *
+ * Prints a Markdown section (stdout when run alone). No assertions.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import mysql from 'mysql2/promise';
+import { BENCH_DB, createBenchDatabase } from './lib/database.mjs';
+import { LoadTally, runLoad, timedGet } from './lib/load.mjs';
+import { stopAll } from './lib/processes.mjs';
+import { CLI, SERVERS } from './lib/servers.mjs';
+
+const env = process.env;
+const settings = {
+  seconds: Number(env.BENCH_SECONDS ?? 3),
+  rounds: Number(env.BENCH_ROUNDS ?? 3),
+  warmup: Number(env.BENCH_WARMUP_SECONDS ?? 3),
+  connections: Number(env.BENCH_CONNECTIONS ?? 32),
+  hot: Number(env.BENCH_CACHE_HOT ?? 100),
+  scenarios: env.BENCH_SCENARIOS?.split(',').map((s) => s.trim()),
+};
+const log = (text) => process.stderr.write(`${text}\n`);
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const wanted = (id) => !settings.scenarios || settings.scenarios.includes(id);
+
+function seeded(seed) {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const LOADS = [
+  {
+    id: 'a*',
+    title: `one row by id, hot (${settings.hot} ids)`,
+    next: (random) => ({
+      method: 'GET',
+      path: `/table/items/read?$filter=id%20eq%20${1 + Math.floor(random() * settings.hot)}`,
+    }),
+  },
+  {
+    id: 'b*',
+    title: 'page of 50 ordered by id, one of the first 20 pages, hot',
+    next: (random) => ({
+      method: 'GET',
+      path: `/table/items/read?$orderby=id&$top=50&$skip=${50 * Math.floor(random() * 20)}`,
+    }),
+  },
+];
+
+async function load(servers, scenario) {
+  const tallies = new Map(servers.map((s) => [s.key, new LoadTally()]));
+  const random = seeded(20261122);
+  const next = () => scenario.next(random);
+  for (const server of servers) {
+    log(`  ${scenario.id}: warm-up ${server.key}`);
+    await runLoad({
+      base: server.base,
+      connections: settings.connections,
+      seconds: settings.warmup,
+      next,
+      tally: null,
+    });
+  }
+  for (let round = 0; round < settings.rounds; round++) {
+    const order = servers.map((_, i) => servers[(i + round) % servers.length]);
+    for (const server of order) {
+      log(`  ${scenario.id}: round ${round + 1}/${settings.rounds} ${server.key}`);
+      await sleep(300);
+      await runLoad({
+        base: server.base,
+        connections: settings.connections,
+        seconds: settings.seconds,
+        next,
+        tally: tallies.get(server.key),
+      });
+    }
+  }
+  for (const [key, tally] of tallies) tally.requireClean(key);
+  return tallies;
+}
+
+const KEY = 4242;
+
+/** (q): the mysql client's updates, timed to the first poll of each reader that answers them. */
+async function staleness(base, admin) {
+  const readers = 4;
+  const updates = 200;
+  const committed = new Map();
+  const firstSeen = Array.from({ length: readers }, () => new Map());
+  let stop = false;
+  await admin.query(`UPDATE ${BENCH_DB}.items SET qty = 0 WHERE id = ?`, [KEY]);
+  const poll = async (r) => {
+    const via = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    while (!stop) {
+      const started = performance.now();
+      const { text } = await timedGet(base, `/table/items/read(id,${KEY})?$select=qty`, {
+        keepBody: true,
+        via,
+      });
+      const qty = JSON.parse(text).qty;
+      for (let v = 1; v <= qty; v++) if (!firstSeen[r].has(v)) firstSeen[r].set(v, started);
+      await sleep(5);
+    }
+  };
+  const polling = Array.from({ length: readers }, (_, r) => poll(r));
+  await sleep(200);
+  for (let v = 1; v <= updates; v++) {
+    await admin.query(`UPDATE ${BENCH_DB}.items SET qty = ? WHERE id = ?`, [v, KEY]);
+    committed.set(v, performance.now());
+    await sleep(20);
+  }
+  await sleep(1000);
+  stop = true;
+  await Promise.all(polling);
+  const delays = [];
+  let unseen = 0;
+  for (let v = 1; v <= updates; v++) {
+    for (let r = 0; r < readers; r++) {
+      const seen = firstSeen[r].get(v);
+      if (seen === undefined) unseen++;
+      else delays.push(Math.max(0, seen - committed.get(v)));
+    }
+  }
+  delays.sort((a, b) => a - b);
+  const p = (q) => delays[Math.min(delays.length - 1, Math.ceil(q * delays.length) - 1)] ?? null;
+  // The gateway's own writes, each read back at once.
+  let stale = 0;
+  for (let v = 1; v <= updates; v++) {
+    const response = await fetch(`${base}/table/items/update(id,${KEY})`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ qty: 100_000 + v }),
+    });
+    await response.text();
+    const { text } = await timedGet(base, `/table/items/read(id,${KEY})?$select=qty`, {
+      keepBody: true,
+    });
+    if (JSON.parse(text).qty !== 100_000 + v) stale++;
+  }
+  return { p50: p(0.5), p99: p(0.99), max: delays.at(-1) ?? null, unseen, stale, updates, readers };
+}
+
+/** The whole of (p) and (q); returns its Markdown section. Stops everything it started. */
+export async function runCacheBench() {
+  const { binlogArgs, startPrivateServer } = await import(
+    pathToFileURL(path.join(path.dirname(CLI), 'demo', 'private-server.js')).href
+  );
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'tablegate-cache-bench-'));
+  let mariadb = null;
+  let admin = null;
+  try {
+    log('scenarios p, q: starting a private MariaDB with the binary log on…');
+    mariadb = await startPrivateServer(undefined, binlogArgs());
+    const db = {
+      host: mariadb.host,
+      port: mariadb.port,
+      user: mariadb.user,
+      password: mariadb.password,
+    };
+    admin = await mysql.createConnection(db);
+    log('scenarios p, q: creating items (100,000 rows)…');
+    await createBenchDatabase(admin);
+    const start = (key, extraArgs = []) =>
+      SERVERS.find((s) => s.key === key).start({ db, tmp, poolSize: 10, extraArgs });
+    const gateway = await start('tablegate', ['--change-feed', 'on']);
+    const floor = await start('floor');
+    const lines = [`### (p), (q): the server cache (bench/cache.mjs)`, ''];
+    if (wanted('p')) {
+      lines.push(
+        `${settings.rounds} rounds of ${settings.seconds} s per server after ${settings.warmup} s of warm-up, ${settings.connections} connections; tablegate with \`--change-feed on\` (\`--cache\` 64 MiB by default), against a private MariaDB with the binary log on.`,
+        '',
+        '| scenario | tablegate req/s | floor req/s | ratio | tablegate p99 ms |',
+        '| --- | ---: | ---: | ---: | ---: |',
+      );
+      for (const scenario of LOADS) {
+        const tallies = await load([gateway, floor], scenario);
+        const g = tallies.get('tablegate');
+        const f = tallies.get('floor');
+        lines.push(
+          `| (${scenario.id}) ${scenario.title} | ${g.rps.toFixed(0)} | ${f.rps.toFixed(0)} | ${(g.rps / f.rps).toFixed(2)} × | ${g.percentile(99)?.toFixed(1)} |`,
+        );
+      }
+      lines.push('');
+    }
+    if (wanted('q')) {
+      log('scenario q: staleness');
+      const s = await staleness(gateway.base, admin);
+      const ms = (v) => (v === null ? '–' : `${v.toFixed(1)} ms`);
+      lines.push(
+        `(q) ${s.updates} updates of one row by a mysql client, one every 20 ms, ${s.readers} readers polling its key read every 5 ms: from the commit's return to the first poll that answered it, p50 ${ms(s.p50)}, p99 ${ms(s.p99)} (target ≤ 100 ms), max ${ms(s.max)} (target ≤ 250 ms); never seen: ${s.unseen}. Then ${s.updates} updates through the gateway, each read back at once: ${s.stale} stale (target 0).`,
+        '',
+      );
+    }
+    return lines.join('\n');
+  } finally {
+    await stopAll().catch(() => {});
+    await admin?.end().catch(() => {});
+    await mariadb?.destroy().catch(() => {});
+    rmSync(tmp, { recursive: true, force: true, maxRetries: 2 });
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  try {
+    process.stdout.write(await runCacheBench());
+    process.exit(0);
+  } catch (error) {
+    log(`cache bench failed: ${error.stack ?? error}`);
+    await stopAll().catch(() => {});
+    process.exit(1);
+  }
+}
