@@ -70,6 +70,8 @@ export interface Config {
   readonly maxAnswerBytes: number;
   /** Rows an MCP `read_rows` call answers at most (`--mcp-max-rows`); it says when more exist. */
   readonly mcpMaxRows: number;
+  /** Entities an OData collection answers per page at most (`--odata-max-page`, docs/odata.md). */
+  readonly odataMaxPage: number;
   /**
    * The highest cost estimate a read may have (`--max-read-cost`, docs/reading.md "Cost
    * limits"); 0: no limit. Absent: DEFAULTS.maxReadCost.
@@ -180,6 +182,7 @@ export const DEFAULTS = {
   maxAnswerBytes: 64 * MiB,
   // An agent's context is small: a page of rows, and a note on how to read the next.
   mcpMaxRows: 100,
+  odataMaxPage: 1000,
   // Row reads a read's lambdas and one answer row's expansions may cost (plan/read-cost.ts),
   // about a quarter of a second of MariaDB's time: every read of the docs, of the benchmark and
   // of a Sakila-sized schema estimates at a quarter of it or less, the nested fan-outs of a

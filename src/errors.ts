@@ -40,6 +40,7 @@ export type Stage =
   | 'prefer' // the Prefer header of an update or delete (max-affected)
   | 'row' // read(<key>,<value>): the one row
   | 'feed' // GET /table/<t>/changes: the change feed (docs/changes.md)
+  | 'odata' // the OData service under /odata/ (docs/odata.md)
   | 'mysql'; // MySQL's refusals, under MySQL's error name
 
 export interface ErrorSpec {
@@ -471,6 +472,18 @@ export const ERRORS = {
     message: (table: string) => `No row of '${table}' has that key`,
   },
 
+  // odata: the OData service (docs/odata.md).
+  /** A URL form, query option, header or body annotation of OData that tablegate does not serve. */
+  ODATA_UNSUPPORTED: { status: 400, stages: ['odata'], message: detail },
+  /** A write to an entity set whose key is formed of its columns: it has no key of MySQL's. */
+  ODATA_READ_ONLY: {
+    status: 405,
+    stages: ['odata'],
+    message: (set: string) =>
+      `Entity set '${set}' has no primary key and no unique key of NOT NULL columns: it is read-only (docs/odata.md)`,
+    headers: { Allow: 'GET' },
+  },
+
   // feed: `GET /table/<t>/changes` (docs/changes.md).
   UNSUPPORTED_IN_FEED: { status: 400, stages: ['feed'], message: detail },
   BAD_FEED_POSITION: {
@@ -688,6 +701,9 @@ const withHeaders = (error: ApiError, headers: Readonly<Record<string, string>>)
 
 // Named factories, one per code a stage raises, so call sites read as sentences.
 export const invalidQuery = (message: string) => apiError('INVALID_QUERY', message);
+export const odataUnsupported = (message: string) => apiError('ODATA_UNSUPPORTED', message);
+export const odataReadOnly = (set: string) =>
+  withHeaders(apiError('ODATA_READ_ONLY', set), { Allow: 'GET' });
 export const optionWithoutDollar = (key: string, meant: string) =>
   apiError('OPTION_WITHOUT_DOLLAR', key, meant);
 export const filterSyntax = (message: string) => apiError('FILTER_SYNTAX', message);

@@ -21,6 +21,7 @@ import { fileRoutes } from './http/files.js';
 import { healthRoutes } from './http/health.js';
 import { redactUrl } from './http/log-redaction.js';
 import { mcpRoutes } from './http/mcp.js';
+import { odataRoutes } from './http/odata.js';
 import { registerPolicyGate } from './http/policy-gate.js';
 import { readRoutes } from './http/read.js';
 import { rootRoutes } from './http/root.js';
@@ -153,6 +154,8 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
   if (services.feed !== undefined) changesRoutes(app, services, services.feed);
   writeRoutes(app, handler);
   rpcRoutes(app, handler);
+  // OData v4 under /odata/, on the same Handler (docs/odata.md).
+  odataRoutes(app, services, handler);
   uploadRoutes(app, services);
   fileRoutes(app, services);
   docsRoutes(app, services);

@@ -76,6 +76,8 @@ Options
   --max-answer-bytes <size>  largest answer built whole before it is sent; a larger one is
                              400 ANSWER_TOO_LARGE (default 64MiB)
   --mcp-max-rows <n>         rows an MCP read_rows call answers at most (default 100)
+  --odata-max-page <n>       entities per page of an OData collection, then @odata.nextLink
+                             (default 1000)
   --max-read-cost <n>        refuse a read whose cost estimate (row reads of its lambdas and
                              expansions) is past this, 400 QUERY_TOO_COSTLY (default 250000;
                              0 or off = no limit)
@@ -166,6 +168,7 @@ export const ENVIRONMENT: Readonly<Record<string, string>> = {
   minReadRate: 'TABLEGATE_MIN_READ_RATE',
   maxAnswerBytes: 'TABLEGATE_MAX_ANSWER_BYTES',
   mcpMaxRows: 'TABLEGATE_MCP_MAX_ROWS',
+  odataMaxPage: 'TABLEGATE_ODATA_MAX_PAGE',
   maxReadCost: 'TABLEGATE_MAX_READ_COST',
   maxReadCostAnonymous: 'TABLEGATE_MAX_READ_COST_ANONYMOUS',
   anonymousQueryTimeout: 'TABLEGATE_ANONYMOUS_QUERY_TIMEOUT',
@@ -666,6 +669,7 @@ export function configFromRun(
     minReadRate: minReadRate === '0' ? 0 : size('minReadRate', DEFAULTS.minReadRate),
     maxAnswerBytes: size('maxAnswerBytes', DEFAULTS.maxAnswerBytes),
     mcpMaxRows: number('mcpMaxRows', DEFAULTS.mcpMaxRows, 1, 10_000),
+    odataMaxPage: number('odataMaxPage', DEFAULTS.odataMaxPage, 1, 100_000),
     ...readCostLimits(get),
     bodyTimeoutMs: duration('bodyTimeout', DEFAULTS.bodyTimeoutMs),
     maxConnections: number('maxConnections', DEFAULTS.maxConnections, 1, 1_000_000),

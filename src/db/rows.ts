@@ -42,13 +42,30 @@ export type Field =
  * Values as mysql2 returns them (`driver`), or as the JSON tokens MySQL wrote inside a related
  * array (`text`: `12`, `"abc"`, `null`, each exactly as it stands in the text).
  */
-type Mode = 'driver' | 'text';
+export type Mode = 'driver' | 'text';
+
+/**
+ * How a row's keys and values are written: tablegate's JSON (docs/types.md), or another
+ * protocol's form of the same values (odata/entity-json.ts).
+ */
+export interface RowForm {
+  /** A key's text for the field's name. */
+  readonly key: (name: string) => string;
+  /** The writer of a column's values as the mode gives them. */
+  readonly value: (column: ColumnInfo, mode: Mode) => ValueWriter;
+}
+
+export const JSON_FORM: RowForm = {
+  key: (name) => name,
+  value: (column, mode) => (mode === 'driver' ? writerFor(column) : tokenWriterFor(column)),
+};
 
 /** The parts of one object's text, each reading its slots of `row`; and how many slots in all. */
 function fieldsWriter(
   fields: readonly Field[],
   mode: Mode,
   start: number,
+  form: RowForm = JSON_FORM,
 ): { write: (row: readonly unknown[]) => string; width: number } {
   const parts: ((row: readonly unknown[]) => string)[] = [];
   const isNull =
@@ -57,11 +74,11 @@ function fieldsWriter(
       : (value: unknown) => value === 'null';
   let slot = start;
   fields.forEach((field, i) => {
-    const prefix = `${i === 0 ? '' : ','}${JSON.stringify(field.name)}:`;
+    const prefix = `${i === 0 ? '' : ','}${JSON.stringify(form.key(field.name))}:`;
     const at = slot;
     switch (field.kind) {
       case 'value': {
-        const writer = mode === 'driver' ? writerFor(field.column) : tokenWriterFor(field.column);
+        const writer = form.value(field.column, mode);
         parts.push((row) => {
           const value = row[at];
           return prefix + (isNull(value) ? 'null' : writer(value));
@@ -70,19 +87,19 @@ function fieldsWriter(
         return;
       }
       case 'object': {
-        const inner = fieldsWriter(field.fields, mode, at + 1);
+        const inner = fieldsWriter(field.fields, mode, at + 1, form);
         parts.push((row) => (isNull(row[at]) ? `${prefix}null` : `${prefix}{${inner.write(row)}}`));
         slot += 1 + inner.width;
         return;
       }
       case 'nested': {
-        const inner = fieldsWriter(field.fields, mode, at);
+        const inner = fieldsWriter(field.fields, mode, at, form);
         parts.push((row) => `${prefix}{${inner.write(row)}}`);
         slot += inner.width;
         return;
       }
       case 'array': {
-        const inner = fieldsWriter(field.fields, 'text', 0);
+        const inner = fieldsWriter(field.fields, 'text', 0, form);
         const tokens: string[] = new Array(inner.width);
         parts.push((row) => {
           const value = row[at];
@@ -175,8 +192,8 @@ function scanRelatedRows(value: unknown, tokens: string[], name: string, row: ()
 }
 
 /** The serializer of rows shaped by `fields`, read as mysql2 returns them. */
-export function shapeSerializer(fields: readonly Field[]): RowSerializer {
-  const { write } = fieldsWriter(fields, 'driver', 0);
+export function shapeSerializer(fields: readonly Field[], form?: RowForm): RowSerializer {
+  const { write } = fieldsWriter(fields, 'driver', 0, form);
   return (row) => `{${write(row)}}`;
 }
 

@@ -44,7 +44,7 @@ const TYPES: Readonly<Record<Format, string>> = {
 };
 
 /** Runs `steps` to the end, letting other callbacks run whenever a slice is used up. */
-async function runInSlices<T>(steps: Iterator<unknown, T>): Promise<T> {
+export async function runInSlices<T>(steps: Iterator<unknown, T>): Promise<T> {
   let sliceEnd = performance.now() + DESCRIPTION_SLICE_MS;
   for (;;) {
     const step = steps.next();

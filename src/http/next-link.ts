@@ -68,6 +68,20 @@ function samePosition(a: Position, b: Position): boolean {
   return true;
 }
 
+/** How a link is written: the path of a table's reads, and what stands around the URL. */
+export interface LinkForm {
+  readonly path: (table: TableInfo) => string;
+  readonly open: string;
+  readonly close: string;
+}
+
+/** REST's: `Link: </table/<t>/read?…>; rel="next"`. */
+const REST_LINK: LinkForm = {
+  path: (table) => `/table/${encodeURIComponent(table.name)}/read`,
+  open: '<',
+  close: '>; rel="next"',
+};
+
 export class NextLinks {
   /**
    * The frame of each kept read of a page without a token: such a read belongs to one query
@@ -84,19 +98,33 @@ export class NextLinks {
     private readonly baseUrl: string | null,
     /** Whether a read belongs to one query string alone (ReadPipeline.isKept). */
     private readonly isKept: (read: CompiledRead) => boolean = () => false,
+    private readonly form: LinkForm = REST_LINK,
   ) {}
 
-  private frameOf(table: TableInfo, query: QueryObject, read: CompiledRead): LinkFrame {
-    const path = `/table/${encodeURIComponent(table.name)}/read`;
+  private frameOf(
+    table: TableInfo,
+    query: QueryObject,
+    read: CompiledRead,
+    shown: QueryObject,
+  ): LinkFrame {
     return {
       binding: bindingOf(table.name, query, read.page?.signature ?? ''),
-      head: `<${this.baseUrl ?? ''}${path}?${nextQuery(query, '')}`,
+      head: `${this.form.open}${this.baseUrl ?? ''}${this.form.path(table)}?${nextQuery(shown, '')}`,
       last: null,
     };
   }
 
-  /** The link maker of a read's page, or null when it can have no next page. */
-  of(table: TableInfo, query: QueryObject, read: CompiledRead): PageLink | null {
+  /**
+   * The link maker of a read's page, or null when it can have no next page. `query` is what the
+   * read was made of (what its token is bound to), `shown` what the link repeats of the request,
+   * when a front door's query options are not the read's own (odata/route.ts).
+   */
+  of(
+    table: TableInfo,
+    query: QueryObject,
+    read: CompiledRead,
+    shown: QueryObject = query,
+  ): PageLink | null {
     const page = read.page;
     if (page === null || page.top === null || page.top === 0) return null;
     const { top, keys } = page;
@@ -114,12 +142,12 @@ export class NextLinks {
       let frame = first ? this.frames.get(read) : undefined;
       const kept = frame !== undefined || (first && this.isKept(read));
       if (frame === undefined) {
-        frame = this.frameOf(table, query, read);
+        frame = this.frameOf(table, query, read, shown);
         if (kept) this.frames.set(read, frame);
       }
       const { last: known } = frame;
       if (known !== null && samePosition(known.position, position)) return known.link;
-      const link = `${frame.head}${this.tokens.seal(frame.binding, position, first)}>; rel="next"`;
+      const link = `${frame.head}${this.tokens.seal(frame.binding, position, first)}${this.form.close}`;
       if (kept) frame.last = { position, link };
       return link;
     };

@@ -84,7 +84,8 @@ export function registerPolicyGate(app: FastifyInstance, { policy, schema }: Ser
     }
     // A role granted nothing has no tool to use; one granted anything is offered the tools it can
     // use, and each call is decided as its REST request is (pipeline/decide.ts).
-    if (asked.kind === 'mcp') return done(allowed ? undefined : forbidden());
+    if (asked.kind === 'mcp' || asked.kind === 'odata')
+      return done(allowed ? undefined : forbidden());
     // A signed link was made only for an uploader whose role may download (http/upload.ts).
     return done(allowed || request.fileLink ? undefined : forbidden());
   });

@@ -20,7 +20,9 @@ export type RouteGate =
   /** The API description (`/openapi.json` and Swagger UI's copies of it). */
   | { readonly kind: 'description' }
   /** The MCP endpoint: each tool call is decided as its REST request is (pipeline/decide.ts). */
-  | { readonly kind: 'mcp' };
+  | { readonly kind: 'mcp' }
+  /** The OData service: each request is decided as its REST request is (pipeline/decide.ts). */
+  | { readonly kind: 'odata' };
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -56,6 +58,8 @@ export function requestedOf(gate: RouteGate | undefined, params: unknown): Reque
       return { kind: 'description' };
     case 'mcp':
       return { kind: 'mcp' };
+    case 'odata':
+      return { kind: 'odata' };
     default:
       return { kind: 'other' };
   }

@@ -187,7 +187,7 @@ const fieldLists = new WeakMap<readonly Selection[], readonly Field[]>();
  * The row shape of the selections: the order of the compiler's select list, slot by slot. Kept
  * per list, so that a read without `$select` has the same fields every time (csvOf keeps by them).
  */
-function fieldsOf(selections: readonly Selection[]): readonly Field[] {
+export function fieldsOf(selections: readonly Selection[]): readonly Field[] {
   let fields = fieldLists.get(selections);
   if (fields === undefined) {
     fields = fieldsMade(selections);

@@ -6,7 +6,7 @@
  * `@user` values are bound into every statement here. The execute stage (execute/write.ts) runs
  * the job; the route answers with what it says and the preferences it honoured (docs/writes.md).
  */
-import type { RowSerializer } from '../db/rows.js';
+import type { Field, RowSerializer } from '../db/rows.js';
 import type { ColumnInfo, TableInfo } from '../db/schema-types.js';
 import type { Flavour } from '../execute/database.js';
 import type { WriteGuard, WriteJob } from '../execute/write.js';
@@ -51,7 +51,7 @@ import {
 import type { CompiledQuery } from '../sql/compiled-query.js';
 import { bindUser } from '../sql/user-values.js';
 import { learnShape, shapedInsert, shapeOf } from './insert-shapes.js';
-import { readSerializer } from './read.js';
+import { fieldsOf, readSerializer } from './read.js';
 
 export type { WriteJob } from '../execute/write.js';
 
@@ -64,6 +64,8 @@ export interface PlannedWrite {
    * when not asked for or not honoured.
    */
   readonly representation: RowSerializer | 'none' | null;
+  /** What each row read back holds (db/rows.ts), for a front door that writes rows its own way. */
+  readonly fields?: readonly Field[];
   readonly applied: AppliedPreferences;
 }
 
@@ -134,6 +136,7 @@ export function createJob(
   return {
     job,
     representation: rows === null ? null : (read?.serialize ?? 'none'),
+    ...(rows === null || read === null ? {} : { fields: read.fields }),
     applied: rows === null ? NOTHING_APPLIED : REPRESENTATION_APPLIED,
   };
 }
@@ -195,6 +198,7 @@ function upsertJob(
   return {
     job,
     representation: readable ? (read?.serialize ?? 'none') : null,
+    ...(readable && read !== null ? { fields: read.fields } : {}),
     applied: { ...NOTHING_APPLIED, representation: readable, resolution: true },
   };
 }
@@ -240,6 +244,7 @@ export function updateJob(
   return {
     job,
     representation: rows === null ? null : (read?.serialize ?? 'none'),
+    ...(rows === null || read === null ? {} : { fields: read.fields }),
     applied: {
       ...NOTHING_APPLIED,
       representation: rows !== null,
@@ -316,6 +321,7 @@ function boundReadBack(readBack: CompiledReadBack, access: Access | null): Compi
 interface ReadBackPlan {
   readonly plan: ReadPlan;
   readonly serialize: RowSerializer;
+  readonly fields: readonly Field[];
 }
 
 const readBackPlans = new WeakMap<Viewer, WeakMap<TableInfo, ReadBackPlan | null>>();
@@ -347,7 +353,11 @@ function readBackPlan(table: TableInfo, access: Access | null): ReadBackPlan | n
         direction: 'asc' as const,
       }));
       const ordered = { ...plan, orderBy };
-      made = { plan: ordered, serialize: readSerializer(ordered) };
+      made = {
+        plan: ordered,
+        serialize: readSerializer(ordered),
+        fields: fieldsOf(ordered.selections),
+      };
     }
     byTable.set(table, made);
   }

@@ -52,6 +52,8 @@ export type Requested =
   | { readonly kind: 'description' }
   /** The MCP endpoint: its tools check each table as REST does (pipeline/decide.ts). */
   | { readonly kind: 'mcp' }
+  /** The OData service under /odata/: each request checks its table or routine as REST does. */
+  | { readonly kind: 'odata' }
   | { readonly kind: 'other' };
 
 /**
@@ -115,6 +117,7 @@ export class Policy {
         return this.mayCall(role, requested.routine) ? ALLOWED : UNKNOWN_ROUTINE;
       case 'description':
       case 'mcp':
+      case 'odata':
         return this.grantsAnything(role) ? ALLOWED : FORBIDDEN;
       case 'other':
         return FORBIDDEN;

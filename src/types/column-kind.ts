@@ -8,6 +8,7 @@
 import type { ServerKind } from '../db/pool.js';
 import type { ColumnInfo } from '../db/schema-types.js';
 import type { CellWriter, CsvFormulas } from './csv-text.js';
+import type { EdmMapping } from './edm.js';
 import type { ValueWriter } from './json-text.js';
 import type { SeekValue } from './seek-values.js';
 
@@ -137,4 +138,8 @@ export interface ColumnKind {
    * size, up to the column's declared length, or not bounded.
    */
   readonly width: 'fixed' | 'declared' | 'unbounded';
+
+  // ---- OData: odata/csdl.ts, odata/entity-json.ts (docs/odata.md) -------------------------
+  /** The column's Edm type in `$metadata`, and how OData JSON writes its values. */
+  readonly edm: EdmMapping;
 }

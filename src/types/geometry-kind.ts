@@ -6,6 +6,7 @@ import { geometryTypesOf, wkbToGeoJson } from '../db/geometry.js';
 import type { ColumnInfo } from '../db/schema-types.js';
 import type { ColumnKind, Flavour, JsonSchema } from './column-kind.js';
 import { csvField, text } from './csv-text.js';
+import { geometryEdm, sameValue } from './edm.js';
 import { decoded, writeGeometry } from './json-text.js';
 import { textKeyValue } from './seek-values.js';
 import { geometryBytes, wellFormed } from './write-values.js';
@@ -84,6 +85,7 @@ function wkb(ref: string, flavour: Flavour): string {
 }
 
 export const geometryKind: ColumnKind = {
+  edm: { type: geometryEdm, value: sameValue },
   // mysql2 would parse MySQL's geometry into objects that lose the geometry's type.
   readSql: (ref, _column, flavour) => wkb(ref, flavour),
   tokenSql: (ref, _column, flavour) => `TO_BASE64(${wkb(ref, flavour)})`,

@@ -5,6 +5,15 @@
 import type { ColumnInfo } from '../db/schema-types.js';
 import type { ColumnKind } from './column-kind.js';
 import { bitCell, finite } from './csv-text.js';
+import {
+  bitEdm,
+  decimalEdm,
+  decimalValue,
+  floatEdm,
+  integerEdm,
+  integerValue,
+  sameValue,
+} from './edm.js';
 import { unquoted, writeBit, writeDouble, writeFloat32, writeInteger } from './json-text.js';
 import { integerKeyValue, integerParameter, textKeyValue } from './seek-values.js';
 import { bitBytes, bitText, decimalText, floatValue, integerText } from './write-values.js';
@@ -58,6 +67,10 @@ const NUMERIC: Pick<
 };
 
 export const integerKind: ColumnKind = {
+  edm: {
+    type: integerEdm,
+    value: (column, ieee754) => integerValue(integerEdm(column), ieee754),
+  },
   ...NUMERIC,
   // Integers short of BIGINT are exact as JSON numbers.
   tokenSql: (ref, column) => (column.dataType === 'bigint' ? `CAST(${ref} AS CHAR)` : ref),
@@ -101,6 +114,7 @@ export const integerKind: ColumnKind = {
 };
 
 export const decimalKind: ColumnKind = {
+  edm: { type: decimalEdm, value: decimalValue },
   ...NUMERIC,
   tokenSql: (ref) => `CAST(${ref} AS CHAR)`,
   // The server's DECIMAL text ("-12.50") is already a valid JSON number with the stored digits.
@@ -150,6 +164,7 @@ const floatWriter = (column: ColumnInfo) =>
   column.dataType === 'float' ? writeFloat32 : writeDouble;
 
 export const floatKind: ColumnKind = {
+  edm: { type: floatEdm, value: sameValue },
   ...NUMERIC,
   // FLOAT's own text has 6 digits; as a double it is the exact value the driver reads.
   tokenSql: (ref, column) =>
@@ -185,6 +200,7 @@ export const floatKind: ColumnKind = {
 };
 
 export const yearKind: ColumnKind = {
+  edm: { type: () => ({ name: 'Edm.Int16' }), value: sameValue },
   ...NUMERIC,
   tokenSql: (ref) => ref,
   json: () => String,
@@ -209,6 +225,10 @@ export const yearKind: ColumnKind = {
 };
 
 export const bitKind: ColumnKind = {
+  edm: {
+    type: bitEdm,
+    value: (column, ieee754) => integerValue(bitEdm(column), ieee754),
+  },
   ...NUMERIC,
   tokenSql: (ref) => `CAST(${ref} + 0 AS CHAR)`,
   json: () => writeBit,

@@ -7,6 +7,7 @@ import { CHARACTER_TYPES, type ColumnInfo, fractionDigits } from '../db/schema-t
 import { invalidValue } from '../errors.js';
 import type { ColumnKind } from './column-kind.js';
 import { base64, safeJson, safeText, text } from './csv-text.js';
+import { binaryEdm, binaryValue, jsonValue, sameValue, stringEdm, timeEdm } from './edm.js';
 import {
   decoded,
   quoteString,
@@ -65,6 +66,10 @@ const textKey: ColumnKind['key'] = (_column, _given, text, where) => ({
 });
 
 export const stringKind: ColumnKind = {
+  edm: {
+    type: (column) => (isTime(column) ? timeEdm(column) : stringEdm(column)),
+    value: sameValue,
+  },
   readSql: (ref) => ref,
   tokenSql: (ref, column, flavour) =>
     isTime(column) ? temporalTokenSql(ref, column, flavour) : ref,
@@ -140,6 +145,7 @@ export const stringKind: ColumnKind = {
 };
 
 export const jsonKind: ColumnKind = {
+  edm: { type: () => ({ name: 'Edm.String' }), value: jsonValue },
   readSql: (ref) => ref,
   tokenSql: (ref) => `CAST(${ref} AS CHAR)`,
   json: () => writeJson,
@@ -173,6 +179,7 @@ export const jsonKind: ColumnKind = {
 };
 
 export const binaryKind: ColumnKind = {
+  edm: { type: binaryEdm, value: binaryValue },
   readSql: (ref) => ref,
   tokenSql: (ref) => `TO_BASE64(${ref})`,
   json: () => writeBinary,

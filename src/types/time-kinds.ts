@@ -4,6 +4,7 @@
  */
 import { fractionDigits } from '../db/schema-types.js';
 import type { ColumnKind, Flavour } from './column-kind.js';
+import { datetimeEdm, datetimeValue, sameValue } from './edm.js';
 import { temporalText, temporalWriter, textWriter, writeTemporal } from './json-text.js';
 import { TEMPORAL, textKeyValue } from './seek-values.js';
 import { datetimeText, textValue, wellFormed } from './write-values.js';
@@ -69,6 +70,7 @@ const TEMPORAL_KIND: Pick<
 };
 
 export const dateKind: ColumnKind = {
+  edm: { type: () => ({ name: 'Edm.Date' }), value: sameValue },
   ...TEMPORAL_KIND,
   json: () => writeTemporal,
   jsonToken: () => textWriter(writeTemporal),
@@ -90,6 +92,7 @@ export const dateKind: ColumnKind = {
 };
 
 export const datetimeKind: ColumnKind = {
+  edm: { type: datetimeEdm, value: datetimeValue },
   ...TEMPORAL_KIND,
   json: (column) => temporalWriter(fractionDigits(column), true),
   jsonToken: (column) => textWriter(temporalWriter(fractionDigits(column), true)),

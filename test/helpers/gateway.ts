@@ -54,6 +54,7 @@ export async function startTestGateway(
     minReadRate: DEFAULTS.minReadRate,
     maxAnswerBytes: DEFAULTS.maxAnswerBytes,
     mcpMaxRows: DEFAULTS.mcpMaxRows,
+    odataMaxPage: DEFAULTS.odataMaxPage,
     bodyTimeoutMs: DEFAULTS.bodyTimeoutMs,
     maxConnections: DEFAULTS.maxConnections,
     metricsPort: null,

@@ -34,6 +34,7 @@ describe('configFromRun', () => {
       maxFileSize: 100 * 1024 * 1024,
       maxFiles: 20,
       mcpMaxRows: 100,
+      odataMaxPage: 1000,
       bodyLimit: 1024 * 1024,
       corsOrigin: '*',
       logLevel: 'info',

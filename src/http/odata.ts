@@ -1,0 +1,50 @@
+/**
+ * `/odata/…`: the OData v4 service (docs/odata.md), a front door beside REST and MCP. Every
+ * request goes to odata/route.ts (request → Operation → handle → OData's shapes); this module
+ * declares the route's gate (each request is decided as its REST request is, in handle), puts
+ * `OData-Version: 4.0` on every answer of the scope, and frames every error of the scope —
+ * the guard's 401, the policy gate's 403, a 404, a 400 of the query — in OData's error form
+ * `{"error": {"code", "message"}}`, with the catalogue's code and the same status.
+ */
+import type { FastifyInstance } from 'fastify';
+import { ODATA_PREFIX, ODataService } from '../odata/route.js';
+import type { Handler } from '../pipeline/handle.js';
+import type { Services } from '../services.js';
+import { gated } from './route-gate.js';
+
+const ERROR_START = '{"success":false,';
+
+/** The error body tablegate's handlers wrote, as OData's error (same code and message). */
+export function odataError(payload: string): string {
+  const { code, message } = JSON.parse(payload) as { code: string; message: string };
+  return JSON.stringify({ error: { code, message } });
+}
+
+export function odataRoutes(
+  app: FastifyInstance,
+  services: Services,
+  handler: Handler,
+): ODataService {
+  const service = new ODataService(services, handler);
+  app.register(async (scope) => {
+    scope.addHook('onSend', (_request, reply, payload, done) => {
+      reply.header('OData-Version', '4.0');
+      if (
+        reply.statusCode >= 400 &&
+        typeof payload === 'string' &&
+        payload.startsWith(ERROR_START)
+      ) {
+        return done(null, odataError(payload));
+      }
+      done(null, payload);
+    });
+    const route = {
+      method: ['GET', 'POST', 'PATCH', 'PUT', 'DELETE'],
+      ...gated({ kind: 'odata' }),
+      handler: service.answer.bind(service),
+    } as const;
+    scope.route({ ...route, method: [...route.method], url: ODATA_PREFIX });
+    scope.route({ ...route, method: [...route.method], url: `${ODATA_PREFIX}/*` });
+  });
+  return service;
+}

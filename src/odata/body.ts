@@ -1,0 +1,61 @@
+/**
+ * An OData request body → the body of tablegate's create, update or call (docs/odata.md,
+ * "Writes"): each property by the name it stands for (names.ts), Edm forms back to tablegate's
+ * (a JSON property's string is its JSON text, Edm.Binary base64url is base64); instance
+ * annotations (`@odata.type`, `@odata.etag`, …) are dropped, a `Nav@odata.bind` refused. A
+ * name that is no property is passed on as it is, for the write stage to refuse by name.
+ */
+import { invalidBody, odataUnsupported } from '../errors.js';
+import { excerpt } from '../query/lexer.js';
+import type { ODataSet } from './model.js';
+import { decodeName } from './names.js';
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** The entity's properties by their columns' names, their values as tablegate takes them. */
+export function entityBody(set: ODataSet | undefined, body: unknown): unknown {
+  if (!isObject(body)) return body;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(body)) {
+    const at = key.indexOf('@');
+    if (at === 0) continue;
+    if (at > 0) {
+      throw odataUnsupported(
+        `The annotation '${excerpt(key)}' is not served: write the foreign key's properties instead (docs/odata.md)`,
+      );
+    }
+    const property = set?.property.get(key);
+    if (property === undefined) {
+      out[decodeName(key) ?? key] = value;
+      continue;
+    }
+    const { column } = property;
+    out[column.name] = storedValue(column.kind, column.name, value);
+  }
+  return out;
+}
+
+function storedValue(kind: string, name: string, value: unknown): unknown {
+  if (typeof value !== 'string') return value;
+  if (kind === 'json') {
+    try {
+      return JSON.parse(value) as unknown;
+    } catch {
+      throw invalidBody(`'${excerpt(name)}' is a JSON property: its value must be JSON text`);
+    }
+  }
+  if (kind === 'binary') return value.replace(/[-_]/g, (c) => (c === '-' ? '+' : '/'));
+  return value;
+}
+
+/** A routine's parameters by their names (an action's body). */
+export function parametersBody(body: unknown): unknown {
+  if (!isObject(body)) return body;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(body)) {
+    if (key.startsWith('@')) continue;
+    out[decodeName(key) ?? key] = value;
+  }
+  return out;
+}

@@ -1,0 +1,84 @@
+/**
+ * Rows in OData JSON (docs/odata.md, "Values"): the read's own row shape (db/rows.ts Field) with
+ * each key written as its OData name (names.ts) and each value as the column-type registry's
+ * Edm form of tablegate's JSON (types/edm.ts): DATETIME with `T` and `Z`, Edm.Binary in
+ * base64url, JSON as a string, Int64 and Decimal as strings under `IEEE754Compatible=true`.
+ * Built once per row shape and format, as csvOf keeps CSV's.
+ */
+import type { Field, Mode, RowForm, RowSerializer } from '../db/rows.js';
+import { JSON_FORM, shapeSerializer } from '../db/rows.js';
+import type { ColumnInfo } from '../db/schema-types.js';
+import { COLUMN_KINDS } from '../types/kinds.js';
+import { encodeName } from './names.js';
+
+const forms: Record<'plain' | 'ieee754', RowForm> = {
+  plain: formOf(false),
+  ieee754: formOf(true),
+};
+
+function formOf(ieee754: boolean): RowForm {
+  return {
+    key: encodeName,
+    value: (column: ColumnInfo, mode: Mode) => {
+      const json = JSON_FORM.value(column, mode);
+      const edm = COLUMN_KINDS[column.kind].edm.value(column, ieee754);
+      return edm === null ? json : (value) => edm(json(value));
+    },
+  };
+}
+
+const kept: Record<'plain' | 'ieee754', WeakMap<readonly Field[], RowSerializer>> = {
+  plain: new WeakMap(),
+  ieee754: new WeakMap(),
+};
+
+/** The OData JSON serializer of rows shaped by `fields`. */
+export function entitySerializer(fields: readonly Field[], ieee754: boolean): RowSerializer {
+  const which = ieee754 ? 'ieee754' : 'plain';
+  let made = kept[which].get(fields);
+  if (made === undefined) {
+    made = shapeSerializer(fields, forms[which]);
+    kept[which].set(fields, made);
+  }
+  return made;
+}
+
+/** The slot in a row of each field (db/rows.ts Field says how many each takes). */
+export function slotsOf(fields: readonly Field[]): number[] {
+  const slots: number[] = [];
+  let slot = 0;
+  const width = (field: Field): number => {
+    switch (field.kind) {
+      case 'value':
+      case 'array':
+        return 1;
+      case 'object':
+        return 1 + field.fields.reduce((sum, f) => sum + width(f), 0);
+      case 'nested':
+        return field.fields.reduce((sum, f) => sum + width(f), 0);
+    }
+  };
+  for (const field of fields) {
+    slots.push(slot);
+    slot += width(field);
+  }
+  return slots;
+}
+
+/**
+ * One field of a row alone, as OData JSON (`{"<name>":…}`): a navigation's related rows or
+ * row, a property's value, out of a key read of the parent.
+ */
+export function fieldText(
+  fields: readonly Field[],
+  index: number,
+  row: readonly unknown[],
+  ieee754: boolean,
+): string {
+  const field = fields[index] as Field;
+  const slot = slotsOf(fields)[index] as number;
+  const serialize = entitySerializer([field], ieee754);
+  const text = serialize(row.slice(slot));
+  // `{"name":` … `}`
+  return text.slice(JSON.stringify(encodeName(field.name)).length + 2, -1);
+}
