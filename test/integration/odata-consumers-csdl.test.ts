@@ -55,6 +55,20 @@ function entityType(csdl: Csdl, set: string): Members {
   return (csdl[typeNamespace] as Record<string, Members>)[typeName] as Members;
 }
 
+/**
+ * The document with `$Precision: 0` left out: odata-csdl writes the temporal types' default (0,
+ * CSDL XML 4.0 §6.2.3) where the XML has no Precision, and CSDL JSON leaves a default out.
+ */
+function withoutDefaultPrecision(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutDefaultPrecision);
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([key, member]) => !(key === '$Precision' && member === 0))
+      .map(([key, member]) => [key, withoutDefaultPrecision(member)]),
+  );
+}
+
 function splitQualified(name: string): [string, string] {
   const dot = name.lastIndexOf('.');
   return [name.slice(0, dot), name.slice(dot + 1)];
@@ -103,7 +117,7 @@ describe.each(ROLES)('$metadata for %s', (_name, pick, seesCost) => {
       expect(products.name).toEqual({ $MaxLength: 60 });
       expect(products.price).toEqual({ $Type: 'Edm.Decimal', $Precision: 10, $Scale: 2 });
       expect(products[ZIP]).toEqual({ $MaxLength: 10, $Nullable: true });
-      expect(products.added_at).toEqual({ $Type: 'Edm.DateTimeOffset' });
+      expect(products.added_at).toEqual({ $Type: 'Edm.DateTimeOffset', $Precision: 0 });
       if (seesCost) {
         expect(products.cost).toEqual({
           $Type: 'Edm.Decimal',
@@ -152,7 +166,7 @@ describe.each(ROLES)('$metadata for %s', (_name, pick, seesCost) => {
       const json = await metadata(target, '?$format=json');
       expect(json.status).toBe(200);
       expect(json.type).toMatch(/^application\/json/);
-      expect(JSON.parse(json.text)).toEqual(csdl);
+      expect(withoutDefaultPrecision(JSON.parse(json.text))).toEqual(withoutDefaultPrecision(csdl));
     });
   });
 });
