@@ -84,7 +84,7 @@ describe.each(MODES)('ts-odatajs, %s', (mode) => {
       const schemas = data.dataServices.schema as Any[];
       const types = schemas.flatMap((schema) => schema.entityType ?? []);
       const products = types.find((type) => (type.property as Any[]).some((p) => p.name === ZIP));
-      expect(products.key[0].propertyRef).toEqual([{ name: 'id' }]);
+      expect(products.key.propertyRef).toEqual([{ name: 'id' }]);
       const price = (products.property as Any[]).find((p) => p.name === 'price');
       expect(price).toEqual(
         expect.objectContaining({ type: 'Edm.Decimal', precision: '10', scale: '2' }),
