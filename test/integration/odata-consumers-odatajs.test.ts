@@ -131,6 +131,28 @@ describe.each(MODES)('ts-odatajs, %s', (mode) => {
     });
   });
 
+  test('server-driven paging: Prefer odata.maxpagesize, then each @odata.nextLink', async () => {
+    const t = targetOf(fixture, mode);
+    await recorded(t, async () => {
+      const seen: number[] = [];
+      let next: string | undefined = `${t.service}products?$orderby=price desc`;
+      let pages = 0;
+      while (next !== undefined && pages < 10) {
+        const { data } = await request(t, {
+          requestUri: next,
+          headers: { Prefer: 'odata.maxpagesize=5' },
+        });
+        seen.push(...ids(data));
+        next = data['@odata.nextLink'];
+        pages += 1;
+      }
+      expect(pages).toBe(3);
+      expect(seen).toEqual(PRODUCTS.map((p) => p.id).reverse());
+      const preference = t.proxy.exchanges[0]?.responseHeaders?.['preference-applied'];
+      expect(preference).toBe('odata.maxpagesize=5');
+    });
+  });
+
   test('$count=true', async () => {
     const t = targetOf(fixture, mode);
     await recorded(t, async () => {
