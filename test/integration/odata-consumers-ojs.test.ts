@@ -104,12 +104,10 @@ describe.each(MODES)('o.js, %s', (mode) => {
   test('$expand of a to-many navigation with nested options', async () => {
     const t = targetOf(fixture, mode);
     await recorded(t, async () => {
-      const orders = (await handler(t)
-        .get('orders')
-        .query({
-          $expand: 'order_items($orderby=id desc;$select=id,quantity)',
-          $orderby: 'id',
-        })) as Row[];
+      const orders = (await handler(t).get('orders').query({
+        $expand: 'order_items($orderby=id desc;$select=id,quantity)',
+        $orderby: 'id',
+      })) as Row[];
       expect(orders.map((order) => [order.id, order.order_items])).toEqual([
         [
           1,
