@@ -97,6 +97,8 @@ export interface Target {
   /** The gateway's own origin (no proxy), for checks the test makes itself. */
   readonly direct: string;
   readonly headers: Readonly<Record<string, string>>;
+  /** The basic target's email and password, for libraries that make the header themselves. */
+  readonly credentials?: { readonly email: string; readonly password: string };
   /** What went through the proxy since the last `clear()`. */
   readonly proxy: RecordingProxy;
 }
@@ -171,6 +173,7 @@ export async function startConsumerFixture(
       service: `${authProxy.url}/odata/`,
       direct: auth.url,
       headers: { Authorization: basic(CLERK) },
+      credentials: CLERK,
       proxy: authProxy,
     });
   }

@@ -39,10 +39,16 @@ type Row = { id: number } & Record<string, unknown>;
 const ids = (rows: Row[]) => rows.map((row) => row.id);
 
 function products(target: Target) {
-  const client = OData.New4({
-    metadataUri: `${target.service}$metadata`,
-    commonHeaders: { ...target.headers },
-  });
+  // Basic: the client's own `credential` makes the header.
+  const client = target.credentials
+    ? OData.New4({
+        metadataUri: `${target.service}$metadata`,
+        credential: { username: target.credentials.email, password: target.credentials.password },
+      })
+    : OData.New4({
+        metadataUri: `${target.service}$metadata`,
+        commonHeaders: { ...target.headers },
+      });
   return client.getEntitySet<Row>('products');
 }
 

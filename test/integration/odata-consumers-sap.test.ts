@@ -17,12 +17,14 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from '@jest/gl
 import {
   CASES,
   type ConsumerFixture,
+  MODES,
   PRODUCTS,
   productRow,
   recorded,
   resetProducts,
   startConsumerFixture,
   type Target,
+  targetOf,
 } from '../helpers/odata-consumers.js';
 
 const require = createRequire(import.meta.url);
@@ -97,15 +99,21 @@ afterEach(async () => {
 
 /** The SDK's destination for a target: the service root and who calls. */
 function destination(target: Target) {
-  return { url: target.service.replace(/\/$/, ''), headers: { ...target.headers } };
+  const url = target.service.replace(/\/$/, '');
+  // Basic: the SDK's own BasicAuthentication destination makes the header.
+  if (target.credentials) {
+    const { email: username, password } = target.credentials;
+    return { url, authentication: 'BasicAuthentication', username, password };
+  }
+  return { url, headers: { ...target.headers } };
 }
 
 function ids(products: Any[]): number[] {
   return products.map((p) => p.id);
 }
 
-describe.each(['open', 'bearer'] as const)('the generated client, %s', (mode) => {
-  const target = () => fixture.targets.find((t) => t.mode === mode) as Target;
+describe.each(MODES)('the generated client, %s', (mode) => {
+  const target = () => targetOf(fixture, mode);
 
   test('getAll: every product with typed values (BigNumber price, moment added_at)', async () => {
     const t = target();
