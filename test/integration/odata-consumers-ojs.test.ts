@@ -151,4 +151,27 @@ describe.each(MODES)('o.js, %s', (mode) => {
       expect(await productRow(fixture.db, id)).toBeUndefined();
     });
   });
+
+  test('the role decides: a column hidden from the clerk is unknown to its write too, as on REST (400)', async () => {
+    const t = targetOf(fixture, mode);
+    const response = (await handler(t)
+      .post('products', { name: 'with cost', price: 1, added_at: '2026-01-01T00:00:00Z', cost: 1 })
+      .fetch()) as Response;
+    if (mode === 'open') {
+      expect(response.status).toBe(201);
+      return;
+    }
+    expect(response.status).toBe(400);
+    expect(response.headers.get('odata-version')).toBe('4.0');
+    expect(await response.json()).toEqual({
+      error: {
+        code: 'UNKNOWN_COLUMN',
+        message: "Column 'cost' does not exist in table 'products'",
+      },
+    });
+    const [rows] = (await fixture.db.admin.query(
+      "SELECT COUNT(*) AS n FROM products WHERE name = 'with cost'",
+    )) as unknown as [{ n: number }[]];
+    expect(Number(rows[0]?.n)).toBe(0);
+  });
 });

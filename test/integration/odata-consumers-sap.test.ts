@@ -182,6 +182,12 @@ describe.each(MODES)('the generated client, %s', (mode) => {
       expect(one.id).toBe(7);
       expect(one.price.toString()).toBe('8.75');
       expect(one.zipX0020Code).toBe('10007');
+      await expect(api.requestBuilder().getByKey(999).execute(destination(t))).rejects.toThrow();
+      const missing = t.proxy.exchanges.at(-1);
+      expect(missing?.status).toBe(404);
+      expect(JSON.parse(missing?.responseBody ?? '{}')).toEqual({
+        error: { code: expect.any(String), message: expect.any(String) },
+      });
     });
   });
 
