@@ -41,6 +41,8 @@ export type Stage =
   | 'row' // read(<key>,<value>): the one row
   | 'feed' // GET /table/<t>/changes: the change feed (docs/changes.md)
   | 'odata' // the OData service under /odata/ (docs/odata.md)
+  | 'deep-insert' // a create body holding related rows (docs/writes.md, "Deep insert")
+  | 'batch' // POST /odata/$batch: the batch envelope (docs/odata-batch.md)
   | 'mysql'; // MySQL's refusals, under MySQL's error name
 
 export interface ErrorSpec {
@@ -229,6 +231,41 @@ export const ERRORS = {
     stages: ['register', 'login'],
     message: 'The server is busy; retry in 1 second',
     headers: { 'Retry-After': 'Always 1 (second)' },
+  },
+
+  // deep insert (docs/writes.md): a create body holding rows of its to-many relations.
+  DEEP_INSERT_KEY_MISMATCH: {
+    status: 400,
+    stages: ['deep-insert'],
+    message: (relation: string, column: string) =>
+      `A row of '${relation}' gives '${column}' a value other than its parent's key: leave it out, the parent's key fills it`,
+  },
+  DEEP_INSERT_KEY_UNKNOWN: {
+    status: 400,
+    stages: ['deep-insert'],
+    message: (relation: string, column: string) =>
+      `The rows of '${relation}' take the parent's '${column}', which the body does not give and MySQL does not make: give it`,
+  },
+  DEEP_INSERT_UNSUPPORTED: { status: 400, stages: ['deep-insert'], message: detail },
+
+  // $batch (docs/odata-batch.md): the envelope; each request in it answers for itself.
+  BATCH_SYNTAX: { status: 400, stages: ['batch'], message: detail },
+  BATCH_LIMIT: { status: 400, stages: ['batch'], message: detail },
+  BATCH_TOO_LARGE: {
+    status: 413,
+    stages: ['batch'],
+    message: (limit: number) => `The batch is larger than ${limit} bytes`,
+  },
+  BATCH_DEPENDENCY_FAILED: {
+    status: 424,
+    stages: ['batch'],
+    message: (id: string) =>
+      `Not run: request or change set '${id}', which this one depends on, failed`,
+  },
+  BATCH_MEDIA_TYPE: {
+    status: 415,
+    stages: ['batch'],
+    message: "Content-Type must be 'application/json' or 'multipart/mixed' with a boundary",
   },
 
   // table, read options, key, values, rows: the request against the schema.
@@ -704,6 +741,17 @@ export const invalidQuery = (message: string) => apiError('INVALID_QUERY', messa
 export const odataUnsupported = (message: string) => apiError('ODATA_UNSUPPORTED', message);
 export const odataReadOnly = (set: string) =>
   withHeaders(apiError('ODATA_READ_ONLY', set), { Allow: 'GET' });
+export const deepInsertKeyMismatch = (relation: string, column: string) =>
+  apiError('DEEP_INSERT_KEY_MISMATCH', relation, column);
+export const deepInsertKeyUnknown = (relation: string, column: string) =>
+  apiError('DEEP_INSERT_KEY_UNKNOWN', relation, column);
+export const deepInsertUnsupported = (message: string) =>
+  apiError('DEEP_INSERT_UNSUPPORTED', message);
+export const batchSyntax = (message: string) => apiError('BATCH_SYNTAX', message);
+export const batchLimit = (message: string) => apiError('BATCH_LIMIT', message);
+export const batchTooLarge = (limit: number) => apiError('BATCH_TOO_LARGE', limit);
+export const batchMediaType = () => apiError('BATCH_MEDIA_TYPE');
+export const batchDependencyFailed = (id: string) => apiError('BATCH_DEPENDENCY_FAILED', id);
 export const optionWithoutDollar = (key: string, meant: string) =>
   apiError('OPTION_WITHOUT_DOLLAR', key, meant);
 export const filterSyntax = (message: string) => apiError('FILTER_SYNTAX', message);

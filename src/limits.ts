@@ -288,3 +288,18 @@ export const WEBHOOK_QUEUE_EVENTS = 10_000;
 export const WEBHOOK_LEASE_MS = 20_000;
 /** How often a gateway renews its leases and tries to take those whose holder stopped. */
 export const WEBHOOK_LEASE_RENEW_MS = 5000;
+
+// OData `$batch` (docs/odata-batch.md): what one batch may hold (past them: 4xx BATCH_*).
+/** A batch body's bytes: --body-limit's default, the batch being many bodies in one. */
+export const BATCH_MAX_BYTES = 4 * 1024 * 1024;
+/** Requests in one batch, change sets' requests included. */
+export const BATCH_MAX_REQUESTS = 100;
+/** The header lines of one part or inner request, and their bytes. */
+export const BATCH_MAX_HEADER_LINES = 100;
+export const BATCH_MAX_HEADER_BYTES = 16 * 1024;
+
+// Basic authentication on /odata/ (docs/odata-batch.md, "Basic authentication").
+/** How long a verified email and password is remembered (argon2 is not run again meanwhile). */
+export const BASIC_CREDENTIAL_TTL_MS = 60_000;
+/** Credentials remembered at once (the oldest are dropped past it). */
+export const BASIC_CREDENTIALS = 1000;

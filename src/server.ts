@@ -2,6 +2,7 @@
  * buildServer(services) → a Fastify instance with every route registered. It never listens by
  * itself (main.ts does), so tests can start it on a free port.
  */
+
 import type { Socket } from 'node:net';
 import cors from '@fastify/cors';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
@@ -36,6 +37,7 @@ import {
   MAX_HEADER_BYTES,
   SOCKET_IDLE_TIMEOUT_MS,
 } from './limits.js';
+import { batchRoutes } from './odata/batch.js';
 import { Handler } from './pipeline/handle.js';
 import { type ReadBudget, ReadPipeline } from './pipeline/read.js';
 import type { Services } from './services.js';
@@ -156,6 +158,7 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
   rpcRoutes(app, handler);
   // OData v4 under /odata/, on the same Handler (docs/odata.md).
   odataRoutes(app, services, handler);
+  batchRoutes(app, handler);
   uploadRoutes(app, services);
   fileRoutes(app, services);
   docsRoutes(app, services);

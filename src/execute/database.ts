@@ -45,7 +45,9 @@ import { type RowFlow, type RowSink, streamRetrying } from './stream.js';
 import { withTimeLimit } from './time-limit.js';
 import { Watchdog } from './watchdog.js';
 import {
+  type ChainStep,
   runAlone,
+  runChain,
   runTransaction,
   type TransactionJob,
   type WriteJob,
@@ -89,6 +91,16 @@ export interface Database {
    * none, retried where safe (retry.ts).
    */
   write(job: WriteJob, caller?: Caller): Promise<WriteResult>;
+  /**
+   * Several write jobs in one transaction on one connection, all or none (write.ts runChain),
+   * each job's result in order; retried as one write. `failed.step` is the step a failure came
+   * from.
+   */
+  writeChain(
+    steps: readonly ChainStep[],
+    caller?: Caller,
+    failed?: { step: number },
+  ): Promise<WriteResult[]>;
   /**
    * A stored routine's call (call.ts): on a connection of the caller's fair share, under the
    * caller's time limit, never inside a transaction of ours; a connection the routine left
@@ -594,6 +606,21 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
       const alone = ownLimit(caller) ? { ...job, statement: timed(job.statement, caller) } : job;
       return writeRetryingBy<WriteResult>((progress, done) =>
         usingBy(address, (held, finish) => runAlone(held, alone, progress, finish), done),
+      );
+    },
+    writeChain: (steps, caller = GATEWAY, failed = { step: 0 }) => {
+      const timedSteps = steps.map(
+        (step): ChainStep => ({
+          ...step,
+          job: (earlier) => {
+            const job = step.job(earlier);
+            if (job.mode === 'transaction') return timedWrite(job, caller);
+            return ownLimit(caller) ? { ...job, statement: timed(job.statement, caller) } : job;
+          },
+        }),
+      );
+      return writeRetrying((progress) =>
+        using(caller.client, (held) => runChain(held, timedSteps, progress, failed)),
       );
     },
     call: (job, caller = GATEWAY) => {

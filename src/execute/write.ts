@@ -121,70 +121,159 @@ function control(
  */
 export async function runTransaction(
   connection: PoolConnection,
-  { statements, unprepare, guards, maxAffected, readBack, generated }: TransactionJob,
+  job: TransactionJob,
   progress: WriteProgress,
 ): Promise<WriteResult> {
   let committed = false;
   try {
     // BEGIN and the first statement go out together (mysql2 queues both on the connection):
     // one round trip fewer than awaiting BEGIN first.
-    let begun: Promise<void> | null = control(connection, 'beginTransaction');
-    const run = async <T extends ResultSetHeader | RowDataPacket[]>(statement: CompiledQuery) => {
-      const executing = execute<T>(connection, statement);
-      if (begun === null) return executing;
-      const first = begun;
-      begun = null;
-      return (await Promise.all([first, executing]))[1];
-    };
-    // Rows come as arrays: the pool sets rowsAsArray (db/pool.ts).
-    const found: unknown[][][] = [];
-    for (const guard of guards) {
-      found.push(guard.lookup ? ((await run<RowDataPacket[]>(guard.lookup)) as unknown[][]) : []);
-    }
-    const lookedUp = readBack?.lookup
-      ? ((await run<RowDataPacket[]>(readBack.lookup)) as unknown[][])
-      : [];
-    const results: StatementResult[] = [];
-    let affectedRows = 0;
-    for (const statement of statements) {
-      const result = await run<ResultSetHeader>(statement);
-      if (unprepare) connection.unprepare(statement.sql);
-      if (result.warningStatus !== 0) await refuseDataWarnings(connection, generated);
-      affectedRows += result.affectedRows;
-      results.push({
-        affectedRows: result.affectedRows,
-        insertId: publicInsertId(result.insertId),
-      });
-    }
-    if (maxAffected !== null && affectedRows > maxAffected) {
-      throw tooManyRows(affectedRows, maxAffected);
-    }
-    for (const [index, guard] of guards.entries()) {
-      const queries = guard.queries({ found: found[index] ?? [], results });
-      if (queries === null) throw guard.error();
-      for (const query of queries) {
-        const rows = await run<RowDataPacket[]>(query);
-        // A check's text varies with the number of rows it looks up.
-        connection.unprepare(query.sql);
-        if (rows.length > 0) throw guard.error();
-      }
-    }
-    let rows: unknown[][] | null = null;
-    if (readBack !== null) {
-      rows = [];
-      for (const query of readBack.queries({ found: lookedUp, results })) {
-        for (const row of (await run<RowDataPacket[]>(query)) as unknown[][]) rows.push(row);
-        if (unprepare) connection.unprepare(query.sql);
-      }
-    }
+    const result = await runSteps(connection, job, control(connection, 'beginTransaction'));
     progress.committing = true;
     await control(connection, 'commit');
     committed = true;
-    return { affectedRows, insertId: results[0]?.insertId ?? null, rows };
+    return result;
   } finally {
     // A broken connection cannot roll back; the server rolls back when it goes away.
     if (!committed) await control(connection, 'rollback').catch(() => {});
   }
+}
+
+/**
+ * A job's own work inside a transaction someone else begins and ends: `begun`, when not null,
+ * is the BEGIN still on its way, awaited with the first statement.
+ */
+async function runSteps(
+  connection: PoolConnection,
+  { statements, unprepare, guards, maxAffected, readBack, generated }: TransactionJob,
+  begin: Promise<void> | null,
+): Promise<WriteResult> {
+  let begun = begin;
+  const run = async <T extends ResultSetHeader | RowDataPacket[]>(statement: CompiledQuery) => {
+    const executing = execute<T>(connection, statement);
+    if (begun === null) return executing;
+    const first = begun;
+    begun = null;
+    return (await Promise.all([first, executing]))[1];
+  };
+  // Rows come as arrays: the pool sets rowsAsArray (db/pool.ts).
+  const found: unknown[][][] = [];
+  for (const guard of guards) {
+    found.push(guard.lookup ? ((await run<RowDataPacket[]>(guard.lookup)) as unknown[][]) : []);
+  }
+  const lookedUp = readBack?.lookup
+    ? ((await run<RowDataPacket[]>(readBack.lookup)) as unknown[][])
+    : [];
+  const results: StatementResult[] = [];
+  let affectedRows = 0;
+  for (const statement of statements) {
+    const result = await run<ResultSetHeader>(statement);
+    if (unprepare) connection.unprepare(statement.sql);
+    if (result.warningStatus !== 0) await refuseDataWarnings(connection, generated);
+    affectedRows += result.affectedRows;
+    results.push({
+      affectedRows: result.affectedRows,
+      insertId: publicInsertId(result.insertId),
+    });
+  }
+  if (maxAffected !== null && affectedRows > maxAffected) {
+    throw tooManyRows(affectedRows, maxAffected);
+  }
+  for (const [index, guard] of guards.entries()) {
+    const queries = guard.queries({ found: found[index] ?? [], results });
+    if (queries === null) throw guard.error();
+    for (const query of queries) {
+      const rows = await run<RowDataPacket[]>(query);
+      // A check's text varies with the number of rows it looks up.
+      connection.unprepare(query.sql);
+      if (rows.length > 0) throw guard.error();
+    }
+  }
+  let rows: unknown[][] | null = null;
+  if (readBack !== null) {
+    rows = [];
+    for (const query of readBack.queries({ found: lookedUp, results })) {
+      for (const row of (await run<RowDataPacket[]>(query)) as unknown[][]) rows.push(row);
+      if (unprepare) connection.unprepare(query.sql);
+    }
+  }
+  if (begun !== null) await begun;
+  return { affectedRows, insertId: results[0]?.insertId ?? null, rows };
+}
+
+/**
+ * One step of a chain (runChain): the job it runs, made from the results of the steps before
+ * it (a deep insert's children take their parent's key from its result: pipeline/deep-insert.ts).
+ * Throwing refuses the whole chain; so does `check` throwing on the job's result (a `$batch`
+ * update by key that found no row is its 404, inside the transaction).
+ */
+export interface ChainStep {
+  readonly job: (earlier: readonly WriteResult[]) => WriteJob;
+  readonly check?: (result: WriteResult) => void;
+}
+
+/**
+ * Several write jobs in one transaction on one connection, in order, all or none: a deep insert
+ * (a row and its children) or a `$batch` change set. Each job runs as it would alone (its guards,
+ * row limit and read-back, its data warnings refused), but inside the one transaction: an
+ * `alone` job's statement is simply one more statement in it. The first failure rolls
+ * everything back and is thrown as it is; `at.step` says whose it was (the caller tells its
+ * client which request broke).
+ */
+export async function runChain(
+  connection: PoolConnection,
+  steps: readonly ChainStep[],
+  progress: WriteProgress,
+  at: { step: number },
+): Promise<WriteResult[]> {
+  let committed = false;
+  try {
+    let begin: Promise<void> | null = control(connection, 'beginTransaction');
+    const results: WriteResult[] = [];
+    for (const [index, step] of steps.entries()) {
+      at.step = index;
+      const job = step.job(results);
+      const transaction = job.mode === 'transaction' ? job : asTransaction(job);
+      results.push(
+        job.mode === 'alone' && job.returning !== null
+          ? returned(
+              (await withBegin(
+                begin,
+                execute<RowDataPacket[]>(connection, job.statement),
+              )) as unknown as unknown[][],
+              job.returning,
+            )
+          : await runSteps(connection, transaction, begin),
+      );
+      begin = null;
+      step.check?.(results[index] as WriteResult);
+    }
+    if (begin !== null) await begin;
+    progress.committing = true;
+    await control(connection, 'commit');
+    committed = true;
+    return results;
+  } finally {
+    if (!committed) await control(connection, 'rollback').catch(() => {});
+  }
+}
+
+async function withBegin<T>(begin: Promise<void> | null, executing: Promise<T>): Promise<T> {
+  if (begin === null) return executing;
+  return (await Promise.all([begin, executing]))[1];
+}
+
+/** An `alone` job's statement as a transaction's only statement (no guard, limit or read-back). */
+function asTransaction(job: Extract<WriteJob, { mode: 'alone' }>): TransactionJob {
+  return {
+    mode: 'transaction',
+    statements: [job.statement],
+    unprepare: job.unprepare,
+    guards: [],
+    maxAffected: null,
+    readBack: null,
+    generated: [],
+  };
 }
 
 /**

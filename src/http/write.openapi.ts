@@ -24,6 +24,7 @@ export const CREATE_STAGES: readonly Stage[] = [
   'json-body',
   'values',
   'rows',
+  'deep-insert',
   ...WRITE_STAGES,
   'policy-action',
   'policy-rows',

@@ -43,6 +43,11 @@ export interface WrittenAnswer {
   readonly result: WriteResult;
   /** `Preference-Applied`: the preferences honoured, as the request gave them; '' for none. */
   readonly applied: string;
+  /**
+   * A deep insert's children (pipeline/deep-insert.ts): `,"related":{…}` after the created
+   * row's own answer; absent for any other write.
+   */
+  readonly related?: string;
 }
 
 /** A routine's answer, `{ success, results, out }` or `{ success, value }`, as JSON text. */
@@ -78,11 +83,11 @@ const UPDATED = `{"success":true,"message":${JSON.stringify(SUCCESS_MESSAGES.upd
 const DELETED = `{"success":true,"message":${JSON.stringify(SUCCESS_MESSAGES.deleted)},"affectedRows":`;
 
 /** A write's answer as JSON text: the success body, with the rows read back when asked for. */
-export function writtenText({ action, planned, result }: WrittenAnswer): string {
+export function writtenText({ action, planned, result, related }: WrittenAnswer): string {
   switch (action) {
     case 'create': {
       const rows = rowsText(planned.representation, result.rows);
-      return `${INSERTED}${JSON.stringify(result.insertId)},"affectedRows":${result.affectedRows}${rows}}`;
+      return `${INSERTED}${JSON.stringify(result.insertId)},"affectedRows":${result.affectedRows}${rows}${related ?? ''}}`;
     }
     case 'update':
       return `${UPDATED}${result.affectedRows}${rowsText(planned.representation, result.rows)}}`;
@@ -92,7 +97,7 @@ export function writtenText({ action, planned, result }: WrittenAnswer): string 
 }
 
 /** `,"rows":[…]`: the rows read back, serialized as a read serializes them; '' when not asked for. */
-function rowsText(
+export function rowsText(
   representation: PlannedWrite['representation'],
   rows: readonly (readonly unknown[])[] | null,
 ): string {

@@ -12,11 +12,13 @@ import type { TableInfo } from '../db/schema-types.js';
 import { procedureNeedsPost, rowNotFound } from '../errors.js';
 import type { Caller } from '../execute/caller.js';
 import type { Database } from '../execute/database.js';
+import type { ChainStep, WriteResult } from '../execute/write.js';
 import type { Access } from '../policy/views.js';
 import { appliedPreferences, type Preferences } from '../query/prefer.js';
 import type { CalledAnswer, RowAnswer, RowsAnswer, WrittenAnswer } from './answer.js';
 import type { CompiledRead } from './compiled-read.js';
 import { routinesFor, tableFor } from './decide.js';
+import { type DeepWrite, deepCreate } from './deep-insert.js';
 import type {
   CallOperation,
   KeyReadOperation,
@@ -33,6 +35,17 @@ import {
   procedureJob,
 } from './rpc.js';
 import { createJob, deleteJob, type PlannedWrite, updateJob } from './write.js';
+
+/** A batch's change set failed (Handler.writeAll): which operation, and its refusal. */
+export class ChangeSetFailure extends Error {
+  constructor(
+    readonly index: number,
+    readonly error: unknown,
+  ) {
+    super('A change set failed');
+    this.name = 'ChangeSetFailure';
+  }
+}
 
 export class Handler {
   constructor(
@@ -151,34 +164,11 @@ export class Handler {
     access: Access | null,
     caller: Caller,
   ): Promise<WrittenAnswer> {
-    const found = tableFor(this.schema, access, operation.table, operation.kind);
-    const known = found instanceof Promise ? await found : found;
-    const { flavour } = this.db;
-    let preferences: Preferences;
-    let make: (table: TableInfo) => PlannedWrite;
-    switch (operation.kind) {
-      case 'create': {
-        const request = operation.request();
-        preferences = request.preferences;
-        make = (t) => createJob(t, request.body, access, request.preferences, flavour);
-        break;
-      }
-      case 'update': {
-        const request = operation.request();
-        preferences = request.preferences;
-        make = (t) =>
-          updateJob(t, request.target, request.body, access, request.preferences, flavour);
-        break;
-      }
-      case 'delete': {
-        const request = operation.request();
-        preferences = request.preferences;
-        make = (t) => deleteJob(t, request.target, access, request.preferences);
-        break;
-      }
+    const { preferences, planned } = await this.planWrite(operation, access);
+    if ('steps' in planned) {
+      const results = await this.db.writeChain(planned.steps, caller);
+      return this.deepAnswer(planned, results, preferences);
     }
-    const made = this.schema.plan(known, make);
-    const planned = (made instanceof Promise ? await made : made).plan;
     const result = await this.db.write(planned.job, caller);
     return {
       kind: 'written',
@@ -187,6 +177,123 @@ export class Handler {
       result,
       applied: appliedPreferences(preferences, planned.applied),
     };
+  }
+
+  /**
+   * Several writes in one transaction, all or none (a `$batch` change set): each planned and
+   * guarded exactly as alone, in order, then run as one chain on one connection
+   * (Database.writeChain), each answered as alone. The first refusal — in planning or in the
+   * transaction — rolls everything back and is thrown as a ChangeSetFailure naming whose it was.
+   */
+  async writeAll(
+    operations: readonly WriteOperation[],
+    access: Access | null,
+    caller: Caller,
+    /** Per operation, a check of its result that may refuse the whole set (throwing). */
+    checks?: readonly (((result: WriteResult) => void) | undefined)[],
+  ): Promise<WrittenAnswer[]> {
+    const made: { preferences: Preferences; planned: PlannedWrite | DeepWrite }[] = [];
+    for (const [index, operation] of operations.entries()) {
+      try {
+        made.push(await this.planWrite(operation, access));
+      } catch (error) {
+        throw new ChangeSetFailure(index, error);
+      }
+    }
+    // Each operation's steps, and where they start in the one chain.
+    const steps: ChainStep[] = [];
+    const starts: number[] = [];
+    for (const [index, { planned }] of made.entries()) {
+      const start = steps.length;
+      starts.push(start);
+      if ('steps' in planned) {
+        for (const step of planned.steps) {
+          steps.push({ job: (all) => step.job(all.slice(start)) });
+        }
+      } else {
+        const check = checks?.[index];
+        steps.push(
+          check === undefined ? { job: () => planned.job } : { job: () => planned.job, check },
+        );
+      }
+    }
+    const failed = { step: 0 };
+    let results: WriteResult[];
+    try {
+      results = await this.db.writeChain(steps, caller, failed);
+    } catch (error) {
+      let index = 0;
+      while (index + 1 < starts.length && (starts[index + 1] as number) <= failed.step) index++;
+      throw new ChangeSetFailure(index, error);
+    }
+    return made.map(({ preferences, planned }, index): WrittenAnswer => {
+      const start = starts[index] as number;
+      const operation = operations[index] as WriteOperation;
+      if ('steps' in planned) {
+        const end = starts[index + 1] ?? results.length;
+        return this.deepAnswer(planned, results.slice(start, end), preferences);
+      }
+      return {
+        kind: 'written',
+        action: operation.kind,
+        planned,
+        result: results[start] as WriteResult,
+        applied: appliedPreferences(preferences, planned.applied),
+      };
+    });
+  }
+
+  private deepAnswer(
+    planned: DeepWrite,
+    results: readonly WriteResult[],
+    preferences: Preferences,
+  ): WrittenAnswer {
+    const top = planned.top();
+    return {
+      kind: 'written',
+      action: 'create',
+      planned: top,
+      result: results[0] as WriteResult,
+      applied: appliedPreferences(preferences, top.applied),
+      related: planned.relatedText(results),
+    };
+  }
+
+  /** The table for the role, and the write's job (or a deep insert's chain) planned against it. */
+  private async planWrite(
+    operation: WriteOperation,
+    access: Access | null,
+  ): Promise<{ preferences: Preferences; planned: PlannedWrite | DeepWrite }> {
+    const found = tableFor(this.schema, access, operation.table, operation.kind);
+    const known = found instanceof Promise ? await found : found;
+    const { flavour } = this.db;
+    let preferences: Preferences;
+    let make: (table: TableInfo) => PlannedWrite | DeepWrite;
+    switch (operation.kind) {
+      case 'create': {
+        const request = operation.request(known);
+        preferences = request.preferences;
+        make = (t) =>
+          deepCreate(t, request.body, access, request.preferences, flavour) ??
+          createJob(t, request.body, access, request.preferences, flavour);
+        break;
+      }
+      case 'update': {
+        const request = operation.request(known);
+        preferences = request.preferences;
+        make = (t) =>
+          updateJob(t, request.target, request.body, access, request.preferences, flavour);
+        break;
+      }
+      case 'delete': {
+        const request = operation.request(known);
+        preferences = request.preferences;
+        make = (t) => deleteJob(t, request.target, access, request.preferences);
+        break;
+      }
+    }
+    const made = this.schema.plan(known, make);
+    return { preferences, planned: (made instanceof Promise ? await made : made).plan };
   }
 
   /**

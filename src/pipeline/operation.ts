@@ -9,6 +9,7 @@
  * given as `request`, a function handle.ts calls once the table or routine is known.
  */
 
+import type { TableInfo } from '../db/schema-types.js';
 import type { KeyValue, WriteTarget } from '../query/key-value.js';
 import type { QueryObject } from '../query/options.js';
 import type { Preferences } from '../query/prefer.js';
@@ -43,13 +44,17 @@ export interface KeyReadOperation {
 export interface CreateOperation {
   readonly kind: 'create';
   readonly table: string;
-  readonly request: () => { readonly body: unknown; readonly preferences: Preferences };
+  /** `table`: the table found for the role (a front door whose key syntax needs its key). */
+  readonly request: (table: TableInfo) => {
+    readonly body: unknown;
+    readonly preferences: Preferences;
+  };
 }
 
 export interface UpdateOperation {
   readonly kind: 'update';
   readonly table: string;
-  readonly request: () => {
+  readonly request: (table: TableInfo) => {
     readonly target: WriteTarget;
     readonly body: unknown;
     readonly preferences: Preferences;
@@ -59,7 +64,10 @@ export interface UpdateOperation {
 export interface DeleteOperation {
   readonly kind: 'delete';
   readonly table: string;
-  readonly request: () => { readonly target: WriteTarget; readonly preferences: Preferences };
+  readonly request: (table: TableInfo) => {
+    readonly target: WriteTarget;
+    readonly preferences: Preferences;
+  };
 }
 
 /**

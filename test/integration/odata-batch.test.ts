@@ -1,0 +1,413 @@
+/**
+ * `POST /odata/$batch` (docs/odata-batch.md): the JSON form and the multipart/mixed form; a
+ * change set is one transaction (its second request failing leaves the database as it was),
+ * writes in it are planned and guarded as alone (a policy's refusal), a dependent request of a
+ * failed one is not run (424), reads are answered by the gateway's own routes, and a malformed
+ * or oversized batch is a 4xx, never a 5xx.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+
+const SCHEMA = `
+CREATE TABLE orders (id INT AUTO_INCREMENT PRIMARY KEY, note VARCHAR(20) NULL);
+CREATE TABLE order_items (id INT AUTO_INCREMENT PRIMARY KEY, order_id INT NOT NULL,
+  sku VARCHAR(10) NOT NULL, FOREIGN KEY (order_id) REFERENCES orders (id));
+CREATE TABLE pairs (a INT NOT NULL, b VARCHAR(5) NOT NULL, v INT NULL, PRIMARY KEY (a, b));
+INSERT INTO orders VALUES (1, 'one'), (2, 'two');
+INSERT INTO pairs VALUES (1, 'x', 10), (2, 'y''z', 20);
+`;
+
+const POLICY = {
+  roles: {
+    anonymous: {
+      tables: {
+        orders: { read: true, create: true, update: true },
+        order_items: { read: true },
+      },
+    },
+  },
+};
+
+let db: TestDatabase;
+let gw: TestGateway;
+let guarded: TestGateway;
+let dir: string;
+
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'tablegate-batch-'));
+  const policyFile = path.join(dir, `${randomBytes(4).toString('hex')}-policy.json`);
+  await writeFile(policyFile, JSON.stringify(POLICY));
+  db = await createTestDatabase(SCHEMA);
+  gw = await startTestGateway(db.name);
+  guarded = await startTestGateway(db.name, { policyFile });
+}, 60_000);
+
+afterAll(async () => {
+  await guarded?.close();
+  await gw?.close();
+  await db?.drop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function batch(body: string, type: string, on: TestGateway = gw) {
+  const response = await fetch(`${on.url}/odata/$batch`, {
+    method: 'POST',
+    headers: { 'Content-Type': type },
+    body,
+  });
+  return { status: response.status, headers: response.headers, text: await response.text() };
+}
+
+const json = (requests: unknown[], on?: TestGateway) =>
+  batch(JSON.stringify({ requests }), 'application/json', on);
+
+async function orders(): Promise<unknown[]> {
+  const [rows] = await db.admin.query('SELECT id, note FROM orders ORDER BY id');
+  return rows as unknown[];
+}
+
+async function nextId(table: string): Promise<number> {
+  const [found] = await db.admin.query(
+    'SELECT AUTO_INCREMENT AS next FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?',
+    [db.name, table],
+  );
+  return Number((found as { next: number }[])[0]?.next);
+}
+
+describe('JSON batch (OData 4.01)', () => {
+  test('an atomicity group creates, updates and deletes in one transaction, each answered', async () => {
+    const id = await nextId('orders');
+    const answer = await json([
+      {
+        id: 'c',
+        method: 'POST',
+        url: 'orders',
+        headers: { 'content-type': 'application/json' },
+        body: { note: 'new' },
+        atomicityGroup: 'g',
+      },
+      {
+        id: 'u',
+        method: 'PATCH',
+        url: '/odata/orders(2)',
+        body: { note: 'two!' },
+        atomicityGroup: 'g',
+      },
+      {
+        id: 'p',
+        method: 'PATCH',
+        url: "pairs(b='y''z',a=2)",
+        body: { v: 21 },
+        atomicityGroup: 'g',
+      },
+    ]);
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get('odata-version')).toBe('4.0');
+    const base = `${gw.url}/odata/`;
+    expect(JSON.parse(answer.text)).toEqual({
+      responses: [
+        {
+          id: 'c',
+          status: 201,
+          headers: {
+            location: `${base}orders(${id})`,
+            'content-type': 'application/json;odata.metadata=minimal',
+          },
+          body: { '@odata.context': `${base}$metadata#orders/$entity`, id, note: 'new' },
+        },
+        { id: 'u', status: 204, headers: {} },
+        { id: 'p', status: 204, headers: {} },
+      ],
+    });
+    expect(await orders()).toEqual([
+      { id: 1, note: 'one' },
+      { id: 2, note: 'two!' },
+      { id, note: 'new' },
+    ]);
+    const [pairs] = await db.admin.query('SELECT v FROM pairs WHERE a = 2');
+    expect(pairs).toEqual([{ v: 21 }]);
+    // Cleanup for the next tests' exact rows.
+    await db.admin.query('DELETE FROM orders WHERE id = ?', [id]);
+    await db.admin.query("UPDATE orders SET note = 'two' WHERE id = 2");
+  });
+
+  test("the group's second request failing rolls back the first (checked in the database)", async () => {
+    const before = await orders();
+    const answer = await json([
+      { id: 'a', method: 'POST', url: 'orders', body: { note: 'kept?' }, atomicityGroup: 'g1' },
+      {
+        id: 'b',
+        method: 'PATCH',
+        url: 'orders(1)',
+        body: { note: 'far too long for the column' },
+        atomicityGroup: 'g1',
+      },
+      { id: 'd', method: 'DELETE', url: 'orders(1)', dependsOn: ['g1'] },
+      { id: 'e', method: 'PATCH', url: 'orders(999)', body: { note: 'x' } },
+    ]);
+    expect(answer.status).toBe(200);
+    const body = JSON.parse(answer.text) as {
+      responses: { id: string; status: number; body: unknown }[];
+    };
+    expect(body.responses.map((r) => [r.id, r.status])).toEqual([
+      ['b', 400],
+      ['d', 424],
+      ['e', 404],
+    ]);
+    expect(body.responses[1]?.body).toEqual({
+      error: {
+        code: 'BATCH_DEPENDENCY_FAILED',
+        message: "Not run: request or change set 'g1', which this one depends on, failed",
+      },
+    });
+    const notFound = body.responses[2] as { body: { error: { code: string } } };
+    expect(notFound.body.error.code).toBe('ROW_NOT_FOUND');
+    expect(await orders()).toEqual(before);
+  });
+
+  test('a deep insert inside a change set; a policy refusal fails the set', async () => {
+    const id = await nextId('orders');
+    const deep = await json([
+      {
+        id: '1',
+        method: 'POST',
+        url: 'orders',
+        body: { note: 'deep', order_items: [{ sku: 'A' }, { sku: 'B' }] },
+        atomicityGroup: 'g',
+      },
+    ]);
+    expect(JSON.parse(deep.text).responses[0].status).toBe(201);
+    const [items] = await db.admin.query('SELECT order_id, sku FROM order_items ORDER BY id');
+    expect(items).toEqual([
+      { order_id: id, sku: 'A' },
+      { order_id: id, sku: 'B' },
+    ]);
+    const before = await orders();
+    const refused = await json(
+      [
+        { id: '1', method: 'POST', url: 'orders', body: { note: 'p' }, atomicityGroup: 'g' },
+        {
+          id: '2',
+          method: 'POST',
+          url: 'order_items',
+          body: { order_id: 1, sku: 'Z' },
+          atomicityGroup: 'g',
+        },
+      ],
+      guarded,
+    );
+    expect(JSON.parse(refused.text)).toEqual({
+      responses: [
+        {
+          id: '2',
+          status: 403,
+          headers: { 'content-type': 'application/json' },
+          body: { error: { code: 'FORBIDDEN', message: 'Forbidden' } },
+        },
+      ],
+    });
+    expect(await orders()).toEqual(before);
+  });
+
+  test('a read is answered by the route it names, as alone', async () => {
+    const answer = await json([{ id: 'r', method: 'GET', url: 'orders?$top=1' }]);
+    const direct = await fetch(`${gw.url}/odata/orders?$top=1`);
+    const inner = JSON.parse(answer.text).responses[0];
+    expect(inner.status).toBe(direct.status);
+    expect(inner.body).toEqual(await direct.json());
+  });
+
+  test('bad envelopes: 4xx with a code, never 5xx', async () => {
+    const cases: [string, string, number, string][] = [
+      ['{', 'application/json', 400, 'INVALID_JSON'],
+      ['{"requests":3}', 'application/json', 400, 'BATCH_SYNTAX'],
+      ['{"requests":[{"id":"1","url":"orders"}]}', 'application/json', 400, 'BATCH_SYNTAX'],
+      [
+        '{"requests":[{"id":"1","method":"GET","url":"orders","dependsOn":["9"]}]}',
+        'application/json',
+        400,
+        'BATCH_SYNTAX',
+      ],
+      [
+        '{"requests":[{"id":"1","method":"GET","url":"orders"},{"id":"1","method":"GET","url":"orders"}]}',
+        'application/json',
+        400,
+        'BATCH_SYNTAX',
+      ],
+      [
+        JSON.stringify({
+          requests: Array.from({ length: 101 }, (_, i) => ({
+            id: `${i}`,
+            method: 'GET',
+            url: 'orders',
+          })),
+        }),
+        'application/json',
+        400,
+        'BATCH_LIMIT',
+      ],
+      ['hello', 'text/plain', 415, 'BATCH_MEDIA_TYPE'],
+      [
+        '--b\r\nContent-Type: application/http\r\n\r\nGET orders HTTP/1.1\r\n\r\n',
+        'multipart/mixed; boundary=b',
+        400,
+        'BATCH_SYNTAX',
+      ],
+      [
+        '--b\r\nContent-Type: text/plain\r\n\r\nhi\r\n--b--',
+        'multipart/mixed; boundary=b',
+        400,
+        'BATCH_SYNTAX',
+      ],
+      [
+        '--b\r\nContent-Type: application/http\r\n\r\nnot a request line\r\n--b--',
+        'multipart/mixed; boundary=b',
+        400,
+        'BATCH_SYNTAX',
+      ],
+      [
+        '--b\r\nContent-Type: multipart/mixed; boundary=c\r\n\r\n--c\r\nContent-Type: multipart/mixed; boundary=d\r\n\r\n--d--\r\n--c--\r\n--b--',
+        'multipart/mixed; boundary=b',
+        400,
+        'BATCH_LIMIT',
+      ],
+      [
+        `{"requests":[],"pad":"${'x'.repeat(4 * 1024 * 1024)}"}`,
+        'application/json',
+        413,
+        'BATCH_TOO_LARGE',
+      ],
+    ];
+    for (const [body, type, status, code] of cases) {
+      const answer = await batch(body, type);
+      expect([answer.status, JSON.parse(answer.text).error.code]).toEqual([status, code]);
+    }
+    // Inside a change set: a request the batch cannot turn into a write is that request's 400.
+    const inner = await json([
+      { id: '1', method: 'POST', url: 'orders(1)', body: {}, atomicityGroup: 'g' },
+      { id: '2', method: 'PATCH', url: '$1', body: {}, atomicityGroup: 'h' },
+      { id: '3', method: 'GET', url: '$batch' },
+      { id: '4', method: 'PATCH', url: 'orders', body: {} },
+      { id: '5', method: 'POST', url: '/table/orders/create', body: {} },
+    ]);
+    expect(
+      JSON.parse(inner.text).responses.map(
+        (r: { status: number; body: { error: { code: string } } }) => [r.status, r.body.error.code],
+      ),
+    ).toEqual([
+      [400, 'BATCH_SYNTAX'],
+      [400, 'BATCH_SYNTAX'],
+      [400, 'BATCH_SYNTAX'],
+      [400, 'BATCH_SYNTAX'],
+      [400, 'BATCH_SYNTAX'],
+    ]);
+  });
+});
+
+describe('multipart/mixed batch (OData 4.0)', () => {
+  test('a change set and a read, answered in a mirroring multipart; a failed set is one response', async () => {
+    const id = await nextId('orders');
+    const body = [
+      '--batch_1',
+      'Content-Type: multipart/mixed; boundary=changeset_1',
+      '',
+      '--changeset_1',
+      'Content-Type: application/http',
+      'Content-Transfer-Encoding: binary',
+      'Content-ID: 1',
+      '',
+      'POST orders HTTP/1.1',
+      'Content-Type: application/json',
+      '',
+      '{"note":"mp"}',
+      '--changeset_1',
+      'Content-Type: application/http',
+      'Content-ID: 2',
+      '',
+      'DELETE orders(2) HTTP/1.1',
+      '',
+      '',
+      '--changeset_1--',
+      '--batch_1',
+      'Content-Type: multipart/mixed; boundary=changeset_2',
+      '',
+      '--changeset_2',
+      'Content-Type: application/http',
+      'Content-ID: 3',
+      '',
+      'POST orders HTTP/1.1',
+      'Content-Type: application/json',
+      '',
+      '{"note":"gone"}',
+      '--changeset_2',
+      'Content-Type: application/http',
+      'Content-ID: 4',
+      '',
+      'PATCH orders(1) HTTP/1.1',
+      'Content-Type: application/json',
+      '',
+      '{"nope":1}',
+      '--changeset_2--',
+      '--batch_1--',
+      '',
+    ].join('\r\n');
+    const answer = await batch(body, 'multipart/mixed; boundary=batch_1');
+    expect(answer.status).toBe(200);
+    const type = answer.headers.get('content-type') as string;
+    const outer = /boundary=(batchresponse_[0-9a-f]+)/.exec(type)?.[1] as string;
+    const inner = /boundary=(changesetresponse_[0-9a-f]+)/.exec(answer.text)?.[1] as string;
+    const base = `${gw.url}/odata/`;
+    expect(answer.text).toBe(
+      [
+        `--${outer}`,
+        `Content-Type: multipart/mixed; boundary=${inner}`,
+        '',
+        `--${inner}`,
+        'Content-Type: application/http',
+        'Content-Transfer-Encoding: binary',
+        'Content-ID: 1',
+        '',
+        'HTTP/1.1 201 Created',
+        `location: ${base}orders(${id})`,
+        'content-type: application/json;odata.metadata=minimal',
+        '',
+        `{"@odata.context":"${base}$metadata#orders/$entity","id":${id},"note":"mp"}`,
+        `--${inner}`,
+        'Content-Type: application/http',
+        'Content-Transfer-Encoding: binary',
+        'Content-ID: 2',
+        '',
+        'HTTP/1.1 204 No Content',
+        '',
+        '',
+        `--${inner}--`,
+        `--${outer}`,
+        'Content-Type: application/http',
+        'Content-Transfer-Encoding: binary',
+        'Content-ID: 4',
+        '',
+        'HTTP/1.1 400 Bad Request',
+        'content-type: application/json',
+        '',
+        JSON.stringify({
+          error: {
+            code: 'UNKNOWN_COLUMN',
+            message: "Column 'nope' does not exist in table 'orders': did you mean 'note'?",
+          },
+        }),
+        `--${outer}--`,
+        '',
+      ].join('\r\n'),
+    );
+    // The first set stored, the second not.
+    const [kept] = await db.admin.query('SELECT id FROM orders WHERE id IN (1, 2)');
+    expect(kept).toEqual([{ id: 1 }]);
+    const [rows] = await db.admin.query("SELECT note FROM orders WHERE note IN ('gone', 'mp')");
+    expect(rows).toEqual([{ note: 'mp' }]);
+  });
+});
