@@ -38,15 +38,17 @@ let fixture: ConsumerFixture;
 let work: string;
 /** The generated `productsApi` and the SDK's `desc`/`asc`. */
 let api: Any;
+/** The generated service: its `batch` and `changeset` besides the APIs. */
+let client: Any;
 let sdk: Any;
 let generatorLog = '';
 const sdkLog = (line: string) => {
   generatorLog += `${line}\n`;
 };
 
-function run(command: string, args: string[]): Promise<void> {
+function run(command: string, args: string[], cwd: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout.on('data', (d) => (generatorLog += d));
     child.stderr.on('data', (d) => (generatorLog += d));
     child.on('error', reject);
@@ -68,22 +70,41 @@ beforeAll(async () => {
   await mkdir(path.join(work, 'edmx'));
   await writeFile(path.join(work, 'edmx', 'tablegate.edmx'), await served.text());
   await writeFile(path.join(work, 'package.json'), '{"type": "module"}\n');
-  await run(process.execPath, [
-    GENERATOR,
-    '--input',
-    path.join(work, 'edmx'),
-    '--outputDir',
-    path.join(work, 'client'),
-    '--transpile',
-    '--generateESM',
-  ]);
+  // The service's base path, which $metadata cannot say: /odata. The generator keys a service's
+  // options by its file's path relative to where it runs.
+  await writeFile(
+    path.join(work, 'options-per-service.json'),
+    JSON.stringify({
+      'edmx/tablegate.edmx': {
+        packageName: 'tablegate',
+        directoryName: 'tablegate',
+        basePath: '/odata',
+      },
+    }),
+  );
+  await run(
+    process.execPath,
+    [
+      GENERATOR,
+      '--input',
+      'edmx',
+      '--outputDir',
+      'client',
+      '--optionsPerService',
+      'options-per-service.json',
+      '--transpile',
+      '--generateESM',
+    ],
+    work,
+  );
   const [service] = await readdir(path.join(work, 'client'));
   // service.js exports the service function alone (the entity classes are in their own files).
   const generated = await import(
     pathToFileURL(path.join(work, 'client', String(service), 'service.js')).href
   );
-  const [factory] = Object.values(generated) as (() => { productsApi: Any })[];
-  api = (factory as () => { productsApi: Any })().productsApi;
+  const [factory] = Object.values(generated) as (() => Any)[];
+  client = (factory as () => Any)();
+  api = client.productsApi;
   sdkLog(`service ${service}: ${Object.keys(generated).join(', ')}`);
   sdk = require('@sap-cloud-sdk/odata-v4');
 }, 240_000);
@@ -97,9 +118,9 @@ afterEach(async () => {
   await resetProducts(fixture.db);
 });
 
-/** The SDK's destination for a target: the service root and who calls. */
+/** The SDK's destination for a target: the gateway's origin (the client knows /odata) and who calls. */
 function destination(target: Target) {
-  const url = target.service.replace(/\/$/, '');
+  const url = new URL(target.service).origin;
   // Basic: the SDK's own BasicAuthentication destination makes the header.
   if (target.credentials) {
     const { email: username, password } = target.credentials;
@@ -226,6 +247,36 @@ describe.each(MODES)('the generated client, %s', (mode) => {
       const deletion = t.proxy.exchanges.find((e) => e.method === 'DELETE');
       expect(deletion?.status).toBe(204);
       expect(await productRow(fixture.db, created.id)).toBeUndefined();
+    });
+  });
+
+  test('batch: a read and a change set (multipart/mixed $batch)', async () => {
+    const t = target();
+    await recorded(t, async () => {
+      const draft = api
+        .entityBuilder()
+        .name(`SAP batch ${mode}`)
+        .price(new BigNumber('3.30'))
+        .addedAt(moment.utc('2026-08-09T10:11:12Z'))
+        .build();
+      const [read, writes] = await client
+        .batch(
+          api
+            .requestBuilder()
+            .getAll()
+            .filter(api.schema.PRICE.greaterThan(new BigNumber(10))),
+          client.changeset(api.requestBuilder().create(draft)),
+        )
+        .execute(destination(t));
+      expect(read.isSuccess()).toBe(true);
+      expect(ids(read.as(api))).toEqual(CASES.filtered);
+      expect(writes.isWriteResponses()).toBe(true);
+      const [created] = writes.responses;
+      expect(created.httpCode).toBe(201);
+      const id = created.as(api).id;
+      expect((await productRow(fixture.db, id))?.name).toBe(`SAP batch ${mode}`);
+      const sent = t.proxy.exchanges.find((e) => e.url.endsWith('$batch'));
+      expect(sent?.requestHeaders['content-type']).toMatch(/^multipart\/mixed; ?boundary=/);
     });
   });
 });
