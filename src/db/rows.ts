@@ -42,7 +42,7 @@ export type Field =
  * Values as mysql2 returns them (`driver`), or as the JSON tokens MySQL wrote inside a related
  * array (`text`: `12`, `"abc"`, `null`, each exactly as it stands in the text).
  */
-export type Mode = 'driver' | 'text';
+export type RowMode = 'driver' | 'text';
 
 /**
  * How a row's keys and values are written: tablegate's JSON (docs/types.md), or another
@@ -52,7 +52,7 @@ export interface RowForm {
   /** A key's text for the field's name. */
   readonly key: (name: string) => string;
   /** The writer of a column's values as the mode gives them. */
-  readonly value: (column: ColumnInfo, mode: Mode) => ValueWriter;
+  readonly value: (column: ColumnInfo, mode: RowMode) => ValueWriter;
 }
 
 export const JSON_FORM: RowForm = {
@@ -63,7 +63,7 @@ export const JSON_FORM: RowForm = {
 /** The parts of one object's text, each reading its slots of `row`; and how many slots in all. */
 function fieldsWriter(
   fields: readonly Field[],
-  mode: Mode,
+  mode: RowMode,
   start: number,
   form: RowForm = JSON_FORM,
 ): { write: (row: readonly unknown[]) => string; width: number } {

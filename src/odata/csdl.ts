@@ -125,9 +125,8 @@ function facetsJson(edm: EdmType, nullable: boolean): Json {
   if (edm.name !== 'Edm.String') json.$Type = edm.name;
   if (nullable) json.$Nullable = true;
   if (edm.maxLength !== undefined) json.$MaxLength = edm.maxLength;
-  if (edm.precision !== undefined && (edm.name === 'Edm.Decimal' || edm.precision > 0)) {
-    json.$Precision = edm.precision;
-  }
+  // CSDL JSON reads a temporal type without $Precision as any precision; XML's default is 0.
+  if (edm.precision !== undefined) json.$Precision = edm.precision;
   if (edm.scale !== undefined) json.$Scale = edm.scale;
   if (edm.srid !== undefined) json.$SRID = edm.srid;
   return json;

@@ -5,7 +5,7 @@
  * base64url, JSON as a string, Int64 and Decimal as strings under `IEEE754Compatible=true`.
  * Built once per row shape and format, as csvOf keeps CSV's.
  */
-import type { Field, Mode, RowForm, RowSerializer } from '../db/rows.js';
+import type { Field, RowForm, RowMode, RowSerializer } from '../db/rows.js';
 import { JSON_FORM, shapeSerializer } from '../db/rows.js';
 import type { ColumnInfo } from '../db/schema-types.js';
 import { COLUMN_KINDS } from '../types/kinds.js';
@@ -19,7 +19,7 @@ const forms: Record<'plain' | 'ieee754', RowForm> = {
 function formOf(ieee754: boolean): RowForm {
   return {
     key: encodeName,
-    value: (column: ColumnInfo, mode: Mode) => {
+    value: (column: ColumnInfo, mode: RowMode) => {
       const json = JSON_FORM.value(column, mode);
       const edm = COLUMN_KINDS[column.kind].edm.value(column, ieee754);
       return edm === null ? json : (value) => edm(json(value));

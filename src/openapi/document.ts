@@ -51,7 +51,7 @@ export const BEARER_SCHEME = 'bearerAuth';
 const POLICY_STAGES: ReadonlySet<Stage> = new Set(['policy-action', 'policy-rows']);
 
 /** Tags of the routes that are not tables; a table of one of these names gets a tag of its own. */
-const ROUTE_TAGS = ['auth', RPC_TAG, 'files', 'health'];
+const ROUTE_TAGS = ['auth', RPC_TAG, 'files', 'health', 'odata'];
 
 /** Component keys must match ^[a-zA-Z0-9.\-_]+$ (OpenAPI 3.1 §4.8.7.1); table names need not. */
 function uniqueName(wanted: string, taken: Set<string>, suffix = ''): string {

@@ -72,7 +72,7 @@ export interface DescribedTable {
   readonly relations: readonly DescribedRelation[];
 }
 
-export type Method = 'get' | 'post' | 'put' | 'delete';
+export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
 export interface DescriptionContext {
   readonly config: DocumentConfig;

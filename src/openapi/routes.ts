@@ -15,6 +15,7 @@ import { descriptionOperation } from '../http/docs.openapi.js';
 import { downloadOperation } from '../http/files.openapi.js';
 import { healthOperation, liveOperation } from '../http/health.openapi.js';
 import { mcpOperation } from '../http/mcp.openapi.js';
+import { odataOperations } from '../http/odata.openapi.js';
 import { keyReadOperation, readOperation } from '../http/read.openapi.js';
 import { indexOperation } from '../http/root.openapi.js';
 import {
@@ -61,6 +62,7 @@ export const otherRoutes: readonly RouteOperation[] = [
   uploadOperation,
   downloadOperation,
   mcpOperation,
+  ...odataOperations,
   indexOperation,
   liveOperation,
   healthOperation,

@@ -51,6 +51,10 @@ test('each route declares its gate; the public ones are those docs/auth.md names
       ['DELETE /table/:table/:action', { kind: 'table', action: 'delete' }],
       ['POST /rpc/:name', { kind: 'routine' }],
       ...both('/rpc/:name', { kind: 'routine' }),
+      ...['GET', 'POST', 'PATCH', 'PUT', 'DELETE', 'HEAD'].flatMap((method) => [
+        [`${method} /odata`, { kind: 'odata' }],
+        [`${method} /odata/*`, { kind: 'odata' }],
+      ]),
       ['POST /upload', { kind: 'files', action: 'upload' }],
       ...both('/@/*', { kind: 'files', action: 'download' }),
       ...both('/openapi.json', DESCRIPTION),

@@ -774,6 +774,10 @@ describe("a caller's view", () => {
       '/table/products/changes',
       // anonymous is granted a table: its agents may use MCP without a token too.
       '/mcp',
+      // The OData service is offered where MCP is (a role granted anything).
+      '/odata/',
+      '/odata/$metadata',
+      '/odata/{resource}',
       '/live',
       '/health',
       '/openapi.json',

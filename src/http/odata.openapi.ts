@@ -1,0 +1,123 @@
+/**
+ * The description of the OData service under `/odata/` (odata.ts, docs/odata.md): its service
+ * document, its `$metadata` and its resources. The entity sets, their types and the function
+ * and action imports are described by `$metadata` itself, for the caller's role; here only the
+ * routes and the errors their stages answer, in OData's error form.
+ */
+import type { Stage } from '../errors.js';
+import { json, type RouteOperation } from '../openapi/operation.js';
+
+/** What every OData request may meet: its own refusals, then those of the request it stands for. */
+const ODATA_STAGES: readonly Stage[] = ['request', 'odata', 'policy-action'];
+/**
+ * A resource also answers every error of the REST request it stands for (its table's read or
+ * write, its routine's call), in OData's form: those are the `default` response, described
+ * with the REST routes, not repeated here.
+ */
+const RESOURCE_STAGES: readonly Stage[] = ODATA_STAGES;
+
+const TAG = 'odata';
+const ODATA_ERROR = {
+  type: 'object',
+  description: 'An OData error: `{"error": {"code": <the catalogue code>, "message": …}}`',
+};
+
+function operation(
+  path: string,
+  method: RouteOperation['method'],
+  operationId: string,
+  summary: string,
+  description: string,
+  stages: readonly Stage[],
+): RouteOperation {
+  return {
+    path,
+    method,
+    // Shown where the caller may use the service: the same decision as MCP's (a role granted anything).
+    mcp: true,
+    describe: (context) => ({
+      tags: [TAG],
+      operationId,
+      summary,
+      description,
+      ...(path === '/odata/{resource}'
+        ? {
+            parameters: [
+              {
+                name: 'resource',
+                in: 'path',
+                required: true,
+                schema: { type: 'string' },
+                description:
+                  'An entity set (`orders`), an entity (`orders(5)`, `order_items(order_id=5,line=1)`), its navigation or property, `<Set>/$count`, or a function import (`twice(n=4)`)',
+              },
+            ],
+          }
+        : {}),
+      responses: {
+        200: { description: 'The OData answer', content: json({ type: 'object' }) },
+        ...(method === 'post' ? { 201: { description: 'The created entity' } } : {}),
+        204: { description: 'No content' },
+        ...context.errors(operationId, stages),
+        default: {
+          description: 'Any error of the REST request it stands for, in OData form',
+          content: json(ODATA_ERROR),
+        },
+      },
+    }),
+  };
+}
+
+const RESOURCE = '/odata/{resource}';
+
+export const odataOperations: readonly RouteOperation[] = [
+  operation(
+    '/odata/',
+    'get',
+    'odataService',
+    'OData v4 service document',
+    'The entity sets and function imports the caller may use. Point Excel or Power BI (OData feed), SAP UI5 or DevExtreme at this URL.',
+    ODATA_STAGES,
+  ),
+  operation(
+    '/odata/$metadata',
+    'get',
+    'odataMetadata',
+    'OData v4 $metadata (CSDL XML; CSDL JSON with $format=json)',
+    'Entity types with keys and Edm-typed properties, navigation properties from foreign keys, entity sets, function and action imports: what the caller may see.',
+    ODATA_STAGES,
+  ),
+  operation(
+    RESOURCE,
+    'get',
+    'odataRead',
+    'Read an OData resource',
+    'With $select, $filter, $orderby, $top, $skip, $count, $expand, $apply, $format.',
+    RESOURCE_STAGES,
+  ),
+  operation(
+    RESOURCE,
+    'post',
+    'odataCreate',
+    'Create an entity, or call an action import',
+    'The entity as JSON (201 with Location), or the action’s parameters.',
+    RESOURCE_STAGES,
+  ),
+  operation(
+    RESOURCE,
+    'patch',
+    'odataMerge',
+    'Merge into an entity',
+    'The properties to change; 204.',
+    RESOURCE_STAGES,
+  ),
+  operation(
+    RESOURCE,
+    'put',
+    'odataReplace',
+    'Replace an entity',
+    'Properties left out that are nullable become null; 204.',
+    RESOURCE_STAGES,
+  ),
+  operation(RESOURCE, 'delete', 'odataDelete', 'Delete an entity', '204.', RESOURCE_STAGES),
+];
