@@ -39,6 +39,11 @@ export interface Config {
   /** Least milliseconds between two re-reads of the schema for a name the cache does not know. */
   readonly schemaRefreshMs: number;
   readonly registration: Registration;
+  /**
+   * `--odata-basic`: auth mode accepts `Authorization: Basic` with an own user's email and
+   * password on `/odata/` routes (docs/odata-batch.md); absent means on.
+   */
+  readonly odataBasic?: 'on' | 'off';
   /** The role of a user made by `POST /auth/register`. */
   readonly defaultRole: string;
   /** `--policy`: absolute path of the policy file, or null for none (docs/policies.md). */

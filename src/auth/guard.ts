@@ -9,10 +9,12 @@
  * but expired).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { accessDenied } from '../errors.js';
+import { ApiError, accessDenied } from '../errors.js';
 import { anonymousMay } from '../http/policy-gate.js';
 import type { Services } from '../services.js';
 import { carriesLink, type FileLinks } from '../uploads/file-links.js';
+import { BasicCredentials, isBasic } from './basic.js';
+import { authLimitsOf } from './limits.js';
 import type { AuthClaims } from './tokens.js';
 
 declare module 'fastify' {
@@ -67,6 +69,27 @@ function linkOpens(links: FileLinks, request: FastifyRequest): boolean | null {
   return links.opens((request.params as { '*': string })['*'], exp, sig);
 }
 
+/** The OData service's routes, where Basic credentials are accepted (docs/odata-batch.md). */
+const ODATA_PREFIX = '/odata/';
+
+/** Whether the route Fastify selected is one of the OData service's. */
+const isOData = (request: FastifyRequest): boolean =>
+  request.routeOptions.url?.startsWith(ODATA_PREFIX) === true;
+
+/**
+ * A 401 on `/odata/` also offers Basic, first, so that Excel and Power BI ask for an email and
+ * password (RFC 7235 §4.1: several challenges in one header, comma-separated).
+ */
+const BASIC_CHALLENGE = 'Basic realm="tablegate", Bearer';
+
+function withBasicChallenge(error: unknown): unknown {
+  if (!(error instanceof ApiError) || error.status !== 401) return error;
+  return new ApiError(error.status, error.code, error.message, {
+    ...error.headers,
+    'WWW-Authenticate': BASIC_CHALLENGE,
+  });
+}
+
 /**
  * Decorates every request with `auth` and, in auth mode, adds the guard. Call it before any route
  * is registered so that every route is behind it.
@@ -77,11 +100,36 @@ export function registerAuthGuard(app: FastifyInstance, { config, auth, policy }
   if (config.mode !== 'auth') return;
   if (!auth) throw new Error('auth mode needs the auth services (users, tokens)');
   const { authenticator, fileLinks } = auth;
+  // --odata-basic off: a Basic header is no credential anywhere (401 as a malformed token).
+  const basic =
+    config.odataBasic === 'off'
+      ? null
+      : new BasicCredentials(
+          auth.users,
+          auth.tokens,
+          auth.states,
+          authenticator,
+          authLimitsOf(auth),
+        );
   // A callback hook, not an async one: it runs on every request, and a token seen before is
   // decided without an await; only a token's first use waits for its verification.
   app.addHook('onRequest', (request, _reply, done) => {
     if (isPublic(request)) return done();
     const header = request.headers.authorization ?? feedToken(request);
+    const odata = basic !== null && isOData(request);
+    const refuse = (error: unknown) => done((odata ? withBasicChallenge(error) : error) as Error);
+    if (odata && isBasic(header)) {
+      const known = basic.known(header);
+      if (known !== undefined) {
+        request.auth = known;
+        return done();
+      }
+      basic.authenticate(header, request.ip).then((claims) => {
+        request.auth = claims;
+        done();
+      }, refuse);
+      return;
+    }
     if (header === undefined) {
       // A signed link that was edited or has expired is refused like a missing token.
       const opens = linkOpens(fileLinks, request);
@@ -93,7 +141,7 @@ export function registerAuthGuard(app: FastifyInstance, { config, auth, policy }
       if (anonymousMay(policy, request)) return done();
     }
     const token = bearerToken(header);
-    if (token === null) return done(accessDenied());
+    if (token === null) return refuse(accessDenied());
     const known = authenticator.known(token);
     if (known !== undefined) {
       request.auth = known;
@@ -102,6 +150,6 @@ export function registerAuthGuard(app: FastifyInstance, { config, auth, policy }
     authenticator.authenticate(token).then((claims) => {
       request.auth = claims;
       done();
-    }, done);
+    }, refuse);
   });
 }

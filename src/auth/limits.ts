@@ -21,7 +21,11 @@ import {
   MAX_FAILED_LOGINS_PER_IP,
   MAX_REGISTRATIONS_PER_IP,
 } from '../limits.js';
-import type { CounterStore, WindowCount } from '../throttle/counter-store.js';
+import {
+  type CounterStore,
+  MemoryCounterStore,
+  type WindowCount,
+} from '../throttle/counter-store.js';
 import { WorkQueue, type WorkQueueLimits, WorkRefused } from '../throttle/work-queue.js';
 import { normalizeEmail } from './users.js';
 
@@ -120,4 +124,19 @@ export class AuthLimits {
       throw error.reason === 'client-busy' ? tooManyConcurrent() : serverBusy();
     }
   }
+}
+
+const limitsByServices = new WeakMap<object, AuthLimits>();
+
+/**
+ * The one AuthLimits of a gateway's auth services: `/auth/login` and Basic credentials on
+ * `/odata/` (auth/basic.ts) count failures and share the argon2 queue together.
+ */
+export function authLimitsOf(auth: { readonly counters?: CounterStore }): AuthLimits {
+  let limits = limitsByServices.get(auth);
+  if (limits === undefined) {
+    limits = new AuthLimits(auth.counters ?? new MemoryCounterStore());
+    limitsByServices.set(auth, limits);
+  }
+  return limits;
 }

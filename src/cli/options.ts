@@ -90,6 +90,8 @@ Options
   --schema-refresh <time>    least time between two re-reads of the schema (default 1s)
   --listen-host <address>    address to bind (default 0.0.0.0)
   --registration <mode>      auth mode: open or closed POST /auth/register (default open)
+  --odata-basic <on|off>     auth mode: accept Basic email:password of own users on /odata/
+                             (default on)
   --default-role <role>      auth mode: role of a user made by POST /auth/register, and of a
                              provider's token that names no role the policy defines (default user)
   --policy <file>            who may do what: a JSON or YAML file (docs/policies.md); default none
@@ -161,6 +163,7 @@ export const ENVIRONMENT: Readonly<Record<string, string>> = {
   schemaRefresh: 'TABLEGATE_SCHEMA_REFRESH',
   listenHost: 'TABLEGATE_LISTEN_HOST',
   registration: 'TABLEGATE_REGISTRATION',
+  odataBasic: 'TABLEGATE_ODATA_BASIC',
   defaultRole: 'TABLEGATE_DEFAULT_ROLE',
   policy: 'TABLEGATE_POLICY',
   trustProxy: 'TABLEGATE_TRUST_PROXY',
@@ -408,6 +411,7 @@ const AUTH_ONLY: readonly FlagName[] = [
   'jwtSecret',
   'tokenTtl',
   'registration',
+  'odataBasic',
   'defaultRole',
   'redisUrl',
   'jwksUrl',
@@ -597,6 +601,10 @@ export function configFromRun(
   if (!REGISTRATIONS.has(registration)) {
     throw new UsageError(`--registration must be open or closed, got '${get('registration')}'`);
   }
+  const odataBasic = (get('odataBasic') ?? 'on').toLowerCase();
+  if (odataBasic !== 'on' && odataBasic !== 'off') {
+    throw new UsageError(`--odata-basic must be on or off, got '${get('odataBasic')}'`);
+  }
   const defaultRole = get('defaultRole') ?? DEFAULTS.defaultRole;
   const badRole = roleProblem(defaultRole);
   if (badRole !== null) throw new UsageError(`--default-role '${defaultRole}': ${badRole}`);
@@ -661,6 +669,8 @@ export function configFromRun(
     stallTimeoutMs: duration('stallTimeout', DEFAULTS.stallTimeoutMs),
     schemaRefreshMs: duration('schemaRefresh', DEFAULTS.schemaRefreshMs),
     registration: registration as Registration,
+    // Absent means on (config.ts): a config without the flag stays as it was.
+    ...(get('odataBasic') === undefined ? {} : { odataBasic: odataBasic as 'on' | 'off' }),
     defaultRole,
     policyFile: policy === undefined ? null : path.resolve(policy),
     trustProxy: trustProxy === undefined ? DEFAULTS.trustProxy : parseTrustProxy(trustProxy),

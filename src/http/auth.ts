@@ -5,7 +5,7 @@
  * counted before a password is checked, argon2 work through a bounded queue.
  */
 import type { FastifyInstance } from 'fastify';
-import { AuthLimits } from '../auth/limits.js';
+import { authLimitsOf } from '../auth/limits.js';
 import { parseCredentials, parsePasswordChange, type SignedInUser } from '../auth/users.js';
 import {
   accessDenied,
@@ -16,13 +16,12 @@ import {
 } from '../errors.js';
 import { SUCCESS_MESSAGES } from '../messages.js';
 import type { Services } from '../services.js';
-import { MemoryCounterStore } from '../throttle/counter-store.js';
 import { gated } from './route-gate.js';
 
 export function authRoutes(app: FastifyInstance, { config, auth }: Services): void {
   if (config.mode !== 'auth' || !auth) return;
   const { users, tokens, states } = auth;
-  const limits = new AuthLimits(auth.counters ?? new MemoryCounterStore());
+  const limits = authLimitsOf(auth);
 
   /** A token for the user as just read, whose state revocation now knows too. */
   const tokenFor = (user: SignedInUser, checkedAt: number) => {
