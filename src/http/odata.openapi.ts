@@ -71,8 +71,9 @@ function operation(
 const RESOURCE = '/odata/{resource}';
 
 export const odataOperations: readonly RouteOperation[] = [
+  // `/odata/` answers the same; an OpenAPI path has no trailing slash.
   operation(
-    '/odata/',
+    '/odata',
     'get',
     'odataService',
     'OData v4 service document',

@@ -775,7 +775,7 @@ describe("a caller's view", () => {
       // anonymous is granted a table: its agents may use MCP without a token too.
       '/mcp',
       // The OData service is offered where MCP is (a role granted anything).
-      '/odata/',
+      '/odata',
       '/odata/$metadata',
       '/odata/{resource}',
       '/live',
