@@ -40,9 +40,9 @@ export type Stage =
   | 'prefer' // the Prefer header of an update or delete (max-affected)
   | 'row' // read(<key>,<value>): the one row
   | 'feed' // GET /table/<t>/changes: the change feed (docs/changes.md)
-  | 'odata' // the OData service under /odata/ (docs/odata.md)
   | 'deep-insert' // a create body holding related rows (docs/writes.md, "Deep insert")
   | 'batch' // POST /odata/$batch: the batch envelope (docs/odata-batch.md)
+  | 'odata' // the OData service under /odata/ (docs/odata.md)
   | 'mysql'; // MySQL's refusals, under MySQL's error name
 
 export interface ErrorSpec {
@@ -738,9 +738,6 @@ const withHeaders = (error: ApiError, headers: Readonly<Record<string, string>>)
 
 // Named factories, one per code a stage raises, so call sites read as sentences.
 export const invalidQuery = (message: string) => apiError('INVALID_QUERY', message);
-export const odataUnsupported = (message: string) => apiError('ODATA_UNSUPPORTED', message);
-export const odataReadOnly = (set: string) =>
-  withHeaders(apiError('ODATA_READ_ONLY', set), { Allow: 'GET' });
 export const deepInsertKeyMismatch = (relation: string, column: string) =>
   apiError('DEEP_INSERT_KEY_MISMATCH', relation, column);
 export const deepInsertKeyUnknown = (relation: string, column: string) =>
@@ -752,6 +749,9 @@ export const batchLimit = (message: string) => apiError('BATCH_LIMIT', message);
 export const batchTooLarge = (limit: number) => apiError('BATCH_TOO_LARGE', limit);
 export const batchMediaType = () => apiError('BATCH_MEDIA_TYPE');
 export const batchDependencyFailed = (id: string) => apiError('BATCH_DEPENDENCY_FAILED', id);
+export const odataUnsupported = (message: string) => apiError('ODATA_UNSUPPORTED', message);
+export const odataReadOnly = (set: string) =>
+  withHeaders(apiError('ODATA_READ_ONLY', set), { Allow: 'GET' });
 export const optionWithoutDollar = (key: string, meant: string) =>
   apiError('OPTION_WITHOUT_DOLLAR', key, meant);
 export const filterSyntax = (message: string) => apiError('FILTER_SYNTAX', message);

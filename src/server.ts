@@ -156,9 +156,9 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
   if (services.feed !== undefined) changesRoutes(app, services, services.feed);
   writeRoutes(app, handler);
   rpcRoutes(app, handler);
+  batchRoutes(app, handler);
   // OData v4 under /odata/, on the same Handler (docs/odata.md).
   odataRoutes(app, services, handler);
-  batchRoutes(app, handler);
   uploadRoutes(app, services);
   fileRoutes(app, services);
   docsRoutes(app, services);

@@ -16,11 +16,13 @@ import { parseWriteAction } from '../query/key-value.js';
 import { NO_PREFERENCES, type Preferences, parsePrefer } from '../query/prefer.js';
 import { parseWriteTarget } from '../query/write-query.js';
 import { entitySerializer } from './entity-json.js';
-import { encodeName } from './names.js';
+import { decodeName, encodeName } from './names.js';
 
 /** An inner request's path, relative to the service root `/odata/`. */
 export interface ODataPath {
+  /** The entity set as the URL names it, and the table it stands for. */
   readonly set: string;
+  readonly table: string;
   /** The text between the parentheses after the set, or null. */
   readonly key: string | null;
 }
@@ -34,9 +36,17 @@ export interface InnerResponse {
 
 /** `Orders`, `Orders(5)`, `Orders(a=1,b='x')`; null for anything else (another route's path). */
 export function parseODataPath(path: string): ODataPath | null {
-  const match = /^([A-Za-z_][A-Za-z0-9_]*)(?:\((.*)\))?$/s.exec(path);
+  const match = /^([^/()]+)(?:\((.*)\))?$/su.exec(path);
   if (match === null) return null;
-  return { set: match[1] as string, key: match[2] ?? null };
+  let set: string;
+  try {
+    set = decodeURIComponent(match[1] as string);
+  } catch {
+    return null;
+  }
+  // The OData identifier's name (odata/names.ts): `zip_x0020_codes` is the table `zip codes`.
+  const table = decodeName(set);
+  return table === null ? null : { set, key: match[2] ?? null, table };
 }
 
 /** A planned write of a batch: the Operation, the check of its result, its OData answer. */
@@ -57,7 +67,7 @@ export function batchWrite(
   prefer: string | undefined,
   base: string,
 ): BatchWrite {
-  const { set, key } = path;
+  const { set, key, table: name } = path;
   switch (method) {
     case 'POST': {
       if (key !== null)
@@ -69,7 +79,7 @@ export function batchWrite(
       return {
         operation: {
           kind: 'create',
-          table: set,
+          table: name,
           request: (table) => {
             primary = table.primaryKey;
             return { body, preferences };
@@ -88,12 +98,12 @@ export function batchWrite(
         method === 'DELETE'
           ? {
               kind: 'delete',
-              table: set,
+              table: name,
               request: (table) => ({ target: keyTarget(table, key, 'delete'), preferences }),
             }
           : {
               kind: 'update',
-              table: set,
+              table: name,
               request: (table) => ({
                 target: keyTarget(table, key, 'update'),
                 body,

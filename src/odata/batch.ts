@@ -93,7 +93,7 @@ export function batchRoutes(app: FastifyInstance, handler: Handler): void {
         .type('application/json')
         .send(odataError(shown));
     });
-    scope.post('/odata/$batch', gated({ kind: 'signed-in' }), (request, reply) =>
+    scope.post('/odata/$batch', gated({ kind: 'odata' }), (request, reply) =>
       runBatch(app, handler, request, reply),
     );
   });

@@ -218,7 +218,9 @@ describe('JSON batch (OData 4.01)', () => {
     const answer = await json([{ id: 'r', method: 'GET', url: 'orders?$top=1' }]);
     const direct = await fetch(`${gw.url}/odata/orders?$top=1`);
     const inner = JSON.parse(answer.text).responses[0];
+    expect(inner.status).toBe(200);
     expect(inner.status).toBe(direct.status);
+    expect(inner.headers['odata-version']).toBe('4.0');
     expect(inner.body).toEqual(await direct.json());
   });
 

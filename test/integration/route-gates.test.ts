@@ -55,6 +55,7 @@ test('each route declares its gate; the public ones are those docs/auth.md names
         [`${method} /odata`, { kind: 'odata' }],
         [`${method} /odata/*`, { kind: 'odata' }],
       ]),
+      ['POST /odata/$batch', { kind: 'odata' }],
       ['POST /upload', { kind: 'files', action: 'upload' }],
       ...both('/@/*', { kind: 'files', action: 'download' }),
       ...both('/openapi.json', DESCRIPTION),
