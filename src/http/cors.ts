@@ -17,7 +17,8 @@ function corsOrigin(setting: string): string | string[] {
 export function corsOptions(origin: string): FastifyCorsOptions {
   return {
     origin: corsOrigin(origin),
-    methods: ['GET', 'HEAD', 'POST', 'PUT', 'DELETE'],
+    // PATCH: OData's update (/odata/, docs/odata.md), which a browser app sends cross-origin.
+    methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
     // Any OPTIONS gets the CORS answer, not a text/plain 400 when a preflight header is missing.
     strictPreflight: false,
     // Browsers hide response headers from scripts unless they are listed. One string: a list

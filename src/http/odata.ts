@@ -6,11 +6,17 @@
  * the guard's 401, the policy gate's 403, a 404, a 400 of the query — in OData's error form
  * `{"error": {"code", "message"}}`, with the catalogue's code and the same status.
  */
-import type { FastifyInstance } from 'fastify';
+import type {
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  HookHandlerDoneFunction,
+} from 'fastify';
 import { ODATA_PREFIX, ODataService } from '../odata/route.js';
 import type { Handler } from '../pipeline/handle.js';
 import type { Services } from '../services.js';
 import { gated } from './route-gate.js';
+import { ignoreEmptyBody } from './write.js';
 
 const ERROR_START = '{"success":false,';
 
@@ -40,6 +46,10 @@ export function odataRoutes(
     });
     const route = {
       method: ['GET', 'POST', 'PATCH', 'PUT', 'DELETE'],
+      // A DELETE's empty body with `Content-Type: application/json` (o.js and @odata/client
+      // send their JSON type on every request) is no body, as on REST's DELETE.
+      onRequest: (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) =>
+        request.method === 'DELETE' ? ignoreEmptyBody(request, reply, done) : done(),
       ...gated({ kind: 'odata' }),
       handler: service.answer.bind(service),
     } as const;

@@ -15,7 +15,8 @@ import type { WriteOperation } from '../pipeline/operation.js';
 import { parseWriteAction } from '../query/key-value.js';
 import { NO_PREFERENCES, type Preferences, parsePrefer } from '../query/prefer.js';
 import { parseWriteTarget } from '../query/write-query.js';
-import { decodeName } from './names.js';
+import { entitySerializer } from './entity-json.js';
+import { decodeName, encodeName } from './names.js';
 
 /** An inner request's path, relative to the service root `/odata/`. */
 export interface ODataPath {
@@ -189,10 +190,14 @@ function created(
     primary,
   }: { set: string; base: string; minimal: boolean; primary: readonly string[] },
 ): InnerResponse {
-  const { representation } = written.planned;
+  // The entity in OData JSON (entity-json.ts: OData names, Edm values), as a create outside a
+  // batch answers, not in the REST answer's form.
+  const { fields } = written.planned;
   const row = written.result.rows?.[0];
   const text =
-    typeof representation === 'function' && row !== undefined ? representation(row) : null;
+    fields !== undefined && row !== undefined
+      ? entitySerializer(fields, false)(row as unknown[])
+      : null;
   const entity = text === null ? null : (JSON.parse(text) as Record<string, unknown>);
   const location = entity === null ? null : locationOf(primary, set, base, entity);
   const headers: Record<string, string> = location === null ? {} : { location };
@@ -217,12 +222,13 @@ function locationOf(
   base: string,
   entity: Record<string, unknown>,
 ): string | null {
-  if (primary.length === 0 || primary.some((column) => !(column in entity))) return null;
+  const names = primary.map(encodeName);
+  if (names.length === 0 || names.some((name) => !(name in entity))) return null;
   const literal = (value: unknown) =>
     typeof value === 'string' ? `'${value.replaceAll("'", "''")}'` : String(value);
   const key =
-    primary.length === 1
-      ? literal(entity[primary[0] as string])
-      : primary.map((column) => `${column}=${literal(entity[column])}`).join(',');
+    names.length === 1
+      ? literal(entity[names[0] as string])
+      : names.map((name) => `${name}=${literal(entity[name])}`).join(',');
   return `${base}${set}(${encodeURIComponent(key).replaceAll('%3D', '=').replaceAll('%2C', ',').replaceAll('%27', "'")})`;
 }

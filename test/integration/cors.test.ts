@@ -35,7 +35,9 @@ test('a preflight for a PUT with JSON is allowed', async () => {
   });
   expect(response.status).toBe(204);
   expect(response.headers.get('access-control-allow-origin')).toBe('*');
-  expect(response.headers.get('access-control-allow-methods')).toBe('GET, HEAD, POST, PUT, DELETE');
+  expect(response.headers.get('access-control-allow-methods')).toBe(
+    'GET, HEAD, POST, PUT, PATCH, DELETE',
+  );
   expect(response.headers.get('access-control-allow-headers')).toBe('content-type, authorization');
 });
 
