@@ -235,8 +235,7 @@ const IF_NONE_MATCH: JsonSchema = {
 };
 const ETAG_HEADER = {
   ETag: {
-    description:
-      'A strong tag of exactly this answer: the SHA-1 of its body (and of its X-Total-Count and Link)',
+    description: 'SHA-1 of exactly this answer (docs/caching.md)',
     schema: { type: 'string' },
   },
 };
