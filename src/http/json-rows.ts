@@ -78,11 +78,9 @@ export function sendJsonRowsAtOnce(
   if (exceeds(text, maxBytes)) throw answerTooLarge(maxBytes);
   const header = link === null ? null : link(rows.length, rows[rows.length - 1], true);
   setLink(reply, header);
-  // Encoded once: hashed, then sent as these bytes (a string would be encoded again to send).
-  const bytes = Buffer.from(text);
-  if (notModified(reply, readTag(bytes, total, header))) return reply;
+  if (notModified(reply, readTag(text, total, header))) return reply;
   reply.type(framing.type);
-  return reply.send(text.length < RESPONSE_CHUNK_BYTES ? bytes : Readable.from([bytes]));
+  return reply.send(text.length < RESPONSE_CHUNK_BYTES ? text : Readable.from([text]));
 }
 
 export function setLink(reply: FastifyReply, header: string | null): void {

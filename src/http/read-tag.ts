@@ -18,12 +18,9 @@ function suffix(total: number | null, link: string | null, bodyBytes: number): s
 }
 
 /** The tag of an answer whose body is `body` (whole), with its `$count` and Link (null: none). */
-export function readTag(body: string | Buffer, total: number | null, link: string | null): string {
+export function readTag(body: string, total: number | null, link: string | null): string {
   if (total === null && link === null) return etagOf(body);
-  const after = suffix(total, link, Buffer.byteLength(body));
-  return etagOf(
-    typeof body === 'string' ? body + after : Buffer.concat([body, Buffer.from(after)]),
-  );
+  return etagOf(body + suffix(total, link, Buffer.byteLength(body)));
 }
 
 /** The same tag, from the body's text as it comes, piece by piece. */
