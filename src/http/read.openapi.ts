@@ -224,6 +224,28 @@ function readableKeys({ table, view }: DescribedTable): string[] {
   return [...new Set(names)].filter((name) => isSingleColumnKey(table, name));
 }
 
+/** If-None-Match and what it may answer (docs/caching.md). */
+const IF_NONE_MATCH: JsonSchema = {
+  name: 'If-None-Match',
+  in: 'header',
+  required: false,
+  schema: { type: 'string' },
+  description:
+    'An ETag this URL gave (several comma-separated, `W/` accepted, or `*`): while the answer is the same, 304 with no body',
+};
+const ETAG_HEADER = {
+  ETag: {
+    description: 'SHA-1 of exactly this answer (docs/caching.md)',
+    schema: { type: 'string' },
+  },
+};
+const NOT_MODIFIED = {
+  304: {
+    description: "Not modified: the ETag sent in If-None-Match is still the answer's",
+    headers: ETAG_HEADER,
+  },
+};
+
 export const keyReadOperation: TableOperation = {
   action: 'read',
   method: 'get',
@@ -258,12 +280,15 @@ export const keyReadOperation: TableOperation = {
         ),
         ...(described.relations.length > 0 ? [expandParameter(described.relations)] : []),
         context.parameter('accept', ACCEPT),
+        context.parameter('if-none-match', IF_NONE_MATCH),
       ],
       responses: {
         200: {
           description: `The row, keys in select order. ${CSV_NOTE}`,
+          headers: ETAG_HEADER,
           content: json(rowRef(described, context)),
         },
+        ...NOT_MODIFIED,
         ...context.errors('read-key', KEY_READ_STAGES, READ_MYSQL_STATUSES),
       },
     };
@@ -313,12 +338,17 @@ export const readOperation: TableOperation = {
       tags: [names.tag],
       operationId: `read_${names.id}`,
       summary: `Read rows of ${table.kind} ${table.name}`,
-      parameters: [...readParameters(described, context), context.parameter('accept', ACCEPT)],
+      parameters: [
+        ...readParameters(described, context),
+        context.parameter('accept', ACCEPT),
+        context.parameter('if-none-match', IF_NONE_MATCH),
+      ],
       ...(relations.length > 0 ? { 'x-relations': relationsExtension(relations) } : {}),
       responses: {
         200: {
           description: `The rows, keys in select order; with \`$apply\`, one object per group: its groupby values, then its aliases. ${CSV_NOTE}`,
           headers: {
+            ...ETAG_HEADER,
             'X-Total-Count': {
               description: 'With `$count=true`: the rows the filter matches',
               schema: { type: 'integer' },
@@ -331,6 +361,7 @@ export const readOperation: TableOperation = {
           },
           content: json({ type: 'array', items: { anyOf: [row, context.shared('ApplyGroup')] } }),
         },
+        ...NOT_MODIFIED,
         ...context.errors('read', READ_STAGES, READ_MYSQL_STATUSES),
       },
     };

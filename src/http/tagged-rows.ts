@@ -20,6 +20,7 @@ import { Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
 import { answerChanged, answerTooLarge } from '../errors.js';
 import type { Caller, Database, Snapshot } from '../execute/database.js';
+import { rereadable } from '../execute/retry.js';
 import type { RowFlow } from '../execute/stream.js';
 import { PAGE_HOLD_BYTES, RESPONSE_CHUNK_BYTES } from '../limits.js';
 import type { CompiledQuery } from '../sql/compiled-query.js';
@@ -44,86 +45,98 @@ export function sendTaggedRows(
 ): Promise<void> {
   const { type, between } = framing;
   const hold = Math.min(PAGE_HOLD_BYTES, maxBytes);
-  return db.snapshot(caller, estimate).then(
-    (snapshot) =>
-      new Promise<void>((resolve, reject) => {
-        /** The answer held so far; null once it passed `hold` (then only hashed). */
-        let held: string | null = framing.head;
-        let hash: ReadTagHash | null = null;
-        let rows = 0;
-        let last: unknown[] | undefined;
-        let over = false;
-        let flow: RowFlow | undefined;
+  /**
+   * One attempt; a connection that broke before any row arrived (or a node not ready) is tried
+   * once more on a fresh one, as every streamed read is (execute/retry.ts).
+   */
+  const attempt = (last: boolean): Promise<void> =>
+    db.snapshot(caller, estimate).then(
+      (snapshot) => pass(snapshot, last),
+      (refused: unknown) =>
+        last || !rereadable(refused) ? Promise.reject(refused) : attempt(true),
+    );
+  return attempt(false);
 
-        const refuse = () => {
-          over = true;
+  function pass(snapshot: Snapshot, retried: boolean): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      /** The answer held so far; null once it passed `hold` (then only hashed). */
+      let held: string | null = framing.head;
+      let hash: ReadTagHash | null = null;
+      let rows = 0;
+      let last: unknown[] | undefined;
+      let over = false;
+      let flow: RowFlow | undefined;
+
+      const refuse = () => {
+        over = true;
+        held = null;
+        flow?.cancel();
+        snapshot.close();
+        reject(answerTooLarge(maxBytes));
+      };
+
+      flow = snapshot.stream(query, {
+        row(values) {
+          if (over) return;
+          const piece = serialize(values);
+          const text = (rows === 0 ? '' : between) + piece;
+          rows++;
+          last = values;
+          if (held === null) {
+            (hash as ReadTagHash).add(text);
+            return;
+          }
+          // Only a row larger than the bound on its own makes an answer that cannot start.
+          if (exceeds(piece, maxBytes)) {
+            refuse();
+            return;
+          }
+          held += text;
+          if (held.length < hold) return;
+          hash = new ReadTagHash();
+          hash.add(held);
           held = null;
-          flow?.cancel();
-          snapshot.close();
-          reject(answerTooLarge(maxBytes));
-        };
-
-        flow = snapshot.stream(query, {
-          row(values) {
-            if (over) return;
-            const piece = serialize(values);
-            const text = (rows === 0 ? '' : between) + piece;
-            rows++;
-            last = values;
-            if (held === null) {
-              (hash as ReadTagHash).add(text);
-              return;
-            }
-            // Only a row larger than the bound on its own makes an answer that cannot start.
-            if (exceeds(piece, maxBytes)) {
-              refuse();
-              return;
-            }
-            held += text;
-            if (held.length < hold) return;
-            hash = new ReadTagHash();
-            hash.add(held);
-            held = null;
-          },
-          socket: () => reply.raw.socket ?? null,
-          end() {
-            if (over) return;
-            over = true;
-            const header = link === null ? null : link(rows, last, true);
-            if (held !== null) {
-              snapshot.close();
-              const text = held + framing.tail;
-              setLink(reply, header);
-              if (!notModified(reply, readTag(text, total, header))) {
-                // A held answer past one chunk goes chunked, as it would have streamed.
-                reply
-                  .type(type)
-                  .send(text.length < RESPONSE_CHUNK_BYTES ? text : Readable.from([text]));
-              }
-              resolve();
-              return;
-            }
-            const done = hash as ReadTagHash;
-            done.add(framing.tail);
-            const tag = done.tag(total, header);
-            setLink(reply, header);
-            if (notModified(reply, tag)) {
-              snapshot.close();
-              resolve();
-              return;
-            }
-            again(reply, snapshot, query, serialize, framing, cutShort, tag, total, header);
-            resolve();
-          },
-          fail(error) {
-            if (over) return;
-            over = true;
+        },
+        socket: () => reply.raw.socket ?? null,
+        end() {
+          if (over) return;
+          over = true;
+          const header = link === null ? null : link(rows, last, true);
+          if (held !== null) {
             snapshot.close();
-            reject(error);
-          },
-        });
-      }),
-  );
+            const text = held + framing.tail;
+            setLink(reply, header);
+            if (!notModified(reply, readTag(text, total, header))) {
+              // A held answer past one chunk goes chunked, as it would have streamed.
+              reply
+                .type(type)
+                .send(text.length < RESPONSE_CHUNK_BYTES ? text : Readable.from([text]));
+            }
+            resolve();
+            return;
+          }
+          const done = hash as ReadTagHash;
+          done.add(framing.tail);
+          const tag = done.tag(total, header);
+          setLink(reply, header);
+          if (notModified(reply, tag)) {
+            snapshot.close();
+            resolve();
+            return;
+          }
+          again(reply, snapshot, query, serialize, framing, cutShort, tag, total, header);
+          resolve();
+        },
+        fail(error, cause) {
+          if (over) return;
+          over = true;
+          snapshot.close();
+          if (!retried && rows === 0 && rereadable(cause)) attempt(true).then(resolve, reject);
+          else reject(error);
+        },
+      });
+    });
+  }
 }
 
 /** The second pass: the same rows streamed as the body, checked against the tag sent. */

@@ -37,8 +37,15 @@ export const UPDATE_STAGES: readonly Stage[] = [
   'policy-action',
   'policy-rows',
   'prefer',
+  'precondition',
 ];
-export const DELETE_STAGES: readonly Stage[] = ['key', ...WRITE_STAGES, 'policy-action', 'prefer'];
+export const DELETE_STAGES: readonly Stage[] = [
+  'key',
+  ...WRITE_STAGES,
+  'policy-action',
+  'prefer',
+  'precondition',
+];
 /** By `$filter`: the filter's errors instead of the key's. */
 const FILTER_UPDATE_STAGES: readonly Stage[] = [
   'read-options',
@@ -134,6 +141,16 @@ const PREFER_CREATE = prefer(
 );
 const PREFER_UPDATE = prefer(`${REPRESENTATION}; ${MAX_AFFECTED}`);
 const PREFER_DELETE = prefer(MAX_AFFECTED);
+
+/** If-Match (docs/caching.md): the row's ETag from its key read. */
+const IF_MATCH: JsonSchema = {
+  name: 'If-Match',
+  in: 'header',
+  required: false,
+  schema: { type: 'string' },
+  description:
+    "The ETag `read(<key>,<value>)` gave (JSON, same role), or several, or `*` (the row exists): the write goes on only while the row still has it, checked on the row locked in the write's transaction; else 412 `PRECONDITION_FAILED` and nothing changes. By `$filter`, always 412",
+};
 
 const APPLIED = {
   'Preference-Applied': {
@@ -258,6 +275,7 @@ function updateBy(rows: RowsChosen, stages: readonly Stage[], note = ''): TableO
         parameters: [
           ...rows.parameters(described, context),
           context.parameter('prefer-update', PREFER_UPDATE),
+          context.parameter('if-match', IF_MATCH),
         ],
         requestBody: {
           required: true,
@@ -290,6 +308,7 @@ function deleteBy(rows: RowsChosen, stages: readonly Stage[]): TableOperation {
       parameters: [
         ...rows.parameters(described, context),
         context.parameter('prefer-delete', PREFER_DELETE),
+        context.parameter('if-match', IF_MATCH),
       ],
       responses: {
         200: {

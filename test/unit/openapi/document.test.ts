@@ -338,6 +338,7 @@ describe('operations', () => {
       'query $count',
       'query $apply',
       'header Accept',
+      'header If-None-Match',
     ]);
     const ok = (read.responses as Record<string, Record<string, unknown>>)['200'];
     expect(ok?.headers).toHaveProperty('X-Total-Count');
@@ -380,6 +381,7 @@ describe('operations', () => {
     const responses = read.responses as Record<string, Record<string, unknown>>;
     expect(Object.keys(responses)).toEqual([
       '200',
+      '304',
       '400',
       '401',
       '403',
@@ -816,6 +818,7 @@ describe("a caller's view", () => {
       'key',
       'value',
       'Prefer',
+      'If-Match',
     ]);
     expect(propertiesOf(doc, 'products')).toEqual(['id', 'name', 'price']);
     expect(propertiesOf(doc, 'products.insert')).toEqual(['name', 'price', 'cost_price']);
@@ -865,9 +868,11 @@ describe('size: what every table shares is written once', () => {
       'skiptoken',
       'count',
       'accept',
+      'if-none-match',
       'prefer-create',
       'key-value',
       'prefer-update',
+      'if-match',
       'write-filter',
       'prefer-delete',
     ]);
@@ -1002,6 +1007,7 @@ describe('relations (docs/relations.md)', () => {
       '$apply',
       '$expand',
       'Accept',
+      'If-None-Match',
     ]);
     const expand = parameters.find((p) => p.name === '$expand')?.description ?? '';
     expect(expand).toContain(
