@@ -405,14 +405,6 @@ export const ERRORS = {
     message: 'The query took longer than the configured time limit',
   },
   // Never an answer of its own: the response has begun and is cut short; logged.
-  // Never an answer of its own: a streamed answer read twice for its ETag whose rows changed
-  // between the reads (docs/caching.md), cut short and logged.
-  ANSWER_CHANGED: {
-    status: 409,
-    stages: ['stream'],
-    message:
-      'The rows changed between the two reads of a streamed answer (a table outside InnoDB, whose reads share no snapshot, was written meanwhile): the response was cut so that its ETag never names other bytes; ask again',
-  },
   STREAM_STALLED: {
     status: 408,
     stages: ['stream'],
@@ -814,7 +806,6 @@ export const databaseBusy = () => apiError('DATABASE_BUSY');
 export const writeOutcomeUnknown = () => apiError('WRITE_OUTCOME_UNKNOWN');
 export const queryTimeout = () => apiError('QUERY_TIMEOUT');
 export const streamStalled = (stallMs: number) => apiError('STREAM_STALLED', stallMs);
-export const answerChanged = () => apiError('ANSWER_CHANGED');
 export const streamTooSlow = (bytes: number, waitedMs: number, minRate: number) =>
   apiError('STREAM_TOO_SLOW', bytes, waitedMs, minRate);
 export const streamTakenBack = (quietMs: number) => apiError('STREAM_TAKEN_BACK', quietMs);

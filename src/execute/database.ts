@@ -8,7 +8,7 @@
  *
  * Its parts: one host's pool, control connections and ping (backend.ts), the connections lent
  * and given back (lending.ts), each caller's time limit (caller-limits.ts), the small reads and
- * one-statement runs (statements.ts), a consistent snapshot read twice (snapshot.ts), and here a stream, a write job and a routine's call.
+ * one-statement runs (statements.ts), and here a stream, a write job and a routine's call.
  */
 
 import type { DbConfig, ServerKind } from '../db/pool.js';
@@ -23,7 +23,6 @@ import { type CallerLimits, callerLimits } from './caller-limits.js';
 import type { HostEvents, HostSwitch } from './hosts.js';
 import { Lending } from './lending.js';
 import { writeRetrying, writeRetryingBy } from './retry.js';
-import { type Snapshot, snapshotOf } from './snapshot.js';
 import { countOf, rowsOf, runStatement, selectArrays } from './statements.js';
 import { type RowFlow, type RowSink, streamRetrying } from './stream.js';
 import { withTimeLimit } from './time-limit.js';
@@ -37,7 +36,7 @@ import {
 } from './write.js';
 
 export type { DatabaseOptions } from './backend.js';
-export type { Caller, Flavour, PoolStats, Snapshot };
+export type { Caller, Flavour, PoolStats };
 
 export interface Database {
   /** What the server in use is (with `-h db1,db2,…`, the host in use: hosts.ts). */
@@ -53,11 +52,6 @@ export interface Database {
    * the pool's turns (acquire.ts).
    */
   stream(query: CompiledQuery, sink: RowSink, caller?: Caller, rows?: number): Promise<RowFlow>;
-  /**
-   * A snapshot (snapshot.ts) on a connection of the caller's fair turn, `rows` its weight as in
-   * stream(). Not retried: a pass that fails is the caller's to answer.
-   */
-  snapshot(caller?: Caller, rows?: number): Promise<Snapshot>;
   /** A `SELECT COUNT(*)`: its one number. */
   count(query: CompiledQuery, caller?: Caller): Promise<number>;
   /**
@@ -283,7 +277,6 @@ export async function openDatabase(config: DbConfig, options: DatabaseOptions): 
     },
     stream: (query, sink, caller = GATEWAY, rows = 0) =>
       streamRead(parts, query, sink, caller, rows),
-    snapshot: (caller = GATEWAY, rows = 0) => snapshotOf(lent, limits, options, caller, rows),
     count: (query, caller) => countOf(lent, limits, query, caller),
     arrays: (query, done, caller) => selectArrays(lent, limits, query, done, caller),
     rows: <T extends object>(query: CompiledQuery) => rowsOf<T>(lent, query),

@@ -1,7 +1,7 @@
 /**
  * Conditional requests (docs/caching.md) end to end on MariaDB over HTTP: every 200 read — JSON
- * and CSV, `$expand`, `$apply`, paged, counted, key reads, a streamed answer past the hold bound
- * — carries a strong ETag that is the hash of exactly its body (and of the X-Total-Count and
+ * and CSV, `$expand`, `$apply`, paged, counted, key reads, a streamed answer within the hold
+ * bound (past it: none) — carries a strong ETag that is the hash of exactly its body (and of the X-Total-Count and
  * Link it has); If-None-Match with it answers 304 with no body; If-Match on update and delete by
  * key goes on only while the row still has the tag its key read gave, checked on the locked row
  * in the write's transaction (two writers with one tag: exactly one wins).
@@ -272,7 +272,7 @@ describe('ETag on every 200 read', () => {
     expect(JSON.parse(noRow.text).code).toBe('ROW_NOT_FOUND');
   });
 
-  test('a streamed read past the hold bound: read twice in one snapshot, its tag the hash of its body', async () => {
+  test('a streamed read past the hold bound: streamed whole, with no ETag, never a 304', async () => {
     const got = await get('/table/big/read');
     expect(got.status).toBe(200);
     expect(Buffer.byteLength(got.text)).toBeGreaterThan(PAGE_HOLD_BYTES);
@@ -282,37 +282,33 @@ describe('ETag on every 200 read', () => {
       id: BIG_ROWS,
       v: `a value of the big table, number ${BIG_ROWS}, "quoted"`,
     });
-    const tag = got.headers.get('etag') as string;
-    expect(tag).toBe(etagOf(got.text));
+    // Its tag would have to be known before its first byte (docs/caching.md, "How it works").
+    expect(got.headers.get('etag')).toBeNull();
     const csv = await get('/table/big/read', { accept: 'text/csv' });
-    expect(csv.headers.get('etag')).toBe(etagOf(csv.text));
-    // Revalidated after the first pass: 304, nothing streamed.
-    const revalidated = await get('/table/big/read', { 'if-none-match': tag });
-    expect(revalidated.status).toBe(304);
-    expect(revalidated.text).toBe('');
-    await db.admin.query("UPDATE big SET v = 'changed' WHERE id = 29999");
-    const changed = await get('/table/big/read', { 'if-none-match': tag });
-    expect(changed.status).toBe(200);
-    expect(changed.headers.get('etag')).toBe(etagOf(changed.text));
-    expect(changed.headers.get('etag')).not.toBe(tag);
-    // A page of the big table past the hold bound: its Link in the tag too.
-    const page = await get('/table/big/read?$orderby=id&$top=25000');
+    expect(csv.headers.get('etag')).toBeNull();
+    const asked = await get('/table/big/read', { 'if-none-match': etagOf(got.text) });
+    expect(asked.status).toBe(200);
+    expect(asked.text).toBe(got.text);
+    // A page of the big table within the bound is tagged, its Link in the tag too.
+    const page = await get('/table/big/read?$orderby=id&$top=5000');
+    expect(Buffer.byteLength(page.text)).toBeLessThan(PAGE_HOLD_BYTES);
     expect(page.headers.get('link')).not.toBeNull();
     expect(page.headers.get('etag')).toBe(expectedTag(page));
   });
 
-  test('a streamed read while another connection writes: every answer fits its tag', async () => {
+  test('a streamed page while another connection writes: every answer fits its tag', async () => {
     const writes = (async () => {
       for (let i = 0; i < 20; i++) {
-        await db.admin.query('UPDATE big SET v = ? WHERE id = ?', [`write ${i}`, 1 + i * 1000]);
+        await db.admin.query('UPDATE big SET v = ? WHERE id = ?', [`write ${i}`, 1 + i * 200]);
       }
     })();
-    const answers = await Promise.all([0, 1, 2].map(() => get('/table/big/read')));
+    const route = '/table/big/read?$orderby=id&$top=5000';
+    const answers = await Promise.all([0, 1, 2].map(() => get(route)));
     await writes;
     for (const answer of answers) {
       expect(answer.status).toBe(200);
-      expect(answer.headers.get('etag')).toBe(etagOf(answer.text));
-      expect(JSON.parse(answer.text)).toHaveLength(BIG_ROWS);
+      expect(answer.headers.get('etag')).toBe(expectedTag(answer));
+      expect(JSON.parse(answer.text)).toHaveLength(5000);
     }
   });
 });
