@@ -17,6 +17,8 @@ const ODATA_STAGES: readonly Stage[] = ['request', 'odata', 'policy-action'];
 const RESOURCE_STAGES: readonly Stage[] = ODATA_STAGES;
 
 const TAG = 'odata';
+const RESOURCE = '/odata/{resource}';
+const BATCH = '/odata/$batch';
 const ODATA_ERROR = {
   type: 'object',
   description: 'An OData error: `{"error": {"code": <the catalogue code>, "message": …}}`',
@@ -56,8 +58,12 @@ function operation(
         : {}),
       responses: {
         200: { description: 'The OData answer', content: json({ type: 'object' }) },
-        ...(method === 'post' ? { 201: { description: 'The created entity' } } : {}),
-        204: { description: 'No content' },
+        ...(path === BATCH
+          ? {}
+          : {
+              ...(method === 'post' ? { 201: { description: 'The created entity' } } : {}),
+              204: { description: 'No content' },
+            }),
         ...context.errors(operationId, stages),
         default: {
           description: 'Any error of the REST request it stands for, in OData form',
@@ -67,8 +73,6 @@ function operation(
     }),
   };
 }
-
-const RESOURCE = '/odata/{resource}';
 
 export const odataOperations: readonly RouteOperation[] = [
   // `/odata/` answers the same; an OpenAPI path has no trailing slash.
@@ -121,4 +125,12 @@ export const odataOperations: readonly RouteOperation[] = [
     RESOURCE_STAGES,
   ),
   operation(RESOURCE, 'delete', 'odataDelete', 'Delete an entity', '204.', RESOURCE_STAGES),
+  operation(
+    BATCH,
+    'post',
+    'odataBatch',
+    'Several OData requests in one (JSON 4.01 or multipart/mixed 4.0)',
+    'Each request answered in its own part; a change set (an atomicityGroup) is one transaction, all or none (docs/odata-batch.md).',
+    [...ODATA_STAGES, 'batch'],
+  ),
 ];

@@ -780,6 +780,7 @@ describe("a caller's view", () => {
       '/odata',
       '/odata/$metadata',
       '/odata/{resource}',
+      '/odata/$batch',
       '/live',
       '/health',
       '/openapi.json',
