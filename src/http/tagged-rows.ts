@@ -1,7 +1,8 @@
 /**
  * A streamed read (not fetched whole: plan/small-read.ts) with its ETag (docs/caching.md). A tag
  * must go out in the headers, before the body, and be the hash of exactly that body, so the
- * answer is held as it arrives, up to PAGE_HOLD_BYTES (at most `--max-answer-bytes`):
+ * answer is held as it arrives, up to PAGE_HOLD_BYTES for a page (a read that may get a Link),
+ * else up to one chunk (RESPONSE_CHUNK_BYTES), at most `--max-answer-bytes`:
  * - an answer that ends within it is hashed and sent whole, with its ETag (304 when If-None-Match
  *   names it), as a held page always was;
  * - past it, the headers go out without an ETag and the rest streams with back-pressure, as every
@@ -45,8 +46,12 @@ export function sendTaggedRows(
     let first = true;
     let rows = 0;
     let last: unknown[] | undefined;
-    /** Bytes the answer holds before it starts; one chunk once the body has begun. */
-    let hold = Math.min(PAGE_HOLD_BYTES, maxBytes);
+    /**
+     * Bytes the answer holds before it starts: a whole page while it may get a Link, else one
+     * chunk (as streamed reads always did: a read's first bytes go out early); one chunk once
+     * the body has begun.
+     */
+    let hold = Math.min(link === null ? RESPONSE_CHUNK_BYTES : PAGE_HOLD_BYTES, maxBytes);
     let body: Readable | null = null;
     let ended = false;
     /** Bytes pushed into the body: all of them are the client's by the time it asks for more. */

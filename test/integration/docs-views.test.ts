@@ -166,9 +166,10 @@ function summary(doc: Json): string[] {
   return lines;
 }
 
-const READ_OPTIONS = '$filter, $orderby, $top, $skip, $skiptoken, $count, $apply, Accept';
+const READ_OPTIONS =
+  '$filter, $orderby, $top, $skip, $skiptoken, $count, $apply, Accept, If-None-Match';
 // No foreign keys here: no $expand on any read.
-const KEY_READ = '(key=id, value, $select, Accept)';
+const KEY_READ = '(key=id, value, $select, Accept, If-None-Match)';
 const COMMON = ['GET /', 'GET /live', 'GET /health', 'GET /openapi.json'];
 // Without a token the index is 401 whatever the policy grants: not described either.
 const PUBLIC = COMMON.filter((line) => line !== 'GET /');
@@ -185,6 +186,17 @@ const SIGNED_IN = [
 
 /** The MCP endpoint, for every role granted anything (its tools are listed over MCP itself). */
 const MCP = 'POST /mcp body {}';
+/** The OData service (docs/odata.md), offered where MCP is; its sets are in its `$metadata`. */
+const ODATA = [
+  'GET /odata',
+  'GET /odata/$metadata',
+  'GET /odata/{resource} (resource)',
+  'POST /odata/{resource} (resource)',
+  'PATCH /odata/{resource} (resource)',
+  'PUT /odata/{resource} (resource)',
+  'DELETE /odata/{resource} (resource)',
+  'POST /odata/$batch',
+];
 
 const EXPECTED: Record<string, string[]> = {
   anonymous: [
@@ -193,6 +205,7 @@ const EXPECTED: Record<string, string[]> = {
     `GET /table/products/read({key},{value}) ${KEY_READ}`,
     'GET /table/products/changes ($select, $filter, $since)',
     MCP,
+    ...ODATA,
     ...PUBLIC,
   ],
   user: [
@@ -201,8 +214,8 @@ const EXPECTED: Record<string, string[]> = {
     `GET /table/orders/read({key},{value}) ${KEY_READ}`,
     'GET /table/orders/changes ($select, $filter, $since)',
     'POST /table/orders/create (Prefer) body {customer_id, note}',
-    'PUT /table/orders/update({key},{value}) (key=id|customer_id|status|note, value, Prefer) body {note}',
-    'PUT /table/orders/update ($filter, Prefer) body {note}',
+    'PUT /table/orders/update({key},{value}) (key=id|customer_id|status|note, value, Prefer, If-Match) body {note}',
+    'PUT /table/orders/update ($filter, Prefer, If-Match) body {note}',
     `GET /table/products/read ($select, ${READ_OPTIONS}) rows {id, name, price}`,
     `GET /table/products/read({key},{value}) ${KEY_READ}`,
     'GET /table/products/changes ($select, $filter, $since)',
@@ -213,6 +226,7 @@ const EXPECTED: Record<string, string[]> = {
     'POST /upload',
     'GET /@/{filename} (filename, Range)',
     MCP,
+    ...ODATA,
     ...COMMON,
   ],
   support: [
@@ -220,20 +234,21 @@ const EXPECTED: Record<string, string[]> = {
     `GET /table/orders/read ($select, ${READ_OPTIONS}) rows {id, customer_id, status, note}`,
     `GET /table/orders/read({key},{value}) ${KEY_READ}`,
     'GET /table/orders/changes ($select, $filter, $since)',
-    'PUT /table/orders/update({key},{value}) (key=id|customer_id|status|note, value, Prefer) body {status, note}',
-    'PUT /table/orders/update ($filter, Prefer) body {status, note}',
+    'PUT /table/orders/update({key},{value}) (key=id|customer_id|status|note, value, Prefer, If-Match) body {status, note}',
+    'PUT /table/orders/update ($filter, Prefer, If-Match) body {status, note}',
     `GET /table/products/read ($select, ${READ_OPTIONS}) rows {id, name, price}`,
     `GET /table/products/read({key},{value}) ${KEY_READ}`,
     'GET /table/products/changes ($select, $filter, $since)',
-    'PUT /table/products/update({key},{value}) (key=id|name|price, value, Prefer) body {price}',
-    'PUT /table/products/update ($filter, Prefer) body {price}',
+    'PUT /table/products/update({key},{value}) (key=id|name|price, value, Prefer, If-Match) body {price}',
+    'PUT /table/products/update ($filter, Prefer, If-Match) body {price}',
     `GET /table/tickets/read ($select, ${READ_OPTIONS}) rows {id, owner_email, subject}`,
     `GET /table/tickets/read({key},{value}) ${KEY_READ}`,
     'GET /table/tickets/changes ($select, $filter, $since)',
-    'DELETE /table/tickets/delete({key},{value}) (key=id|owner_email|subject, value, Prefer)',
-    'DELETE /table/tickets/delete ($filter, Prefer)',
+    'DELETE /table/tickets/delete({key},{value}) (key=id|owner_email|subject, value, Prefer, If-Match)',
+    'DELETE /table/tickets/delete ($filter, Prefer, If-Match)',
     'GET /@/{filename} (filename, Range)',
     MCP,
+    ...ODATA,
     ...COMMON,
   ],
   visitor: [...SIGNED_IN, ...COMMON],
