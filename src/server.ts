@@ -23,7 +23,6 @@ import { fileRoutes } from './http/files.js';
 import { healthRoutes } from './http/health.js';
 import { redactUrl } from './http/log-redaction.js';
 import { mcpRoutes } from './http/mcp.js';
-import { odataRoutes } from './http/odata.js';
 import { registerPolicyGate } from './http/policy-gate.js';
 import { readRoutes } from './http/read.js';
 import { rootRoutes } from './http/root.js';
@@ -41,6 +40,7 @@ import {
 import { registerCacheMetrics } from './metrics/cache.js';
 import { registerFeedMetrics } from './metrics/feed.js';
 import { batchRoutes } from './odata/batch.js';
+import { odataRoutes } from './odata/routes.js';
 import { Handler } from './pipeline/handle.js';
 import { type ReadBudget, ReadPipeline } from './pipeline/read.js';
 import type { Services } from './services.js';

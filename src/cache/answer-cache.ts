@@ -53,7 +53,7 @@ const NOTHING_AROUND: CacheSurroundings = { dependents: () => [], version: () =>
 const ENTRY_OVERHEAD = 320;
 
 /** Which representation an answer is: a cache key part. */
-export type Representation = 'json' | 'csv';
+export type AnswerForm = 'json' | 'csv';
 
 /** The key of a read (`GET /table/<t>/read?…`) before its `@user` part. */
 export function readKey(role: string, table: string, csv: boolean, query: string): string {

@@ -8,8 +8,8 @@
  */
 import { createHash, type Hash } from 'node:crypto';
 import type { FastifyReply } from 'fastify';
+import { etagOf } from '../etag.js';
 import { noneMatchHolds, parseEntityTags } from '../query/entity-tags.js';
-import { etagOf } from './etag.js';
 
 function suffix(total: number | null, link: string | null, bodyBytes: number): string {
   const count = total === null ? '' : `X-Total-Count: ${total}\r\n`;

@@ -15,6 +15,7 @@ import {
   readKey,
   type Ticket,
 } from '../cache/answer-cache.js';
+import { etagOf } from '../etag.js';
 import { RESPONSE_CHUNK_BYTES } from '../limits.js';
 import { requestLog } from '../log.js';
 import type { RowsAnswer } from '../pipeline/answer.js';
@@ -26,7 +27,6 @@ import type { Services } from '../services.js';
 import { actionRefusal } from './allowed-methods.js';
 import { csvFraming } from './csv-rows.js';
 import { toApiError } from './errors.js';
-import { etagOf } from './etag.js';
 import { type CutShort, JSON_ROWS, JSON_TYPE, rowText, sendJsonRowsAtOnce } from './json-rows.js';
 import { prefersCsv, vary } from './negotiate.js';
 import { NextLinks, type PageLink } from './next-link.js';

@@ -19,7 +19,7 @@ import { entitySerializer } from './entity-json.js';
 import { decodeName, encodeName } from './names.js';
 
 /** An inner request's path, relative to the service root `/odata/`. */
-export interface ODataPath {
+export interface BatchTarget {
   /** The entity set as the URL names it, and the table it stands for. */
   readonly set: string;
   readonly table: string;
@@ -35,7 +35,7 @@ export interface InnerResponse {
 }
 
 /** `Orders`, `Orders(5)`, `Orders(a=1,b='x')`; null for anything else (another route's path). */
-export function parseODataPath(path: string): ODataPath | null {
+export function parseODataPath(path: string): BatchTarget | null {
   const match = /^([^/()]+)(?:\((.*)\))?$/su.exec(path);
   if (match === null) return null;
   let set: string;
@@ -62,7 +62,7 @@ export interface BatchWrite {
  */
 export function batchWrite(
   method: string,
-  path: ODataPath,
+  path: BatchTarget,
   body: unknown,
   prefer: string | undefined,
   base: string,

@@ -1,5 +1,5 @@
 /**
- * Rows in OData JSON (docs/odata.md, "Values"): the read's own row shape (db/rows.ts Field) with
+ * Rows in OData JSON (docs/odata.md, "Values"): the read's own row shape (types/rows.ts Field) with
  * each key written as its OData name (names.ts) and each value as the column-type registry's
  * Edm form of tablegate's JSON (types/edm.ts): DATETIME with `T` and `Z`, Edm.Binary in
  * base64url, JSON as a string, Int64 and Decimal as strings under `IEEE754Compatible=true`.
@@ -44,7 +44,7 @@ export function entitySerializer(fields: readonly Field[], ieee754: boolean): Ro
   return made;
 }
 
-/** The slot in a row of each field (db/rows.ts Field says how many each takes). */
+/** The slot in a row of each field (types/rows.ts Field says how many each takes). */
 export function slotsOf(fields: readonly Field[]): number[] {
   const slots: number[] = [];
   let slot = 0;

@@ -8,9 +8,9 @@
  */
 import type { TableInfo } from '../db/schema-types.js';
 import { ApiError, preconditionFailed } from '../errors.js';
+import { etagOf } from '../etag.js';
 import type { Flavour } from '../execute/database.js';
 import type { WritePrecondition } from '../execute/write.js';
-import { etagOf } from '../http/etag.js';
 import { type Access, viewerFor } from '../policy/views.js';
 import { type EntityTags, ifMatchHolds } from '../query/entity-tags.js';
 import type { KeyValue } from '../query/key-value.js';

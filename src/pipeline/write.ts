@@ -64,7 +64,7 @@ export interface PlannedWrite {
    * when not asked for or not honoured.
    */
   readonly representation: RowSerializer | 'none' | null;
-  /** What each row read back holds (db/rows.ts), for a front door that writes rows its own way. */
+  /** What each row read back holds (types/rows.ts), for a front door that writes rows its own way. */
   readonly fields?: readonly Field[];
   readonly applied: AppliedPreferences;
 }

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import type mysql from 'mysql2/promise';
 import { USERS_TABLE } from '../../src/db/schema.js';
-import { etagOf } from '../../src/http/etag.js';
+import { etagOf } from '../../src/etag.js';
 import { readTag } from '../../src/http/read-tag.js';
 import { PAGE_HOLD_BYTES } from '../../src/limits.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';

@@ -12,16 +12,16 @@ import type {
   FastifyRequest,
   HookHandlerDoneFunction,
 } from 'fastify';
-import { ODATA_PREFIX, ODataService } from '../odata/route.js';
+import { gated } from '../http/route-gate.js';
+import { ignoreEmptyBody } from '../http/write.js';
 import type { Handler } from '../pipeline/handle.js';
 import type { Services } from '../services.js';
-import { gated } from './route-gate.js';
-import { ignoreEmptyBody } from './write.js';
+import { ODATA_PREFIX, ODataService } from './route.js';
 
 const ERROR_START = '{"success":false,';
 
 /** The error body tablegate's handlers wrote, as OData's error (same code and message). */
-export function odataError(payload: string): string {
+function odataErrorOfPayload(payload: string): string {
   const { code, message } = JSON.parse(payload) as { code: string; message: string };
   return JSON.stringify({ error: { code, message } });
 }
@@ -40,7 +40,7 @@ export function odataRoutes(
         typeof payload === 'string' &&
         payload.startsWith(ERROR_START)
       ) {
-        return done(null, odataError(payload));
+        return done(null, odataErrorOfPayload(payload));
       }
       done(null, payload);
     });
