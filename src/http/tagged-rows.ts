@@ -8,7 +8,7 @@
  * - past it, the headers go out without an ETag and the rest streams with back-pressure, as every
  *   streamed read did (stall, minimum rate, taken back: execute/stream.ts). Tagging it would mean
  *   reading the whole answer before its first byte: a client that never reads could then make
- *   the gateway read an answer of any size, holding a connection for all of it (§5a's "cheap for
+ *   the gateway read an answer of any size, holding a connection for all of it (docs/operations.md, slow readers: "cheap for
  *   the attacker, dear for us"), and a slow reader could no longer be taken back after 64 KiB.
  * What is held before the body begins is bounded: a row larger than `maxBytes` in the held part
  * answers 400 ANSWER_TOO_LARGE, its statement stopped; an error before the headers is an ordinary

@@ -1,7 +1,7 @@
 /**
  * DevExtreme's ODataStore (`devextreme/common/data/odata/store`, `version: 4`) in a real browser
  * (Debian's chromium driven by playwright-core), with the browser's own XMLHttpRequest, against
- * the gateway (CONTRACT §15): `load` with filter, sort, skip, take and requireTotalCount, `byKey`,
+ * the gateway (docs/odata.md): `load` with filter, sort, skip, take and requireTotalCount, `byKey`,
  * `insert`, `update` (PATCH) and `remove`, in open mode and as the clerk (the token set in
  * `beforeSend`, as DevExtreme's documentation does it). The page comes from an origin of its own
  * (a small server that serves DevExtreme's ES modules as they are in node_modules), so every call

@@ -1,5 +1,5 @@
 /**
- * OASIS's own CSDL tooling reads the gateway's `$metadata` (CONTRACT §15): `odata-csdl` (the
+ * OASIS's own CSDL tooling reads the gateway's `$metadata` (docs/odata.md): `odata-csdl` (the
  * OData TC's XML → JSON converter, strict mode: any element, attribute or text out of place
  * throws) converts the served CSDL XML for each role, the result validates against the TC's
  * CSDL JSON schema (schemas/csdl.schema.json of the same package), and it is the same document

@@ -1,5 +1,5 @@
 /**
- * `@odata/client` (Soontao's light-odata) against the gateway (CONTRACT §15): a v4 client made
+ * `@odata/client` (Soontao's light-odata) against the gateway (docs/odata.md): a v4 client made
  * with `OData.New4({ metadataUri, commonHeaders })` and its `EntitySet` API: `query` with an
  * `ODataFilter`, `orderby`/`skip`/`top`, `count`, `retrieve` by key, `create`, `update` (PATCH)
  * and `delete`, in open mode and as the clerk.

@@ -1,6 +1,6 @@
 /**
  * Apache Olingo's OData client for JavaScript (`ts-odatajs`, its Node build: node:http) against
- * the gateway (CONTRACT §15): `oData.read` of `$metadata` through its metadata handler, and
+ * the gateway (docs/odata.md): `oData.read` of `$metadata` through its metadata handler, and
  * `oData.read` / `oData.request` with its JSON handler (its own Accept, OData-Version and
  * OData-MaxVersion headers) for reads with `$filter`, `$orderby`/`$skip`/`$top`, `$count`, a key
  * read, and a POST, PATCH and DELETE, in open mode and as the clerk.

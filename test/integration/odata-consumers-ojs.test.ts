@@ -1,5 +1,5 @@
 /**
- * o.js (npm `odata` 2, fetch-based) against the gateway (CONTRACT §15), as its README uses it:
+ * o.js (npm `odata` 2, fetch-based) against the gateway (docs/odata.md), as its README uses it:
  * `o(root, config).get(resource).query({ $filter, $orderby, $skip, $top })`, `$count=true` through
  * `fetch()` (o.js's `query()` keeps only `value`), `/$count`, a key read, and `post`, `patch` and
  * `delete`, in open mode and as the clerk (the token in o.js's `headers`).

@@ -1,5 +1,5 @@
 /**
- * SAP Cloud SDK for JavaScript against the gateway (CONTRACT §15), as an SAP developer uses it:
+ * SAP Cloud SDK for JavaScript against the gateway (docs/odata.md), as an SAP developer uses it:
  * `@sap-cloud-sdk/generator` generates a typed client from the `$metadata` the gateway serves (the
  * clerk's, saved to an .edmx file), transpiles it with its own `--transpile` (tsc through
  * ts-morph, ES modules), and the generated client runs on `@sap-cloud-sdk/odata-v4`: getAll with
