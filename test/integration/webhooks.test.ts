@@ -796,8 +796,14 @@ describe('crashes: kill -9', () => {
       expect(await holderPid('takeover')).toBe(second.pid);
       expect(tookOver).toBeLessThan(30_000);
       const { ids, repeats } = firstArrivals('/takeover');
-      expect([ids, repeats]).toEqual([[1001, 1002, 1003], 0]);
-      console.log(`the other gateway took over ${tookOver} ms after the holder's kill -9`);
+      expect(ids).toEqual([1001, 1002, 1003]);
+      // At least once: the holder may die after 1002 was taken but before its place was stored,
+      // and the new holder sends 1002 again under the same webhook-id. One delivery is in flight
+      // at a time, so at most one comes twice.
+      expect(repeats).toBeLessThanOrEqual(1);
+      console.log(
+        `the other gateway took over ${tookOver} ms after the holder's kill -9; ${repeats} delivered twice`,
+      );
     } finally {
       await killed(first.child);
       await killed(second.child);
