@@ -46,10 +46,10 @@ export interface Subscriber {
   /** What this subscriber may see of the table, and its key columns as it may see them. */
   readonly groups: () => { read: ReadGroup; key: ReadGroup } | null;
   /**
-   * Events of whole transactions, in commit order, as SSE text (and, when given, the same text
-   * as UTF-8, made once for every subscriber it goes to); false when the stream is closed.
+   * A job's events for it: whole transactions, in commit order, as one SSE text (one write to
+   * a socket); false when the stream is closed.
    */
-  send(text: string, events: number, bytes?: Buffer): boolean;
+  send(delivery: Delivery): boolean;
   /** The table's columns changed: compile again against the new table. */
   reshape(table: TableInfo): void;
   /** The feed fell behind past its bound: the stream ends with `event: overflow`. */
@@ -62,6 +62,29 @@ export interface Subscriber {
   readonly closed: boolean;
   /** The gateway stops: the stream ends. */
   finish(event: null): void;
+}
+
+/**
+ * The events of a job's transactions that one read and key read get: one text, made and
+ * encoded once for every subscriber of that read.
+ */
+export interface Delivery {
+  readonly text: string;
+  /** `text` as UTF-8. */
+  readonly bytes: Buffer;
+  /** Each transaction's share of `bytes`, in order: its length and its events. */
+  readonly parts: readonly { readonly bytes: number; readonly events: number }[];
+  readonly events: number;
+}
+
+/** A Delivery of transactions' texts (each with its count of events), joined in order. */
+function deliveryOf(frames: readonly { text: string; count: number }[]): Delivery {
+  const text = frames.map((frame) => frame.text).join('');
+  const parts = frames.map((frame) => ({
+    bytes: Buffer.byteLength(frame.text),
+    events: frame.count,
+  }));
+  return { text, bytes: Buffer.from(text), parts, events: parts.reduce((n, p) => n + p.events, 0) };
 }
 
 /** A decision failed, also when tried again: the stream ends; a resume gets its events. */
@@ -949,7 +972,7 @@ export class ChangeFeed {
     }
     const texts = new BatchTexts(job.transactions, this.positions);
     // Sent once every table is decided: a job tried again sends nothing twice.
-    const deliveries: { frames: { text: string; count: number }[]; to: Subscriber[] }[] = [];
+    const deliveries: { delivery: Delivery; to: Subscriber[] }[] = [];
     const failures: { to: Subscriber[]; transaction: Transaction }[] = [];
     for (const [tableName, subscribers] of watching) {
       const table = await this.schema.find(tableName);
@@ -997,18 +1020,15 @@ export class ChangeFeed {
       const evaluated = await evaluator.evaluate(table, changes, [...reads.values()]);
       for (const { groups, subscribers: same } of alike.values()) {
         const frames = this.framesOf(tableName, groups, job, changes, where, evaluated, texts);
-        if (frames.length > 0) deliveries.push({ frames, to: same });
+        if (frames.length > 0) deliveries.push({ delivery: deliveryOf(frames), to: same });
       }
     }
-    // A transaction's events are one write, their text encoded once for all of its
-    // subscribers: a client that stopped reading meets its --feed-max-lag within a few
-    // transactions, not only after a whole batch.
-    for (const { frames, to } of deliveries) {
-      for (const { text, count } of frames) {
-        const bytes = to.length > 1 ? Buffer.from(text) : undefined;
-        for (const subscriber of to) {
-          if (subscriber.send(text, count, bytes)) this.eventsSent += count;
-        }
+    // A job's events are one write per subscriber, their text encoded once for all of its
+    // read's subscribers; a stream counts its lag by the transactions its socket has not
+    // taken yet (sse.ts), so a client that stopped reading still meets --feed-max-lag.
+    for (const { delivery, to } of deliveries) {
+      for (const subscriber of to) {
+        if (subscriber.send(delivery)) this.eventsSent += delivery.events;
       }
     }
     for (const { to, transaction } of failures) {
@@ -1082,8 +1102,9 @@ export class ChangeFeed {
     }
     const data = `{"op":"${op}","table":${JSON.stringify(change.table)},"at":"${commitTime(transaction.at)}","tx":${JSON.stringify(transactionId(transaction))}}`;
     const text = `id: ${this.positions.seal(positionOf(transaction, 0))}\nevent: ${op}\ndata: ${data}\n\n`;
+    const delivery = deliveryOf([{ text, count: 1 }]);
     for (const subscriber of subscribers) {
-      if (subscriber.send(text, 1)) this.eventsSent += 1;
+      if (subscriber.send(delivery)) this.eventsSent += 1;
     }
   }
 }

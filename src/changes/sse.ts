@@ -1,6 +1,6 @@
 /**
- * One subscriber's event stream (docs/changes.md): the server-sent events the hub hands it,
- * written to the socket as they come. The socket's own buffer is the subscriber's buffer: past
+ * One subscriber's event stream (docs/changes.md): the server-sent events the hub hands it, a
+ * job's transactions in one write to the socket. The socket's own buffer is the subscriber's buffer: past
  * `--feed-max-lag` events (or FEED_MAX_LAG_BYTES) not yet taken by the client, the stream ends
  * with `event: overflow`, and the hub never waits for it. A comment every FEED_HEARTBEAT_MS
  * keeps proxies from closing an idle stream; a token that expires, or whose user is removed, ends
@@ -10,7 +10,7 @@ import type { ServerResponse } from 'node:http';
 import type { TableInfo } from '../db/schema-types.js';
 import { FEED_EXPIRY_CHECK_MS, FEED_HEARTBEAT_MS, FEED_MAX_LAG_BYTES } from '../limits.js';
 import type { ReadGroup } from './decide.js';
-import type { Subscriber } from './hub.js';
+import type { Delivery, Subscriber } from './hub.js';
 
 export interface EventStreamOptions {
   readonly table: string;
@@ -59,16 +59,26 @@ export class EventStream implements Subscriber {
 
   readonly groups = (): { read: ReadGroup; key: ReadGroup } | null => this.current;
 
-  send(text: string, events: number, bytes?: Buffer): boolean {
+  send(delivery: Delivery): boolean {
     if (this.ended) return false;
-    if (this.raw.writableNeedDrain) {
-      this.behind += events;
-      if (this.behind > this.options.maxLag || this.raw.writableLength > FEED_MAX_LAG_BYTES) {
-        this.overflow();
-        return false;
+    // Each transaction is counted as if written alone (past the buffer's high-water mark, its
+    // events are behind), but the socket gets them all in one write: corked, they go out
+    // together at the uncork.
+    this.raw.cork();
+    let offset = 0;
+    for (const part of delivery.parts) {
+      if (this.raw.writableNeedDrain) {
+        this.behind += part.events;
+        if (this.behind > this.options.maxLag || this.raw.writableLength > FEED_MAX_LAG_BYTES) {
+          this.raw.uncork();
+          this.overflow();
+          return offset > 0;
+        }
       }
+      this.raw.write(delivery.bytes.subarray(offset, offset + part.bytes));
+      offset += part.bytes;
     }
-    this.raw.write(bytes ?? text);
+    this.raw.uncork();
     return true;
   }
 

@@ -16,7 +16,7 @@
  */
 import { createHash } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
-import type { ChangeFeed, Subscriber } from '../changes/hub.js';
+import type { ChangeFeed, Delivery, Subscriber } from '../changes/hub.js';
 import type { LogPosition } from '../changes/positions.js';
 import { compileSubscription, type SubscriptionReads } from '../changes/subscription.js';
 import type { TableInfo } from '../db/schema-types.js';
@@ -125,7 +125,7 @@ export class WebhookDelivery implements Subscriber {
     return !this.subscribed;
   }
 
-  send(text: string): boolean {
+  send({ text }: Delivery): boolean {
     if (!this.subscribed) return false;
     for (const event of parseEvents(text)) {
       if (this.wanted(event.op)) {
