@@ -16,12 +16,14 @@ import {
   routeNotFound,
   rowNotFound,
 } from '../errors.js';
+import { etagOf } from '../etag.js';
 import { NextLinks } from '../http/next-link.js';
 import type { CompiledRead } from '../pipeline/compiled-read.js';
 import type { Handler } from '../pipeline/handle.js';
 import type { KeyReadOperation, ReadOperation, ReadQuery } from '../pipeline/operation.js';
 import { rawQueryString } from '../pipeline/read-cache.js';
 import { documentView } from '../policy/document-view.js';
+import { parseEntityTags } from '../query/entity-tags.js';
 import { parseFilter } from '../query/filter-parser.js';
 import type { WriteTarget } from '../query/key-value.js';
 import { excerpt, parseLiteral } from '../query/lexer.js';
@@ -320,14 +322,18 @@ export class ODataService {
     };
   }
 
-  /** The one entity of a key: a key read, or a read of the key's filter (model.ts KeyKind). */
+  /**
+   * The one entity of a key: a key read, or a read of the key's filter (model.ts KeyKind).
+   * `tagged`: with the entity's tag (entityTag), null for a set whose key is not one column.
+   */
   private async one(
     request: FastifyRequest,
     set: ODataSet | undefined,
     table: string,
     predicate: readonly PredicatePart[],
     query: Query,
-  ): Promise<{ fields: readonly Field[]; row: unknown[] }> {
+    tagged = false,
+  ): Promise<{ fields: readonly Field[]; row: unknown[]; tag: string | null }> {
     const keyOf = (): EntityKey => {
       if (set === undefined) {
         throw invalidQuery(`'${excerpt(table)}' has no key that OData can name (docs/odata.md)`);
@@ -346,7 +352,16 @@ export class ODataService {
         },
       };
       const { read, row } = await this.handler.handle(operation, request.access, request);
-      return { fields: read.fields, row };
+      if (!tagged || set === undefined) return { fields: read.fields, row, tag: null };
+      if (Object.keys(query).length === 0)
+        return { fields: read.fields, row, tag: entityTag(read, row) };
+      // `$select`/`$expand` shaped this row: the tag is the whole row's, as If-Match reads it.
+      const whole = await this.handler.handle(
+        { ...operation, request: () => ({ ...operation.request(), query: {} }) },
+        request.access,
+        request,
+      );
+      return { fields: read.fields, row, tag: entityTag(whole.read, whole.row) };
     }
     const operation: ReadOperation = {
       kind: 'read',
@@ -368,7 +383,7 @@ export class ODataService {
     const answered = found instanceof Promise ? await found : found;
     const [row] = await this.handler.fetch(answered.read, request);
     if (row === undefined) throw rowNotFound(table);
-    return { fields: answered.read.fields, row };
+    return { fields: answered.read.fields, row, tag: null };
   }
 
   /** `GET /odata/<Set>(<key>)`, and its navigation, property or property's `$value`. */
@@ -390,9 +405,13 @@ export class ODataService {
         ? ''
         : `"@odata.context":${JSON.stringify(`${root}/$metadata#${fragment}`)}`;
     if (rest.length === 0) {
-      const { fields, row } = await this.one(request, set, table, predicate, query);
+      const { fields, row, tag } = await this.one(request, set, table, predicate, query, true);
       const text = this.entities(set, fields, format, request)(row);
-      const head = context(`${set?.name ?? encodeName(table)}/$entity`);
+      let head = context(`${set?.name ?? encodeName(table)}/$entity`);
+      if (tag !== null) {
+        reply.header('ETag', tag);
+        if (head !== '') head += `,"@odata.etag":${JSON.stringify(tag)}`;
+      }
       return reply.type(type).send(joinObject(head, text));
     }
     const segment = rest[0] as string;
@@ -585,7 +604,12 @@ export class ODataService {
           ) {
             replaced(set, body as Record<string, unknown>);
           }
-          return { target, body, preferences: representation ? READ_BACK : NO_PREFERENCES };
+          return {
+            target,
+            body,
+            preferences: representation ? READ_BACK : NO_PREFERENCES,
+            ifMatch: parseEntityTags(request.headers['if-match']),
+          };
         },
       },
       request.access,
@@ -620,6 +644,7 @@ export class ODataService {
         request: () => ({
           target: this.targetOf(set, table, predicate),
           preferences: NO_PREFERENCES,
+          ifMatch: parseEntityTags(request.headers['if-match']),
         }),
       },
       request.access,
@@ -718,6 +743,13 @@ export class ODataService {
       .send(text.startsWith(prefix) ? `{${text.slice(prefix.length)}` : text);
   }
 }
+
+/**
+ * An entity's tag (docs/odata.md, "ETags"): its row's tag as the key read
+ * `read(<key>,<value>)` gives it, without options — what If-Match on its update or delete is
+ * checked against (pipeline/precondition.ts), so the one tag serves REST and OData alike.
+ */
+const entityTag = (read: CompiledRead, row: unknown[]): string => etagOf(read.serialize(row));
 
 /** Every write reads its row back: its key makes the Location, and the answer shows it. */
 const READ_BACK: Preferences = { ...NO_PREFERENCES, representation: true };
