@@ -33,7 +33,9 @@ import {
   parseMultipartBatch,
 } from './batch-parse.js';
 import { type BatchWrite, batchWrite, type InnerResponse, parseODataPath } from './batch-writes.js';
-import { entityBody } from './body.js';
+import { writeBody } from './body.js';
+import type { ODataModel } from './model.js';
+import type { ODataService } from './route.js';
 
 const SERVICE_ROOT = '/odata/';
 const WRITE_METHODS = new Set(['POST', 'PATCH', 'PUT', 'DELETE']);
@@ -71,7 +73,7 @@ interface Answered {
   readonly response: InnerResponse;
 }
 
-export function batchRoutes(app: FastifyInstance, handler: Handler): void {
+export function batchRoutes(app: FastifyInstance, handler: Handler, service: ODataService): void {
   app.register(async (scope) => {
     // The batch body is read whole as bytes here, whatever its type: JSON and multipart alike
     // are parsed by the route, which answers a wrong type with its own 415.
@@ -95,7 +97,7 @@ export function batchRoutes(app: FastifyInstance, handler: Handler): void {
         .send(odataError(shown));
     });
     scope.post('/odata/$batch', gated({ kind: 'odata' }), (request, reply) =>
-      runBatch(app, handler, request, reply),
+      runBatch(app, handler, service, request, reply),
     );
   });
 }
@@ -103,6 +105,7 @@ export function batchRoutes(app: FastifyInstance, handler: Handler): void {
 async function runBatch(
   app: FastifyInstance,
   handler: Handler,
+  service: ODataService,
   request: FastifyRequest,
   reply: FastifyReply,
 ): Promise<string> {
@@ -141,7 +144,8 @@ async function runBatch(
       responses = [{ request: unit.request, response }];
       failed = response.status >= 400;
     } else {
-      ({ responses, failed } = await changeSet(handler, request, requests, base));
+      const model = await service.modelOf(request);
+      ({ responses, failed } = await changeSet(handler, request, requests, base, model));
     }
     if (failed) {
       for (const r of requests) failedIds.add(r.id);
@@ -169,11 +173,12 @@ async function changeSet(
   request: FastifyRequest,
   requests: readonly InnerRequest[],
   base: string,
+  model: ODataModel,
 ): Promise<{ responses: Answered[]; failed: boolean }> {
   const writes: BatchWrite[] = [];
   for (const inner of requests) {
     try {
-      writes.push(writeOf(inner, base));
+      writes.push(writeOf(inner, base, model));
     } catch (error) {
       return { responses: [{ request: inner, response: errorResponse(error) }], failed: true };
     }
@@ -203,7 +208,7 @@ async function changeSet(
 }
 
 /** A write request of the batch as an Operation, its body read as JSON. */
-function writeOf(inner: InnerRequest, base: string): BatchWrite {
+function writeOf(inner: InnerRequest, base: string, model: ODataModel): BatchWrite {
   const relative = relativePath(inner.url);
   if (/^\$[^/]/.test(relative)) {
     throw batchSyntax(
@@ -227,9 +232,18 @@ function writeOf(inner: InnerRequest, base: string): BatchWrite {
       body = inner.body;
     }
   }
-  // Annotations dropped, names decoded, as the service's own writes read a body (odata/body.ts);
-  // the Edm forms of values (base64url binary, JSON as text) are not converted here.
-  return batchWrite(inner.method, path, entityBody(undefined, body), inner.headers.prefer, base);
+  // Read as the same request alone reads it (odata/body.ts): names decoded, annotations
+  // dropped, Edm forms converted, and PUT's left-out columns set to NULL.
+  const { method } = inner;
+  const set = model.sets.get(path.set);
+  const read = method === 'POST' || method === 'PATCH' || method === 'PUT';
+  return batchWrite(
+    method,
+    path,
+    read ? writeBody(set, method, body) : body,
+    inner.headers.prefer,
+    base,
+  );
 }
 
 /**

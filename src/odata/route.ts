@@ -32,7 +32,7 @@ import { NO_PREFERENCES, type Preferences } from '../query/prefer.js';
 import type { Services } from '../services.js';
 import { COLUMN_KINDS } from '../types/kinds.js';
 import type { Field } from '../types/rows.js';
-import { entityBody, parametersBody } from './body.js';
+import { parametersBody, writeBody } from './body.js';
 import { serviceEntries } from './csdl.js';
 import { entitySerializer, fieldText, slotsOf } from './entity-json.js';
 import { dataFormat, metadataFormat, type ODataFormat, odataPreferences } from './format.js';
@@ -72,6 +72,11 @@ export class ODataService {
         close: '',
       },
     );
+  }
+
+  /** The role's model, for a `$batch` of the same caller (batch.ts). */
+  async modelOf(request: FastifyRequest): Promise<ODataModel> {
+    return this.model(request);
   }
 
   /** The role's model: keyed as the API description is (http/docs.ts), by role and token. */
@@ -543,7 +548,7 @@ export class ODataService {
         table,
         request: () => {
           if (set !== undefined && set.keyKind === 'formed') throw odataReadOnly(set.name);
-          return { body: entityBody(set, request.body), preferences: READ_BACK };
+          return { body: writeBody(set, 'POST', request.body), preferences: READ_BACK };
         },
       },
       request.access,
@@ -594,16 +599,7 @@ export class ODataService {
         table,
         request: () => {
           const target = this.targetOf(set, table, predicate);
-          const body = entityBody(set, request.body);
-          if (
-            method === 'PUT' &&
-            set !== undefined &&
-            typeof body === 'object' &&
-            body !== null &&
-            !Array.isArray(body)
-          ) {
-            replaced(set, body as Record<string, unknown>);
-          }
+          const body = writeBody(set, method, request.body);
           return {
             target,
             body,
@@ -753,15 +749,6 @@ const entityTag = (read: CompiledRead, row: unknown[]): string => etagOf(read.se
 
 /** Every write reads its row back: its key makes the Location, and the answer shows it. */
 const READ_BACK: Preferences = { ...NO_PREFERENCES, representation: true };
-
-/** PUT replaces: each nullable column the role may update that the body leaves out is set to NULL. */
-function replaced(set: ODataSet, body: Record<string, unknown>): void {
-  const keys = new Set(set.key.map((p) => p.column.name));
-  for (const column of set.view.update ?? []) {
-    if (column.generated || keys.has(column.name) || !column.nullable) continue;
-    if (!(column.name in body)) body[column.name] = null;
-  }
-}
 
 /** A function argument's literal as `/rpc/<function>?…` takes it: a string's text, else as written. */
 function argumentText(text: string): string {

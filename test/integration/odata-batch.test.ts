@@ -18,6 +18,8 @@ CREATE TABLE orders (id INT AUTO_INCREMENT PRIMARY KEY, note VARCHAR(20) NULL);
 CREATE TABLE order_items (id INT AUTO_INCREMENT PRIMARY KEY, order_id INT NOT NULL,
   sku VARCHAR(10) NOT NULL, FOREIGN KEY (order_id) REFERENCES orders (id));
 CREATE TABLE pairs (a INT NOT NULL, b VARCHAR(5) NOT NULL, v INT NULL, PRIMARY KEY (a, b));
+CREATE TABLE kinds (id INT PRIMARY KEY, at DATETIME NULL, price DECIMAL(10,2) NULL, big BIGINT NULL,
+  doc JSON NULL, bin BLOB NULL, label VARCHAR(10) NULL);
 INSERT INTO orders VALUES (1, 'one'), (2, 'two');
 INSERT INTO pairs VALUES (1, 'x', 10), (2, 'y''z', 20);
 `;
@@ -325,6 +327,91 @@ describe('deep insert through the service', () => {
       [id],
     );
     expect(items).toEqual([{ sku: 'S1' }, { sku: 'S2' }]);
+  });
+});
+
+describe('writes in a batch are read as alone', () => {
+  async function kinds(ids: number[]): Promise<unknown[]> {
+    const [rows] = await db.admin.query(
+      'SELECT id, at, price, big, doc, HEX(bin) AS bin, label FROM kinds WHERE id IN (?) ORDER BY id',
+      [ids],
+    );
+    return rows as unknown[];
+  }
+
+  test('PUT replaces (left-out columns NULL), PATCH merges, as PUT and PATCH alone', async () => {
+    await db.admin.query(
+      `INSERT INTO kinds VALUES (1, '2024-01-01 00:00:00', 1.00, 5, '[1]', X'01', 'one'),
+        (2, '2024-01-01 00:00:00', 1.00, 5, '[1]', X'01', 'two')`,
+    );
+    const alone = await fetch(`${gw.url}/odata/kinds(1)`, {
+      method: 'PUT',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ label: 'put' }),
+    });
+    expect(alone.status).toBe(204);
+    const answer = await json([
+      { id: 'p', method: 'PUT', url: 'kinds(2)', body: { label: 'put' }, atomicityGroup: 'g' },
+      { id: 'm', method: 'PATCH', url: 'kinds(2)', body: { price: 7 }, atomicityGroup: 'g' },
+    ]);
+    expect(JSON.parse(answer.text)).toEqual({
+      responses: [
+        { id: 'p', status: 204, headers: {} },
+        { id: 'm', status: 204, headers: {} },
+      ],
+    });
+    expect(await kinds([1, 2])).toEqual([
+      { id: 1, at: null, price: null, big: null, doc: null, bin: null, label: 'put' },
+      { id: 2, at: null, price: '7.00', big: null, doc: null, bin: null, label: 'put' },
+    ]);
+  });
+
+  test('Edm forms in a body: DateTimeOffset, Decimal and Int64 as strings, Binary, JSON', async () => {
+    const entity = {
+      at: '2024-06-01T12:30:00Z',
+      price: '12.34',
+      big: '9007199254740993',
+      doc: '{"a":[1]}',
+      bin: '-_8=',
+      label: 'edm',
+    };
+    const type = 'application/json;IEEE754Compatible=true';
+    const alone = await fetch(`${gw.url}/odata/kinds`, {
+      method: 'POST',
+      headers: { 'Content-Type': type, Prefer: 'return=minimal' },
+      body: JSON.stringify({ id: 10, ...entity }),
+    });
+    expect(alone.status).toBe(204);
+    const answer = await json([
+      {
+        id: 'c',
+        method: 'POST',
+        url: 'kinds',
+        headers: { 'content-type': type, prefer: 'return=minimal' },
+        body: { id: 11, ...entity },
+      },
+      {
+        id: 'u',
+        method: 'PATCH',
+        url: 'kinds(11)',
+        headers: { 'content-type': type },
+        body: { bin: '_-8=', doc: '[true]' },
+      },
+    ]);
+    expect(JSON.parse(answer.text).responses.map((r: { status: number }) => r.status)).toEqual([
+      204, 204,
+    ]);
+    const stored = {
+      at: '2024-06-01 12:30:00',
+      price: '12.34',
+      big: '9007199254740993',
+      label: 'edm',
+    };
+    const rows = await kinds([10, 11]);
+    expect(rows).toEqual([
+      { id: 10, ...stored, doc: { a: [1] }, bin: 'FBFF' },
+      { id: 11, ...stored, doc: [true], bin: 'FFEF' },
+    ]);
   });
 });
 
