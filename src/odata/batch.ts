@@ -32,6 +32,7 @@ import {
   parseJsonBatch,
   parseMultipartBatch,
 } from './batch-parse.js';
+import { type Created, type Earlier, referencedWrite } from './batch-references.js';
 import { type BatchWrite, batchWrite, type InnerResponse, parseODataPath } from './batch-writes.js';
 import { writeBody } from './body.js';
 import type { ODataModel } from './model.js';
@@ -145,7 +146,14 @@ async function runBatch(
       failed = response.status >= 400;
     } else {
       const model = await service.modelOf(request);
-      ({ responses, failed } = await changeSet(handler, request, requests, base, model));
+      ({ responses, failed } = await changeSet(
+        handler,
+        request,
+        requests,
+        base,
+        model,
+        boundary === null,
+      ));
     }
     if (failed) {
       for (const r of requests) failedIds.add(r.id);
@@ -174,11 +182,15 @@ async function changeSet(
   requests: readonly InnerRequest[],
   base: string,
   model: ODataModel,
+  json: boolean,
 ): Promise<{ responses: Answered[]; failed: boolean }> {
   const writes: BatchWrite[] = [];
+  const earlier: Earlier[] = [];
   for (const inner of requests) {
     try {
-      writes.push(writeOf(inner, base, model));
+      const write = writeOf(inner, base, model, earlier, json);
+      writes.push(write);
+      earlier.push({ id: inner.id, created: write.created });
     } catch (error) {
       return { responses: [{ request: inner, response: errorResponse(error) }], failed: true };
     }
@@ -207,17 +219,19 @@ async function changeSet(
   }
 }
 
-/** A write request of the batch as an Operation, its body read as JSON. */
-function writeOf(inner: InnerRequest, base: string, model: ODataModel): BatchWrite {
+/**
+ * A write request of the batch as an Operation, its body read as JSON; `earlier`: the requests
+ * before it in its change set, which a `$<id>` URL names (batch-references.ts).
+ */
+function writeOf(
+  inner: InnerRequest,
+  base: string,
+  model: ODataModel,
+  earlier: readonly Earlier[],
+  json: boolean,
+): BatchWrite & { readonly created: Created | null } {
   const relative = relativePath(inner.url);
-  if (/^\$[^/]/.test(relative)) {
-    throw batchSyntax(
-      `References to earlier requests ('${relative.split('/')[0]}') are not supported: use the key`,
-    );
-  }
-  const path = parseODataPath(relative.split('?')[0] as string);
-  if (path === null)
-    throw batchSyntax(`'${inner.url}' is not an entity set or an entity of /odata/`);
+  const pathText = relative.split('?')[0] as string;
   let body: unknown;
   if (inner.method !== 'DELETE') {
     const type = inner.headers['content-type']?.split(';')[0]?.trim().toLowerCase();
@@ -232,18 +246,26 @@ function writeOf(inner: InnerRequest, base: string, model: ODataModel): BatchWri
       body = inner.body;
     }
   }
+  if (pathText === '$batch') throw batchSyntax('A batch cannot hold a batch');
+  if (pathText.startsWith('$')) {
+    return referencedWrite(inner, pathText, body, base, model, earlier, json);
+  }
+  const path = parseODataPath(pathText);
+  if (path === null)
+    throw batchSyntax(`'${inner.url}' is not an entity set or an entity of /odata/`);
   // Read as the same request alone reads it (odata/body.ts): names decoded, annotations
   // dropped, Edm forms converted, and PUT's left-out columns set to NULL.
   const { method } = inner;
   const set = model.sets.get(path.set);
   const read = method === 'POST' || method === 'PATCH' || method === 'PUT';
-  return batchWrite(
-    method,
-    path,
-    read ? writeBody(set, method, body) : body,
-    inner.headers.prefer,
-    base,
-  );
+  const given = read ? writeBody(set, method, body) : body;
+  const write = batchWrite(method, path, given, inner.headers.prefer, base);
+  const creates = method === 'POST' && path.key === null && set !== undefined;
+  const created =
+    creates && typeof given === 'object' && given !== null && !Array.isArray(given)
+      ? { set, body: given as Record<string, unknown> }
+      : null;
+  return { ...write, created };
 }
 
 /**

@@ -415,6 +415,204 @@ describe('writes in a batch are read as alone', () => {
   });
 });
 
+describe('Content-ID references in a change set', () => {
+  test('JSON: $1 names the entity created earlier: POST $1/<navigation>, PATCH $1', async () => {
+    const id = await nextId('orders');
+    const item = await nextId('order_items');
+    const answer = await json([
+      { id: '1', method: 'POST', url: 'orders', body: { note: 'ref' }, atomicityGroup: 'g' },
+      {
+        id: '2',
+        method: 'POST',
+        url: '$1/order_items',
+        body: { sku: 'R1' },
+        atomicityGroup: 'g',
+        dependsOn: ['1'],
+      },
+      {
+        id: '3',
+        method: 'PATCH',
+        url: '$1',
+        body: { note: 'ref!' },
+        atomicityGroup: 'g',
+        dependsOn: ['1'],
+      },
+    ]);
+    const base = `${gw.url}/odata/`;
+    expect(JSON.parse(answer.text)).toEqual({
+      responses: [
+        {
+          id: '1',
+          status: 201,
+          headers: {
+            location: `${base}orders(${id})`,
+            'content-type': 'application/json;odata.metadata=minimal',
+          },
+          body: { '@odata.context': `${base}$metadata#orders/$entity`, id, note: 'ref' },
+        },
+        {
+          id: '2',
+          status: 201,
+          headers: {
+            location: `${base}order_items(${item})`,
+            'content-type': 'application/json;odata.metadata=minimal',
+          },
+          body: {
+            '@odata.context': `${base}$metadata#order_items/$entity`,
+            id: item,
+            order_id: id,
+            sku: 'R1',
+          },
+        },
+        { id: '3', status: 204, headers: {} },
+      ],
+    });
+    const [rows] = await db.admin.query('SELECT note FROM orders WHERE id = ?', [id]);
+    expect(rows).toEqual([{ note: 'ref!' }]);
+    const [items] = await db.admin.query('SELECT order_id, sku FROM order_items WHERE id = ?', [
+      item,
+    ]);
+    expect(items).toEqual([{ order_id: id, sku: 'R1' }]);
+  });
+
+  test('unknown, forward and undeclared references are 400 BATCH_SYNTAX; nothing is written', async () => {
+    const before = await orders();
+    // The requests, the one whose 400 answers the set, and its message.
+    const cases: [unknown[], string, string][] = [
+      [
+        [
+          { id: 'a', method: 'POST', url: 'orders', body: { note: 'x' }, atomicityGroup: 'g' },
+          { id: 'b', method: 'PATCH', url: '$9', body: { note: 'y' }, atomicityGroup: 'g' },
+        ],
+        'b',
+        "'$9' names no earlier request of this change set: a reference names a POST before it in the same change set",
+      ],
+      [
+        [
+          { id: 'a', method: 'PATCH', url: '$b', body: { note: 'y' }, atomicityGroup: 'g' },
+          { id: 'b', method: 'POST', url: 'orders', body: { note: 'x' }, atomicityGroup: 'g' },
+        ],
+        'a',
+        "'$b' names no earlier request of this change set: a reference names a POST before it in the same change set",
+      ],
+      [
+        [
+          { id: 'a', method: 'POST', url: 'orders', body: { note: 'x' }, atomicityGroup: 'g' },
+          { id: 'b', method: 'PATCH', url: '$a', body: { note: 'y' }, atomicityGroup: 'g' },
+        ],
+        'b',
+        `A request that names '$a' must list 'a' in its "dependsOn"`,
+      ],
+      [
+        [
+          { id: 'a', method: 'PATCH', url: 'orders(1)', body: { note: 'x' }, atomicityGroup: 'g' },
+          {
+            id: 'b',
+            method: 'DELETE',
+            url: '$a',
+            atomicityGroup: 'g',
+            dependsOn: ['a'],
+          },
+        ],
+        'b',
+        "'$a' names a request that creates no entity: only a POST's can be named",
+      ],
+    ];
+    for (const [requests, id, message] of cases) {
+      expect(JSON.parse((await json(requests)).text)).toEqual({
+        responses: [
+          {
+            id,
+            status: 400,
+            headers: { 'content-type': 'application/json' },
+            body: { error: { code: 'BATCH_SYNTAX', message } },
+          },
+        ],
+      });
+    }
+    expect(await orders()).toEqual(before);
+  });
+
+  test('multipart: Content-ID 1 and 2 named by later parts of the change set', async () => {
+    const id = await nextId('orders');
+    const item = await nextId('order_items');
+    const body = [
+      '--b',
+      'Content-Type: multipart/mixed; boundary=cs',
+      '',
+      '--cs',
+      'Content-Type: application/http',
+      'Content-ID: 1',
+      '',
+      'POST orders HTTP/1.1',
+      'Content-Type: application/json',
+      'Prefer: return=minimal',
+      '',
+      '{"note":"mref"}',
+      '--cs',
+      'Content-Type: application/http',
+      'Content-ID: 2',
+      '',
+      'POST $1/order_items HTTP/1.1',
+      'Content-Type: application/json',
+      'Prefer: return=minimal',
+      '',
+      '{"sku":"M1"}',
+      '--cs',
+      'Content-Type: application/http',
+      'Content-ID: 3',
+      '',
+      'DELETE $2 HTTP/1.1',
+      '',
+      '',
+      '--cs--',
+      '--b--',
+      '',
+    ].join('\r\n');
+    const answer = await batch(body, 'multipart/mixed; boundary=b');
+    const outer = /boundary=(batchresponse_[0-9a-f]+)/.exec(
+      answer.headers.get('content-type') as string,
+    )?.[1] as string;
+    const inner = /boundary=(changesetresponse_[0-9a-f]+)/.exec(answer.text)?.[1] as string;
+    const base = `${gw.url}/odata/`;
+    const part = (contentId: string, lines: string[]) => [
+      `--${inner}`,
+      'Content-Type: application/http',
+      'Content-Transfer-Encoding: binary',
+      `Content-ID: ${contentId}`,
+      '',
+      ...lines,
+      '',
+      '',
+    ];
+    expect(answer.text).toBe(
+      [
+        `--${outer}`,
+        `Content-Type: multipart/mixed; boundary=${inner}`,
+        '',
+        ...part('1', [
+          'HTTP/1.1 204 No Content',
+          `location: ${base}orders(${id})`,
+          `odata-entityid: ${base}orders(${id})`,
+        ]),
+        ...part('2', [
+          'HTTP/1.1 204 No Content',
+          `location: ${base}order_items(${item})`,
+          `odata-entityid: ${base}order_items(${item})`,
+        ]),
+        ...part('3', ['HTTP/1.1 204 No Content']),
+        `--${inner}--`,
+        `--${outer}--`,
+        '',
+      ].join('\r\n'),
+    );
+    const [rows] = await db.admin.query('SELECT note FROM orders WHERE id = ?', [id]);
+    expect(rows).toEqual([{ note: 'mref' }]);
+    const [items] = await db.admin.query('SELECT id FROM order_items WHERE id = ?', [item]);
+    expect(items).toEqual([]);
+  });
+});
+
 describe('multipart/mixed batch (OData 4.0)', () => {
   test('a change set and a read, answered in a mirroring multipart; a failed set is one response', async () => {
     const id = await nextId('orders');
