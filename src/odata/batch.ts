@@ -141,7 +141,7 @@ async function runBatch(
       responses = requests.map((r) => ({ request: r, response }));
       failed = true;
     } else if (unit.kind === 'single' && !WRITE_METHODS.has(unit.request.method)) {
-      const response = await dispatched(app, request, unit.request);
+      const response = await dispatched(app, service, request, unit.request);
       responses = [{ request: unit.request, response }];
       failed = response.status >= 400;
     } else {
@@ -281,9 +281,13 @@ function relativePath(url: string): string {
   return path;
 }
 
-/** A read sent to the gateway's own route, with the caller's Authorization. */
+/**
+ * A read sent to the gateway's own route, with the caller's Authorization and the batch's
+ * origin (ODataService.batchOrigin).
+ */
 async function dispatched(
   app: FastifyInstance,
+  service: ODataService,
   request: FastifyRequest,
   inner: InnerRequest,
 ): Promise<InnerResponse> {
@@ -300,6 +304,8 @@ async function dispatched(
   const authorization = request.headers.authorization;
   if (authorization === undefined) delete headers.authorization;
   else headers.authorization = authorization;
+  // Its @odata.context and next links name the batch's scheme and host, not the loopback's.
+  Object.assign(headers, service.batchOrigin(request));
   const response = await fetch(`${ownOrigin(app)}${SERVICE_ROOT}${relative}`, {
     method: inner.method,
     headers,

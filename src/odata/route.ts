@@ -6,6 +6,7 @@
  * says which name is an entity set and which a function or action import. A name the model
  * does not know goes to handle as the table it stands for, which answers its 404.
  */
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { allRoutines } from '../db/routines.js';
 import {
@@ -54,8 +55,12 @@ const contentType = (format: ODataFormat): string =>
 /** A name the model does not know, as the table it would stand for (handle answers its 404). */
 const tableNamed = (name: string): string => decodeName(name) ?? name;
 
+/** The header of batchOrigin. */
+const BATCH_ORIGIN = 'x-tablegate-batch-origin';
+
 export class ODataService {
   private readonly cache = new ServiceCache();
+  private readonly batchKey = Buffer.from(randomBytes(24).toString('base64url'));
   private readonly links: NextLinks;
 
   constructor(
@@ -100,8 +105,28 @@ export class ODataService {
     return `${this.origin(request)}${ODATA_PREFIX}`;
   }
 
+  /**
+   * `--base-url`, else the request's scheme and host — for a read of a `$batch`, which reaches
+   * this route over a loopback (batch.ts), the batch's own: batchOrigin's header, which only
+   * this process can write (its key is made at start and never leaves it).
+   */
   private origin(request: FastifyRequest): string {
-    return this.services.config.baseUrl ?? `${request.protocol}://${request.host}`;
+    const { baseUrl } = this.services.config;
+    if (baseUrl !== null) return baseUrl;
+    const given = request.headers[BATCH_ORIGIN];
+    if (typeof given === 'string') {
+      const space = given.indexOf(' ');
+      const key = Buffer.from(given.slice(0, space === -1 ? 0 : space));
+      if (key.length === this.batchKey.length && timingSafeEqual(key, this.batchKey)) {
+        return given.slice(space + 1);
+      }
+    }
+    return `${request.protocol}://${request.host}`;
+  }
+
+  /** The header a `$batch` puts on its reads, so they answer with the batch's scheme and host. */
+  batchOrigin(outer: FastifyRequest): Record<string, string> {
+    return { [BATCH_ORIGIN]: `${this.batchKey.toString()} ${this.origin(outer)}` };
   }
 
   /** Answers one OData request. */

@@ -7,6 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
@@ -610,6 +611,59 @@ describe('Content-ID references in a change set', () => {
     expect(rows).toEqual([{ note: 'mref' }]);
     const [items] = await db.admin.query('SELECT id FROM order_items WHERE id = ?', [item]);
     expect(items).toEqual([]);
+  });
+});
+
+describe('reads in a batch answer with the batch’s own host', () => {
+  /** A request with a Host of its own (fetch may not set one). */
+  function hosted(
+    method: string,
+    url: string,
+    headers: Record<string, string>,
+    body = '',
+  ): Promise<{ status: number; text: string }> {
+    return new Promise((resolve, reject) => {
+      const sent = http.request(`${gw.url}${url}`, { method, headers }, (response) => {
+        let text = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => {
+          text += chunk;
+        });
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, text }));
+      });
+      sent.on('error', reject);
+      sent.end(body);
+    });
+  }
+
+  test('@odata.context and @odata.nextLink name the outer Host, as the read alone', async () => {
+    const host = 'gw.example:8443';
+    const prefer = 'odata.maxpagesize=1';
+    const alone = await hosted('GET', '/odata/orders?$select=id', { host, prefer });
+    const answer = await hosted(
+      'POST',
+      '/odata/$batch',
+      { host, 'content-type': 'application/json' },
+      JSON.stringify({
+        requests: [
+          { id: 'r', method: 'GET', url: 'orders?$select=id', headers: { prefer } },
+          { id: 'k', method: 'GET', url: 'orders(1)?$select=note' },
+        ],
+      }),
+    );
+    expect(answer.status).toBe(200);
+    const [page, entity] = JSON.parse(answer.text).responses;
+    const expected = JSON.parse(alone.text);
+    expect(expected['@odata.context']).toBe(`http://${host}/odata/$metadata#orders(id)`);
+    expect(expected['@odata.nextLink']).toMatch(
+      new RegExp(`^http://${host.replace('.', '\\.')}/odata/orders\\?\\$select=id&\\$skiptoken=`),
+    );
+    expect(page.body).toEqual(expected);
+    expect(entity.body).toEqual({
+      '@odata.context': `http://${host}/odata/$metadata#orders/$entity`,
+      '@odata.etag': entity.headers.etag,
+      note: 'one',
+    });
   });
 });
 
