@@ -2,10 +2,12 @@
  * `POST /odata/$batch` (docs/odata-batch.md): several requests in one, in the JSON form (OData
  * 4.01) or multipart/mixed (4.0), parsed by batch-parse.ts. Units run in order. A change set
  * (atomicity group) is one transaction: its writes are planned and guarded exactly as alone and
- * run as one chain (Handler.writeAll), all or none; a single write is a change set of one.
- * Any other request — a read — is dispatched to the gateway's own routes (`app.inject`, with the
- * caller's Authorization), so it is answered exactly as if sent alone. A unit depending on one
- * that failed is not run (424). The envelope's own errors are OData errors of the batch.
+ * run as one chain (Handler.writeAll), all or none; a single write is a change set of one. A
+ * write's body is read as alone (body.ts writeBody); a `$<id>` URL names an earlier create of
+ * its change set (batch-references.ts). Any other request — a read — is dispatched to the
+ * gateway's own routes over a loopback, with the caller's Authorization and the batch's origin,
+ * so it is answered exactly as if sent alone. A unit depending on one that failed is not run
+ * (424). The envelope's own errors are OData errors of the batch.
  */
 import { randomBytes } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
