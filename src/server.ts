@@ -170,9 +170,8 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
   }
   writeRoutes(app, handler);
   rpcRoutes(app, handler);
-  batchRoutes(app, handler);
-  // OData v4 under /odata/, on the same Handler (docs/odata.md).
-  odataRoutes(app, services, handler);
+  // OData v4 under /odata/, on the same Handler (docs/odata.md), and its $batch.
+  batchRoutes(app, handler, odataRoutes(app, services, handler));
   uploadRoutes(app, services);
   fileRoutes(app, services);
   docsRoutes(app, services);

@@ -193,11 +193,14 @@ function writeChainOf(
     (step): ChainStep => ({
       ...step,
       job: (earlier) => {
-        const job = step.job(earlier);
-        if (job.mode === 'transaction') return limits.timedWrite(job, caller);
-        return limits.ownLimit(caller)
-          ? { ...job, statement: limits.timed(job.statement, caller) }
-          : job;
+        const timed = (job: WriteJob): WriteJob => {
+          if (job.mode === 'transaction') return limits.timedWrite(job, caller);
+          return limits.ownLimit(caller)
+            ? { ...job, statement: limits.timed(job.statement, caller) }
+            : job;
+        };
+        const made = step.job(earlier);
+        return made instanceof Promise ? made.then(timed) : timed(made);
       },
     }),
   );

@@ -226,7 +226,8 @@ async function runSteps(
  * update by key that found no row is its 404, inside the transaction).
  */
 export interface ChainStep {
-  readonly job: (earlier: readonly WriteResult[]) => WriteJob;
+  /** A promise when the job is planned only now (a `$batch` write naming an earlier one). */
+  readonly job: (earlier: readonly WriteResult[]) => WriteJob | Promise<WriteJob>;
   readonly check?: (result: WriteResult) => void;
 }
 
@@ -250,7 +251,8 @@ export async function runChain(
     const results: WriteResult[] = [];
     for (const [index, step] of steps.entries()) {
       at.step = index;
-      const job = step.job(results);
+      const made = step.job(results);
+      const job = made instanceof Promise ? await made : made;
       const transaction = job.mode === 'transaction' ? job : asTransaction(job);
       results.push(
         job.mode === 'alone' && job.returning !== null

@@ -11,6 +11,7 @@ import type { TableInfo } from '../db/schema-types.js';
 import { batchSyntax, invalidQuery, rowNotFound } from '../errors.js';
 import type { WriteResult } from '../execute/write.js';
 import type { WrittenAnswer } from '../pipeline/answer.js';
+import type { LaterWrite } from '../pipeline/handle.js';
 import type { WriteOperation } from '../pipeline/operation.js';
 import { parseWriteAction } from '../query/key-value.js';
 import { NO_PREFERENCES, type Preferences, parsePrefer } from '../query/prefer.js';
@@ -51,7 +52,8 @@ export function parseODataPath(path: string): BatchTarget | null {
 
 /** A planned write of a batch: the Operation, the check of its result, its OData answer. */
 export interface BatchWrite {
-  readonly operation: WriteOperation;
+  /** A LaterWrite for a request naming an earlier one (batch-references.ts). */
+  readonly operation: WriteOperation | LaterWrite;
   readonly check: ((result: WriteResult) => void) | undefined;
   readonly answer: (written: WrittenAnswer) => InnerResponse;
 }

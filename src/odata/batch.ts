@@ -2,10 +2,12 @@
  * `POST /odata/$batch` (docs/odata-batch.md): several requests in one, in the JSON form (OData
  * 4.01) or multipart/mixed (4.0), parsed by batch-parse.ts. Units run in order. A change set
  * (atomicity group) is one transaction: its writes are planned and guarded exactly as alone and
- * run as one chain (Handler.writeAll), all or none; a single write is a change set of one.
- * Any other request — a read — is dispatched to the gateway's own routes (`app.inject`, with the
- * caller's Authorization), so it is answered exactly as if sent alone. A unit depending on one
- * that failed is not run (424). The envelope's own errors are OData errors of the batch.
+ * run as one chain (Handler.writeAll), all or none; a single write is a change set of one. A
+ * write's body is read as alone (body.ts writeBody); a `$<id>` URL names an earlier create of
+ * its change set (batch-references.ts). Any other request — a read — is dispatched to the
+ * gateway's own routes over a loopback, with the caller's Authorization and the batch's origin,
+ * so it is answered exactly as if sent alone. A unit depending on one that failed is not run
+ * (424). The envelope's own errors are OData errors of the batch.
  */
 import { randomBytes } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
@@ -32,8 +34,11 @@ import {
   parseJsonBatch,
   parseMultipartBatch,
 } from './batch-parse.js';
+import { type Created, type Earlier, referencedWrite } from './batch-references.js';
 import { type BatchWrite, batchWrite, type InnerResponse, parseODataPath } from './batch-writes.js';
-import { entityBody } from './body.js';
+import { writeBody } from './body.js';
+import type { ODataModel } from './model.js';
+import type { ODataService } from './route.js';
 
 const SERVICE_ROOT = '/odata/';
 const WRITE_METHODS = new Set(['POST', 'PATCH', 'PUT', 'DELETE']);
@@ -71,7 +76,7 @@ interface Answered {
   readonly response: InnerResponse;
 }
 
-export function batchRoutes(app: FastifyInstance, handler: Handler): void {
+export function batchRoutes(app: FastifyInstance, handler: Handler, service: ODataService): void {
   app.register(async (scope) => {
     // The batch body is read whole as bytes here, whatever its type: JSON and multipart alike
     // are parsed by the route, which answers a wrong type with its own 415.
@@ -95,7 +100,7 @@ export function batchRoutes(app: FastifyInstance, handler: Handler): void {
         .send(odataError(shown));
     });
     scope.post('/odata/$batch', gated({ kind: 'odata' }), (request, reply) =>
-      runBatch(app, handler, request, reply),
+      runBatch(app, handler, service, request, reply),
     );
   });
 }
@@ -103,6 +108,7 @@ export function batchRoutes(app: FastifyInstance, handler: Handler): void {
 async function runBatch(
   app: FastifyInstance,
   handler: Handler,
+  service: ODataService,
   request: FastifyRequest,
   reply: FastifyReply,
 ): Promise<string> {
@@ -137,11 +143,19 @@ async function runBatch(
       responses = requests.map((r) => ({ request: r, response }));
       failed = true;
     } else if (unit.kind === 'single' && !WRITE_METHODS.has(unit.request.method)) {
-      const response = await dispatched(app, request, unit.request);
+      const response = await dispatched(app, service, request, unit.request);
       responses = [{ request: unit.request, response }];
       failed = response.status >= 400;
     } else {
-      ({ responses, failed } = await changeSet(handler, request, requests, base));
+      const model = await service.modelOf(request);
+      ({ responses, failed } = await changeSet(
+        handler,
+        request,
+        requests,
+        base,
+        model,
+        boundary === null,
+      ));
     }
     if (failed) {
       for (const r of requests) failedIds.add(r.id);
@@ -169,11 +183,16 @@ async function changeSet(
   request: FastifyRequest,
   requests: readonly InnerRequest[],
   base: string,
+  model: ODataModel,
+  json: boolean,
 ): Promise<{ responses: Answered[]; failed: boolean }> {
   const writes: BatchWrite[] = [];
+  const earlier: Earlier[] = [];
   for (const inner of requests) {
     try {
-      writes.push(writeOf(inner, base));
+      const write = writeOf(inner, base, model, earlier, json);
+      writes.push(write);
+      earlier.push({ id: inner.id, created: write.created });
     } catch (error) {
       return { responses: [{ request: inner, response: errorResponse(error) }], failed: true };
     }
@@ -202,17 +221,19 @@ async function changeSet(
   }
 }
 
-/** A write request of the batch as an Operation, its body read as JSON. */
-function writeOf(inner: InnerRequest, base: string): BatchWrite {
+/**
+ * A write request of the batch as an Operation, its body read as JSON; `earlier`: the requests
+ * before it in its change set, which a `$<id>` URL names (batch-references.ts).
+ */
+function writeOf(
+  inner: InnerRequest,
+  base: string,
+  model: ODataModel,
+  earlier: readonly Earlier[],
+  json: boolean,
+): BatchWrite & { readonly created: Created | null } {
   const relative = relativePath(inner.url);
-  if (/^\$[^/]/.test(relative)) {
-    throw batchSyntax(
-      `References to earlier requests ('${relative.split('/')[0]}') are not supported: use the key`,
-    );
-  }
-  const path = parseODataPath(relative.split('?')[0] as string);
-  if (path === null)
-    throw batchSyntax(`'${inner.url}' is not an entity set or an entity of /odata/`);
+  const pathText = relative.split('?')[0] as string;
   let body: unknown;
   if (inner.method !== 'DELETE') {
     const type = inner.headers['content-type']?.split(';')[0]?.trim().toLowerCase();
@@ -227,9 +248,26 @@ function writeOf(inner: InnerRequest, base: string): BatchWrite {
       body = inner.body;
     }
   }
-  // Annotations dropped, names decoded, as the service's own writes read a body (odata/body.ts);
-  // the Edm forms of values (base64url binary, JSON as text) are not converted here.
-  return batchWrite(inner.method, path, entityBody(undefined, body), inner.headers.prefer, base);
+  if (pathText === '$batch') throw batchSyntax('A batch cannot hold a batch');
+  if (pathText.startsWith('$')) {
+    return referencedWrite(inner, pathText, body, base, model, earlier, json);
+  }
+  const path = parseODataPath(pathText);
+  if (path === null)
+    throw batchSyntax(`'${inner.url}' is not an entity set or an entity of /odata/`);
+  // Read as the same request alone reads it (odata/body.ts): names decoded, annotations
+  // dropped, Edm forms converted, and PUT's left-out columns set to NULL.
+  const { method } = inner;
+  const set = model.sets.get(path.set);
+  const read = method === 'POST' || method === 'PATCH' || method === 'PUT';
+  const given = read ? writeBody(set, method, body) : body;
+  const write = batchWrite(method, path, given, inner.headers.prefer, base);
+  const creates = method === 'POST' && path.key === null && set !== undefined;
+  const created =
+    creates && typeof given === 'object' && given !== null && !Array.isArray(given)
+      ? { set, body: given as Record<string, unknown> }
+      : null;
+  return { ...write, created };
 }
 
 /**
@@ -245,9 +283,13 @@ function relativePath(url: string): string {
   return path;
 }
 
-/** A read sent to the gateway's own route, with the caller's Authorization. */
+/**
+ * A read sent to the gateway's own route, with the caller's Authorization and the batch's
+ * origin (ODataService.batchOrigin).
+ */
 async function dispatched(
   app: FastifyInstance,
+  service: ODataService,
   request: FastifyRequest,
   inner: InnerRequest,
 ): Promise<InnerResponse> {
@@ -264,6 +306,8 @@ async function dispatched(
   const authorization = request.headers.authorization;
   if (authorization === undefined) delete headers.authorization;
   else headers.authorization = authorization;
+  // Its @odata.context and next links name the batch's scheme and host, not the loopback's.
+  Object.assign(headers, service.batchOrigin(request));
   const response = await fetch(`${ownOrigin(app)}${SERVICE_ROOT}${relative}`, {
     method: inner.method,
     headers,

@@ -13,8 +13,31 @@ import { decodeName } from './names.js';
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
+/**
+ * The body of a create (`POST`), a merge (`PATCH`) or a replace (`PUT`) of an entity of `set`,
+ * as tablegate's write takes it: one function for a request alone and inside `$batch` alike.
+ */
+export function writeBody(
+  set: ODataSet | undefined,
+  method: 'POST' | 'PATCH' | 'PUT',
+  body: unknown,
+): unknown {
+  const out = entityBody(set, body);
+  if (method === 'PUT' && set !== undefined && isObject(out)) replaced(set, out);
+  return out;
+}
+
+/** PUT replaces: each nullable column the role may update that the body leaves out is set to NULL. */
+function replaced(set: ODataSet, body: Record<string, unknown>): void {
+  const keys = new Set(set.key.map((p) => p.column.name));
+  for (const column of set.view.update ?? []) {
+    if (column.generated || keys.has(column.name) || !column.nullable) continue;
+    if (!(column.name in body)) body[column.name] = null;
+  }
+}
+
 /** The entity's properties by their columns' names, their values as tablegate takes them. */
-export function entityBody(set: ODataSet | undefined, body: unknown): unknown {
+function entityBody(set: ODataSet | undefined, body: unknown): unknown {
   if (!isObject(body)) return body;
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(body)) {

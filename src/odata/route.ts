@@ -6,6 +6,7 @@
  * says which name is an entity set and which a function or action import. A name the model
  * does not know goes to handle as the table it stands for, which answers its 404.
  */
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { allRoutines } from '../db/routines.js';
 import {
@@ -16,12 +17,14 @@ import {
   routeNotFound,
   rowNotFound,
 } from '../errors.js';
+import { etagOf } from '../etag.js';
 import { NextLinks } from '../http/next-link.js';
 import type { CompiledRead } from '../pipeline/compiled-read.js';
 import type { Handler } from '../pipeline/handle.js';
 import type { KeyReadOperation, ReadOperation, ReadQuery } from '../pipeline/operation.js';
 import { rawQueryString } from '../pipeline/read-cache.js';
 import { documentView } from '../policy/document-view.js';
+import { parseEntityTags } from '../query/entity-tags.js';
 import { parseFilter } from '../query/filter-parser.js';
 import type { WriteTarget } from '../query/key-value.js';
 import { excerpt, parseLiteral } from '../query/lexer.js';
@@ -30,7 +33,7 @@ import { NO_PREFERENCES, type Preferences } from '../query/prefer.js';
 import type { Services } from '../services.js';
 import { COLUMN_KINDS } from '../types/kinds.js';
 import type { Field } from '../types/rows.js';
-import { entityBody, parametersBody } from './body.js';
+import { parametersBody, writeBody } from './body.js';
 import { serviceEntries } from './csdl.js';
 import { entitySerializer, fieldText, slotsOf } from './entity-json.js';
 import { dataFormat, metadataFormat, type ODataFormat, odataPreferences } from './format.js';
@@ -52,8 +55,12 @@ const contentType = (format: ODataFormat): string =>
 /** A name the model does not know, as the table it would stand for (handle answers its 404). */
 const tableNamed = (name: string): string => decodeName(name) ?? name;
 
+/** The header of batchOrigin. */
+const BATCH_ORIGIN = 'x-tablegate-batch-origin';
+
 export class ODataService {
   private readonly cache = new ServiceCache();
+  private readonly batchKey = Buffer.from(randomBytes(24).toString('base64url'));
   private readonly links: NextLinks;
 
   constructor(
@@ -70,6 +77,11 @@ export class ODataService {
         close: '',
       },
     );
+  }
+
+  /** The role's model, for a `$batch` of the same caller (batch.ts). */
+  async modelOf(request: FastifyRequest): Promise<ODataModel> {
+    return this.model(request);
   }
 
   /** The role's model: keyed as the API description is (http/docs.ts), by role and token. */
@@ -93,8 +105,28 @@ export class ODataService {
     return `${this.origin(request)}${ODATA_PREFIX}`;
   }
 
+  /**
+   * `--base-url`, else the request's scheme and host — for a read of a `$batch`, which reaches
+   * this route over a loopback (batch.ts), the batch's own: batchOrigin's header, which only
+   * this process can write (its key is made at start and never leaves it).
+   */
   private origin(request: FastifyRequest): string {
-    return this.services.config.baseUrl ?? `${request.protocol}://${request.host}`;
+    const { baseUrl } = this.services.config;
+    if (baseUrl !== null) return baseUrl;
+    const given = request.headers[BATCH_ORIGIN];
+    if (typeof given === 'string') {
+      const space = given.indexOf(' ');
+      const key = Buffer.from(given.slice(0, space === -1 ? 0 : space));
+      if (key.length === this.batchKey.length && timingSafeEqual(key, this.batchKey)) {
+        return given.slice(space + 1);
+      }
+    }
+    return `${request.protocol}://${request.host}`;
+  }
+
+  /** The header a `$batch` puts on its reads, so they answer with the batch's scheme and host. */
+  batchOrigin(outer: FastifyRequest): Record<string, string> {
+    return { [BATCH_ORIGIN]: `${this.batchKey.toString()} ${this.origin(outer)}` };
   }
 
   /** Answers one OData request. */
@@ -320,14 +352,18 @@ export class ODataService {
     };
   }
 
-  /** The one entity of a key: a key read, or a read of the key's filter (model.ts KeyKind). */
+  /**
+   * The one entity of a key: a key read, or a read of the key's filter (model.ts KeyKind).
+   * `tagged`: with the entity's tag (entityTag), null for a set whose key is not one column.
+   */
   private async one(
     request: FastifyRequest,
     set: ODataSet | undefined,
     table: string,
     predicate: readonly PredicatePart[],
     query: Query,
-  ): Promise<{ fields: readonly Field[]; row: unknown[] }> {
+    tagged = false,
+  ): Promise<{ fields: readonly Field[]; row: unknown[]; tag: string | null }> {
     const keyOf = (): EntityKey => {
       if (set === undefined) {
         throw invalidQuery(`'${excerpt(table)}' has no key that OData can name (docs/odata.md)`);
@@ -346,7 +382,16 @@ export class ODataService {
         },
       };
       const { read, row } = await this.handler.handle(operation, request.access, request);
-      return { fields: read.fields, row };
+      if (!tagged || set === undefined) return { fields: read.fields, row, tag: null };
+      if (Object.keys(query).length === 0)
+        return { fields: read.fields, row, tag: entityTag(read, row) };
+      // `$select`/`$expand` shaped this row: the tag is the whole row's, as If-Match reads it.
+      const whole = await this.handler.handle(
+        { ...operation, request: () => ({ ...operation.request(), query: {} }) },
+        request.access,
+        request,
+      );
+      return { fields: read.fields, row, tag: entityTag(whole.read, whole.row) };
     }
     const operation: ReadOperation = {
       kind: 'read',
@@ -368,7 +413,7 @@ export class ODataService {
     const answered = found instanceof Promise ? await found : found;
     const [row] = await this.handler.fetch(answered.read, request);
     if (row === undefined) throw rowNotFound(table);
-    return { fields: answered.read.fields, row };
+    return { fields: answered.read.fields, row, tag: null };
   }
 
   /** `GET /odata/<Set>(<key>)`, and its navigation, property or property's `$value`. */
@@ -390,9 +435,13 @@ export class ODataService {
         ? ''
         : `"@odata.context":${JSON.stringify(`${root}/$metadata#${fragment}`)}`;
     if (rest.length === 0) {
-      const { fields, row } = await this.one(request, set, table, predicate, query);
+      const { fields, row, tag } = await this.one(request, set, table, predicate, query, true);
       const text = this.entities(set, fields, format, request)(row);
-      const head = context(`${set?.name ?? encodeName(table)}/$entity`);
+      let head = context(`${set?.name ?? encodeName(table)}/$entity`);
+      if (tag !== null) {
+        reply.header('ETag', tag);
+        if (head !== '') head += `,"@odata.etag":${JSON.stringify(tag)}`;
+      }
       return reply.type(type).send(joinObject(head, text));
     }
     const segment = rest[0] as string;
@@ -524,7 +573,7 @@ export class ODataService {
         table,
         request: () => {
           if (set !== undefined && set.keyKind === 'formed') throw odataReadOnly(set.name);
-          return { body: entityBody(set, request.body), preferences: READ_BACK };
+          return { body: writeBody(set, 'POST', request.body), preferences: READ_BACK };
         },
       },
       request.access,
@@ -575,17 +624,13 @@ export class ODataService {
         table,
         request: () => {
           const target = this.targetOf(set, table, predicate);
-          const body = entityBody(set, request.body);
-          if (
-            method === 'PUT' &&
-            set !== undefined &&
-            typeof body === 'object' &&
-            body !== null &&
-            !Array.isArray(body)
-          ) {
-            replaced(set, body as Record<string, unknown>);
-          }
-          return { target, body, preferences: representation ? READ_BACK : NO_PREFERENCES };
+          const body = writeBody(set, method, request.body);
+          return {
+            target,
+            body,
+            preferences: representation ? READ_BACK : NO_PREFERENCES,
+            ifMatch: parseEntityTags(request.headers['if-match']),
+          };
         },
       },
       request.access,
@@ -620,6 +665,7 @@ export class ODataService {
         request: () => ({
           target: this.targetOf(set, table, predicate),
           preferences: NO_PREFERENCES,
+          ifMatch: parseEntityTags(request.headers['if-match']),
         }),
       },
       request.access,
@@ -719,17 +765,15 @@ export class ODataService {
   }
 }
 
+/**
+ * An entity's tag (docs/odata.md, "ETags"): its row's tag as the key read
+ * `read(<key>,<value>)` gives it, without options — what If-Match on its update or delete is
+ * checked against (pipeline/precondition.ts), so the one tag serves REST and OData alike.
+ */
+const entityTag = (read: CompiledRead, row: unknown[]): string => etagOf(read.serialize(row));
+
 /** Every write reads its row back: its key makes the Location, and the answer shows it. */
 const READ_BACK: Preferences = { ...NO_PREFERENCES, representation: true };
-
-/** PUT replaces: each nullable column the role may update that the body leaves out is set to NULL. */
-function replaced(set: ODataSet, body: Record<string, unknown>): void {
-  const keys = new Set(set.key.map((p) => p.column.name));
-  for (const column of set.view.update ?? []) {
-    if (column.generated || keys.has(column.name) || !column.nullable) continue;
-    if (!(column.name in body)) body[column.name] = null;
-  }
-}
 
 /** A function argument's literal as `/rpc/<function>?…` takes it: a string's text, else as written. */
 function argumentText(text: string): string {

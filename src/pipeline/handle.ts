@@ -11,7 +11,12 @@ import type { AnswerCache } from '../cache/answer-cache.js';
 import { droppedByWrite } from '../cache/feed-drops.js';
 import type { SchemaCache } from '../db/schema.js';
 import type { TableInfo } from '../db/schema-types.js';
-import { preconditionFailed, procedureNeedsPost, rowNotFound } from '../errors.js';
+import {
+  deepInsertUnsupported,
+  preconditionFailed,
+  procedureNeedsPost,
+  rowNotFound,
+} from '../errors.js';
 import type { Caller } from '../execute/caller.js';
 import type { Database } from '../execute/database.js';
 import type { ChainStep, WriteResult } from '../execute/write.js';
@@ -50,6 +55,24 @@ export class ChangeSetFailure extends Error {
     super('A change set failed');
     this.name = 'ChangeSetFailure';
   }
+}
+
+/**
+ * A change set's write that can be made only once the writes before it ran (a `$batch` request
+ * naming an earlier one by its Content-ID): `earlier[i]` is operation i's result (a deep
+ * insert's: its top row's).
+ */
+export interface LaterWrite {
+  readonly kind: 'later';
+  readonly operation: (earlier: readonly (WriteResult | undefined)[]) => WriteOperation;
+}
+
+/** A write planned for the role: its table, action, preferences and job (or deep chain). */
+interface Planned {
+  readonly known: TableInfo;
+  readonly action: WriteOperation['kind'];
+  readonly preferences: Preferences;
+  readonly planned: PlannedWrite | DeepWrite;
 }
 
 export class Handler {
@@ -221,22 +244,23 @@ export class Handler {
   /**
    * Several writes in one transaction, all or none (a `$batch` change set): each planned and
    * guarded exactly as alone, in order, then run as one chain on one connection
-   * (Database.writeChain), each answered as alone. The first refusal — in planning or in the
-   * transaction — rolls everything back and is thrown as a ChangeSetFailure naming whose it was.
+   * (Database.writeChain), each answered as alone. A LaterWrite is planned when its turn comes,
+   * inside the transaction, from the results before it. The first refusal — in planning or in
+   * the transaction — rolls everything back and is thrown as a ChangeSetFailure naming whose.
    */
   async writeAll(
-    operations: readonly WriteOperation[],
+    operations: readonly (WriteOperation | LaterWrite)[],
     access: Access | null,
     caller: Caller,
     /** Per operation, a check of its result that may refuse the whole set (throwing). */
     checks?: readonly (((result: WriteResult) => void) | undefined)[],
   ): Promise<WrittenAnswer[]> {
-    const made: {
-      known: TableInfo;
-      preferences: Preferences;
-      planned: PlannedWrite | DeepWrite;
-    }[] = [];
+    const made: (Planned | null)[] = [];
     for (const [index, operation] of operations.entries()) {
+      if (operation.kind === 'later') {
+        made.push(null);
+        continue;
+      }
       try {
         made.push(await this.planWrite(operation, access));
       } catch (error) {
@@ -246,18 +270,34 @@ export class Handler {
     // Each operation's steps, and where they start in the one chain.
     const steps: ChainStep[] = [];
     const starts: number[] = [];
-    for (const [index, { planned }] of made.entries()) {
+    for (const [index, planned] of made.entries()) {
       const start = steps.length;
       starts.push(start);
-      if ('steps' in planned) {
-        for (const step of planned.steps) {
+      const check = checks?.[index];
+      const checked = (job: ChainStep['job']): ChainStep =>
+        check === undefined ? { job } : { job, check };
+      if (planned === null) {
+        const later = operations[index] as LaterWrite;
+        steps.push(
+          checked(async (all) => {
+            const operation = later.operation(starts.slice(0, index).map((at) => all[at]));
+            const now = await this.planWrite(operation, access);
+            if ('steps' in now.planned) {
+              throw deepInsertUnsupported(
+                'A write that names an earlier request cannot create related rows',
+              );
+            }
+            made[index] = now;
+            return now.planned.job;
+          }),
+        );
+      } else if ('steps' in planned.planned) {
+        for (const step of planned.planned.steps) {
           steps.push({ job: (all) => step.job(all.slice(start)) });
         }
       } else {
-        const check = checks?.[index];
-        steps.push(
-          check === undefined ? { job: () => planned.job } : { job: () => planned.job, check },
-        );
+        const { job } = planned.planned;
+        steps.push(checked(() => job));
       }
     }
     const failed = { step: 0 };
@@ -271,16 +311,15 @@ export class Handler {
       throw new ChangeSetFailure(index, error);
     }
     this.dropWritten(made);
-    return made.map(({ preferences, planned }, index): WrittenAnswer => {
+    return (made as Planned[]).map(({ action, preferences, planned }, index): WrittenAnswer => {
       const start = starts[index] as number;
-      const operation = operations[index] as WriteOperation;
       if ('steps' in planned) {
         const end = starts[index + 1] ?? results.length;
         return this.deepAnswer(planned, results.slice(start, end), preferences);
       }
       return {
         kind: 'written',
-        action: operation.kind,
+        action,
         planned,
         result: results[start] as WriteResult,
         applied: appliedPreferences(preferences, planned.applied),
@@ -289,10 +328,13 @@ export class Handler {
   }
 
   /** Read your writes for a change set: what its writes touched, before its answer goes. */
-  private dropWritten(made: readonly { known: TableInfo; planned: PlannedWrite | DeepWrite }[]) {
+  private dropWritten(made: readonly (Planned | null)[]) {
     const { cache } = this;
     if (cache === null) return;
-    for (const { known, planned } of made) {
+    for (const one of made) {
+      // A later write that was never planned wrote nothing.
+      if (one === null) continue;
+      const { known, planned } = one;
       if ('steps' in planned) cache.flush();
       else droppedByWrite(cache, known);
     }
@@ -315,10 +357,7 @@ export class Handler {
   }
 
   /** The table for the role, and the write's job (or a deep insert's chain) planned against it. */
-  private async planWrite(
-    operation: WriteOperation,
-    access: Access | null,
-  ): Promise<{ known: TableInfo; preferences: Preferences; planned: PlannedWrite | DeepWrite }> {
+  private async planWrite(operation: WriteOperation, access: Access | null): Promise<Planned> {
     const found = tableFor(this.schema, access, operation.table, operation.kind);
     const known = found instanceof Promise ? await found : found;
     const { flavour } = this.db;
@@ -361,7 +400,8 @@ export class Handler {
       }
     }
     const made = this.schema.plan(known, make);
-    return { known, preferences, planned: (made instanceof Promise ? await made : made).plan };
+    const plan = (made instanceof Promise ? await made : made).plan;
+    return { known, action: operation.kind, preferences, planned: plan };
   }
 
   /**

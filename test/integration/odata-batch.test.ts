@@ -7,6 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
@@ -18,6 +19,8 @@ CREATE TABLE orders (id INT AUTO_INCREMENT PRIMARY KEY, note VARCHAR(20) NULL);
 CREATE TABLE order_items (id INT AUTO_INCREMENT PRIMARY KEY, order_id INT NOT NULL,
   sku VARCHAR(10) NOT NULL, FOREIGN KEY (order_id) REFERENCES orders (id));
 CREATE TABLE pairs (a INT NOT NULL, b VARCHAR(5) NOT NULL, v INT NULL, PRIMARY KEY (a, b));
+CREATE TABLE kinds (id INT PRIMARY KEY, at DATETIME NULL, price DECIMAL(10,2) NULL, big BIGINT NULL,
+  doc JSON NULL, bin BLOB NULL, label VARCHAR(10) NULL);
 INSERT INTO orders VALUES (1, 'one'), (2, 'two');
 INSERT INTO pairs VALUES (1, 'x', 10), (2, 'y''z', 20);
 `;
@@ -325,6 +328,342 @@ describe('deep insert through the service', () => {
       [id],
     );
     expect(items).toEqual([{ sku: 'S1' }, { sku: 'S2' }]);
+  });
+});
+
+describe('writes in a batch are read as alone', () => {
+  async function kinds(ids: number[]): Promise<unknown[]> {
+    const [rows] = await db.admin.query(
+      'SELECT id, at, price, big, doc, HEX(bin) AS bin, label FROM kinds WHERE id IN (?) ORDER BY id',
+      [ids],
+    );
+    return rows as unknown[];
+  }
+
+  test('PUT replaces (left-out columns NULL), PATCH merges, as PUT and PATCH alone', async () => {
+    await db.admin.query(
+      `INSERT INTO kinds VALUES (1, '2024-01-01 00:00:00', 1.00, 5, '[1]', X'01', 'one'),
+        (2, '2024-01-01 00:00:00', 1.00, 5, '[1]', X'01', 'two')`,
+    );
+    const alone = await fetch(`${gw.url}/odata/kinds(1)`, {
+      method: 'PUT',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ label: 'put' }),
+    });
+    expect(alone.status).toBe(204);
+    const answer = await json([
+      { id: 'p', method: 'PUT', url: 'kinds(2)', body: { label: 'put' }, atomicityGroup: 'g' },
+      { id: 'm', method: 'PATCH', url: 'kinds(2)', body: { price: 7 }, atomicityGroup: 'g' },
+    ]);
+    expect(JSON.parse(answer.text)).toEqual({
+      responses: [
+        { id: 'p', status: 204, headers: {} },
+        { id: 'm', status: 204, headers: {} },
+      ],
+    });
+    expect(await kinds([1, 2])).toEqual([
+      { id: 1, at: null, price: null, big: null, doc: null, bin: null, label: 'put' },
+      { id: 2, at: null, price: '7.00', big: null, doc: null, bin: null, label: 'put' },
+    ]);
+  });
+
+  test('Edm forms in a body: DateTimeOffset, Decimal and Int64 as strings, Binary, JSON', async () => {
+    const entity = {
+      at: '2024-06-01T12:30:00Z',
+      price: '12.34',
+      big: '9007199254740993',
+      doc: '{"a":[1]}',
+      bin: '-_8=',
+      label: 'edm',
+    };
+    const type = 'application/json;IEEE754Compatible=true';
+    const alone = await fetch(`${gw.url}/odata/kinds`, {
+      method: 'POST',
+      headers: { 'Content-Type': type, Prefer: 'return=minimal' },
+      body: JSON.stringify({ id: 10, ...entity }),
+    });
+    expect(alone.status).toBe(204);
+    const answer = await json([
+      {
+        id: 'c',
+        method: 'POST',
+        url: 'kinds',
+        headers: { 'content-type': type, prefer: 'return=minimal' },
+        body: { id: 11, ...entity },
+      },
+      {
+        id: 'u',
+        method: 'PATCH',
+        url: 'kinds(11)',
+        headers: { 'content-type': type },
+        body: { bin: '_-8=', doc: '[true]' },
+      },
+    ]);
+    expect(JSON.parse(answer.text).responses.map((r: { status: number }) => r.status)).toEqual([
+      204, 204,
+    ]);
+    const stored = {
+      at: '2024-06-01 12:30:00',
+      price: '12.34',
+      big: '9007199254740993',
+      label: 'edm',
+    };
+    const rows = await kinds([10, 11]);
+    expect(rows).toEqual([
+      { id: 10, ...stored, doc: { a: [1] }, bin: 'FBFF' },
+      { id: 11, ...stored, doc: [true], bin: 'FFEF' },
+    ]);
+  });
+});
+
+describe('Content-ID references in a change set', () => {
+  test('JSON: $1 names the entity created earlier: POST $1/<navigation>, PATCH $1', async () => {
+    const id = await nextId('orders');
+    const item = await nextId('order_items');
+    const answer = await json([
+      { id: '1', method: 'POST', url: 'orders', body: { note: 'ref' }, atomicityGroup: 'g' },
+      {
+        id: '2',
+        method: 'POST',
+        url: '$1/order_items',
+        body: { sku: 'R1' },
+        atomicityGroup: 'g',
+        dependsOn: ['1'],
+      },
+      {
+        id: '3',
+        method: 'PATCH',
+        url: '$1',
+        body: { note: 'ref!' },
+        atomicityGroup: 'g',
+        dependsOn: ['1'],
+      },
+    ]);
+    const base = `${gw.url}/odata/`;
+    expect(JSON.parse(answer.text)).toEqual({
+      responses: [
+        {
+          id: '1',
+          status: 201,
+          headers: {
+            location: `${base}orders(${id})`,
+            'content-type': 'application/json;odata.metadata=minimal',
+          },
+          body: { '@odata.context': `${base}$metadata#orders/$entity`, id, note: 'ref' },
+        },
+        {
+          id: '2',
+          status: 201,
+          headers: {
+            location: `${base}order_items(${item})`,
+            'content-type': 'application/json;odata.metadata=minimal',
+          },
+          body: {
+            '@odata.context': `${base}$metadata#order_items/$entity`,
+            id: item,
+            order_id: id,
+            sku: 'R1',
+          },
+        },
+        { id: '3', status: 204, headers: {} },
+      ],
+    });
+    const [rows] = await db.admin.query('SELECT note FROM orders WHERE id = ?', [id]);
+    expect(rows).toEqual([{ note: 'ref!' }]);
+    const [items] = await db.admin.query('SELECT order_id, sku FROM order_items WHERE id = ?', [
+      item,
+    ]);
+    expect(items).toEqual([{ order_id: id, sku: 'R1' }]);
+  });
+
+  test('unknown, forward and undeclared references are 400 BATCH_SYNTAX; nothing is written', async () => {
+    const before = await orders();
+    // The requests, the one whose 400 answers the set, and its message.
+    const cases: [unknown[], string, string][] = [
+      [
+        [
+          { id: 'a', method: 'POST', url: 'orders', body: { note: 'x' }, atomicityGroup: 'g' },
+          { id: 'b', method: 'PATCH', url: '$9', body: { note: 'y' }, atomicityGroup: 'g' },
+        ],
+        'b',
+        "'$9' names no earlier request of this change set: a reference names a POST before it in the same change set",
+      ],
+      [
+        [
+          { id: 'a', method: 'PATCH', url: '$b', body: { note: 'y' }, atomicityGroup: 'g' },
+          { id: 'b', method: 'POST', url: 'orders', body: { note: 'x' }, atomicityGroup: 'g' },
+        ],
+        'a',
+        "'$b' names no earlier request of this change set: a reference names a POST before it in the same change set",
+      ],
+      [
+        [
+          { id: 'a', method: 'POST', url: 'orders', body: { note: 'x' }, atomicityGroup: 'g' },
+          { id: 'b', method: 'PATCH', url: '$a', body: { note: 'y' }, atomicityGroup: 'g' },
+        ],
+        'b',
+        `A request that names '$a' must list 'a' in its "dependsOn"`,
+      ],
+      [
+        [
+          { id: 'a', method: 'PATCH', url: 'orders(1)', body: { note: 'x' }, atomicityGroup: 'g' },
+          {
+            id: 'b',
+            method: 'DELETE',
+            url: '$a',
+            atomicityGroup: 'g',
+            dependsOn: ['a'],
+          },
+        ],
+        'b',
+        "'$a' names a request that creates no entity: only a POST's can be named",
+      ],
+    ];
+    for (const [requests, id, message] of cases) {
+      expect(JSON.parse((await json(requests)).text)).toEqual({
+        responses: [
+          {
+            id,
+            status: 400,
+            headers: { 'content-type': 'application/json' },
+            body: { error: { code: 'BATCH_SYNTAX', message } },
+          },
+        ],
+      });
+    }
+    expect(await orders()).toEqual(before);
+  });
+
+  test('multipart: Content-ID 1 and 2 named by later parts of the change set', async () => {
+    const id = await nextId('orders');
+    const item = await nextId('order_items');
+    const body = [
+      '--b',
+      'Content-Type: multipart/mixed; boundary=cs',
+      '',
+      '--cs',
+      'Content-Type: application/http',
+      'Content-ID: 1',
+      '',
+      'POST orders HTTP/1.1',
+      'Content-Type: application/json',
+      'Prefer: return=minimal',
+      '',
+      '{"note":"mref"}',
+      '--cs',
+      'Content-Type: application/http',
+      'Content-ID: 2',
+      '',
+      'POST $1/order_items HTTP/1.1',
+      'Content-Type: application/json',
+      'Prefer: return=minimal',
+      '',
+      '{"sku":"M1"}',
+      '--cs',
+      'Content-Type: application/http',
+      'Content-ID: 3',
+      '',
+      'DELETE $2 HTTP/1.1',
+      '',
+      '',
+      '--cs--',
+      '--b--',
+      '',
+    ].join('\r\n');
+    const answer = await batch(body, 'multipart/mixed; boundary=b');
+    const outer = /boundary=(batchresponse_[0-9a-f]+)/.exec(
+      answer.headers.get('content-type') as string,
+    )?.[1] as string;
+    const inner = /boundary=(changesetresponse_[0-9a-f]+)/.exec(answer.text)?.[1] as string;
+    const base = `${gw.url}/odata/`;
+    const part = (contentId: string, lines: string[]) => [
+      `--${inner}`,
+      'Content-Type: application/http',
+      'Content-Transfer-Encoding: binary',
+      `Content-ID: ${contentId}`,
+      '',
+      ...lines,
+      '',
+      '',
+    ];
+    expect(answer.text).toBe(
+      [
+        `--${outer}`,
+        `Content-Type: multipart/mixed; boundary=${inner}`,
+        '',
+        ...part('1', [
+          'HTTP/1.1 204 No Content',
+          `location: ${base}orders(${id})`,
+          `odata-entityid: ${base}orders(${id})`,
+        ]),
+        ...part('2', [
+          'HTTP/1.1 204 No Content',
+          `location: ${base}order_items(${item})`,
+          `odata-entityid: ${base}order_items(${item})`,
+        ]),
+        ...part('3', ['HTTP/1.1 204 No Content']),
+        `--${inner}--`,
+        `--${outer}--`,
+        '',
+      ].join('\r\n'),
+    );
+    const [rows] = await db.admin.query('SELECT note FROM orders WHERE id = ?', [id]);
+    expect(rows).toEqual([{ note: 'mref' }]);
+    const [items] = await db.admin.query('SELECT id FROM order_items WHERE id = ?', [item]);
+    expect(items).toEqual([]);
+  });
+});
+
+describe('reads in a batch answer with the batch’s own host', () => {
+  /** A request with a Host of its own (fetch may not set one). */
+  function hosted(
+    method: string,
+    url: string,
+    headers: Record<string, string>,
+    body = '',
+  ): Promise<{ status: number; text: string }> {
+    return new Promise((resolve, reject) => {
+      const sent = http.request(`${gw.url}${url}`, { method, headers }, (response) => {
+        let text = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => {
+          text += chunk;
+        });
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, text }));
+      });
+      sent.on('error', reject);
+      sent.end(body);
+    });
+  }
+
+  test('@odata.context and @odata.nextLink name the outer Host, as the read alone', async () => {
+    const host = 'gw.example:8443';
+    const prefer = 'odata.maxpagesize=1';
+    const alone = await hosted('GET', '/odata/orders?$select=id', { host, prefer });
+    const answer = await hosted(
+      'POST',
+      '/odata/$batch',
+      { host, 'content-type': 'application/json' },
+      JSON.stringify({
+        requests: [
+          { id: 'r', method: 'GET', url: 'orders?$select=id', headers: { prefer } },
+          { id: 'k', method: 'GET', url: 'orders(1)?$select=note' },
+        ],
+      }),
+    );
+    expect(answer.status).toBe(200);
+    const [page, entity] = JSON.parse(answer.text).responses;
+    const expected = JSON.parse(alone.text);
+    expect(expected['@odata.context']).toBe(`http://${host}/odata/$metadata#orders(id)`);
+    expect(expected['@odata.nextLink']).toMatch(
+      new RegExp(`^http://${host.replace('.', '\\.')}/odata/orders\\?\\$select=id&\\$skiptoken=`),
+    );
+    expect(page.body).toEqual(expected);
+    expect(entity.body).toEqual({
+      '@odata.context': `http://${host}/odata/$metadata#orders/$entity`,
+      '@odata.etag': entity.headers.etag,
+      note: 'one',
+    });
   });
 });
 

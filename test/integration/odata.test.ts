@@ -299,8 +299,10 @@ describe('collection reads', () => {
 
 describe('one entity, its navigation, property and $count', () => {
   test('a key read; a composite key; a string key in quotes', async () => {
+    const tag = (await call('/table/customers/read(id,2)')).headers.get('etag');
     expect((await call('/odata/customers(2)')).body).toEqual({
       '@odata.context': ctx('customers/$entity'),
+      '@odata.etag': tag,
       id: 2,
       name: 'Bob',
       zip_x0020_code: null,
@@ -463,6 +465,113 @@ describe('writes', () => {
     expect(answer.status).toBe(rest.status);
     const { code, message } = rest.body as { code: string; message: string };
     expect(answer.body).toEqual({ error: { code, message } });
+  });
+});
+
+describe('entity ETags and If-Match', () => {
+  const STALE =
+    "The row of 'customers' no longer has the ETag given in If-Match (it changed, or is gone): nothing was changed; read it again with read(<key>,<value>)";
+
+  test('a key read carries @odata.etag and the same ETag: the key read of REST gives it', async () => {
+    await db.admin.query("INSERT INTO customers VALUES (30, 'Eve', '30303', 's30')");
+    const rest = await call('/table/customers/read(id,30)');
+    const tag = rest.headers.get('etag') as string;
+    expect(tag).toMatch(/^"[A-Za-z0-9_-]{27}"$/);
+    const minimal = await call('/odata/customers(30)');
+    expect(minimal.headers.get('etag')).toBe(tag);
+    expect(minimal.text).toBe(
+      `{"@odata.context":${JSON.stringify(ctx('customers/$entity'))},"@odata.etag":${JSON.stringify(tag)},"id":30,"name":"Eve","zip_x0020_code":"30303","secret":"s30"}`,
+    );
+    const full = await call('/odata/customers(30)', {
+      headers: { accept: 'application/json;odata.metadata=full' },
+    });
+    expect(full.headers.get('etag')).toBe(tag);
+    expect(full.body).toEqual({
+      '@odata.context': ctx('customers/$entity'),
+      '@odata.etag': tag,
+      '@odata.type': '#tablegate.customers',
+      '@odata.id': `${base}/odata/customers(30)`,
+      '@odata.editLink': `${base}/odata/customers(30)`,
+      id: 30,
+      name: 'Eve',
+      zip_x0020_code: '30303',
+      secret: 's30',
+    });
+    const none = await call('/odata/customers(30)?$format=application/json;odata.metadata=none');
+    expect(none.headers.get('etag')).toBe(tag);
+    expect(none.text).toBe('{"id":30,"name":"Eve","zip_x0020_code":"30303","secret":"s30"}');
+    // $select shapes the body, not the tag: it is the whole row's.
+    const selected = await call('/odata/customers(30)?$select=name');
+    expect(selected.headers.get('etag')).toBe(tag);
+    expect(selected.body).toEqual({
+      '@odata.context': ctx('customers/$entity'),
+      '@odata.etag': tag,
+      name: 'Eve',
+    });
+  });
+
+  test('entities in a collection and of a composite key carry no tag', async () => {
+    const collection = await call('/odata/customers?$filter=id eq 1&$select=id');
+    expect(collection.body).toEqual({ '@odata.context': ctx('customers(id)'), value: [{ id: 1 }] });
+    const line = await call('/odata/order_x002D_items(order_id=10,line=1)');
+    expect(line.headers.get('etag')).toBeNull();
+    expect(line.body).toEqual({
+      '@odata.context': ctx('order_x002D_items/$entity'),
+      order_id: 10,
+      line: 1,
+      qty: 2,
+    });
+  });
+
+  test('If-Match on PATCH, PUT and DELETE: the entity tag passes, a stale one is 412', async () => {
+    await db.admin.query("INSERT INTO customers VALUES (31, 'Fay', NULL, 's31')");
+    const first = (await call('/odata/customers(31)')).headers.get('etag') as string;
+    const patched = await call('/odata/customers(31)', {
+      method: 'PATCH',
+      headers: { 'if-match': first },
+      body: { name: 'Fae' },
+    });
+    expect(patched.status).toBe(204);
+    for (const method of ['PATCH', 'PUT', 'DELETE']) {
+      const stale = await call('/odata/customers(31)', {
+        method,
+        headers: { 'if-match': first },
+        ...(method === 'DELETE' ? {} : { body: { name: 'Gus' } }),
+      });
+      expect(stale.status).toBe(412);
+      expect(stale.headers.get('odata-version')).toBe('4.0');
+      expect(stale.body).toEqual({ error: { code: 'PRECONDITION_FAILED', message: STALE } });
+    }
+    const [rows] = await db.admin.query('SELECT name, secret FROM customers WHERE id = 31');
+    expect(rows).toEqual([{ name: 'Fae', secret: 's31' }]);
+    const second = (await call('/odata/customers(31)')).headers.get('etag') as string;
+    expect(second).not.toBe(first);
+    const put = await call('/odata/customers(31)', {
+      method: 'PUT',
+      headers: { 'if-match': second },
+      body: { name: 'Gus' },
+    });
+    expect(put.status).toBe(204);
+    const third = (await call('/odata/customers(31)')).headers.get('etag') as string;
+    expect(
+      (await call('/odata/customers(31)', { method: 'DELETE', headers: { 'if-match': third } }))
+        .status,
+    ).toBe(204);
+    expect((await call('/odata/customers(31)')).status).toBe(404);
+  });
+
+  test('If-Match on a composite key names no one row: 412, nothing changes', async () => {
+    const answer = await call('/odata/order_x002D_items(order_id=10,line=1)', {
+      method: 'PATCH',
+      headers: { 'if-match': '*' },
+      body: { qty: 9 },
+    });
+    expect(answer.status).toBe(412);
+    expect(answer.body).toMatchObject({ error: { code: 'PRECONDITION_FAILED' } });
+    const [rows] = await db.admin.query(
+      'SELECT qty FROM `order-items` WHERE order_id = 10 AND line = 1',
+    );
+    expect(rows).toEqual([{ qty: 2 }]);
   });
 });
 
