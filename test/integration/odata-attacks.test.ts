@@ -758,6 +758,78 @@ describe('keys', () => {
       expect(seen(await get(`/odata/${encodeURI(path)}`, 'alice'))).toEqual(expected);
     }
   });
+
+  test('a composite key value is one literal: it cannot widen the rows one entity names', async () => {
+    const before = await everything();
+    const refused = (text: string, column: string) =>
+      err(400, 'INVALID_QUERY', `The key value '${text}' of '${column}' is not one value`);
+    expect(
+      seen(
+        await get(
+          `/odata/order_lines(order_id=${encodeURIComponent('1 or 1 eq 1')},line=2)`,
+          'alice',
+        ),
+      ),
+    ).toEqual(refused('1 or 1 eq 1', 'order_id'));
+    expect(seen(await get('/odata/order_lines(order_id=1,line=line)', 'alice'))).toEqual(
+      refused('line', 'line'),
+    );
+    expect(
+      seen(
+        await call(
+          'PATCH',
+          `/odata/order_lines(order_id=${encodeURIComponent('1 or 1 eq 1')},line=1)`,
+          { as: 'alice', json: { qty: 99 } },
+        ),
+      ),
+    ).toEqual(refused('1 or 1 eq 1', 'order_id'));
+    expect(
+      seen(
+        await call(
+          'DELETE',
+          `/odata/order_lines(order_id=1,line=${encodeURIComponent('1 or line gt 0')})`,
+          { as: 'alice' },
+        ),
+      ),
+    ).toEqual(refused('1 or line gt 0', 'line'));
+    const batch = await call('POST', '/odata/$batch', {
+      as: 'alice',
+      json: {
+        requests: [
+          { id: '1', method: 'DELETE', url: 'order_lines(order_id=2 or 1 eq 1,line=1)' },
+          { id: '2', method: 'DELETE', url: 'orders(id=1 or owner_id ne 0)' },
+        ],
+      },
+    });
+    expect(batch.body).toEqual({
+      responses: [
+        {
+          id: '1',
+          status: 400,
+          headers: { 'content-type': 'application/json' },
+          body: refused('2 or 1 eq 1', 'order_id').body,
+        },
+        {
+          id: '2',
+          status: 400,
+          headers: { 'content-type': 'application/json' },
+          body: refused('1 or owner_id ne 0', 'id').body,
+        },
+      ],
+    });
+    expect(await everything()).toBe(before);
+    // One entity's key still reads and writes that entity.
+    expect((await get('/odata/order_lines(order_id=1,line=2)', 'alice')).body).toEqual({
+      '@odata.context': ctx('order_lines/$entity'),
+      order_id: 1,
+      line: 2,
+      owner_id: alice,
+      qty: 6,
+    });
+    expect(seen(await get('/odata/order_lines(order_id=3,line=1)', 'alice'))).toEqual(
+      err(404, 'ROW_NOT_FOUND', "No row of 'order_lines' has that key"),
+    );
+  });
 });
 
 const batch = (requests: unknown[], as = 'alice') =>
