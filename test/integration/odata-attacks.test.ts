@@ -1030,6 +1030,33 @@ Content-Type: multipart/mixed; boundary=d
     expect(await everything()).toBe(before);
   });
 
+  test('an inner URL cannot leave the service, however it is spelled', async () => {
+    for (const url of [
+      '../table/orders/read',
+      '%2e%2e/table/orders/read',
+      '..\\table/orders/read',
+      'orders/../../auth/me',
+      '/table/orders/read',
+    ]) {
+      const answer = await batch([{ id: '1', method: 'GET', url }]);
+      expect(answer.body).toEqual({
+        responses: [
+          {
+            id: '1',
+            status: 400,
+            headers: JSON_ERROR,
+            body: err(400, 'BATCH_SYNTAX', `'${url}' is not a URL of the service /odata/`).body,
+          },
+        ],
+      });
+    }
+    // Another host's absolute URL is this service's path, answered by this gateway for the caller.
+    const absolute = await batch([
+      { id: '1', method: 'GET', url: 'http://evil.example/odata/orders/$count' },
+    ]);
+    expect((absolute.body as { responses: { body: unknown }[] }).responses[0]?.body).toBe('2');
+  });
+
   test('oversized and malformed batches are 4xx in the OData form', async () => {
     const many = Array.from({ length: 101 }, (_, i) => ({
       id: String(i),
