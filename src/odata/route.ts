@@ -36,7 +36,7 @@ import { entitySerializer, fieldText, slotsOf } from './entity-json.js';
 import { dataFormat, metadataFormat, type ODataFormat, odataPreferences } from './format.js';
 import { type EntityKey, entityKey, keyPredicate } from './key.js';
 import { FULL_VIEW, modelSteps, NAMESPACE, type ODataModel, type ODataSet } from './model.js';
-import { decodeName, encodeName, queryName } from './names.js';
+import { canonicalName, decodeName, encodeName, queryName } from './names.js';
 import { type PredicatePart, parsePath } from './path.js';
 import { pagingOf, translateQuery } from './query.js';
 import { ServiceCache } from './service-cache.js';
@@ -50,7 +50,7 @@ const contentType = (format: ODataFormat): string =>
   `application/json;odata.metadata=${format.metadata};IEEE754Compatible=${format.ieee754};charset=utf-8`;
 
 /** A name the model does not know, as the table it would stand for (handle answers its 404). */
-const tableNamed = (name: string): string => decodeName(name) ?? name;
+const tableNamed = (name: string): string => canonicalName(name);
 
 export class ODataService {
   private readonly cache = new ServiceCache();

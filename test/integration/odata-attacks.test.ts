@@ -1161,6 +1161,59 @@ describe('names that need the _xHHHH_ rule', () => {
       { id: 1, 'a b': 11, a_x0020_b: 20, '2fa': 30, aAb: 40, a_x0041_b: 50 },
     ]);
   });
+
+  test("an identifier whose escapes are not the rule's names nothing (never the column spelled so)", async () => {
+    const refused = (word: string, code = 'INVALID_QUERY') =>
+      err(
+        400,
+        code,
+        `'${word}' is not an OData name: its _xHHHH_ escapes are not those of any name (docs/odata.md, "Names")`,
+      );
+    expect(seen(await get('/odata/names?$select=a_x0041_b', 'alice'))).toEqual(
+      refused('a_x0041_b'),
+    );
+    expect(seen(await get('/odata/names?$filter=a_x0041_b%20eq%2050', 'alice'))).toEqual(
+      refused('a_x0041_b'),
+    );
+    expect(seen(await get('/odata/names?$orderby=a_x0032_fa', 'alice'))).toEqual(
+      refused('a_x0032_fa'),
+    );
+    expect(seen(await get('/odata/n_x0061_mes', 'alice'))).toEqual(refused('n_x0061_mes'));
+    const before = await table('names');
+    expect(
+      seen(await call('PATCH', '/odata/names(1)', { as: 'alice', json: { a_x0041_b: 1 } })),
+    ).toEqual(refused('a_x0041_b', 'INVALID_BODY'));
+    expect(await table('names')).toEqual(before);
+    // Its own name reads and writes it; aAb is untouched.
+    expect((await get('/odata/names(1)/a_x005F_x0041_b', 'alice')).body).toEqual({
+      '@odata.context': ctx('names(1)/a_x005F_x0041_b'),
+      value: 50,
+    });
+    expect(
+      (await call('PATCH', '/odata/names(1)', { as: 'alice', json: { a_x005F_x0041_b: 51 } }))
+        .status,
+    ).toBe(204);
+    expect(await table('names')).toEqual([{ ...(before[0] as object), a_x0041_b: 51 }]);
+  });
+
+  test('one column named twice in a body is refused, never one value silently dropped', async () => {
+    const before = await table('names');
+    expect(
+      seen(
+        await call('PATCH', '/odata/names(1)', { as: 'alice', json: { _x0032_fa: 1, '2fa': 2 } }),
+      ),
+    ).toEqual(err(400, 'INVALID_BODY', "The body names '2fa' twice (as '2fa' too)"));
+    const inBatch = await batch([
+      { id: '1', method: 'PATCH', url: 'names(1)', body: { '2fa': 2, _x0032_fa: 1 } },
+    ]);
+    expect(
+      (inBatch.body as { responses: { status: number; body: unknown }[] }).responses[0],
+    ).toMatchObject({
+      status: 400,
+      body: err(400, 'INVALID_BODY', "The body names '2fa' twice (as '_x0032_fa' too)").body,
+    });
+    expect(await table('names')).toEqual(before);
+  });
 });
 
 describe('malformed, long and costly requests', () => {
