@@ -22,6 +22,7 @@ import type { Handler } from '../pipeline/handle.js';
 import type { KeyReadOperation, ReadOperation, ReadQuery } from '../pipeline/operation.js';
 import { rawQueryString } from '../pipeline/read-cache.js';
 import { documentView } from '../policy/document-view.js';
+import { parseEntityTags } from '../query/entity-tags.js';
 import { parseFilter } from '../query/filter-parser.js';
 import type { WriteTarget } from '../query/key-value.js';
 import { excerpt, parseLiteral } from '../query/lexer.js';
@@ -585,7 +586,12 @@ export class ODataService {
           ) {
             replaced(set, body as Record<string, unknown>);
           }
-          return { target, body, preferences: representation ? READ_BACK : NO_PREFERENCES };
+          return {
+            target,
+            body,
+            preferences: representation ? READ_BACK : NO_PREFERENCES,
+            ifMatch: parseEntityTags(request.headers['if-match']),
+          };
         },
       },
       request.access,
@@ -620,6 +626,7 @@ export class ODataService {
         request: () => ({
           target: this.targetOf(set, table, predicate),
           preferences: NO_PREFERENCES,
+          ifMatch: parseEntityTags(request.headers['if-match']),
         }),
       },
       request.access,

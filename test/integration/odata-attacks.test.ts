@@ -679,6 +679,51 @@ describe('writes stay inside her view', () => {
     expect(await everything()).toBe(before);
   });
 
+  test("If-Match guards her writes, and tells another user's row from none by nothing", async () => {
+    const before = await everything();
+    const failed = err(
+      412,
+      'PRECONDITION_FAILED',
+      "The row of 'orders' no longer has the ETag given in If-Match (it changed, or is gone): nothing was changed; read it again with read(<key>,<value>)",
+    );
+    for (const [method, json] of [
+      ['PATCH', { note: 'x' }],
+      ['PUT', { note: 'x' }],
+      ['DELETE', undefined],
+    ] as const) {
+      const stale = await call(method, '/odata/orders(1)', {
+        as: 'alice',
+        json,
+        headers: { 'if-match': '"stale"' },
+      });
+      expect(seen(stale)).toEqual(failed);
+      for (const tag of ['"stale"', '*']) {
+        const theirs = await call(method, '/odata/orders(3)', {
+          as: 'alice',
+          json,
+          headers: { 'if-match': tag },
+        });
+        const none = await call(method, '/odata/orders(999)', {
+          as: 'alice',
+          json,
+          headers: { 'if-match': tag },
+        });
+        expect(seen(theirs)).toEqual(failed);
+        expect(theirs.text).toBe(none.text);
+      }
+    }
+    expect(await everything()).toBe(before);
+    // The row's tag (its key read's, docs/caching.md) lets the write go on.
+    const tag = (await get('/table/orders/read(id,1)', 'alice')).headers.get('etag') as string;
+    const fresh = await call('PATCH', '/odata/orders(1)', {
+      as: 'alice',
+      json: { note: 'alice open' },
+      headers: { 'if-match': tag },
+    });
+    expect([fresh.status, fresh.text]).toEqual([204, '']);
+    expect(await everything()).toBe(before);
+  });
+
   test('the second role may only read: every write is 403', async () => {
     const before = await everything();
     for (const [method, path, json] of [
