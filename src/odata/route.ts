@@ -11,6 +11,7 @@ import { allRoutines } from '../db/routines.js';
 import {
   answerTooLarge,
   invalidQuery,
+  methodNotAllowed,
   odataReadOnly,
   odataUnsupported,
   routeNotFound,
@@ -117,9 +118,13 @@ export class ODataService {
         ? this.serviceDocument(request, reply, model)
         : this.metadata(request, reply);
     }
+    const { name, predicate, rest } = path;
+    // POST /odata/$batch is its own route (batch.ts); asked otherwise it is that path's 405.
+    if (name === '$batch' && predicate === null && rest.length === 0) {
+      throw methodNotAllowed(request.method, ['POST']);
+    }
     const found = this.model(request);
     const model = found instanceof Promise ? await found : found;
-    const { name, predicate, rest } = path;
     const set = model.sets.get(name);
     const table = set?.table.name ?? tableNamed(name);
     if (set === undefined && predicate !== null && method === 'GET') {

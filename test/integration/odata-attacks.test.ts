@@ -1271,6 +1271,16 @@ describe('malformed, long and costly requests', () => {
     expect(method.text).toContain('"code":"METHOD_NOT_ALLOWED"');
   });
 
+  test('$batch asked with another method than POST is 405, not a table named $batch', async () => {
+    for (const method of ['GET', 'PATCH', 'DELETE']) {
+      const answer = await call(method, '/odata/$batch', { as: 'alice' });
+      expect([seen(answer), answer.headers.get('allow')]).toEqual([
+        err(405, 'METHOD_NOT_ALLOWED', `${method} is not allowed here; this path answers POST`),
+        'POST',
+      ]);
+    }
+  });
+
   test('long filters and URLs are refused by their limits', async () => {
     expect(seen(await get(`/odata/orders?$filter=${'x'.repeat(5000)}%20eq%201`, 'alice'))).toEqual(
       err(400, 'LIMIT_EXCEEDED', '$filter is 5005 bytes long; the limit is 4096 bytes (UTF-8)'),
