@@ -1267,13 +1267,32 @@ describe('names that need the _xHHHH_ rule', () => {
 });
 
 describe('malformed, long and costly requests', () => {
-  test('a bad percent-encoding, a method the path does not take: 4xx with a stable code', async () => {
+  test('a bad percent-encoding, a method no route takes: refused before routing, still in the OData form', async () => {
     const malformed = await get('/odata/customers(%ZZ)', 'alice');
-    expect(malformed.status).toBe(400);
-    expect(malformed.text).toContain('"code":"MALFORMED_URL"');
+    expect([seen(malformed), malformed.headers.get('odata-version')]).toEqual([
+      err(400, 'MALFORMED_URL', 'The URL is not valid: check its percent-encoding'),
+      '4.0',
+    ]);
     const method = await call('PROPFIND', '/odata/orders', { as: 'alice' });
-    expect(method.status).toBe(405);
-    expect(method.text).toContain('"code":"METHOD_NOT_ALLOWED"');
+    expect([
+      seen(method),
+      method.headers.get('allow'),
+      method.headers.get('odata-version'),
+    ]).toEqual([
+      err(
+        405,
+        'METHOD_NOT_ALLOWED',
+        'PROPFIND is not allowed here; this path answers DELETE, GET, HEAD, PATCH, POST, PUT',
+      ),
+      'DELETE, GET, HEAD, PATCH, POST, PUT',
+      '4.0',
+    ]);
+    // REST's answers keep REST's form.
+    expect((await get('/table/customers/read(%ZZ)', 'alice')).body).toEqual({
+      success: false,
+      message: 'The URL is not valid: check its percent-encoding',
+      code: 'MALFORMED_URL',
+    });
   });
 
   test('$batch asked with another method than POST is 405, not a table named $batch', async () => {
