@@ -18,7 +18,7 @@ import { changesRoutes } from './http/changes.js';
 import { registerClientLimits } from './http/client-limits.js';
 import { corsOptions } from './http/cors.js';
 import { docsRoutes } from './http/docs.js';
-import { clientErrorHandler, registerErrorHandling, sendError } from './http/errors.js';
+import { clientErrorHandler, registerErrorHandling } from './http/errors.js';
 import { fileRoutes } from './http/files.js';
 import { healthRoutes } from './http/health.js';
 import { redactUrl } from './http/log-redaction.js';
@@ -40,7 +40,7 @@ import {
 import { registerCacheMetrics } from './metrics/cache.js';
 import { registerFeedMetrics } from './metrics/feed.js';
 import { batchRoutes } from './odata/batch.js';
-import { odataRoutes } from './odata/routes.js';
+import { odataRoutes, sendErrorInItsForm } from './odata/routes.js';
 import { Handler } from './pipeline/handle.js';
 import { type ReadBudget, ReadPipeline } from './pipeline/read.js';
 import type { Services } from './services.js';
@@ -82,7 +82,7 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
     return503OnClosing: true,
     clientErrorHandler,
     // A malformed percent-encoding in the path: the same JSON 400 as every other error.
-    frameworkErrors: (_error, _request, reply) => sendError(reply, malformedUrl()),
+    frameworkErrors: (_error, _request, reply) => sendErrorInItsForm(reply, malformedUrl()),
     // Node checks the headers timeout on this interval (default 30 s, so a 30 s bound became 60).
     http: { maxHeaderSize: MAX_HEADER_BYTES, connectionsCheckingInterval: 1000 },
   });
@@ -130,7 +130,13 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
   // Every route's methods, for the 405 of a known path asked with another method.
   const routes = new RouteMethods();
   routes.watch(app);
-  registerErrorHandling(app, log, () => services.schema.refreshIfStale(), routes);
+  registerErrorHandling(
+    app,
+    log,
+    () => services.schema.refreshIfStale(),
+    routes,
+    sendErrorInItsForm,
+  );
   // --metrics-port: its hooks exist only then (hot path).
   services.metrics?.register(app, services.policy);
   registerBodyGuards(app, config.bodyTimeoutMs);

@@ -68,6 +68,8 @@ export function registerErrorHandling(
   log: Log,
   onSchemaChanged: () => Promise<void>,
   routes: RouteMethods = new RouteMethods(),
+  /** How a route-less refusal (404, 405) is sent: a front door may frame its own URLs' (OData). */
+  send: (reply: FastifyReply, error: ApiError) => FastifyReply = sendError,
 ): void {
   app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
     const answer =
@@ -88,7 +90,7 @@ export function registerErrorHandling(
   });
   // A body sent to no route is still parsed, and still bounded in depth (body-guards.ts).
   app.setNotFoundHandler({ preValidation: checkBodyDepth }, (request, reply) =>
-    sendError(reply, routes.refusal(request.method, request.url)),
+    send(reply, routes.refusal(request.method, request.url)),
   );
 }
 

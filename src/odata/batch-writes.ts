@@ -17,6 +17,7 @@ import { parseWriteAction } from '../query/key-value.js';
 import { NO_PREFERENCES, type Preferences, parsePrefer } from '../query/prefer.js';
 import { parseWriteTarget } from '../query/write-query.js';
 import { entitySerializer } from './entity-json.js';
+import { keyFilter } from './key.js';
 import { decodeName, encodeName } from './names.js';
 
 /** An inner request's path, relative to the service root `/odata/`. */
@@ -156,7 +157,7 @@ function keyTarget(table: TableInfo, key: string, kind: 'update' | 'delete') {
       `The key of '${table.name}' is (${primary.join(',')}): name each column once`,
     );
   }
-  const filter = primary.map((column) => `${column} eq ${named.get(column)}`).join(' and ');
+  const filter = keyFilter(primary.map((column) => [column, named.get(column) as string]));
   return parseWriteTarget(kind, null, { $filter: filter });
 }
 

@@ -308,7 +308,13 @@ async function dispatched(
   else headers.authorization = authorization;
   // Its @odata.context and next links name the batch's scheme and host, not the loopback's.
   Object.assign(headers, service.batchOrigin(request));
-  const response = await fetch(`${ownOrigin(app)}${SERVICE_ROOT}${relative}`, {
+  // The URL as fetch will send it: `..`, `%2e%2e` and `\` segments are resolved there, and a
+  // path they take out of /odata/ (`../table/t/read`) is no URL of the service.
+  const target = new URL(`${SERVICE_ROOT}${relative}`, ownOrigin(app));
+  if (!target.pathname.startsWith(SERVICE_ROOT)) {
+    return errorResponse(batchSyntax(`'${inner.url}' is not a URL of the service /odata/`));
+  }
+  const response = await fetch(target, {
     method: inner.method,
     headers,
     // A GET's (or HEAD's) body means nothing; fetch refuses to send one (the blank lines

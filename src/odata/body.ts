@@ -3,12 +3,14 @@
  * "Writes"): each property by the name it stands for (names.ts), Edm forms back to tablegate's
  * (a JSON property's string is its JSON text, Edm.Binary base64url is base64); instance
  * annotations (`@odata.type`, `@odata.etag`, …) are dropped, a `Nav@odata.bind` refused. A
- * name that is no property is passed on as it is, for the write stage to refuse by name.
+ * name that is no property is passed on as the name it stands for (or as it is), for the write
+ * stage to refuse by name; one with escapes no name has, or a second name for one column, is
+ * refused here.
  */
 import { invalidBody, odataUnsupported } from '../errors.js';
 import { excerpt } from '../query/lexer.js';
 import type { ODataSet } from './model.js';
-import { decodeName } from './names.js';
+import { canonicalName, decodeName } from './names.js';
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -49,12 +51,12 @@ function entityBody(set: ODataSet | undefined, body: unknown): unknown {
       );
     }
     const property = set?.property.get(key);
-    if (property === undefined) {
-      out[decodeName(key) ?? key] = value;
-      continue;
+    const name = property?.column.name ?? canonicalName(key, invalidBody);
+    // `_x0032_fa` and `2fa` (the column's own name) are one column: never one silently dropped.
+    if (Object.hasOwn(out, name)) {
+      throw invalidBody(`The body names '${excerpt(name)}' twice (as '${excerpt(key)}' too)`);
     }
-    const { column } = property;
-    out[column.name] = storedValue(column.kind, column.name, value);
+    out[name] = property === undefined ? value : storedValue(property.column.kind, name, value);
   }
   return out;
 }

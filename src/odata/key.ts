@@ -7,6 +7,7 @@
  * (a GUID, say) is read as that string.
  */
 import { invalidQuery } from '../errors.js';
+import { parseFilter } from '../query/filter-parser.js';
 import { type KeyValue, keyValue } from '../query/key-value.js';
 import { excerpt } from '../query/lexer.js';
 import type { ODataProperty, ODataSet } from './model.js';
@@ -64,13 +65,35 @@ export function entityKey(set: ODataSet, parts: readonly PredicatePart[]): Entit
   }
   return {
     kind: 'filter',
-    filter: pairs
-      .map(
-        ([property, text]) =>
-          `${queryName(property.column.name)} eq ${filterLiteral(property, text)}`,
-      )
-      .join(' and '),
+    filter: keyFilter(
+      pairs.map(([property, text]) => [property.column.name, filterLiteral(property, text)]),
+    ),
   };
+}
+
+/**
+ * `"k1" eq 1 and "k2" eq 'x'` from each key column and its value's literal text, refused unless
+ * each value is one literal: the text is the client's, so `1 or 1 eq 1` or `line` (a column)
+ * would otherwise make one entity's URL name many rows.
+ */
+export function keyFilter(pairs: readonly (readonly [column: string, text: string])[]): string {
+  return pairs
+    .map(([column, text]) => {
+      const term = `${queryName(column)} eq ${text}`;
+      const parsed = parseFilter(term);
+      if (
+        parsed.kind !== 'compare' ||
+        parsed.right.kind === 'column' ||
+        parsed.right.kind === 'call' ||
+        parsed.right.kind === 'user'
+      ) {
+        throw invalidQuery(
+          `The key value '${excerpt(text)}' of '${excerpt(column)}' is not one value`,
+        );
+      }
+      return term;
+    })
+    .join(' and ');
 }
 
 /** An entity's key as the URL writes it, from its values' OData JSON text (`Set(5)`, `Set(a=1,b='x')`). */

@@ -8,6 +8,8 @@
  * one name, so two names never collide; the same rule applies in URLs, bodies, query options and
  * `$metadata`. `decodeName` of a text that is not the canonical identifier of any name is null.
  */
+import { invalidQuery } from '../errors.js';
+import { excerpt } from '../query/lexer.js';
 
 /** A first character: a letter, a letter number or `_` (OData CSDL SimpleIdentifier). */
 const FIRST = /[\p{L}\p{Nl}_]/u;
@@ -49,6 +51,19 @@ export function decodeName(identifier: string): string | null {
   return encodeName(name) === identifier ? name : null;
 }
 
+/**
+ * The name of an identifier that holds `_x`, refusing one whose escapes are not the rule's
+ * (`a_x0041_b`, a lower-case `_x00e9_`): it names nothing, and passed on as it is it would
+ * address a column of that very spelling, whose OData name is another (`a_x005F_x0041_b`).
+ */
+export function canonicalName(identifier: string, refuse = invalidQuery): string {
+  const name = decodeName(identifier);
+  if (name !== null || !/_x[0-9A-Fa-f]{4}_/.test(identifier)) return name ?? identifier;
+  throw refuse(
+    `'${excerpt(identifier)}' is not an OData name: its _xHHHH_ escapes are not those of any name (docs/odata.md, "Names")`,
+  );
+}
+
 /** A name as the query language writes it: as it is when it reads as a name, else in double quotes. */
 export function queryName(name: string): string {
   return PLAIN.test(name) ? name : `"${name.replaceAll('"', '""')}"`;
@@ -81,7 +96,7 @@ export function decodeQueryText(text: string): string {
       continue;
     }
     const word = match[0];
-    const name = word.includes('_x') ? decodeName(word) : null;
+    const name = word.includes('_x') ? canonicalName(word) : null;
     out += name === null || name === word ? word : `"${name.replaceAll('"', '""')}"`;
     i += word.length;
   }

@@ -12,6 +12,7 @@ import { allRoutines } from '../db/routines.js';
 import {
   answerTooLarge,
   invalidQuery,
+  methodNotAllowed,
   odataReadOnly,
   odataUnsupported,
   routeNotFound,
@@ -39,7 +40,7 @@ import { entitySerializer, fieldText, slotsOf } from './entity-json.js';
 import { dataFormat, metadataFormat, type ODataFormat, odataPreferences } from './format.js';
 import { type EntityKey, entityKey, keyPredicate } from './key.js';
 import { FULL_VIEW, modelSteps, NAMESPACE, type ODataModel, type ODataSet } from './model.js';
-import { decodeName, encodeName, queryName } from './names.js';
+import { canonicalName, decodeName, encodeName, queryName } from './names.js';
 import { type PredicatePart, parsePath } from './path.js';
 import { pagingOf, translateQuery } from './query.js';
 import { ServiceCache } from './service-cache.js';
@@ -53,7 +54,7 @@ const contentType = (format: ODataFormat): string =>
   `application/json;odata.metadata=${format.metadata};IEEE754Compatible=${format.ieee754};charset=utf-8`;
 
 /** A name the model does not know, as the table it would stand for (handle answers its 404). */
-const tableNamed = (name: string): string => decodeName(name) ?? name;
+const tableNamed = (name: string): string => canonicalName(name);
 
 /** The header of batchOrigin. */
 const BATCH_ORIGIN = 'x-tablegate-batch-origin';
@@ -148,9 +149,13 @@ export class ODataService {
         ? this.serviceDocument(request, reply, model)
         : this.metadata(request, reply);
     }
+    const { name, predicate, rest } = path;
+    // POST /odata/$batch is its own route (batch.ts); asked otherwise it is that path's 405.
+    if (name === '$batch' && predicate === null && rest.length === 0) {
+      throw methodNotAllowed(request.method, ['POST']);
+    }
     const found = this.model(request);
     const model = found instanceof Promise ? await found : found;
-    const { name, predicate, rest } = path;
     const set = model.sets.get(name);
     const table = set?.table.name ?? tableNamed(name);
     if (set === undefined && predicate !== null && method === 'GET') {

@@ -12,10 +12,15 @@ import type {
   FastifyRequest,
   HookHandlerDoneFunction,
 } from 'fastify';
+import type { ApiError } from '../errors.js';
+import { sendError } from '../http/errors.js';
+import { JSON_TYPE } from '../http/json-rows.js';
 import { gated } from '../http/route-gate.js';
+import { setSecurityHeaders } from '../http/security-headers.js';
 import { ignoreEmptyBody } from '../http/write.js';
 import type { Handler } from '../pipeline/handle.js';
 import type { Services } from '../services.js';
+import { odataError } from './batch.js';
 import { ODATA_PREFIX, ODataService } from './route.js';
 
 const ERROR_START = '{"success":false,';
@@ -24,6 +29,26 @@ const ERROR_START = '{"success":false,';
 function odataErrorOfPayload(payload: string): string {
   const { code, message } = JSON.parse(payload) as { code: string; message: string };
   return JSON.stringify({ error: { code, message } });
+}
+
+/** Whether a URL is the OData service's. */
+const isODataUrl = (url: string): boolean =>
+  url === ODATA_PREFIX || url.startsWith(`${ODATA_PREFIX}/`) || url.startsWith(`${ODATA_PREFIX}?`);
+
+/**
+ * sendError for what is refused before any route's hooks run (a malformed percent-encoding, a
+ * method no route takes): under `/odata/` in OData's error form with `OData-Version`, as the
+ * scope's own hook frames every other error; elsewhere as it is.
+ */
+export function sendErrorInItsForm(reply: FastifyReply, error: ApiError): FastifyReply {
+  if (!isODataUrl(reply.request.url)) return sendError(reply, error);
+  setSecurityHeaders(reply, reply.request.url);
+  return reply
+    .code(error.status)
+    .headers(error.headers)
+    .header('OData-Version', '4.0')
+    .type(JSON_TYPE)
+    .send(odataError(error));
 }
 
 export function odataRoutes(
