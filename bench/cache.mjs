@@ -16,6 +16,9 @@
  *     return to the start of the first poll that answered it (p99, max); then 200 updates
  *     through the gateway, each read back at once: stale answers (must be 0).
  *
+ * BENCH_CACHE_BEFORE=<dir>/dist/cli.js runs that build of tablegate too (key `before`), in the
+ * same rounds, for a before/after ratio of one change measured side by side.
+ *
  * Prints a Markdown section (stdout when run alone). No assertions.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -37,6 +40,7 @@ const settings = {
   connections: Number(env.BENCH_CONNECTIONS ?? 32),
   hot: Number(env.BENCH_CACHE_HOT ?? 100),
   scenarios: env.BENCH_SCENARIOS?.split(',').map((s) => s.trim()),
+  before: env.BENCH_CACHE_BEFORE,
 };
 const log = (text) => process.stderr.write(`${text}\n`);
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -185,24 +189,33 @@ export async function runCacheBench() {
     admin = await mysql.createConnection(db);
     log('scenarios p, q: creating items (100,000 rows)…');
     await createBenchDatabase(admin);
-    const start = (key, extraArgs = []) =>
-      SERVERS.find((s) => s.key === key).start({ db, tmp, poolSize: 10, extraArgs });
+    const start = (key, extraArgs = [], more = {}) =>
+      SERVERS.find((s) => s.key === key).start({ db, tmp, poolSize: 10, extraArgs, ...more });
     const gateway = await start('tablegate', ['--change-feed', 'on']);
     const floor = await start('floor');
+    const before = settings.before
+      ? await start('tablegate', ['--change-feed', 'on'], { cli: settings.before, key: 'before' })
+      : null;
     const lines = [`### (p), (q): the server cache (bench/cache.mjs)`, ''];
     if (wanted('p')) {
       lines.push(
         `${settings.rounds} rounds of ${settings.seconds} s per server after ${settings.warmup} s of warm-up, ${settings.connections} connections; tablegate with \`--change-feed on\` (\`--cache\` 64 MiB by default), against a private MariaDB with the binary log on.`,
         '',
-        '| scenario | tablegate req/s | floor req/s | ratio | tablegate p99 ms |',
-        '| --- | ---: | ---: | ---: | ---: |',
+        before
+          ? `| scenario | tablegate req/s | floor req/s | ratio | tablegate p99 ms | before (${settings.before}) req/s | before ratio |`
+          : '| scenario | tablegate req/s | floor req/s | ratio | tablegate p99 ms |',
+        before
+          ? '| --- | ---: | ---: | ---: | ---: | ---: | ---: |'
+          : '| --- | ---: | ---: | ---: | ---: |',
       );
       for (const scenario of LOADS) {
-        const tallies = await load([gateway, floor], scenario);
+        const tallies = await load(before ? [gateway, floor, before] : [gateway, floor], scenario);
         const g = tallies.get('tablegate');
         const f = tallies.get('floor');
+        const b = tallies.get('before');
+        const then = b ? ` ${b.rps.toFixed(0)} | ${(b.rps / f.rps).toFixed(2)} × |` : '';
         lines.push(
-          `| (${scenario.id}) ${scenario.title} | ${g.rps.toFixed(0)} | ${f.rps.toFixed(0)} | ${(g.rps / f.rps).toFixed(2)} × | ${g.percentile(99)?.toFixed(1)} |`,
+          `| (${scenario.id}) ${scenario.title} | ${g.rps.toFixed(0)} | ${f.rps.toFixed(0)} | ${(g.rps / f.rps).toFixed(2)} × | ${g.percentile(99)?.toFixed(1)} |${then}`,
         );
       }
       lines.push('');

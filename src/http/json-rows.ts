@@ -31,6 +31,9 @@ export interface RowsFraming {
 /** A JSON array of the row objects. */
 export const JSON_ROWS: RowsFraming = { type: JSON_TYPE, head: '[', between: ',', tail: ']' };
 
+/** Told of an answer fetched whole as it is sent: its text, type, Link and ETag. */
+export type AnswerSent = (text: string, type: string, link: string | null, etag: string) => void;
+
 /** Told when a response that has begun is cut short (the client sees it end early). */
 export type CutShort = (reply: FastifyReply, error: ApiError) => void;
 
@@ -67,8 +70,8 @@ export function sendJsonRowsAtOnce(
   framing: RowsFraming = JSON_ROWS,
   link: PageLink | null = null,
   total: number | null = null,
-  /** Told of the answer's text and Link as sent (the answer cache keeps them). */
-  sent: ((text: string, type: string, link: string | null) => void) | null = null,
+  /** Told of the answer's text, Link and ETag as sent (the answer cache keeps them). */
+  sent: AnswerSent | null = null,
 ): FastifyReply {
   let text = framing.head;
   for (let i = 0; i < rows.length; i++) {
@@ -80,8 +83,9 @@ export function sendJsonRowsAtOnce(
   if (exceeds(text, maxBytes)) throw answerTooLarge(maxBytes);
   const header = link === null ? null : link(rows.length, rows[rows.length - 1], true);
   setLink(reply, header);
-  sent?.(text, framing.type, header);
-  if (notModified(reply, readTag(text, total, header))) return reply;
+  const tag = readTag(text, total, header);
+  sent?.(text, framing.type, header, tag);
+  if (notModified(reply, tag)) return reply;
   reply.type(framing.type);
   return reply.send(text.length < RESPONSE_CHUNK_BYTES ? text : Readable.from([text]));
 }

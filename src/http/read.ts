@@ -27,10 +27,17 @@ import type { Services } from '../services.js';
 import { actionRefusal } from './allowed-methods.js';
 import { csvFraming } from './csv-rows.js';
 import { toApiError } from './errors.js';
-import { type CutShort, JSON_ROWS, JSON_TYPE, rowText, sendJsonRowsAtOnce } from './json-rows.js';
+import {
+  type AnswerSent,
+  type CutShort,
+  JSON_ROWS,
+  JSON_TYPE,
+  rowText,
+  sendJsonRowsAtOnce,
+} from './json-rows.js';
 import { prefersCsv, vary } from './negotiate.js';
 import { NextLinks, type PageLink } from './next-link.js';
-import { notModified, readTag } from './read-tag.js';
+import { notModified } from './read-tag.js';
 import { gated } from './route-gate.js';
 import { sendTaggedRows } from './tagged-rows.js';
 
@@ -73,15 +80,12 @@ export function readRoutes(
   cache: AnswerCache | null = null,
 ): void {
   /** The answer's text as sent, kept when the read may be (a whole answer of known tables). */
-  function keeper(
-    keeping: Keeping | null,
-    read: CompiledRead,
-  ): ((text: string, type: string, link: string | null) => void) | null {
+  function keeper(keeping: Keeping | null, read: CompiledRead): AnswerSent | null {
     if (cache === null || keeping === null) return null;
     const { tables } = read;
     if (tables === null || tables === undefined) return null;
-    return (text, type, link) => {
-      const body = Buffer.from(text);
+    // The tag as the miss made it: not hashed again.
+    return (text, type, link, etag) => {
       cache.keep(
         keeping.ticket,
         keeping.base,
@@ -89,9 +93,9 @@ export function readRoutes(
         keeping.request.access?.user ?? null,
         tables,
         {
-          body,
+          body: Buffer.from(text),
           type,
-          etag: readTag(text, keeping.total, link),
+          etag,
           total: keeping.total === null ? null : String(keeping.total),
           link,
         },
@@ -312,8 +316,9 @@ export function readRoutes(
     }
     const text = rowText(row, read.serialize, maxBytes);
     // The row's ETag, which If-Match on its update or delete names (pipeline/precondition.ts).
-    sent?.(text, JSON_TYPE, null);
-    if (notModified(reply, etagOf(text))) return reply;
+    const tag = etagOf(text);
+    sent?.(text, JSON_TYPE, null, tag);
+    if (notModified(reply, tag)) return reply;
     reply.type(JSON_TYPE);
     return text;
   }
