@@ -108,30 +108,33 @@ export async function schemaFingerprint(db: RowReader, database: string): Promis
 
 /**
  * Whether two reads of the schema found the same tables. A relation points at its target table
- * object (so tables refer to each other, in cycles): it is compared by the names it links.
+ * object (so tables refer to each other, in cycles): it is compared by the names it links. Table
+ * by table, stopping at the first difference: a schema of thousands of tables that gained one
+ * is told apart at once, not after every table was copied and compared.
  */
 export function sameTables(
   a: ReadonlyMap<string, TableInfo>,
   b: ReadonlyMap<string, TableInfo>,
 ): boolean {
-  return sameData(plainTables(a), plainTables(b));
+  if (a.size !== b.size) return false;
+  for (const [name, table] of a) {
+    const other = b.get(name);
+    if (other === undefined || !sameData(plainTable(table), plainTable(other))) return false;
+  }
+  return true;
 }
 
-function plainTables(tables: ReadonlyMap<string, TableInfo>): Map<string, unknown> {
-  const plain = new Map<string, unknown>();
-  for (const [name, table] of tables) {
-    const relations = [...table.relations.values()].map((relation) => ({
-      name: relation.name,
-      kind: relation.kind,
-      key: relation.key,
-      target: relation.target.name,
-      on: relation.on.map(({ local, remote }) => [local.name, remote.name]),
-    }));
-    // A row count is a statistic, not schema: its drift alone is no change (schema-types.ts).
-    const { rows: _rows, ...shape } = table;
-    plain.set(name, { ...shape, relations });
-  }
-  return plain;
+function plainTable(table: TableInfo): unknown {
+  const relations = [...table.relations.values()].map((relation) => ({
+    name: relation.name,
+    kind: relation.kind,
+    key: relation.key,
+    target: relation.target.name,
+    on: relation.on.map(({ local, remote }) => [local.name, remote.name]),
+  }));
+  // A row count is a statistic, not schema: its drift alone is no change (schema-types.ts).
+  const { rows: _rows, ...shape } = table;
+  return { ...shape, relations };
 }
 
 /** Deep equality of plain data: primitives, arrays, Maps and plain objects. */

@@ -13,10 +13,18 @@ import {
   type ODataSet,
 } from './model.js';
 
+const XML_ENTITIES: Readonly<Record<string, string>> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&apos;',
+};
+const XML_SPECIAL = /[&<>"']/;
+
+/** OData names never hold these characters: for nearly every value the test alone runs. */
 const escapeXml = (text: string): string =>
-  text.replace(/[&<>"']/g, (c) =>
-    c === '&' ? '&amp;' : c === '<' ? '&lt;' : c === '>' ? '&gt;' : c === '"' ? '&quot;' : '&apos;',
-  );
+  XML_SPECIAL.test(text) ? text.replace(/[&<>"']/g, (c) => XML_ENTITIES[c] as string) : text;
 
 const attr = (name: string, value: string | number): string =>
   ` ${name}="${escapeXml(String(value))}"`;
@@ -91,6 +99,9 @@ function entitySetXml(set: ODataSet): string {
   return `${text}</EntitySet>`;
 }
 
+/** A piece is given out once it is this long (a schema of thousands of sets is many pieces). */
+const PIECE_CHARS = 16_384;
+
 /** CSDL XML in pieces: the head, one piece per entity type, the rest. */
 export function* csdlXml(model: ODataModel): Generator<string> {
   yield '<?xml version="1.0" encoding="utf-8"?>' +
@@ -104,7 +115,7 @@ export function* csdlXml(model: ODataModel): Generator<string> {
   text = `<EntityContainer${attr('Name', model.container)}>`;
   for (const set of model.sets.values()) {
     text += entitySetXml(set);
-    if (text.length > 16_384) {
+    if (text.length > PIECE_CHARS) {
       yield text;
       text = '';
     }
@@ -171,19 +182,30 @@ function routineJson(routine: ODataRoutine, kind: 'Function' | 'Action'): Json[]
   return [json];
 }
 
-/** CSDL JSON as one object, built in steps (one per entity type). */
-export function* csdlJson(model: ODataModel): Generator<void, Json> {
-  const schema: Json = {};
-  for (const set of model.sets.values()) {
-    schema[set.name] = entityTypeJson(model, set);
-    yield;
-  }
+/**
+ * CSDL JSON in pieces, as JSON.stringify writes the whole document: the head, one piece per
+ * entity type, the routines, the container. Written member by member, each member's value by
+ * JSON.stringify: every name of a level is unique (model.ts keeps routines and the container
+ * apart from the sets) and none is an integer, so the members stand in the order they are added.
+ */
+export function* csdlJson(model: ODataModel): Generator<string> {
+  let comma = '';
+  const member = (name: string, value: unknown): string => {
+    const text = `${comma}${JSON.stringify(name)}:${JSON.stringify(value)}`;
+    comma = ',';
+    return text;
+  };
+  yield `{"$Version":"4.0","$EntityContainer":${JSON.stringify(`${NAMESPACE}.${model.container}`)},${JSON.stringify(NAMESPACE)}:{`;
+  for (const set of model.sets.values()) yield member(set.name, entityTypeJson(model, set));
+  let text = '';
   for (const routine of model.functions.values()) {
-    schema[routine.name] = routineJson(routine, 'Function');
+    text += member(routine.name, routineJson(routine, 'Function'));
   }
-  for (const routine of model.actions.values())
-    schema[routine.name] = routineJson(routine, 'Action');
-  const container: Json = { $Kind: 'EntityContainer' };
+  for (const routine of model.actions.values()) {
+    text += member(routine.name, routineJson(routine, 'Action'));
+  }
+  text += `${comma}${JSON.stringify(model.container)}:{"$Kind":"EntityContainer"`;
+  comma = ',';
   for (const set of model.sets.values()) {
     const entry: Json = { $Collection: true, $Type: typeName(set) };
     if (set.navigation.length > 0) {
@@ -191,23 +213,22 @@ export function* csdlJson(model: ODataModel): Generator<void, Json> {
         set.navigation.map((n) => [n.name, n.target]),
       );
     }
-    container[set.name] = entry;
+    text += member(set.name, entry);
+    if (text.length > PIECE_CHARS) {
+      yield text;
+      text = '';
+    }
   }
   for (const routine of model.functions.values()) {
-    container[routine.name] = {
+    text += member(routine.name, {
       $Function: `${NAMESPACE}.${routine.name}`,
       $IncludeInServiceDocument: true,
-    };
+    });
   }
   for (const routine of model.actions.values()) {
-    container[routine.name] = { $Action: `${NAMESPACE}.${routine.name}` };
+    text += member(routine.name, { $Action: `${NAMESPACE}.${routine.name}` });
   }
-  schema[model.container] = container;
-  return {
-    $Version: '4.0',
-    $EntityContainer: `${NAMESPACE}.${model.container}`,
-    [NAMESPACE]: schema,
-  };
+  yield `${text}}}}`;
 }
 
 /** The service document's `value`: every entity set and function import (OData JSON §5). */

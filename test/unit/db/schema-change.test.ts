@@ -1,11 +1,11 @@
 /**
- * sameData (db/schema-change.ts): a re-read schema equal to the one held keeps the held tables,
+ * sameData and sameTables (db/schema-change.ts): a re-read schema equal to the one held keeps the held tables,
  * so it must see every difference a re-read can bring — a column's type, nullability, default,
  * order, a table's kind, primary key or triggers, a table more or less — and no difference
  * between two reads of the same schema.
  */
 import { describe, expect, test } from '@jest/globals';
-import { sameData, schemaFingerprint } from '../../../src/db/schema-change.js';
+import { sameData, sameTables, schemaFingerprint } from '../../../src/db/schema-change.js';
 import type { TableInfo } from '../../../src/db/schema-types.js';
 import { ApiError, databaseUnavailable, queryTimeout } from '../../../src/errors.js';
 import type { Database } from '../../../src/execute/database.js';
@@ -34,6 +34,16 @@ describe('sameData', () => {
   test('two reads of one schema are the same', () => {
     expect(read()).not.toBe(read());
     expect(sameData(read(), read())).toBe(true);
+    expect(sameTables(read(), read())).toBe(true);
+  });
+
+  test('a row count alone is no change of the tables', () => {
+    expect(
+      sameTables(
+        read(),
+        changed((t) => t.set('items', { ...items(t), rows: 42 })),
+      ),
+    ).toBe(true);
   });
 
   test.each<[string, (tables: Map<string, TableInfo>) => void]>([
@@ -71,6 +81,8 @@ describe('sameData', () => {
   ])('%s is a change', (_label, change) => {
     expect(sameData(read(), changed(change))).toBe(false);
     expect(sameData(changed(change), read())).toBe(false);
+    expect(sameTables(read(), changed(change))).toBe(false);
+    expect(sameTables(changed(change), read())).toBe(false);
   });
 
   test.each<[unknown, unknown, boolean]>([

@@ -47,13 +47,7 @@ const everyType = table(
 );
 
 const xmlOf = (model: ODataModel) => [...csdlXml(model)].join('');
-function jsonOf(model: ODataModel) {
-  const steps = csdlJson(model);
-  for (;;) {
-    const step = steps.next();
-    if (step.done) return step.value;
-  }
-}
+const jsonOf = (model: ODataModel): unknown => JSON.parse([...csdlJson(model)].join(''));
 
 describe('CSDL', () => {
   test('every column kind: its Edm type and facets', () => {
@@ -110,6 +104,25 @@ describe('CSDL', () => {
     const json = jsonOf(model) as Record<string, unknown>;
     expect(json.$EntityContainer).toBe('tablegate.Container1');
     expect(csdl.xml2json(xmlOf(model), { strict: true })).toEqual(json);
+  });
+
+  test('a service of nothing: only the container, in both forms', () => {
+    const model = buildModel([], [], FULL_VIEW);
+    expect([...csdlJson(model)].join('')).toBe(
+      '{"$Version":"4.0","$EntityContainer":"tablegate.Container","tablegate":{"Container":{"$Kind":"EntityContainer"}}}',
+    );
+    expect(xmlOf(model)).toBe(
+      '<?xml version="1.0" encoding="utf-8"?><edmx:Edmx xmlns:edmx="http://docs.oasis-open.org/odata/ns/edmx" Version="4.0"><edmx:DataServices><Schema xmlns="http://docs.oasis-open.org/odata/ns/edm" Namespace="tablegate"><EntityContainer Name="Container"></EntityContainer></Schema></edmx:DataServices></edmx:Edmx>',
+    );
+  });
+
+  test('the JSON pieces of many sets join to the text JSON.stringify writes', () => {
+    const many = Array.from({ length: 1000 }, (_, i) => table(`t${i}`, [column('id')], ['id']));
+    const pieces = [...csdlJson(buildModel([...SHOP, ...many], ROUTINES, FULL_VIEW))];
+    // The container is cut into pieces too.
+    expect(pieces.length).toBeGreaterThan(SHOP.length + many.length + 2);
+    const text = pieces.join('');
+    expect(JSON.stringify(JSON.parse(text))).toBe(text);
   });
 
   test('a table without any column that can be a key has no set', () => {
