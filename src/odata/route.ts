@@ -22,6 +22,7 @@ import type { Handler } from '../pipeline/handle.js';
 import type { KeyReadOperation, ReadOperation, ReadQuery } from '../pipeline/operation.js';
 import { rawQueryString } from '../pipeline/read-cache.js';
 import { documentView } from '../policy/document-view.js';
+import { noneMatchHolds, parseEntityTags } from '../query/entity-tags.js';
 import { parseFilter } from '../query/filter-parser.js';
 import type { WriteTarget } from '../query/key-value.js';
 import { excerpt, parseLiteral } from '../query/lexer.js';
@@ -187,7 +188,9 @@ export class ODataService {
     );
     reply.header('ETag', made.etag);
     reply.header('Cache-Control', config.mode === 'auth' ? 'private, no-cache' : 'no-cache');
-    if (request.headers['if-none-match'] === made.etag) return reply.code(304).send();
+    if (noneMatchHolds(parseEntityTags(request.headers['if-none-match']), made.etag)) {
+      return reply.code(304).send();
+    }
     return reply
       .type(format === 'xml' ? 'application/xml; charset=utf-8' : 'application/json; charset=utf-8')
       .send(made.bytes);

@@ -167,6 +167,17 @@ describe('service document and $metadata', () => {
       headers: { 'if-none-match': xml.headers.get('etag') as string },
     });
     expect(again.status).toBe(304);
+    // The list as RFC 9110 has it (query/entity-tags.ts): weak or not, among others, spaced.
+    const etag = xml.headers.get('etag') as string;
+    const opaque = etag.replace(/^W\//, '');
+    for (const header of [`"other", ${etag}`, ` W/${opaque} `, `"a,b",${opaque}`, '*']) {
+      const listed = await call('/odata/$metadata', { headers: { 'if-none-match': header } });
+      expect([header, listed.status]).toEqual([header, 304]);
+    }
+    for (const header of ['"other"', `${etag}x`, `"other", *`, 'garbage']) {
+      const other = await call('/odata/$metadata', { headers: { 'if-none-match': header } });
+      expect([header, other.status]).toEqual([header, 200]);
+    }
   });
 });
 
