@@ -245,6 +245,28 @@ describe('collection reads', () => {
     });
   });
 
+  test('a page of totals links to the next only when a group follows it', async () => {
+    const totals =
+      '/odata/orders?$apply=groupby((customer_id),aggregate(total with sum as sum))&$orderby=customer_id';
+    const groups = [
+      { customer_id: 1, sum: 14.9 },
+      { customer_id: 2, sum: 120 },
+    ];
+    const whole = await call(totals, { headers: { prefer: 'odata.maxpagesize=2' } });
+    expect(whole.body).toEqual({ '@odata.context': ctx('orders'), value: groups });
+    const prefer = { prefer: 'odata.maxpagesize=1' };
+    const first = await call(totals, { headers: prefer });
+    // The same request with $skip past the page, as URLSearchParams writes it.
+    const link = `${base}/odata/orders?%24apply=groupby%28%28customer_id%29%2Caggregate%28total+with+sum+as+sum%29%29&%24orderby=customer_id&%24skip=1`;
+    expect(first.body).toEqual({
+      '@odata.context': ctx('orders'),
+      value: [groups[0]],
+      '@odata.nextLink': link,
+    });
+    const last = await call(link.slice(base.length), { headers: prefer });
+    expect(last.body).toEqual({ '@odata.context': ctx('orders'), value: [groups[1]] });
+  });
+
   test('server-driven paging: Prefer odata.maxpagesize, followed to the end', async () => {
     const prefer = { prefer: 'odata.maxpagesize=2' };
     const first = await call('/odata/orders?$select=id&$orderby=id desc', { headers: prefer });
