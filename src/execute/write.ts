@@ -283,8 +283,14 @@ async function withBegin<T>(begin: Promise<void> | null, executing: Promise<T>):
   return (await Promise.all([begin, executing]))[1];
 }
 
-/** An `alone` job's statement as a transaction's only statement (no guard, limit or read-back). */
-function asTransaction(job: Extract<WriteJob, { mode: 'alone' }>): TransactionJob {
+/**
+ * An `alone` job's statement as a transaction's only statement (no guard, limit or read-back);
+ * `generated` names the table's generated columns where the transaction needs them.
+ */
+export function asTransaction(
+  job: Extract<WriteJob, { mode: 'alone' }>,
+  generated: readonly string[] = [],
+): TransactionJob {
   return {
     mode: 'transaction',
     statements: [job.statement],
@@ -292,7 +298,7 @@ function asTransaction(job: Extract<WriteJob, { mode: 'alone' }>): TransactionJo
     guards: [],
     maxAffected: null,
     readBack: null,
-    generated: [],
+    generated,
   };
 }
 

@@ -1,8 +1,8 @@
 /**
  * The one gate of auth mode: an `onRequest` hook at the root, in front of every route — table
  * routes, uploads, files, unknown URLs and anything added later — except those that declare
- * themselves public (http/route-gate.ts). A request passes with a valid `Authorization: Bearer <token>` (auth/
- * authenticator.ts), and its verified claims are left on `request.auth`; a file download also
+ * themselves public (http/route-gate.ts). A request passes with a valid `Authorization: Bearer <token>`
+ * (auth/authenticator.ts), and its verified claims are left on `request.auth`; a file download also
  * with a good signed link (`?exp=…&sig=…`, uploads/file-links.ts); without either it passes only
  * to what a policy grants `anonymous`; otherwise 401 `Access Denied` with
  * `WWW-Authenticate: Bearer` (RFC 6750's `error="invalid_token"` added when the token is genuine

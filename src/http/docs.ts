@@ -20,12 +20,13 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { allRoutines } from '../db/routines.js';
 import { requestLog } from '../log.js';
 import { documentView } from '../policy/document-view.js';
+import { noneMatchHolds, parseEntityTags } from '../query/entity-tags.js';
 import type { Services } from '../services.js';
 import { VERSION } from '../version.js';
 import { DescriptionCache, type Format } from './description-cache.js';
 import { DOCS_PREFIX } from './docs-prefix.js';
 import { tablegateAuthPlugin, tablegatePathsPlugin } from './docs-ui.js';
-import { chooseCoding, matchesETag, vary } from './negotiate.js';
+import { chooseCoding, vary } from './negotiate.js';
 import { buildLoginDocument, documentSteps } from './openapi-document.js';
 import { gated, type RouteGate } from './route-gate.js';
 
@@ -75,7 +76,7 @@ export function docsRoutes(app: FastifyInstance, { config, schema, policy, log }
     });
     vary(reply, varies);
     reply.header('ETag', description.etag).header('Cache-Control', cacheControl);
-    if (matchesETag(request.headers['if-none-match'], description.etag)) {
+    if (noneMatchHolds(parseEntityTags(request.headers['if-none-match']), description.etag)) {
       return reply.code(304).send();
     }
     const coding = chooseCoding(request.headers['accept-encoding']);

@@ -1,7 +1,7 @@
 /**
- * Which coding of a stored answer to send (Accept-Encoding), whether the client's copy is still
- * current (If-None-Match), and whether a read answers CSV (Accept), as RFC 9110 §12.5.1,
- * §12.5.3 and §13.1.2 read them; and the Vary header that says so.
+ * Which coding of a stored answer to send (Accept-Encoding) and whether a read answers CSV
+ * (Accept), as RFC 9110 §12.5.1 and §12.5.3 read them; and the Vary header that says so.
+ * If-None-Match is query/entity-tags.ts's.
  */
 import type { FastifyReply } from 'fastify';
 
@@ -29,14 +29,6 @@ export function chooseCoding(header: string | undefined): Coding {
   const gzip = of('gzip');
   if (br > 0 && br >= gzip) return 'br';
   return gzip > 0 ? 'gzip' : 'identity';
-}
-
-/** Whether If-None-Match names `etag` (weak comparison) or is `*`. */
-export function matchesETag(header: string | undefined, etag: string): boolean {
-  if (header === undefined) return false;
-  const opaque = (tag: string) => tag.trim().replace(/^W\//, '');
-  const wanted = opaque(etag);
-  return header.split(',').some((tag) => tag.trim() === '*' || opaque(tag) === wanted);
 }
 
 const MAY_NAME_CSV = /csv|text\/\*/i;

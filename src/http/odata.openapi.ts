@@ -1,5 +1,5 @@
 /**
- * The description of the OData service under `/odata/` (odata.ts, docs/odata.md): its service
+ * The description of the OData service under `/odata/` (odata/routes.ts, docs/odata.md): its service
  * document, its `$metadata` and its resources. The entity sets, their types and the function
  * and action imports are described by `$metadata` itself, for the caller's role; here only the
  * routes and the errors their stages answer, in OData's error form.

@@ -4,7 +4,7 @@
  * array, or as CSV when Accept prefers `text/csv` (docs/reading.md), streamed, or fetched whole
  * when the plan bounds the result (plan/small-read.ts). `GET /table/<table>/read(<key>,<value>)`: the one row as a JSON
  * object (or a CSV header and record), 404 ROW_NOT_FOUND without one. find-my-way cannot match
- * parentheses in a pattern, so that last segment is a parameter and key-value.ts reads it.
+ * parentheses in a pattern, so that last segment is a parameter and query/key-value.ts reads it.
  */
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';

@@ -5,7 +5,7 @@
  * handle (pipeline/handle.ts: the table for the role, the job, its run) → the Answer's
  * `{ success, message, … }` (pipeline/answer.ts), with `Preference-Applied`
  * naming what was honoured (docs/writes.md). find-my-way cannot match parentheses in a pattern,
- * so the last segment is a parameter and key-value.ts reads it; an unknown action is a 404.
+ * so the last segment is a parameter and query/key-value.ts reads it; an unknown action is a 404.
  */
 import type {
   FastifyInstance,

@@ -13,6 +13,7 @@ import type { Database } from '../execute/database.js';
 import { toApiError } from '../http/errors.js';
 import { ANONYMOUS, type Policy } from '../policy/policy.js';
 import type { WebhookCounters } from '../webhooks/delivery.js';
+import { scrapedCounter, scrapedGauge } from './scraped.js';
 
 /** Seconds; finer than prom-client's default at the low end, where most requests are. */
 const LATENCY_BUCKETS = [
@@ -83,27 +84,20 @@ export class GatewayMetrics {
         this.set({ state: 'idle' }, stats.idle);
       },
     });
-    new Gauge({
-      name: 'tablegate_mysql_pool_waiting',
-      help: 'Requests waiting for a MySQL pool connection',
-      registers,
-      collect() {
-        this.set(db.stats().waiting);
-      },
-    });
+    scrapedGauge(
+      this.registry,
+      'tablegate_mysql_pool_waiting',
+      'Requests waiting for a MySQL pool connection',
+      () => db.stats().waiting,
+    );
     // A count the pool keeps (execute/acquire.ts); a pool opened anew (another host of -h)
     // starts again from 0, and the counter goes on from there.
-    let takenBack = 0;
-    new Counter({
-      name: 'tablegate_stream_taken_back_total',
-      help: 'Streamed reads cut because their client took nothing while other requests waited for a MySQL connection',
-      registers,
-      collect() {
-        const now = db.takenBack();
-        if (now > takenBack) this.inc(now - takenBack);
-        takenBack = now;
-      },
-    });
+    scrapedCounter(
+      this.registry,
+      'tablegate_stream_taken_back_total',
+      'Streamed reads cut because their client took nothing while other requests waited for a MySQL connection',
+      () => db.takenBack(),
+    );
     this.mysqlErrors = new Counter({
       name: 'tablegate_mysql_errors_total',
       help: 'Requests answered with a MySQL error, by code (catalogue code or driver error name)',

@@ -25,7 +25,7 @@ import type { Handler } from '../pipeline/handle.js';
 import type { KeyReadOperation, ReadOperation, ReadQuery } from '../pipeline/operation.js';
 import { rawQueryString } from '../pipeline/read-cache.js';
 import { documentView } from '../policy/document-view.js';
-import { parseEntityTags } from '../query/entity-tags.js';
+import { noneMatchHolds, parseEntityTags } from '../query/entity-tags.js';
 import { parseFilter } from '../query/filter-parser.js';
 import type { WriteTarget } from '../query/key-value.js';
 import { excerpt, parseLiteral } from '../query/lexer.js';
@@ -224,7 +224,9 @@ export class ODataService {
     );
     reply.header('ETag', made.etag);
     reply.header('Cache-Control', config.mode === 'auth' ? 'private, no-cache' : 'no-cache');
-    if (request.headers['if-none-match'] === made.etag) return reply.code(304).send();
+    if (noneMatchHolds(parseEntityTags(request.headers['if-none-match']), made.etag)) {
+      return reply.code(304).send();
+    }
     return reply
       .type(format === 'xml' ? 'application/xml; charset=utf-8' : 'application/json; charset=utf-8')
       .send(made.bytes);
@@ -245,13 +247,18 @@ export class ODataService {
     const preferences = odataPreferences(request.headers.prefer);
     const { odataMaxPage } = this.services.config;
     const paging = countOnly ? null : pagingOf(query.$top, preferences.maxPageSize, odataMaxPage);
+    const lookahead = paging?.serverDriven === true && query.$apply !== undefined;
     if (countOnly) {
       for (const option of ['$top', '$skip', '$orderby', '$select', '$expand', '$skiptoken']) {
         delete query[option];
       }
       query.$count = 'true';
       query.$top = '0';
-    } else if (paging !== null) query.$top = String(paging.top);
+    } else if (paging !== null) {
+      // A page of totals pages by $skip, so no last row says whether more follow: one group
+      // past the page says it, and a full last page gets no link to an empty one.
+      query.$top = String(lookahead ? paging.top + 1 : paging.top);
+    }
     const raw = rawQueryString(request.url);
     const operation: ReadOperation = {
       kind: 'read',
@@ -264,7 +271,9 @@ export class ODataService {
     const answered = found instanceof Promise ? await found : found;
     const total = answered.total === null ? null : await answered.total;
     if (countOnly) return reply.type('text/plain; charset=utf-8').send(String(total ?? 0));
-    const rows = await this.handler.fetch(answered.read, request);
+    const fetched = await this.handler.fetch(answered.read, request);
+    const more = lookahead && paging !== null && fetched.length > paging.top;
+    const rows = more ? fetched.slice(0, paging?.top) : fetched;
     const serialize = this.entities(set, answered.read.fields, format, request);
     let text = '{';
     if (format.metadata !== 'none') {
@@ -285,7 +294,8 @@ export class ODataService {
       text += (i === 0 ? '' : ',') + entity;
     }
     text += ']';
-    if (paging?.serverDriven && rows.length === paging.top && rows.length > 0) {
+    const full = lookahead ? more : rows.length === paging?.top;
+    if (paging?.serverDriven && full && rows.length > 0) {
       const next = this.nextLink(request, answered, query, client, paging.remaining, rows);
       if (next !== null) text += `,"@odata.nextLink":${JSON.stringify(next)}`;
     }

@@ -1,8 +1,9 @@
 /**
  * What a route module's description is made of (the `*.openapi.ts` file beside each route in
- * src/http/) and what the assembler (document.ts) hands it: the caller's view of a table, and a
- * context through which an operation names the component schemas, parameters and error responses
- * it uses, so that the document carries each of those once however many tables share it.
+ * src/http/) and what the assembler (http/openapi-document.ts) hands it: the caller's view of a
+ * table, and a context through which an operation names the component schemas, parameters and
+ * error responses it uses, so that the document carries each of those once however many tables
+ * share it.
  */
 import type { Config } from '../config.js';
 import type { RoutineInfo } from '../db/routines.js';
@@ -12,7 +13,10 @@ import type { JsonSchema } from './column-schema.js';
 
 export type { JsonSchema } from './column-schema.js';
 
-/** The settings the description shows. The database's name is not among them: see document.ts. */
+/**
+ * The settings the description shows. The database's name is not among them: see
+ * http/openapi-document.ts.
+ */
 export type DocumentConfig = Pick<
   Config,
   'mode' | 'baseUrl' | 'maxFileSize' | 'maxFiles' | 'bodyLimit'

@@ -8,7 +8,12 @@
  */
 import type { ColumnInfo, TableInfo } from '../db/schema-types.js';
 import type { Flavour } from '../execute/database.js';
-import type { WriteGuard, WriteJob, WritePrecondition } from '../execute/write.js';
+import {
+  asTransaction,
+  type WriteGuard,
+  type WriteJob,
+  type WritePrecondition,
+} from '../execute/write.js';
 import { deleteIsExact, insertIsExact, updateIsExact } from '../plan/exact-write.js';
 import { planRead, type ReadPlan } from '../plan/read-plan.js';
 import type { Viewer } from '../plan/view.js';
@@ -295,16 +300,7 @@ export function conditionalJob(
   const inTransaction: WriteJob =
     job.mode === 'transaction'
       ? { ...job, precondition }
-      : {
-          mode: 'transaction',
-          statements: [job.statement],
-          unprepare: job.unprepare,
-          guards: [],
-          maxAffected: null,
-          readBack: null,
-          generated: generatedColumns(table),
-          precondition,
-        };
+      : { ...asTransaction(job, generatedColumns(table)), precondition };
   return { ...planned, job: inTransaction };
 }
 

@@ -23,7 +23,10 @@ export function primaryKeyOf(table: TableInfo): readonly ColumnInfo[] | null {
   return key.every((column) => column !== undefined) ? (key as ColumnInfo[]) : null;
 }
 
-/** The rows of a plain INSERT (an upsert's are found by each row's own statement: stage.ts). */
+/**
+ * The rows of a plain INSERT (an upsert's are found by each row's own statement:
+ * policy/stage.ts).
+ */
 export function insertedRows(plan: InsertPlan): InsertedRows | null {
   const key = primaryKeyOf(plan.table);
   if (key === null) return null;

@@ -75,7 +75,7 @@ function checkWritable(
 
 /**
  * The key of update(…)/delete(…) may only name a column the role can read (a `$filter` was
- * planned through the role's read view already: write-target.ts).
+ * planned through the role's read view already: plan/write-target.ts).
  */
 function checkKey(access: Access, table: TableInfo, key: RowMatch): void {
   if (key.kind === 'filter') return;

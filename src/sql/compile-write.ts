@@ -283,7 +283,7 @@ function idRange(
 function updatedAt(plan: UpdatePlan, rows: UpdatedRows): WrittenRows {
   const { where } = plan;
   if (rows.kind === 'key') {
-    // written-rows.ts finds rows by key only for update(<primary key>,<value>).
+    // plan/written-rows.ts finds rows by key only for update(<primary key>,<value>).
     if (where.kind === 'filter') throw new Error('rows by key for an update by $filter');
     return {
       lookup: null,

@@ -14,20 +14,18 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect } from '@jest/globals';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import {
   CASES,
-  type ConsumerFixture,
   expectedProduct,
   MODES,
   PRODUCTS,
   productRow,
   recorded,
-  resetProducts,
-  startConsumerFixture,
   type Target,
   targetOf,
+  useConsumerFixture,
   ZIP,
 } from '../helpers/odata-consumers.js';
 import { testIf } from '../helpers/skip.js';
@@ -83,7 +81,6 @@ const app = createServer((request, response) => {
 });
 
 let origin = '';
-let fixture: ConsumerFixture;
 let browser: Browser | undefined;
 let page: Page | undefined;
 let profile: string | undefined;
@@ -91,18 +88,15 @@ let profile: string | undefined;
 beforeAll(async () => {
   await new Promise<void>((resolve) => app.listen(0, '127.0.0.1', resolve));
   origin = `http://127.0.0.1:${(app.address() as AddressInfo).port}`;
-  fixture = await startConsumerFixture({ corsOrigin: origin });
-}, 60_000);
+});
+
+// Started after the page's origin is known: the gateway names it in --cors-origin.
+const fixture = useConsumerFixture(() => ({ corsOrigin: origin }));
 
 afterAll(async () => {
   await browser?.close();
   if (profile) await rm(profile, { recursive: true, force: true });
-  await fixture?.close();
   app.close();
-});
-
-afterEach(async () => {
-  await resetProducts(fixture.db);
 });
 
 async function openPage(): Promise<Page> {

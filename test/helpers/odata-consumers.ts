@@ -12,6 +12,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { afterAll, afterEach, beforeAll } from '@jest/globals';
 import type { Config } from '../../src/config.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 import { signUpAs, startTestGateway, type TestGateway } from './gateway.js';
@@ -189,6 +190,32 @@ export async function startConsumerFixture(
       await rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * The fixture's life in a test file: started before its tests (with `overrides`, asked for then,
+ * so they may name what an earlier `beforeAll` started), closed after them, and the products put
+ * back after each test. What it gives back reads the started fixture; use it inside tests only.
+ */
+export function useConsumerFixture(overrides: () => Partial<Config> = () => ({})): ConsumerFixture {
+  let started: ConsumerFixture | undefined;
+  beforeAll(async () => {
+    started = await startConsumerFixture(overrides());
+  }, 60_000);
+  afterAll(async () => {
+    await started?.close();
+  });
+  afterEach(async () => {
+    if (started) await resetProducts(started.db);
+  });
+  const current = (): ConsumerFixture => {
+    if (!started) throw new Error('the OData consumer fixture is not started');
+    return started;
+  };
+  // Each property read goes to the fixture started in beforeAll.
+  return new Proxy({} as ConsumerFixture, {
+    get: (_, key) => Reflect.get(current(), key),
+  });
 }
 
 /** Puts the products back as seeded (a failed case may leave a created row behind). */

@@ -1,6 +1,7 @@
 /**
- * CORS (`--cors-origin`): browsers may call every endpoint, read the headers that carry meaning
- * (X-Total-Count, Retry-After, WWW-Authenticate), and get CORS headers on a 401 too.
+ * CORS (`--cors-origin`, docs/configuration.md): browsers may call every endpoint, read the
+ * headers that carry meaning (X-Total-Count, Link, Retry-After, WWW-Authenticate, ETag,
+ * Location, OData-EntityId, OData-Version, Preference-Applied), and get CORS headers on a 401 too.
  */
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
@@ -10,7 +11,9 @@ let open: TestGateway;
 let guarded: TestGateway;
 
 beforeAll(async () => {
-  db = await createTestDatabase('CREATE TABLE t (id INT PRIMARY KEY); INSERT INTO t VALUES (1)');
+  db = await createTestDatabase(
+    'CREATE TABLE t (id INT PRIMARY KEY); INSERT INTO t VALUES (1); CREATE TABLE u (id INT PRIMARY KEY)',
+  );
   open = await startTestGateway(db.name);
   guarded = await startTestGateway(db.name, {
     mode: 'auth',
@@ -47,7 +50,7 @@ test('X-Total-Count and Link are exposed to scripts', async () => {
   });
   expect(response.headers.get('access-control-allow-origin')).toBe('*');
   expect(response.headers.get('access-control-expose-headers')).toBe(
-    'X-Total-Count, Link, Retry-After, WWW-Authenticate',
+    'X-Total-Count, Link, Retry-After, WWW-Authenticate, ETag, Location, OData-EntityId, OData-Version, Preference-Applied',
   );
   expect(response.headers.get('x-total-count')).toBe('1');
 });
@@ -72,4 +75,27 @@ test('a preflight needs no token in auth mode', async () => {
   });
   expect(response.status).toBe(204);
   expect(response.headers.get('access-control-allow-origin')).toBe('https://app.example');
+});
+
+test('a script may read the ETag of a read, and where OData created an entity and how', async () => {
+  const origin = { Origin: 'https://anywhere.example' };
+  const read = await fetch(`${open.url}/table/t/read`, { headers: origin });
+  const created = await fetch(`${open.url}/odata/u`, {
+    method: 'POST',
+    headers: { ...origin, 'Content-Type': 'application/json', Prefer: 'return=minimal' },
+    body: JSON.stringify({ id: 7 }),
+  });
+  expect([read.status, created.status]).toEqual([200, 204]);
+  const sent = [
+    [read, ['ETag']],
+    [created, ['Location', 'OData-EntityId', 'OData-Version', 'Preference-Applied']],
+  ] as const;
+  for (const [response, names] of sent) {
+    const exposed = (response.headers.get('access-control-expose-headers') ?? '').split(', ');
+    for (const name of names) {
+      expect(response.headers.get(name)).not.toBeNull();
+      expect(exposed).toContain(name);
+    }
+  }
+  expect(created.headers.get('location')).toBe(`${open.url}/odata/u(7)`);
 });

@@ -7,13 +7,13 @@
  * `cost`.
  */
 import { createRequire } from 'node:module';
-import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { describe, expect, test } from '@jest/globals';
 import Ajv from 'ajv';
 import {
   type ConsumerFixture,
   recorded,
-  startConsumerFixture,
   type Target,
+  useConsumerFixture,
   ZIP,
 } from '../helpers/odata-consumers.js';
 
@@ -26,15 +26,7 @@ const CSDL_SCHEMA = require('odata-csdl/schemas/csdl.schema.json') as object;
 type Csdl = Record<string, unknown> & { $Version: string; $EntityContainer: string };
 type Members = Record<string, Record<string, unknown>>;
 
-let fixture: ConsumerFixture;
-
-beforeAll(async () => {
-  fixture = await startConsumerFixture();
-}, 60_000);
-
-afterAll(async () => {
-  await fixture?.close();
-});
+const fixture = useConsumerFixture();
 
 async function metadata(target: Target, query = '') {
   const response = await fetch(`${target.service}$metadata${query}`, { headers: target.headers });

@@ -4,36 +4,22 @@
  * `ODataFilter`, `orderby`/`skip`/`top`, `count`, `retrieve` by key, `create`, `update` (PATCH)
  * and `delete`, in open mode and as the clerk.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, test } from '@jest/globals';
+import { describe, expect, test } from '@jest/globals';
 import { OData } from '@odata/client';
 import {
   CASES,
-  type ConsumerFixture,
   expectedProduct,
   MODES,
   PRODUCTS,
   productRow,
   recorded,
-  resetProducts,
-  startConsumerFixture,
   type Target,
   targetOf,
+  useConsumerFixture,
   ZIP,
 } from '../helpers/odata-consumers.js';
 
-let fixture: ConsumerFixture;
-
-beforeAll(async () => {
-  fixture = await startConsumerFixture();
-}, 60_000);
-
-afterAll(async () => {
-  await fixture?.close();
-});
-
-afterEach(async () => {
-  await resetProducts(fixture.db);
-});
+const fixture = useConsumerFixture();
 
 type Row = { id: number } & Record<string, unknown>;
 const ids = (rows: Row[]) => rows.map((row) => row.id);

@@ -6,19 +6,17 @@
  * read, and a POST, PATCH and DELETE, in open mode and as the clerk.
  */
 import { createRequire } from 'node:module';
-import { afterAll, afterEach, beforeAll, describe, expect, test } from '@jest/globals';
+import { describe, expect, test } from '@jest/globals';
 import {
   CASES,
-  type ConsumerFixture,
   expectedProduct,
   MODES,
   PRODUCTS,
   productRow,
   recorded,
-  resetProducts,
-  startConsumerFixture,
   type Target,
   targetOf,
+  useConsumerFixture,
   ZIP,
 } from '../helpers/odata-consumers.js';
 
@@ -27,19 +25,7 @@ const require = createRequire(import.meta.url);
 type Any = any;
 const odatajs = require('ts-odatajs') as { oData: Any };
 
-let fixture: ConsumerFixture;
-
-beforeAll(async () => {
-  fixture = await startConsumerFixture();
-}, 60_000);
-
-afterAll(async () => {
-  await fixture?.close();
-});
-
-afterEach(async () => {
-  await resetProducts(fixture.db);
-});
+const fixture = useConsumerFixture();
 
 interface Result {
   readonly data: Any;

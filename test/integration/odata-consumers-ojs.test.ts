@@ -4,36 +4,22 @@
  * `fetch()` (o.js's `query()` keeps only `value`), `/$count`, a key read, and `post`, `patch` and
  * `delete`, in open mode and as the clerk (the token in o.js's `headers`).
  */
-import { afterAll, afterEach, beforeAll, describe, expect, test } from '@jest/globals';
+import { describe, expect, test } from '@jest/globals';
 import { o } from 'odata';
 import {
   CASES,
-  type ConsumerFixture,
   expectedProduct,
   MODES,
   PRODUCTS,
   productRow,
   recorded,
-  resetProducts,
-  startConsumerFixture,
   type Target,
   targetOf,
+  useConsumerFixture,
   ZIP,
 } from '../helpers/odata-consumers.js';
 
-let fixture: ConsumerFixture;
-
-beforeAll(async () => {
-  fixture = await startConsumerFixture();
-}, 60_000);
-
-afterAll(async () => {
-  await fixture?.close();
-});
-
-afterEach(async () => {
-  await resetProducts(fixture.db);
-});
+const fixture = useConsumerFixture();
 
 /** An o.js handler for the target, its headers as o.js's default ones plus who calls. */
 function handler(target: Target) {

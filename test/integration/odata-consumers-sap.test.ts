@@ -13,18 +13,16 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterAll, afterEach, beforeAll, describe, expect, test } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import {
   CASES,
-  type ConsumerFixture,
   MODES,
   PRODUCTS,
   productRow,
   recorded,
-  resetProducts,
-  startConsumerFixture,
   type Target,
   targetOf,
+  useConsumerFixture,
 } from '../helpers/odata-consumers.js';
 
 const require = createRequire(import.meta.url);
@@ -34,7 +32,7 @@ const { BigNumber } = require('bignumber.js') as { BigNumber: Any };
 const moment = require('moment') as Any;
 const GENERATOR = require.resolve('@sap-cloud-sdk/generator/dist/cli.js');
 
-let fixture: ConsumerFixture;
+const fixture = useConsumerFixture();
 let work: string;
 /** The generated `productsApi` and the SDK's `desc`/`asc`. */
 let api: Any;
@@ -59,7 +57,6 @@ function run(command: string, args: string[], cwd: string): Promise<void> {
 }
 
 beforeAll(async () => {
-  fixture = await startConsumerFixture();
   work = await mkdtemp(path.join(os.tmpdir(), 'tablegate-sap-client-'));
   // The generated code imports @sap-cloud-sdk/odata-v4, bignumber.js and moment: this
   // checkout's node_modules, as an app's own would be.
@@ -110,12 +107,7 @@ beforeAll(async () => {
 }, 240_000);
 
 afterAll(async () => {
-  await fixture?.close();
   if (work) await rm(work, { recursive: true, force: true });
-});
-
-afterEach(async () => {
-  await resetProducts(fixture.db);
 });
 
 /** The SDK's destination for a target: the gateway's origin (the client knows /odata) and who calls. */

@@ -3,7 +3,7 @@
  * coding, `*`, the x-gzip alias, and weak ETag comparison.
  */
 import { describe, expect, test } from '@jest/globals';
-import { chooseCoding, matchesETag, prefersCsv } from '../../../src/http/negotiate.js';
+import { chooseCoding, prefersCsv } from '../../../src/http/negotiate.js';
 
 describe('chooseCoding', () => {
   test.each<[string | undefined, string]>([
@@ -28,23 +28,6 @@ describe('chooseCoding', () => {
     [' , ;q=1, gzip ;  q=0.3 ', 'gzip'],
   ])('%j → %s', (header, coding) => {
     expect(chooseCoding(header)).toBe(coding);
-  });
-});
-
-describe('matchesETag', () => {
-  const etag = 'W/"abc"';
-  test.each<[string | undefined, boolean]>([
-    [undefined, false],
-    ['', false],
-    ['W/"abc"', true],
-    ['"abc"', true],
-    ['"abd"', false],
-    ['"x", W/"abc"', true],
-    ['"x" , "y"', false],
-    ['*', true],
-    ['abc', false],
-  ])('%j → %s', (header, matches) => {
-    expect(matchesETag(header, etag)).toBe(matches);
   });
 });
 

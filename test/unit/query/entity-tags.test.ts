@@ -55,3 +55,29 @@ describe('comparison', () => {
     expect(ifMatchHolds(tags('garbage'), '"x"')).toBe(false);
   });
 });
+
+describe('If-None-Match against a weak current tag (the API description, $metadata)', () => {
+  const current = 'W/"abc"';
+  test.each<[string | undefined, boolean]>([
+    [undefined, false],
+    ['', false],
+    ['W/"abc"', true],
+    ['"abc"', true],
+    ['"abd"', false],
+    ['"x", W/"abc"', true],
+    ['"x",W/"abc"', true],
+    ['  W/"abc"  ', true],
+    ['"x" , "y"', false],
+    ['*', true],
+    [' * ', true],
+    ['"x", *', false],
+    ['abc', false],
+    ['W/abc', false],
+    ['W/ "abc"', false],
+    ['"ab"c"', false],
+    ['garbage, W/"abc"', true],
+    ['"a,b", "abc"', true],
+  ])('%j → %s', (header, holds) => {
+    expect(noneMatchHolds(parseEntityTags(header), current)).toBe(holds);
+  });
+});
