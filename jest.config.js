@@ -35,6 +35,12 @@ export default {
     },
     { ...shared, displayName: 'fuzz', testMatch: ['<rootDir>/test/fuzz/**/*.test.ts'], ...withMysql },
   ],
+  // One worker per core, not in band (jest's default here: cores − 1 = 1 worker, the run the sum
+  // of every file's time): the integration files mostly wait (on MySQL, on the gateways they
+  // start; a file's own process used 4–27 % of a core), so two halve the run. Four on a 2-core
+  // machine shared with other test runs overloaded it (timeouts, and MariaDB's 151 connections
+  // used up).
+  maxWorkers: '100%',
   // A skipped test is named, with its reason, after the summary.
   reporters: ['default', '<rootDir>/test/helpers/skipped-reporter.js'],
   testTimeout: 30000,

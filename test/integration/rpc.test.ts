@@ -793,8 +793,8 @@ describe('--query-timeout', () => {
       message: 'The query took longer than the configured time limit',
       code: 'QUERY_TIMEOUT',
     });
+    // Not before the limit; and cut by it (the 504), the routine's 3 s being under no other.
     expect(took).toBeGreaterThanOrEqual(900);
-    expect(took).toBeLessThan(2900);
     // The routine was stopped, not just its SLEEP: its INSERT, due at 3 s, never ran.
     await new Promise((resolve) => setTimeout(resolve, 3500 - took));
     expect(await rows("SELECT id FROM audit WHERE what = 'after sleep'")).toEqual([]);
@@ -814,10 +814,9 @@ describe('--anonymous-query-timeout', () => {
   });
 
   test("a call runs under its caller's limit, not the query timeout's", async () => {
-    const started = Date.now();
+    // Under the query timeout (30 s) its 3 s would be served: the 504 is the 1 s limit's.
     const answer = await call('POST', '/rpc/slow', { s: 3 }, anonymous.url);
     expect(answer.status).toBe(504);
-    expect(Date.now() - started).toBeLessThan(2900);
   });
 });
 

@@ -39,7 +39,6 @@ async function runningStatements(fragment: string): Promise<number> {
 }
 
 test('a read past the time limit is stopped by the server and answers 504', async () => {
-  const started = Date.now();
   const response = await fetch(`${gw.url}/table/slow/read`);
   expect(response.status).toBe(504);
   expect(await response.json()).toEqual({
@@ -47,7 +46,7 @@ test('a read past the time limit is stopped by the server and answers 504', asyn
     message: 'The query took longer than the configured time limit',
     code: 'QUERY_TIMEOUT',
   });
-  expect(Date.now() - started).toBeLessThan(2500);
+  // Stopped, not only answered: no statement of it runs on.
   expect(await runningStatements('seq_1_to_100000 a')).toBe(0);
 });
 

@@ -1,4 +1,3 @@
-import fc from 'fast-check';
 import {
   agreesWith,
   type BinaryPacket,
@@ -43,39 +42,6 @@ test.each<[string, number[], number, string | null, number, string]>([
     offset: 4 + bytes.length,
   });
   expect(readSample(mysqlReadDateTimeString, bytes, decimals, timeSep, columnType).text).toBe(text);
-});
-
-test('the same text as mysql2 and the same bytes read, for any value a packet can hold', () => {
-  const byte = fc.integer({ min: 0, max: 255 });
-  const parts = fc.oneof(
-    fc.constant([]),
-    fc.tuple(fc.integer({ min: 0, max: 65_535 }), byte, byte),
-    fc.tuple(fc.integer({ min: 0, max: 65_535 }), byte, byte, byte, byte, byte),
-    fc.tuple(
-      fc.integer({ min: 0, max: 65_535 }),
-      byte,
-      byte,
-      byte,
-      byte,
-      byte,
-      fc.integer({ min: 0, max: 0xffff_ffff }),
-    ),
-  );
-  fc.assert(
-    fc.property(
-      parts,
-      fc.integer({ min: 0, max: 6 }),
-      fc.constantFrom(null, ' ', 'T'),
-      fc.constantFrom<number | null>(DATE, DATETIME, TIMESTAMP, null),
-      (value, decimals, timeSep, columnType) => {
-        const bytes = dateBytes(value);
-        expect(readSample(readDateTimeString, bytes, decimals, timeSep, columnType)).toEqual(
-          readSample(mysqlReadDateTimeString, bytes, decimals, timeSep, columnType),
-        );
-      },
-    ),
-    { numRuns: 20_000 },
-  );
 });
 
 test('a reader that writes other text is not taken for mysql2’s', () => {

@@ -13,7 +13,9 @@ describe('quoteIdent', () => {
   });
 
   test('stays exact past the bound of kept names', () => {
-    for (let i = 0; i < 25_000; i++) expect(quoteIdent(`c${i}\``)).toBe(`\`c${i}\`\`\``);
+    const names = Array.from({ length: 25_000 }, (_, i) => `c${i}\``);
+    // One comparison of every answer: 25,000 expect() calls took seconds of the unit tier.
+    expect(names.map(quoteIdent)).toEqual(names.map((name) => `\`${name}\`\``));
     expect(quoteIdent('c7`')).toBe('`c7```');
   });
 });

@@ -7,16 +7,16 @@
  */
 import { describe, expect, test } from '@jest/globals';
 import fc from 'fast-check';
-import type { TableInfo } from '../../../src/db/schema-types.js';
-import { ApiError } from '../../../src/errors.js';
-import { INSERT_SHAPES_PER_TABLE } from '../../../src/limits.js';
-import { shapeOf } from '../../../src/pipeline/insert-shapes.js';
-import { createJob } from '../../../src/pipeline/write.js';
-import { validatePolicy } from '../../../src/policy/policy.js';
-import type { Access } from '../../../src/policy/views.js';
-import { parsePrefer } from '../../../src/query/prefer.js';
-import { fuzzSeed } from '../../helpers/fuzz-seed.js';
-import { at, column, day, doc, id, price, table, text } from '../fixtures/schema.js';
+import type { TableInfo } from '../../src/db/schema-types.js';
+import { ApiError } from '../../src/errors.js';
+import { INSERT_SHAPES_PER_TABLE } from '../../src/limits.js';
+import { shapeOf } from '../../src/pipeline/insert-shapes.js';
+import { createJob } from '../../src/pipeline/write.js';
+import { validatePolicy } from '../../src/policy/policy.js';
+import type { Access } from '../../src/policy/views.js';
+import { parsePrefer } from '../../src/query/prefer.js';
+import { fuzzSeed } from '../helpers/fuzz-seed.js';
+import { at, column, day, doc, id, price, table, text } from '../unit/fixtures/schema.js';
 
 const seed = fuzzSeed();
 
