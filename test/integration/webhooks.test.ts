@@ -605,15 +605,18 @@ describe('durable positions and leases', () => {
       await first.close();
       await writer.query('INSERT INTO other VALUES (202)');
       // The stopped gateway let its lease go: the other takes it at its next renewal.
-      const got = await receiver.until('/pair', 3, 15_000);
+      const deadline = Date.now() + 15_000;
+      while (firstArrivals('/pair').ids.length < 3 && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
       await new Promise((resolve) => setTimeout(resolve, 500));
       expect(second.gateway.webhooks?.delivering).toEqual(['pair']);
-      expect(receiver.of('/pair').map((d) => d.body.key)).toEqual([
-        { id: 200 },
-        { id: 201 },
-        { id: 202 },
-      ]);
-      expect(got.every((d) => d.verified)).toBe(true);
+      // At least once: a stop cuts the delivery in flight, and one the receiver took but whose
+      // place was not yet stored comes again from the other gateway, under the same webhook-id.
+      const { ids, repeats } = firstArrivals('/pair');
+      expect(ids).toEqual([200, 201, 202]);
+      expect(repeats).toBeLessThanOrEqual(1);
+      expect(receiver.of('/pair').every((d) => d.verified)).toBe(true);
     } finally {
       await first.close();
       await second.close();
