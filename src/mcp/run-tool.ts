@@ -223,7 +223,7 @@ async function cappedRead(
     request.access,
     request,
   );
-  const { read, total: counting } = made instanceof Promise ? await made : made;
+  const { read, total: counting } = await made;
   const total = counting === null ? null : await counting;
   const rows = await handler.fetch(read, request);
   const { top, skip, limit } = window;

@@ -110,14 +110,12 @@ export class ODataService {
       } catch {
         // MySQL is down: the schema read before still describes the service.
       }
-      const found = this.model(request);
-      const model = found instanceof Promise ? await found : found;
+      const model = await this.model(request);
       return path.kind === 'service'
         ? this.serviceDocument(request, reply, model)
         : this.metadata(request, reply);
     }
-    const found = this.model(request);
-    const model = found instanceof Promise ? await found : found;
+    const model = await this.model(request);
     const { name, predicate, rest } = path;
     const set = model.sets.get(name);
     const table = set?.table.name ?? tableNamed(name);
@@ -223,8 +221,7 @@ export class ODataService {
       // Its own form of key (pipeline/read-cache.ts): no REST query string starts with \u0002.
       queryText: raw === null ? null : `\u0002${countOnly ? 'c' : (paging?.top ?? '')}&${raw}`,
     };
-    const found = this.handler.handle(operation, request.access, request);
-    const answered = found instanceof Promise ? await found : found;
+    const answered = await this.handler.handle(operation, request.access, request);
     const total = answered.total === null ? null : await answered.total;
     if (countOnly) return reply.type('text/plain; charset=utf-8').send(String(total ?? 0));
     const rows = await this.handler.fetch(answered.read, request);
@@ -364,8 +361,7 @@ export class ODataService {
         };
       },
     };
-    const found = this.handler.handle(operation, request.access, request);
-    const answered = found instanceof Promise ? await found : found;
+    const answered = await this.handler.handle(operation, request.access, request);
     const [row] = await this.handler.fetch(answered.read, request);
     if (row === undefined) throw rowNotFound(table);
     return { fields: answered.read.fields, row };
