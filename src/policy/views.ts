@@ -83,8 +83,8 @@ class RoleViews {
 }
 
 /**
- * Each policy's roles, weakly by the policy object: a policy is never changed once read (a
- * reload makes a new one), so a role's views are good for as long as its policy is used.
+ * Each policy's roles, weakly by the policy object: a policy is never changed once read (each
+ * read of a policy file makes a new one), so a role's views are good while its policy is used.
  */
 const rolesByPolicy = new WeakMap<Policy, Map<string, RoleViews>>();
 
