@@ -143,8 +143,7 @@ export class ODataService {
       } catch {
         // MySQL is down: the schema read before still describes the service.
       }
-      const found = this.model(request);
-      const model = found instanceof Promise ? await found : found;
+      const model = await this.model(request);
       return path.kind === 'service'
         ? this.serviceDocument(request, reply, model)
         : this.metadata(request, reply);
@@ -154,8 +153,7 @@ export class ODataService {
     if (name === '$batch' && predicate === null && rest.length === 0) {
       throw methodNotAllowed(request.method, ['POST']);
     }
-    const found = this.model(request);
-    const model = found instanceof Promise ? await found : found;
+    const model = await this.model(request);
     const set = model.sets.get(name);
     const table = set?.table.name ?? tableNamed(name);
     if (set === undefined && predicate !== null && method === 'GET') {
@@ -267,8 +265,7 @@ export class ODataService {
       // Its own form of key (pipeline/read-cache.ts): no REST query string starts with \u0002.
       queryText: raw === null ? null : `\u0002${countOnly ? 'c' : (paging?.top ?? '')}&${raw}`,
     };
-    const found = this.handler.handle(operation, request.access, request);
-    const answered = found instanceof Promise ? await found : found;
+    const answered = await this.handler.handle(operation, request.access, request);
     const total = answered.total === null ? null : await answered.total;
     if (countOnly) return reply.type('text/plain; charset=utf-8').send(String(total ?? 0));
     const fetched = await this.handler.fetch(answered.read, request);
@@ -424,8 +421,7 @@ export class ODataService {
         };
       },
     };
-    const found = this.handler.handle(operation, request.access, request);
-    const answered = found instanceof Promise ? await found : found;
+    const answered = await this.handler.handle(operation, request.access, request);
     const [row] = await this.handler.fetch(answered.read, request);
     if (row === undefined) throw rowNotFound(table);
     return { fields: answered.read.fields, row, tag: null };

@@ -181,12 +181,13 @@ export class Handler {
     access: Access | null,
     caller: Caller,
   ): Promise<RowAnswer> {
-    const found = tableFor(this.schema, access, operation.table, 'read');
-    const known = found instanceof Promise ? await found : found;
+    const known = await tableFor(this.schema, access, operation.table, 'read');
     const { key, query } = operation.request();
     const { flavour } = this.db;
-    const made = this.schema.plan(known, (t) => compileKeyRead(t, key, query, access, flavour));
-    const read = this.reads.admit((made instanceof Promise ? await made : made).plan, access);
+    const made = await this.schema.plan(known, (t) =>
+      compileKeyRead(t, key, query, access, flavour),
+    );
+    const read = this.reads.admit(made.plan, access);
     const [row] = await this.fetch(read, caller);
     if (row === undefined) throw rowNotFound(known.name);
     return { kind: 'row', read, row };
@@ -358,8 +359,7 @@ export class Handler {
 
   /** The table for the role, and the write's job (or a deep insert's chain) planned against it. */
   private async planWrite(operation: WriteOperation, access: Access | null): Promise<Planned> {
-    const found = tableFor(this.schema, access, operation.table, operation.kind);
-    const known = found instanceof Promise ? await found : found;
+    const known = await tableFor(this.schema, access, operation.table, operation.kind);
     const { flavour } = this.db;
     let preferences: Preferences;
     let make: (table: TableInfo) => PlannedWrite | DeepWrite;
@@ -399,8 +399,7 @@ export class Handler {
         break;
       }
     }
-    const made = this.schema.plan(known, make);
-    const plan = (made instanceof Promise ? await made : made).plan;
+    const { plan } = await this.schema.plan(known, make);
     return { known, action: operation.kind, preferences, planned: plan };
   }
 

@@ -22,7 +22,13 @@ import { ANONYMOUS } from '../policy/policy.js';
 import { type Access, readView, viewerFor } from '../policy/views.js';
 import type { KeyValue } from '../query/key-value.js';
 import { parseReadOptions, type QueryObject } from '../query/options.js';
-import { compileCount, compileSelect, pageKeySlots } from '../sql/compile-read.js';
+import {
+  compileCount,
+  compileSelect,
+  type PlainSelectText,
+  pageKeySlots,
+  plainSelectList,
+} from '../sql/compile-read.js';
 import { bindSeek, keyParameter } from '../sql/compile-seek.js';
 import { compileKeyMatch } from '../sql/compile-write.js';
 import { bindUser, namesUser } from '../sql/user-values.js';
@@ -48,7 +54,7 @@ import { bindingOf, type Position, type Skiptokens } from './skiptoken.js';
  */
 export function compileReadPlan(plan: ReadPlan, flavour: Flavour = 'mariadb'): CompiledRead {
   const count = plan.count ? compileCount(plan, flavour) : null;
-  const select = compileSelect(plan, flavour);
+  const select = compileSelect(plan, flavour, undefined, keptSelectText);
   return {
     select,
     count,
@@ -164,6 +170,19 @@ export function bindRead(read: CompiledRead, access: Access | null): CompiledRea
   };
 }
 
+/**
+ * A plain select list's text per list and flavour (memo.ts): a read without `$select` compiles
+ * its view's `*` (plan/view.ts), the same list every time, so its text is made once per schema.
+ */
+const plainTexts: Readonly<Record<Flavour, Memo<readonly Selection[], string>>> = {
+  mariadb: new Memo((selections) => plainSelectList(selections, 'mariadb')),
+  mysql: new Memo((selections) => plainSelectList(selections, 'mysql')),
+};
+
+/** plainSelectList through the memo above: what the pipeline's compiles pass compileSelect. */
+export const keptSelectText: PlainSelectText = (selections, flavour) =>
+  plainTexts[flavour].of(selections);
+
 /** A select list with relations: its row serializer (memo.ts). */
 const serializers = new Memo<readonly Selection[], RowSerializer>((selections) =>
   shapeSerializer(fieldsOf(selections)),
@@ -274,8 +293,11 @@ export function compileKeyRead(
     );
   }
   const plan = planRead(request, table, viewerFor(access));
-  const select = compileSelect(plan, flavour, (column, params) =>
-    compileKeyMatch(match, params, column),
+  const select = compileSelect(
+    plan,
+    flavour,
+    (column, params) => compileKeyMatch(match, params, column),
+    keptSelectText,
   );
   return {
     select,

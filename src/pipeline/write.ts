@@ -37,6 +37,7 @@ import {
 } from '../policy/stage.js';
 import { type Access, readView, viewerFor, writeView } from '../policy/views.js';
 import { type AppliedPreferences, NO_PREFERENCES, type Preferences } from '../query/prefer.js';
+import { compileSelect } from '../sql/compile-read.js';
 import {
   type CompiledGuard,
   type CompiledReadBack,
@@ -50,13 +51,16 @@ import {
   compileUpdateReadBack,
   compileUpsertGuards,
   compileUpsertReadBack,
+  MAX_PLACEHOLDERS,
+  type ReadBackMemo,
   upsertReadable,
 } from '../sql/compile-write.js';
 import type { CompiledQuery } from '../sql/compiled-query.js';
 import { bindUser } from '../sql/user-values.js';
 import type { Field, RowSerializer } from '../types/rows.js';
 import { learnShape, shapedInsert, shapeOf } from './insert-shapes.js';
-import { fieldsOf, readSerializer } from './read.js';
+import { Memo } from './memo.js';
+import { fieldsOf, keptSelectText, readSerializer } from './read.js';
 
 export type { WriteJob } from '../execute/write.js';
 
@@ -115,7 +119,9 @@ export function createJob(
   const rows = preferences.representation ? insertedRows(plan) : null;
   const read = rows === null ? null : readBackPlan(plan.table, access);
   const readBack =
-    rows === null || read === null ? null : compileInsertReadBack(plan, rows, read.plan, flavour);
+    rows === null || read === null
+      ? null
+      : compileInsertReadBack(plan, rows, read.plan, flavour, MAX_PLACEHOLDERS, read.kept);
   const unprepare = plan.rows.length > 1;
   const guards =
     guard === null ? [] : [writeGuard(guard, access, () => createdRowViolation(plan.table))];
@@ -195,7 +201,10 @@ function upsertJob(
     writeGuard(guard, access, () => upsertedRowViolation(plan.table, onDuplicate.resolution)),
   );
   const read = readable ? readBackPlan(plan.table, access) : null;
-  const readBack = read === null ? null : compileUpsertReadBack(plan, read.plan, flavour);
+  const readBack =
+    read === null
+      ? null
+      : compileUpsertReadBack(plan, read.plan, flavour, MAX_PLACEHOLDERS, read.kept);
   const unprepare = plan.rows.length > 1;
   const alone =
     statements.length === 1 && guards.length === 0 && readBack === null && insertIsExact(plan);
@@ -230,7 +239,9 @@ export function updateJob(
   const rows = preferences.representation ? updatedRows(plan) : null;
   const read = rows === null ? null : readBackPlan(plan.table, access);
   const readBack =
-    rows === null || read === null ? null : compileUpdateReadBack(plan, rows, read.plan, flavour);
+    rows === null || read === null
+      ? null
+      : compileUpdateReadBack(plan, rows, read.plan, flavour, MAX_PLACEHOLDERS, read.kept);
   const { maxAffected } = preferences;
   const guards =
     guard === null ? [] : [writeGuard(guard, access, () => updatedRowViolation(plan.table))];
@@ -305,14 +316,11 @@ export function conditionalJob(
 }
 
 /** The table's generated columns, by name, once per table object (no allocation per write). */
-const generatedByTable = new WeakMap<TableInfo, readonly string[]>();
+const generatedByTable = new Memo<TableInfo, readonly string[]>((table) =>
+  table.columns.filter((column) => column.generated).map((column) => column.name),
+);
 function generatedColumns(table: TableInfo): readonly string[] {
-  let names = generatedByTable.get(table);
-  if (names === undefined) {
-    names = table.columns.filter((column) => column.generated).map((column) => column.name);
-    generatedByTable.set(table, names);
-  }
-  return names;
+  return generatedByTable.of(table);
 }
 
 function bound(query: CompiledQuery, access: Access | null): CompiledQuery {
@@ -344,9 +352,8 @@ interface ReadBackPlan {
   readonly plan: ReadPlan;
   readonly serialize: RowSerializer;
   readonly fields: readonly Field[];
+  readonly kept: ReadBackMemo;
 }
-
-const readBackPlans = new WeakMap<Viewer, WeakMap<TableInfo, ReadBackPlan | null>>();
 
 /**
  * The caller's read of `table` (the base table) as `$select=*` would plan it — its readable
@@ -355,35 +362,32 @@ const readBackPlans = new WeakMap<Viewer, WeakMap<TableInfo, ReadBackPlan | null
  * per request).
  */
 function readBackPlan(table: TableInfo, access: Access | null): ReadBackPlan | null {
-  const viewer = viewerFor(access);
-  let byTable = readBackPlans.get(viewer);
-  if (byTable === undefined) {
-    byTable = new WeakMap();
-    readBackPlans.set(viewer, byTable);
-  }
-  let made = byTable.get(table);
-  if (made === undefined) {
-    made = null;
-    if (viewer(table) !== null) {
-      const plan = planRead(ALL_ROWS, table, viewer);
-      const orderBy = table.primaryKey.map((name) => ({
-        expr: {
-          kind: 'column' as const,
-          source: plan.source,
-          column: table.columnsByName.get(name) as ColumnInfo,
-        },
-        direction: 'asc' as const,
-      }));
-      const ordered = { ...plan, orderBy };
-      made = {
-        plan: ordered,
-        serialize: readSerializer(ordered),
-        fields: fieldsOf(ordered.selections),
-      };
-    }
-    byTable.set(table, made);
-  }
-  return made;
+  return readBackPlans.of(viewerFor(access)).of(table);
+}
+
+const readBackPlans = new Memo<Viewer, Memo<TableInfo, ReadBackPlan | null>>(
+  (viewer) => new Memo((table) => readBackPlanMade(table, viewer)),
+);
+
+function readBackPlanMade(table: TableInfo, viewer: Viewer): ReadBackPlan | null {
+  if (viewer(table) === null) return null;
+  const plan = planRead(ALL_ROWS, table, viewer);
+  const orderBy = table.primaryKey.map((name) => ({
+    expr: {
+      kind: 'column' as const,
+      source: plan.source,
+      column: table.columnsByName.get(name) as ColumnInfo,
+    },
+    direction: 'asc' as const,
+  }));
+  const ordered = { ...plan, orderBy };
+  const params = (flavour: Flavour) => compileSelect(ordered, flavour).params.length;
+  return {
+    plan: ordered,
+    serialize: readSerializer(ordered),
+    fields: fieldsOf(ordered.selections),
+    kept: { params: { mariadb: params('mariadb'), mysql: params('mysql') }, text: keptSelectText },
+  };
 }
 
 const ALL_ROWS = {

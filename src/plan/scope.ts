@@ -50,7 +50,7 @@ import {
   type Selection,
   type Source,
 } from './nodes.js';
-import { followable, type TableView, type Viewer } from './view.js';
+import { followable, fullView, type TableView, type Viewer } from './view.js';
 
 /** The joins of one SELECT, by the relation walked and the source it was walked from. */
 class Level {
@@ -63,20 +63,10 @@ interface Aliases {
   next: number;
 }
 
-/** The root source of each table: the same object for every read, so `*` can be kept (below). */
-const rootSources = new WeakMap<TableInfo, Source>();
-
 /** A table at the top of a statement, alias `t0`: the same object for every statement of it. */
 export function rootSource(table: TableInfo): Source {
-  let source = rootSources.get(table);
-  if (source === undefined) {
-    source = { table, alias: 't0' };
-    rootSources.set(table, source);
-  }
-  return source;
+  return fullView(table).root;
 }
-/** `$select=*` at the root, per view: the same array for every read of it. */
-const rootColumns = new WeakMap<TableView, readonly Selection[]>();
 
 const NO_VARIABLES: ReadonlyMap<string, Scope> = new Map();
 
@@ -103,7 +93,7 @@ export class Scope {
   static root(table: TableInfo, viewer: Viewer): Scope {
     const view = viewer(table);
     if (view === null) throw unknownTable(table.name);
-    return new Scope(rootSource(table), view, viewer, new Level(), { next: 1 }, NO_VARIABLES);
+    return new Scope(view.root, view, viewer, new Level(), { next: 1 }, NO_VARIABLES);
   }
 
   /** The read this scope's options ask for: select, then filter, order and expand, in that order. */
@@ -131,14 +121,10 @@ export class Scope {
   }
 
   private allColumns(): readonly Selection[] {
-    const root = rootSources.get(this.source.table) === this.source;
-    const kept = root ? rootColumns.get(this.view) : undefined;
-    if (kept !== undefined) return kept;
-    const made = this.view.columns.map(
+    if (this.source === this.view.root) return this.view.star;
+    return this.view.columns.map(
       (column): Selection => ({ kind: 'column', name: column.name, expr: this.own(column) }),
     );
-    if (root) rootColumns.set(this.view, made);
-    return made;
   }
 
   private own(column: ColumnInfo): PlannedColumn {

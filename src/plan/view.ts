@@ -6,12 +6,22 @@
  * policy makes its own views (policy/views.ts).
  */
 import type { ColumnInfo, Relation, TableInfo } from '../db/schema-types.js';
-import type { PlannedFilter, Source } from './nodes.js';
+import type { PlannedFilter, Selection, Source } from './nodes.js';
 
 export interface TableView {
   readonly table: TableInfo;
   /** The readable columns in table order: the table's own array when it is every column. */
   readonly columns: readonly ColumnInfo[];
+  /**
+   * The table at the top of a statement, alias `t0`: one object per table object, shared by
+   * every view of it, so what is kept per source (a policy's where, policy/where.ts) is kept once.
+   */
+  readonly root: Source;
+  /**
+   * `$select=*` at the root: the readable columns of `root`, the same array for every read
+   * through this view (a plain select list's text and serializer are kept per list).
+   */
+  readonly star: readonly Selection[];
   column(name: string): ColumnInfo | undefined;
   /** A relation the caller may follow, or undefined (none by that name, or its target hidden). */
   relation(name: string): Relation | undefined;
@@ -41,19 +51,39 @@ export function followable(view: TableView, relation: Relation, viewer: Viewer):
   return keysVisible ? target : null;
 }
 
+/** A view of `parts.table`, its `*` made once from its columns. */
+export function tableView(parts: Omit<TableView, 'star'>): TableView {
+  const { root } = parts;
+  const star = parts.columns.map(
+    (column): Selection => ({
+      kind: 'column',
+      name: column.name,
+      expr: { kind: 'column', source: root, column },
+    }),
+  );
+  return { ...parts, star };
+}
+
+/**
+ * The views without a policy, one per table object: the views of the one role a gateway
+ * without a policy has, each a function of its table object alone (a schema re-read makes new
+ * objects for what changed, and a view held weakly goes with its table): CONTRIBUTING.md, "What
+ * a cache may key on". A policy's roles own their views (policy/views.ts).
+ */
 const fullViews = new WeakMap<TableInfo, TableView>();
 
 /** Everything of the table. */
 export function fullView(table: TableInfo): TableView {
   let view = fullViews.get(table);
   if (view === undefined) {
-    view = {
+    view = tableView({
       table,
       columns: table.columns,
+      root: { table, alias: 't0' },
       column: (name) => table.columnsByName.get(name),
       relation: (name) => table.relations.get(name),
       rows: () => null,
-    };
+    });
     fullViews.set(table, view);
   }
   return view;

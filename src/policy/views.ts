@@ -9,7 +9,7 @@
  */
 import type { ColumnInfo, TableInfo } from '../db/schema-types.js';
 import type { Source } from '../plan/read-plan.js';
-import { fullView, openViewer, type TableView, type Viewer } from '../plan/view.js';
+import { fullView, openViewer, type TableView, tableView, type Viewer } from '../plan/view.js';
 import type { UserValues } from '../sql/user-values.js';
 import type { Action, Grant, Policy } from './policy.js';
 
@@ -21,39 +21,90 @@ export interface Access {
   readonly user: UserValues | null;
 }
 
-const views = new WeakMap<TableInfo, Map<string, TableView | null>>();
-const viewers = new WeakMap<Policy, Map<string, Viewer>>();
+/**
+ * What a role of a policy sees, made once per table object and kept by the role (RoleViews),
+ * so each view's key is everything that decides it: the policy, the role, the table object.
+ */
+class RoleViews {
+  private readonly reads = new WeakMap<TableInfo, TableView | null>();
+  private readonly readable = new WeakMap<TableInfo, TableInfo>();
+  private readonly writable: Record<'create' | 'update', WeakMap<TableInfo, TableInfo>> = {
+    create: new WeakMap(),
+    update: new WeakMap(),
+  };
+  /** The role's read views: the same function every time, so what is kept per viewer is kept. */
+  readonly viewer: Viewer = (table) => {
+    let view = this.reads.get(table);
+    if (view === undefined) {
+      const grant = this.grant(table, 'read');
+      view = grant === null ? null : grantedView(table, grant);
+      this.reads.set(table, view);
+    }
+    return view;
+  };
+
+  constructor(
+    private readonly policy: Policy,
+    private readonly role: string,
+  ) {}
+
+  /** The table with only the columns the role may read (readView). */
+  readView(table: TableInfo): TableInfo {
+    let view = this.readable.get(table);
+    if (view === undefined) {
+      const grant = this.grant(table, 'read');
+      view = grant === null || grant.columns === null ? table : narrowed(table, grant.columns);
+      this.readable.set(table, view);
+    }
+    return view;
+  }
+
+  /** The table with only the columns a body of the action may name (writeView). */
+  writeView(table: TableInfo, action: 'create' | 'update'): TableInfo {
+    const kept = this.writable[action];
+    let view = kept.get(table);
+    if (view === undefined) {
+      const read = this.grant(table, 'read');
+      const write = this.grant(table, action);
+      view =
+        read === null || write === null || read.columns === null || write.columns === null
+          ? table
+          : narrowed(table, [...read.columns, ...write.columns]);
+      kept.set(table, view);
+    }
+    return view;
+  }
+
+  /** The action's grant when the policy allows it (Policy.decide), else null. */
+  private grant(table: TableInfo, action: Action): Grant | null {
+    const decision = this.policy.decide(this.role, { kind: 'table', table: table.name, action });
+    return decision.allowed ? decision.grant : null;
+  }
+}
+
+/**
+ * Each policy's roles, weakly by the policy object: a policy is never changed once read (each
+ * read of a policy file makes a new one), so a role's views are good while its policy is used.
+ */
+const rolesByPolicy = new WeakMap<Policy, Map<string, RoleViews>>();
+
+function roleViews({ policy, role }: Access): RoleViews {
+  let byRole = rolesByPolicy.get(policy);
+  if (byRole === undefined) {
+    byRole = new Map();
+    rolesByPolicy.set(policy, byRole);
+  }
+  let views = byRole.get(role);
+  if (views === undefined) {
+    views = new RoleViews(policy, role);
+    byRole.set(role, views);
+  }
+  return views;
+}
 
 /** The views of the caller's role; every table whole without a policy. */
 export function viewerFor(access: Access | null): Viewer {
-  if (access === null) return openViewer;
-  const { policy, role } = access;
-  let byRole = viewers.get(policy);
-  if (byRole === undefined) {
-    byRole = new Map();
-    viewers.set(policy, byRole);
-  }
-  let viewer = byRole.get(role);
-  if (viewer === undefined) {
-    viewer = (table) => viewOf(policy, role, table);
-    byRole.set(role, viewer);
-  }
-  return viewer;
-}
-
-function viewOf(policy: Policy, role: string, table: TableInfo): TableView | null {
-  let byRole = views.get(table);
-  if (byRole === undefined) {
-    byRole = new Map();
-    views.set(table, byRole);
-  }
-  let view = byRole.get(role);
-  if (view === undefined) {
-    const decision = policy.decide(role, { kind: 'table', table: table.name, action: 'read' });
-    view = decision.allowed ? grantedView(table, decision.grant as Grant) : null;
-    byRole.set(role, view);
-  }
-  return view;
+  return access === null ? openViewer : roleViews(access).viewer;
 }
 
 function grantedView(table: TableInfo, grant: Grant): TableView {
@@ -63,9 +114,10 @@ function grantedView(table: TableInfo, grant: Grant): TableView {
   const columns: readonly ColumnInfo[] =
     names === null ? table.columns : table.columns.filter((column) => names.has(column.name));
   const { where } = grant;
-  return {
+  return tableView({
     table,
     columns,
+    root: whole.root,
     column:
       names === null
         ? whole.column
@@ -73,15 +125,16 @@ function grantedView(table: TableInfo, grant: Grant): TableView {
     relation: whole.relation,
     // The where may read columns the role cannot: it is planned against the whole table.
     rows: where === null ? whole.rows : (source: Source) => where.plan(source),
-  };
+  });
 }
 
 // ---- Writes ---------------------------------------------------------------------------------
 
-/** The table a view shows part of. */
+/**
+ * The table a narrowed copy (readView, writeView) stands for: not a memo but the one record of
+ * where a copy came from, weakly by the copy, which is never changed once made.
+ */
 const bases = new WeakMap<TableInfo, TableInfo>();
-const readViews = new WeakMap<TableInfo, WeakMap<Grant, TableInfo>>();
-const writeViews = new WeakMap<TableInfo, WeakMap<Grant, WeakMap<Grant, TableInfo>>>();
 
 /** The whole table a view (or the table itself) stands for. */
 export function baseTable(table: TableInfo): TableInfo {
@@ -90,20 +143,7 @@ export function baseTable(table: TableInfo): TableInfo {
 
 /** The columns the role may read: what a read, and the key of update/delete, may name. */
 export function readView(access: Access | null, table: TableInfo): TableInfo {
-  if (access === null) return table;
-  const grant = grantFor(access, table, 'read');
-  if (grant === null || grant.columns === null) return table;
-  let byGrant = readViews.get(table);
-  if (byGrant === undefined) {
-    byGrant = new WeakMap();
-    readViews.set(table, byGrant);
-  }
-  let view = byGrant.get(grant);
-  if (view === undefined) {
-    view = narrowed(table, new Set(grant.columns));
-    byGrant.set(grant, view);
-  }
-  return view;
+  return access === null ? table : roleViews(access).readView(table);
 }
 
 /**
@@ -116,31 +156,11 @@ export function writeView(
   table: TableInfo,
   action: 'create' | 'update',
 ): TableInfo {
-  if (access === null) return table;
-  const read = grantFor(access, table, 'read');
-  const write = grantFor(access, table, action);
-  if (read === null || write === null || read.columns === null || write.columns === null) {
-    return table;
-  }
-  let byRead = writeViews.get(table);
-  if (byRead === undefined) {
-    byRead = new WeakMap();
-    writeViews.set(table, byRead);
-  }
-  let byWrite = byRead.get(read);
-  if (byWrite === undefined) {
-    byWrite = new WeakMap();
-    byRead.set(read, byWrite);
-  }
-  let view = byWrite.get(write);
-  if (view === undefined) {
-    view = narrowed(table, new Set([...read.columns, ...write.columns]));
-    byWrite.set(write, view);
-  }
-  return view;
+  return access === null ? table : roleViews(access).writeView(table, action);
 }
 
-function narrowed(table: TableInfo, names: ReadonlySet<string>): TableInfo {
+function narrowed(table: TableInfo, granted: readonly string[]): TableInfo {
+  const names = new Set(granted);
   const columns: ColumnInfo[] = table.columns.filter((column) => names.has(column.name));
   if (columns.length === table.columns.length) return table;
   const view: TableInfo = {
@@ -150,10 +170,4 @@ function narrowed(table: TableInfo, names: ReadonlySet<string>): TableInfo {
   };
   bases.set(view, table);
   return view;
-}
-
-/** The action's grant when the policy allows it (Policy.decide), else null. */
-function grantFor(access: Access, table: TableInfo, action: Action): Grant | null {
-  const decision = access.policy.decide(access.role, { kind: 'table', table: table.name, action });
-  return decision.allowed ? decision.grant : null;
 }

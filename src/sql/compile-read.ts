@@ -32,14 +32,24 @@ const { TypedParameter } = mysql;
 export const NO_LIMIT = '18446744073709551615';
 
 /**
- * The select list of a read of plain columns, kept per list: a read without `$select` uses the
- * same selections on every request (plan/scope.ts), so its text is built once per schema.
+ * The text of a select list of plain columns (no joins, one source), given the list and the
+ * flavour: plainSelectList makes it; a caller that compiles the same list again (a view's `*`
+ * on every request, plan/view.ts) passes its memo of it (pipeline/read.ts keptSelectText).
  */
-const plainSelectLists: Readonly<
-  Record<ServerKind['flavour'], WeakMap<readonly Selection[], string>>
-> = {
-  mariadb: new WeakMap(),
-  mysql: new WeakMap(),
+export type PlainSelectText = (
+  selections: readonly Selection[],
+  flavour: ServerKind['flavour'],
+) => string;
+
+/** A plain select list's text. Per flavour: a spatial column's WKB is asked for differently. */
+export const plainSelectList: PlainSelectText = (selections, flavour) => {
+  const context = flavour === 'mariadb' ? UNQUALIFIED : { qualify: false, flavour };
+  return selections
+    .map((s) => {
+      const { column } = (s as Extract<Selection, { kind: 'column' }>).expr;
+      return asIs(quoteIdent(column.name), column, context);
+    })
+    .join(', ');
 };
 
 /**
@@ -53,11 +63,12 @@ export function compileSelect(
   plan: ReadPlan,
   flavour: ServerKind['flavour'] = 'mariadb',
   where?: RootCondition,
+  plainText: PlainSelectText = plainSelectList,
 ): CompiledQuery {
   const context = contextOf(plan, flavour);
-  if (pagedBeforeJoins(plan)) return pageThenJoin(plan, context);
+  if (pagedBeforeJoins(plan)) return pageThenJoin(plan, context, plainText);
   const params: unknown[] = [];
-  const select = selectList(plan.selections, context, params) + addedKeys(plan, context);
+  const select = selectList(plan.selections, context, params, plainText) + addedKeys(plan, context);
   let sql = `SELECT ${select} FROM ${fromClause(plan, context, params)}`;
   const conditions: string[] = [];
   if (plan.filter !== null) conditions.push(compileFilter(plan.filter, params, context));
@@ -152,12 +163,16 @@ function reads(filter: PlannedFilter, sources: ReadonlySet<Source>): boolean {
  * selected ones, the keys of relations, the order), then the joins and the expanded to-many
  * relations for its rows alone, in the same order.
  */
-function pageThenJoin(plan: ReadPlan, context: SqlContext): CompiledQuery {
+function pageThenJoin(
+  plan: ReadPlan,
+  context: SqlContext,
+  plainText: PlainSelectText,
+): CompiledQuery {
   const params: unknown[] = [];
   const root = plan.source;
   // Parameters in text order: the select list's subqueries come first. The page's sort keys
   // are columns of the order, which the page below gives.
-  const select = selectList(plan.selections, context, params) + addedKeys(plan, context);
+  const select = selectList(plan.selections, context, params, plainText) + addedKeys(plan, context);
   const needed = new Set<ColumnInfo>();
   for (const selection of plan.selections) {
     if (selection.kind === 'column' && selection.expr.source === root) {
@@ -294,22 +309,9 @@ function selectList(
   selections: readonly Selection[],
   context: SqlContext,
   params: unknown[],
+  plainText: PlainSelectText,
 ): string {
-  if (!context.qualify) {
-    // Per flavour: a spatial column's WKB is asked for differently (wkb below).
-    const lists = plainSelectLists[context.flavour];
-    let text = lists.get(selections);
-    if (text === undefined) {
-      text = selections
-        .map((s) => {
-          const { column } = (s as Extract<Selection, { kind: 'column' }>).expr;
-          return asIs(quoteIdent(column.name), column, context);
-        })
-        .join(', ');
-      lists.set(selections, text);
-    }
-    return text;
-  }
+  if (!context.qualify) return plainText(selections, context.flavour);
   return slots(selections, context, params, asIs).join(', ');
 }
 

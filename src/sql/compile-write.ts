@@ -22,7 +22,13 @@ import type {
   UpdatePlan,
 } from '../plan/write-plan.js';
 import { COLUMN_KINDS } from '../types/kinds.js';
-import { compileFilter, compileSelect, compileValue } from './compile-read.js';
+import {
+  compileFilter,
+  compileSelect,
+  compileValue,
+  type PlainSelectText,
+  plainSelectList,
+} from './compile-read.js';
 import type { CompiledQuery } from './compiled-query.js';
 import { quoteIdent } from './quote.js';
 
@@ -564,22 +570,29 @@ function readBackOf(
   rows: WrittenRows,
   flavour: ServerKind['flavour'],
   maxPlaceholders: number,
+  kept: ReadBackMemo | undefined,
 ): CompiledReadBack {
-  let own = readParams.get(read);
-  if (own === undefined) {
-    own = compileSelect(read, flavour).params.length;
-    readParams.set(read, own);
-  }
+  const own = kept?.params[flavour] ?? compileSelect(read, flavour).params.length;
+  const text = kept?.text ?? plainSelectList;
   const room = maxPlaceholders - own;
   return {
     lookup: rows.lookup,
     queries: (outcome) =>
-      (rows.chunks(outcome, room) ?? []).map((chunk) => compileSelect(read, flavour, chunk.where)),
+      (rows.chunks(outcome, room) ?? []).map((chunk) =>
+        compileSelect(read, flavour, chunk.where, text),
+      ),
   };
 }
 
-/** How many parameters a read-back's read has of its own (the pipeline keeps its read per role). */
-const readParams = new WeakMap<ReadPlan, number>();
+/**
+ * What a caller that reads back through the same read again keeps of it (pipeline/write.ts
+ * keeps one per role and table): how many parameters its read has of its own, per flavour, and
+ * its plain select list's text (compileSelect's PlainSelectText).
+ */
+export interface ReadBackMemo {
+  readonly params: Readonly<Record<ServerKind['flavour'], number>>;
+  readonly text: PlainSelectText;
+}
 
 /** The rows of an INSERT read back (found as its check finds them). */
 export function compileInsertReadBack(
@@ -588,8 +601,9 @@ export function compileInsertReadBack(
   read: ReadPlan,
   flavour: ServerKind['flavour'] = 'mariadb',
   maxPlaceholders = MAX_PLACEHOLDERS,
+  kept?: ReadBackMemo,
 ): CompiledReadBack {
-  return readBackOf(read, insertedAt(plan, rows, true), flavour, maxPlaceholders);
+  return readBackOf(read, insertedAt(plan, rows, true), flavour, maxPlaceholders, kept);
 }
 
 /** The rows of an UPDATE read back (found as its check finds them). */
@@ -599,8 +613,9 @@ export function compileUpdateReadBack(
   read: ReadPlan,
   flavour: ServerKind['flavour'] = 'mariadb',
   maxPlaceholders = MAX_PLACEHOLDERS,
+  kept?: ReadBackMemo,
 ): CompiledReadBack {
-  return readBackOf(read, updatedAt(plan, rows), flavour, maxPlaceholders);
+  return readBackOf(read, updatedAt(plan, rows), flavour, maxPlaceholders, kept);
 }
 
 /**
@@ -614,6 +629,7 @@ export function compileUpsertReadBack(
   read: ReadPlan,
   flavour: ServerKind['flavour'] = 'mariadb',
   maxPlaceholders = MAX_PLACEHOLDERS,
+  kept?: ReadBackMemo,
 ): CompiledReadBack {
   const keys = uniqueKeysOf(plan.table);
   const [id] = plan.table.primaryKey.map((name) => plan.table.columnsByName.get(name));
@@ -661,7 +677,7 @@ export function compileUpsertReadBack(
       return chunks;
     },
   };
-  return readBackOf(read, rows, flavour, maxPlaceholders);
+  return readBackOf(read, rows, flavour, maxPlaceholders, kept);
 }
 
 /** Whether every row of an upsert can be read back (compileUpsertReadBack). */

@@ -725,4 +725,21 @@ describe("a role's view of a table", () => {
     // `*` is the view's columns.
     expect(compileSelect(read({}, access('r'))).sql).toBe('SELECT `id`, `status` FROM `orders`');
   });
+
+  test("a role's views are its policy's: another policy's role of the same name sees its own", () => {
+    const other = validatePolicy(
+      { roles: { r: { tables: { orders: { read: { columns: ['id', 'note'] } } } } } },
+      SCHEMA,
+    );
+    const mine = access('r');
+    const theirs: Access = { policy: other, role: 'r', user: null };
+    expect(viewerFor(mine)(orders)?.columns.map((c) => c.name)).toEqual(['id', 'status']);
+    expect(viewerFor(theirs)(orders)?.columns.map((c) => c.name)).toEqual(['id', 'note']);
+    expect(compileSelect(read({}, theirs)).sql).toBe('SELECT `id`, `note` FROM `orders`');
+    expect(compileSelect(read({}, mine)).sql).toBe('SELECT `id`, `status` FROM `orders`');
+    expect(readView(theirs, orders).columns.map((c) => c.name)).toEqual(['id', 'note']);
+    expect(viewerFor(theirs)).toBe(
+      viewerFor({ ...theirs, user: { id: '1', email: '', role: 'r' } }),
+    );
+  });
 });
