@@ -56,13 +56,14 @@ export async function runInSlices<T>(steps: Iterator<unknown, T>): Promise<T> {
   }
 }
 
-/** The document's text in `format`, as bytes, with the hash of those bytes. */
-function* encode(
-  steps: DocumentSteps,
-  format: Format,
+/**
+ * Text pieces as one buffer with the SHA-256 of its bytes, a step per piece and per copy (the
+ * /openapi.json description and OData's $metadata): megabytes encoded or copied at once would
+ * hold the event loop for milliseconds.
+ */
+export function* hashedBytes(
+  pieces: Iterable<string>,
 ): Generator<void, { bytes: Buffer; hash: string }> {
-  const document = yield* steps();
-  const pieces = format === 'json' ? jsonPieces(document) : yamlPieces(document);
   const hash = createHash('sha256');
   const chunks: Buffer[] = [];
   let length = 0;
@@ -73,7 +74,6 @@ function* encode(
     length += chunk.length;
     yield;
   }
-  // Buffer.concat, in steps: megabytes copied at once would hold the event loop for milliseconds.
   const bytes = Buffer.allocUnsafe(length);
   let offset = 0;
   for (const chunk of chunks) {
@@ -81,6 +81,15 @@ function* encode(
     yield;
   }
   return { bytes, hash: hash.digest('base64url') };
+}
+
+/** The document's text in `format`, as bytes, with the hash of those bytes. */
+function* encode(
+  steps: DocumentSteps,
+  format: Format,
+): Generator<void, { bytes: Buffer; hash: string }> {
+  const document = yield* steps();
+  return yield* hashedBytes(format === 'json' ? jsonPieces(document) : yamlPieces(document));
 }
 
 async function represent(steps: DocumentSteps, format: Format): Promise<Representation> {

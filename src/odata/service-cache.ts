@@ -5,8 +5,7 @@
  * between other requests, and kept as bytes with an ETag. Keyed as the API description is: by
  * the role (a role's grants decide what it sees) and whether the caller has a token.
  */
-import { createHash } from 'node:crypto';
-import { runInSlices } from '../http/description-cache.js';
+import { hashedBytes, runInSlices } from '../http/description-cache.js';
 import { csdlJson, csdlXml } from './csdl.js';
 import type { ODataModel } from './model.js';
 
@@ -23,28 +22,10 @@ interface Entry {
   json?: Promise<MetadataBytes>;
 }
 
-/**
- * A document's pieces (csdl.ts) as bytes with the ETag of those bytes, a step per piece; the
- * bytes joined in steps as well (a megabyte copied at once holds the event loop for long).
- */
+/** A document's pieces (csdl.ts) as bytes with the weak ETag of those bytes, in steps. */
 function* encode(pieces: Iterable<string>): Generator<void, MetadataBytes> {
-  const hash = createHash('sha256');
-  const chunks: Buffer[] = [];
-  let length = 0;
-  for (const piece of pieces) {
-    const chunk = Buffer.from(piece);
-    hash.update(chunk);
-    chunks.push(chunk);
-    length += chunk.length;
-    yield;
-  }
-  const bytes = Buffer.allocUnsafe(length);
-  let offset = 0;
-  for (const chunk of chunks) {
-    offset += chunk.copy(bytes, offset);
-    yield;
-  }
-  return { bytes, etag: `W/"${hash.digest('base64url')}"` };
+  const { bytes, hash } = yield* hashedBytes(pieces);
+  return { bytes, etag: `W/"${hash}"` };
 }
 
 export class ServiceCache {
