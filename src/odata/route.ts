@@ -26,7 +26,6 @@ import type { KeyReadOperation, ReadOperation, ReadQuery } from '../pipeline/ope
 import { rawQueryString } from '../pipeline/read-cache.js';
 import { documentView } from '../policy/document-view.js';
 import { noneMatchHolds, parseEntityTags } from '../query/entity-tags.js';
-import { parseFilter } from '../query/filter-parser.js';
 import type { WriteTarget } from '../query/key-value.js';
 import { excerpt, parseLiteral } from '../query/lexer.js';
 import type { QueryObject } from '../query/options.js';
@@ -38,7 +37,7 @@ import { parametersBody, writeBody } from './body.js';
 import { serviceEntries } from './csdl.js';
 import { entitySerializer, fieldText, slotsOf } from './entity-json.js';
 import { dataFormat, metadataFormat, type ODataFormat, odataPreferences } from './format.js';
-import { type EntityKey, entityKey, keyPredicate } from './key.js';
+import { type EntityKey, entityKey, entityTarget, keyPredicate } from './key.js';
 import { FULL_VIEW, modelSteps, NAMESPACE, type ODataModel, type ODataSet } from './model.js';
 import { canonicalName, decodeName, encodeName, queryName } from './names.js';
 import { type PredicatePart, parsePath } from './path.js';
@@ -692,14 +691,7 @@ export class ODataService {
     table: string,
     predicate: readonly PredicatePart[],
   ): WriteTarget {
-    if (set === undefined) {
-      throw invalidQuery(`'${excerpt(table)}' has no key that OData can name (docs/odata.md)`);
-    }
-    if (set.keyKind === 'formed') throw odataReadOnly(set.name);
-    const key = entityKey(set, predicate);
-    return key.kind === 'key'
-      ? { kind: 'key', match: key.match }
-      : { kind: 'filter', filter: parseFilter(key.filter) };
+    return entityTarget(set, table, predicate);
   }
 
   /** `GET /odata/<function>(a=1,b='x')`: `{"@odata.context", "value"}` (204 for null). */

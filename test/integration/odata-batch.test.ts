@@ -21,7 +21,14 @@ CREATE TABLE order_items (id INT AUTO_INCREMENT PRIMARY KEY, order_id INT NOT NU
 CREATE TABLE pairs (a INT NOT NULL, b VARCHAR(5) NOT NULL, v INT NULL, PRIMARY KEY (a, b));
 CREATE TABLE kinds (id INT PRIMARY KEY, at DATETIME NULL, price DECIMAL(10,2) NULL, big BIGINT NULL,
   doc JSON NULL, bin BLOB NULL, label VARCHAR(10) NULL);
+-- A binary primary key is no OData key (Edm.Binary): the set is keyed by its unique key.
+CREATE TABLE codes (id VARBINARY(16) NOT NULL PRIMARY KEY, code VARCHAR(10) NOT NULL, v INT NULL,
+  UNIQUE KEY (code));
+CREATE TABLE zips (\`zip code\` INT NOT NULL, \`area x\` VARCHAR(5) NOT NULL, v INT NULL,
+  PRIMARY KEY (\`zip code\`, \`area x\`));
 INSERT INTO orders VALUES (1, 'one'), (2, 'two');
+INSERT INTO codes VALUES (X'01', 'A-1', 1), (X'02', 'B-2', 2);
+INSERT INTO zips VALUES (12345, 'n', 1), (12345, 's', 2);
 INSERT INTO pairs VALUES (1, 'x', 10), (2, 'y''z', 20);
 `;
 
@@ -412,6 +419,124 @@ describe('writes in a batch are read as alone', () => {
     expect(rows).toEqual([
       { id: 10, ...stored, doc: { a: [1] }, bin: 'FBFF' },
       { id: 11, ...stored, doc: [true], bin: 'FFEF' },
+    ]);
+  });
+});
+
+describe('keys in a batch are read as the URL alone reads them', () => {
+  const patch = (url: string, body: unknown) =>
+    fetch(`${gw.url}/odata/${url}`, {
+      method: 'PATCH',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+
+  test('a set keyed by a unique key (its primary key is binary): PATCH, PUT, DELETE, POST with Location', async () => {
+    // Alone, the set is served by its unique key.
+    expect((await patch("codes('A-1')", { v: 5 })).status).toBe(204);
+    const answer = await json([
+      { id: 'u', method: 'PATCH', url: "codes('A-1')", body: { v: 10 }, atomicityGroup: 'g' },
+      { id: 'p', method: 'PUT', url: "/odata/codes('A-1')", body: { v: 11 }, atomicityGroup: 'g' },
+      { id: 'd', method: 'DELETE', url: "codes('B-2')", atomicityGroup: 'g' },
+      {
+        id: 'c',
+        method: 'POST',
+        url: 'codes',
+        body: { id: 'Aw==', code: 'C 3', v: 3 },
+        atomicityGroup: 'g',
+      },
+    ]);
+    const base = `${gw.url}/odata/`;
+    expect(JSON.parse(answer.text)).toEqual({
+      responses: [
+        { id: 'u', status: 204, headers: {} },
+        { id: 'p', status: 204, headers: {} },
+        { id: 'd', status: 204, headers: {} },
+        {
+          id: 'c',
+          status: 201,
+          headers: {
+            location: `${base}codes('C%203')`,
+            'content-type': 'application/json;odata.metadata=minimal',
+          },
+          body: {
+            '@odata.context': `${base}$metadata#codes/$entity`,
+            id: 'Aw==',
+            code: 'C 3',
+            v: 3,
+          },
+        },
+      ],
+    });
+    const [rows] = await db.admin.query('SELECT code, v FROM codes ORDER BY code');
+    expect(rows).toEqual([
+      { code: 'A-1', v: 11 },
+      { code: 'C 3', v: 3 },
+    ]);
+  });
+
+  test('a composite key by its OData names, not its columns’ names; a reference to one', async () => {
+    const key = "zip_x0020_code=12345,area_x0020_x='s'";
+    expect((await patch(`zips(${key})`, { v: 21 })).status).toBe(204);
+    const byColumns = "zips(zip%20code=12345,area%20x='s')";
+    const alone = await patch(byColumns, { v: 0 });
+    const refused = {
+      error: {
+        code: 'INVALID_QUERY',
+        message:
+          "The key of 'zips' is (zip_x0020_code=…,area_x0020_x=…); 'zip_x0020_code' is missing",
+      },
+    };
+    expect(alone.status).toBe(400);
+    expect(await alone.json()).toEqual(refused);
+    const answer = await json([
+      { id: 'u', method: 'PATCH', url: `zips(${key})`, body: { v: 22 } },
+      { id: 'x', method: 'PATCH', url: byColumns, body: { v: 0 } },
+      {
+        id: '1',
+        method: 'POST',
+        url: 'zips',
+        body: { zip_x0020_code: 99999, area_x0020_x: 'w', v: 1 },
+        atomicityGroup: 'g',
+      },
+      {
+        id: '2',
+        method: 'PATCH',
+        url: '$1',
+        body: { v: 2 },
+        atomicityGroup: 'g',
+        dependsOn: ['1'],
+      },
+    ]);
+    const base = `${gw.url}/odata/`;
+    expect(JSON.parse(answer.text)).toEqual({
+      responses: [
+        { id: 'u', status: 204, headers: {} },
+        { id: 'x', status: 400, headers: { 'content-type': 'application/json' }, body: refused },
+        {
+          id: '1',
+          status: 201,
+          headers: {
+            location: `${base}zips(zip_x0020_code=99999,area_x0020_x='w')`,
+            'content-type': 'application/json;odata.metadata=minimal',
+          },
+          body: {
+            '@odata.context': `${base}$metadata#zips/$entity`,
+            zip_x0020_code: 99999,
+            area_x0020_x: 'w',
+            v: 1,
+          },
+        },
+        { id: '2', status: 204, headers: {} },
+      ],
+    });
+    const [rows] = await db.admin.query(
+      'SELECT `zip code` AS z, `area x` AS a, v FROM zips ORDER BY z, a',
+    );
+    expect(rows).toEqual([
+      { z: 12345, a: 'n', v: 1 },
+      { z: 12345, a: 's', v: 22 },
+      { z: 99999, a: 'w', v: 2 },
     ]);
   });
 });
