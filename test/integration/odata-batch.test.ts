@@ -541,6 +541,50 @@ describe('keys in a batch are read as the URL alone reads them', () => {
   });
 });
 
+describe('instance annotations in a body', () => {
+  test('a property’s annotations are ignored, alone and in a batch; <nav>@odata.bind is refused', async () => {
+    const annotated = {
+      'note@odata.type': '#String',
+      note: 'uno',
+      'note@com.example.origin': 'form',
+      '@odata.type': '#tablegate.orders',
+    };
+    const alone = await fetch(`${gw.url}/odata/orders(1)`, {
+      method: 'PATCH',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(annotated),
+    });
+    expect(alone.status).toBe(204);
+    const bind = {
+      error: {
+        code: 'ODATA_UNSUPPORTED',
+        message:
+          "The annotation 'order_items@odata.bind' is not served: write the foreign key's properties instead (docs/odata.md)",
+      },
+    };
+    const answer = await json([
+      { id: 'u', method: 'PATCH', url: 'orders(2)', body: { ...annotated, note: 'dos' } },
+      {
+        id: 'b',
+        method: 'POST',
+        url: 'orders',
+        body: { 'order_items@odata.bind': ['order_items(1)'] },
+      },
+    ]);
+    expect(JSON.parse(answer.text)).toEqual({
+      responses: [
+        { id: 'u', status: 204, headers: {} },
+        { id: 'b', status: 400, headers: { 'content-type': 'application/json' }, body: bind },
+      ],
+    });
+    expect((await orders()).slice(0, 2)).toEqual([
+      { id: 1, note: 'uno' },
+      { id: 2, note: 'dos' },
+    ]);
+    await db.admin.query("UPDATE orders SET note = IF(id = 1, 'one', 'two') WHERE id IN (1, 2)");
+  });
+});
+
 describe('Content-ID references in a change set', () => {
   test('JSON: $1 names the entity created earlier: POST $1/<navigation>, PATCH $1', async () => {
     const id = await nextId('orders');
