@@ -3,7 +3,8 @@
  * "Writes"): each property by the name it stands for (names.ts), Edm forms back to tablegate's
  * (a JSON property's string is its JSON text, Edm.Binary base64url is base64); instance
  * annotations of the entity or a property (`@odata.type`, `price@odata.type`, …) are dropped,
- * a `Nav@odata.bind` refused. A name that is no property is passed on as the name it stands for
+ * a `Nav@odata.bind` refused; a deep insert's related rows are read so too, as entities of the
+ * navigation's target. A name that is no property is passed on as the name it stands for
  * (or as it is), for the write stage to refuse by name; one with escapes no name has, or a
  * second name for one column, is refused here.
  */
@@ -55,14 +56,28 @@ function entityBody(set: ODataSet | undefined, body: unknown): unknown {
       continue;
     }
     const property = set?.property.get(key);
-    const name = property?.column.name ?? canonicalName(key, invalidBody);
+    const navigation = set?.navigationByName.get(key);
+    const name =
+      property?.column.name ?? navigation?.relation.name ?? canonicalName(key, invalidBody);
     // `_x0032_fa` and `2fa` (the column's own name) are one column: never one silently dropped.
     if (Object.hasOwn(out, name)) {
       throw invalidBody(`The body names '${excerpt(name)}' twice (as '${excerpt(key)}' too)`);
     }
-    out[name] = property === undefined ? value : storedValue(property.column.kind, name, value);
+    out[name] =
+      property !== undefined
+        ? storedValue(property.column.kind, name, value)
+        : navigation !== undefined
+          ? relatedBody(navigation.targetSet, value)
+          : value;
   }
   return out;
+}
+
+/** A deep insert's related rows (or row), each read as an entity of the target set. */
+function relatedBody(target: ODataSet, value: unknown): unknown {
+  return Array.isArray(value)
+    ? value.map((row) => entityBody(target, row))
+    : entityBody(target, value);
 }
 
 function storedValue(kind: string, name: string, value: unknown): unknown {

@@ -18,6 +18,8 @@ const SCHEMA = `
 CREATE TABLE orders (id INT AUTO_INCREMENT PRIMARY KEY, note VARCHAR(20) NULL);
 CREATE TABLE order_items (id INT AUTO_INCREMENT PRIMARY KEY, order_id INT NOT NULL,
   sku VARCHAR(10) NOT NULL, FOREIGN KEY (order_id) REFERENCES orders (id));
+CREATE TABLE order_notes (id INT AUTO_INCREMENT PRIMARY KEY, order_id INT NOT NULL,
+  \`the text\` VARCHAR(10) NULL, bin BLOB NULL, FOREIGN KEY (order_id) REFERENCES orders (id));
 CREATE TABLE pairs (a INT NOT NULL, b VARCHAR(5) NOT NULL, v INT NULL, PRIMARY KEY (a, b));
 CREATE TABLE kinds (id INT PRIMARY KEY, at DATETIME NULL, price DECIMAL(10,2) NULL, big BIGINT NULL,
   doc JSON NULL, bin BLOB NULL, label VARCHAR(10) NULL);
@@ -335,6 +337,35 @@ describe('deep insert through the service', () => {
       [id],
     );
     expect(items).toEqual([{ sku: 'S1' }, { sku: 'S2' }]);
+  });
+
+  test('related rows are read as entities of their set: OData names, annotations, Edm forms', async () => {
+    const note = { the_x0020_text: 'hi', 'the_x0020_text@odata.type': '#String', bin: '-_8=' };
+    const alone = await fetch(`${gw.url}/odata/orders`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Prefer: 'return=minimal' },
+      body: JSON.stringify({ note: 'alone', order_notes: [note] }),
+    });
+    expect(alone.status).toBe(204);
+    const answer = await json([
+      {
+        id: 'c',
+        method: 'POST',
+        url: 'orders',
+        headers: { prefer: 'return=minimal' },
+        body: { note: 'batch', order_notes: [{ ...note, the_x0020_text: 'ho' }] },
+      },
+    ]);
+    expect(JSON.parse(answer.text).responses.map((r: { status: number }) => r.status)).toEqual([
+      204,
+    ]);
+    const [rows] = await db.admin.query(
+      'SELECT o.note, n.`the text` AS text, HEX(n.bin) AS bin FROM order_notes n JOIN orders o ON o.id = n.order_id ORDER BY n.id',
+    );
+    expect(rows).toEqual([
+      { note: 'alone', text: 'hi', bin: 'FBFF' },
+      { note: 'batch', text: 'ho', bin: 'FBFF' },
+    ]);
   });
 });
 
