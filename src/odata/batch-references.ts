@@ -14,7 +14,8 @@ import type { LaterWrite } from '../pipeline/handle.js';
 import type { InnerRequest } from './batch-parse.js';
 import { type BatchWrite, batchWrite } from './batch-writes.js';
 import { writeBody } from './body.js';
-import type { ODataModel, ODataSet } from './model.js';
+import type { ODataModel, ODataProperty, ODataSet } from './model.js';
+import type { PredicatePart } from './path.js';
 
 /** The entity a create of the change set makes: its set, and its body by column names. */
 export interface Created {
@@ -73,7 +74,8 @@ export function referencedWrite(
     const given = method === 'DELETE' ? undefined : writeBody(set, method, body);
     operation = (results) => {
       const key = keyText(referenced, id, results[at]);
-      made = batchWrite(method, { set: set.name, table: set.table.name, key }, given, prefer, base);
+      const path = { set: set.name, table: set.table.name, key };
+      made = batchWrite(method, path, set, given, prefer, base);
       return made.operation as ReturnType<LaterWrite['operation']>;
     };
   } else {
@@ -94,8 +96,8 @@ export function referencedWrite(
         }
         own[remote.name] = value;
       }
-      const set = { set: target.name, table: target.table.name, key: null };
-      made = batchWrite('POST', set, own, prefer, base);
+      const path = { set: target.name, table: target.table.name, key: null };
+      made = batchWrite('POST', path, target, own, prefer, base);
       return made.operation as ReturnType<LaterWrite['operation']>;
     };
   }
@@ -124,11 +126,15 @@ function keyValue(
   );
 }
 
-/** The created entity's key as batchWrite takes it: `5`, `'A-1'`, or `a=1,b='x'`. */
-function keyText(created: Created, id: string, result: WriteResult | undefined): string {
+/**
+ * The created entity's key as the URL `Set(<key>)` gives it (path.ts): `5`, `'A-1'`, or
+ * `a=1,b='x'` by the key properties' OData names.
+ */
+function keyText(created: Created, id: string, result: WriteResult | undefined): PredicatePart[] {
   const literal = (value: unknown) =>
     typeof value === 'string' ? `'${value.replaceAll("'", "''")}'` : String(value);
-  const columns = created.set.key.map((p) => p.column);
-  if (columns.length === 1) return literal(keyValue(created, columns[0] as ColumnInfo, id, result));
-  return columns.map((c) => `${c.name}=${literal(keyValue(created, c, id, result))}`).join(',');
+  const { key } = created.set;
+  const text = (p: ODataProperty) => literal(keyValue(created, p.column, id, result));
+  if (key.length === 1) return [{ name: null, text: text(key[0] as ODataProperty) }];
+  return key.map((p) => ({ name: p.name, text: text(p) }));
 }

@@ -261,7 +261,7 @@ function writeOf(
   const set = model.sets.get(path.set);
   const read = method === 'POST' || method === 'PATCH' || method === 'PUT';
   const given = read ? writeBody(set, method, body) : body;
-  const write = batchWrite(method, path, given, inner.headers.prefer, base);
+  const write = batchWrite(method, path, set, given, inner.headers.prefer, base);
   const creates = method === 'POST' && path.key === null && set !== undefined;
   const created =
     creates && typeof given === 'object' && given !== null && !Array.isArray(given)

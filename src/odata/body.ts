@@ -2,10 +2,11 @@
  * An OData request body → the body of tablegate's create, update or call (docs/odata.md,
  * "Writes"): each property by the name it stands for (names.ts), Edm forms back to tablegate's
  * (a JSON property's string is its JSON text, Edm.Binary base64url is base64); instance
- * annotations (`@odata.type`, `@odata.etag`, …) are dropped, a `Nav@odata.bind` refused. A
- * name that is no property is passed on as the name it stands for (or as it is), for the write
- * stage to refuse by name; one with escapes no name has, or a second name for one column, is
- * refused here.
+ * annotations of the entity or a property (`@odata.type`, `price@odata.type`, …) are dropped,
+ * a `Nav@odata.bind` refused; a deep insert's related rows are read so too, as entities of the
+ * navigation's target. A name that is no property is passed on as the name it stands for
+ * (or as it is), for the write stage to refuse by name; one with escapes no name has, or a
+ * second name for one column, is refused here.
  */
 import { invalidBody, odataUnsupported } from '../errors.js';
 import { excerpt } from '../query/lexer.js';
@@ -44,21 +45,39 @@ function entityBody(set: ODataSet | undefined, body: unknown): unknown {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(body)) {
     const at = key.indexOf('@');
-    if (at === 0) continue;
-    if (at > 0) {
-      throw odataUnsupported(
-        `The annotation '${excerpt(key)}' is not served: write the foreign key's properties instead (docs/odata.md)`,
-      );
+    if (at !== -1) {
+      // `<navigation>@odata.bind` links rows, which a body here cannot: refused, never dropped.
+      if (at > 0 && key.slice(at + 1) === 'odata.bind') {
+        throw odataUnsupported(
+          `The annotation '${excerpt(key)}' is not served: write the foreign key's properties instead (docs/odata.md)`,
+        );
+      }
+      // Any other, of the entity or of a property (`price@odata.type`), is an instance annotation.
+      continue;
     }
     const property = set?.property.get(key);
-    const name = property?.column.name ?? canonicalName(key, invalidBody);
+    const navigation = set?.navigationByName.get(key);
+    const name =
+      property?.column.name ?? navigation?.relation.name ?? canonicalName(key, invalidBody);
     // `_x0032_fa` and `2fa` (the column's own name) are one column: never one silently dropped.
     if (Object.hasOwn(out, name)) {
       throw invalidBody(`The body names '${excerpt(name)}' twice (as '${excerpt(key)}' too)`);
     }
-    out[name] = property === undefined ? value : storedValue(property.column.kind, name, value);
+    out[name] =
+      property !== undefined
+        ? storedValue(property.column.kind, name, value)
+        : navigation !== undefined
+          ? relatedBody(navigation.targetSet, value)
+          : value;
   }
   return out;
+}
+
+/** A deep insert's related rows (or row), each read as an entity of the target set. */
+function relatedBody(target: ODataSet, value: unknown): unknown {
+  return Array.isArray(value)
+    ? value.map((row) => entityBody(target, row))
+    : entityBody(target, value);
 }
 
 function storedValue(kind: string, name: string, value: unknown): unknown {

@@ -83,3 +83,27 @@ export function fieldText(
   // `{"name":` … `}`
   return text.slice(JSON.stringify(encodeName(field.name)).length + 2, -1);
 }
+
+/**
+ * The first `count` entities of a JSON array of entities as this module writes it (`[{…},{…}]`):
+ * a page read one entity past its end (to know whether another follows) shown without it. Scans
+ * the text, skipping strings, for the comma that ends the `count`-th element.
+ */
+export function leadingEntities(array: string, count: number): string {
+  let depth = 0;
+  let seen = 0;
+  for (let i = 0; i < array.length; i++) {
+    const c = array.charCodeAt(i);
+    if (c === 0x22) {
+      // A string: to its closing quote, past each escaped character.
+      for (i++; array.charCodeAt(i) !== 0x22; i++) if (array.charCodeAt(i) === 0x5c) i++;
+    } else if (c === 0x5b || c === 0x7b) {
+      depth++;
+    } else if (c === 0x5d || c === 0x7d) {
+      depth--;
+    } else if (c === 0x2c && depth === 1 && ++seen === count) {
+      return `${array.slice(0, i)}]`;
+    }
+  }
+  return array;
+}

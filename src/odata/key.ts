@@ -6,9 +6,9 @@
  * literals, which the filter language reads as they are; a bare value of a string property
  * (a GUID, say) is read as that string.
  */
-import { invalidQuery } from '../errors.js';
+import { invalidQuery, odataReadOnly } from '../errors.js';
 import { parseFilter } from '../query/filter-parser.js';
-import { type KeyValue, keyValue } from '../query/key-value.js';
+import { type KeyValue, keyValue, type WriteTarget } from '../query/key-value.js';
 import { excerpt } from '../query/lexer.js';
 import type { ODataProperty, ODataSet } from './model.js';
 import { queryName } from './names.js';
@@ -69,6 +69,26 @@ export function entityKey(set: ODataSet, parts: readonly PredicatePart[]): Entit
       pairs.map(([property, text]) => [property.column.name, filterLiteral(property, text)]),
     ),
   };
+}
+
+/**
+ * The rows an update or delete of one entity changes, `Set(<key>)` alone and inside `$batch`
+ * alike: a set the model does not know has no key OData can name, a formed key's set is
+ * read-only.
+ */
+export function entityTarget(
+  set: ODataSet | undefined,
+  table: string,
+  parts: readonly PredicatePart[],
+): WriteTarget {
+  if (set === undefined) {
+    throw invalidQuery(`'${excerpt(table)}' has no key that OData can name (docs/odata.md)`);
+  }
+  if (set.keyKind === 'formed') throw odataReadOnly(set.name);
+  const key = entityKey(set, parts);
+  return key.kind === 'key'
+    ? { kind: 'key', match: key.match }
+    : { kind: 'filter', filter: parseFilter(key.filter) };
 }
 
 /**

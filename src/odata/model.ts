@@ -27,6 +27,8 @@ export interface ODataNavigation {
   readonly relation: Relation;
   /** The target's entity set, by its OData name. */
   readonly target: string;
+  /** That set, of the same model (a deep insert's related rows are read as its entities). */
+  readonly targetSet: ODataSet;
 }
 
 /**
@@ -189,8 +191,16 @@ export function* modelSteps(
     const navigation: ODataNavigation[] = [];
     for (const relation of relations) {
       const target = byTableName.get(relation.target.name);
-      if (target !== undefined)
-        navigation.push({ name: encodeName(relation.name), relation, target });
+      if (target === undefined) continue;
+      navigation.push({
+        name: encodeName(relation.name),
+        relation,
+        target,
+        // Made once every set is: the target may come later in the loop, or be this set.
+        get targetSet() {
+          return sets.get(target) as ODataSet;
+        },
+      });
     }
     const full: ODataSet = {
       ...set,

@@ -26,7 +26,6 @@ import type { KeyReadOperation, ReadOperation, ReadQuery } from '../pipeline/ope
 import { rawQueryString } from '../pipeline/read-cache.js';
 import { documentView } from '../policy/document-view.js';
 import { noneMatchHolds, parseEntityTags } from '../query/entity-tags.js';
-import { parseFilter } from '../query/filter-parser.js';
 import type { WriteTarget } from '../query/key-value.js';
 import { excerpt, parseLiteral } from '../query/lexer.js';
 import type { QueryObject } from '../query/options.js';
@@ -36,9 +35,9 @@ import { COLUMN_KINDS } from '../types/kinds.js';
 import type { Field } from '../types/rows.js';
 import { parametersBody, writeBody } from './body.js';
 import { serviceEntries } from './csdl.js';
-import { entitySerializer, fieldText, slotsOf } from './entity-json.js';
+import { entitySerializer, fieldText, leadingEntities, slotsOf } from './entity-json.js';
 import { dataFormat, metadataFormat, type ODataFormat, odataPreferences } from './format.js';
-import { type EntityKey, entityKey, keyPredicate } from './key.js';
+import { type EntityKey, entityKey, entityTarget, keyPredicate } from './key.js';
 import { FULL_VIEW, modelSteps, NAMESPACE, type ODataModel, type ODataSet } from './model.js';
 import { canonicalName, decodeName, encodeName, queryName } from './names.js';
 import { type PredicatePart, parsePath } from './path.js';
@@ -525,7 +524,9 @@ export class ODataService {
       if (option === '$top' && paging !== null) continue;
       nested.push(`${option}=${value}`);
     }
-    if (paging !== null) nested.push(`$top=${paging.top}`);
+    // A server-driven page reads one related row past its end: a full last page then has no
+    // link to an empty one (as a page of totals, collection).
+    if (paging !== null) nested.push(`$top=${paging.serverDriven ? paging.top + 1 : paging.top}`);
     const expand = `${queryName(navigation.relation.name)}${nested.length === 0 ? '' : `(${nested.join(';')})`}`;
     const keys = set.key.map((p) => queryName(p.column.name)).join(',');
     const { fields, row } = await this.one(request, set, table, predicate, {
@@ -550,19 +551,20 @@ export class ODataService {
     if (format.metadata !== 'none') {
       text += `"@odata.context":${JSON.stringify(`${root}/$metadata#${target}`)},`;
     }
-    text += `"value":${value}`;
     const slot = slotsOf(fields)[index] as number;
     const cell = String(row[slot] ?? '0:');
-    const count = Number(cell.slice(0, cell.indexOf(':')));
-    if (paging?.serverDriven && count === paging.top && count > 0) {
+    const page = paging?.serverDriven === true ? paging : null;
+    const more = page !== null && Number(cell.slice(0, cell.indexOf(':'))) > page.top;
+    text += `"value":${more ? leadingEntities(value, page.top) : value}`;
+    if (more) {
       const client = request.query as QueryObject;
       const params = new URLSearchParams();
       for (const [key, given] of Object.entries(client)) {
         if (given === undefined || key === '$skip' || key === '$top') continue;
         for (const one of typeof given === 'string' ? [given] : given) params.append(key, one);
       }
-      if (paging.remaining !== null) params.append('$top', String(paging.remaining));
-      params.append('$skip', String(Number(queryValue(client, '$skip') ?? '0') + count));
+      if (page.remaining !== null) params.append('$top', String(page.remaining));
+      params.append('$skip', String(Number(queryValue(client, '$skip') ?? '0') + page.top));
       const path = url(request).split('?')[0] as string;
       text += `,"@odata.nextLink":${JSON.stringify(`${this.origin(request)}${path}?${params.toString()}`)}`;
     }
@@ -692,14 +694,7 @@ export class ODataService {
     table: string,
     predicate: readonly PredicatePart[],
   ): WriteTarget {
-    if (set === undefined) {
-      throw invalidQuery(`'${excerpt(table)}' has no key that OData can name (docs/odata.md)`);
-    }
-    if (set.keyKind === 'formed') throw odataReadOnly(set.name);
-    const key = entityKey(set, predicate);
-    return key.kind === 'key'
-      ? { kind: 'key', match: key.match }
-      : { kind: 'filter', filter: parseFilter(key.filter) };
+    return entityTarget(set, table, predicate);
   }
 
   /** `GET /odata/<function>(a=1,b='x')`: `{"@odata.context", "value"}` (204 for null). */

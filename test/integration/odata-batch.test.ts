@@ -18,10 +18,19 @@ const SCHEMA = `
 CREATE TABLE orders (id INT AUTO_INCREMENT PRIMARY KEY, note VARCHAR(20) NULL);
 CREATE TABLE order_items (id INT AUTO_INCREMENT PRIMARY KEY, order_id INT NOT NULL,
   sku VARCHAR(10) NOT NULL, FOREIGN KEY (order_id) REFERENCES orders (id));
+CREATE TABLE order_notes (id INT AUTO_INCREMENT PRIMARY KEY, order_id INT NOT NULL,
+  \`the text\` VARCHAR(10) NULL, bin BLOB NULL, FOREIGN KEY (order_id) REFERENCES orders (id));
 CREATE TABLE pairs (a INT NOT NULL, b VARCHAR(5) NOT NULL, v INT NULL, PRIMARY KEY (a, b));
 CREATE TABLE kinds (id INT PRIMARY KEY, at DATETIME NULL, price DECIMAL(10,2) NULL, big BIGINT NULL,
   doc JSON NULL, bin BLOB NULL, label VARCHAR(10) NULL);
+-- A binary primary key is no OData key (Edm.Binary): the set is keyed by its unique key.
+CREATE TABLE codes (id VARBINARY(16) NOT NULL PRIMARY KEY, code VARCHAR(10) NOT NULL, v INT NULL,
+  UNIQUE KEY (code));
+CREATE TABLE zips (\`zip code\` INT NOT NULL, \`area x\` VARCHAR(5) NOT NULL, v INT NULL,
+  PRIMARY KEY (\`zip code\`, \`area x\`));
 INSERT INTO orders VALUES (1, 'one'), (2, 'two');
+INSERT INTO codes VALUES (X'01', 'A-1', 1), (X'02', 'B-2', 2);
+INSERT INTO zips VALUES (12345, 'n', 1), (12345, 's', 2);
 INSERT INTO pairs VALUES (1, 'x', 10), (2, 'y''z', 20);
 `;
 
@@ -329,6 +338,35 @@ describe('deep insert through the service', () => {
     );
     expect(items).toEqual([{ sku: 'S1' }, { sku: 'S2' }]);
   });
+
+  test('related rows are read as entities of their set: OData names, annotations, Edm forms', async () => {
+    const note = { the_x0020_text: 'hi', 'the_x0020_text@odata.type': '#String', bin: '-_8=' };
+    const alone = await fetch(`${gw.url}/odata/orders`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Prefer: 'return=minimal' },
+      body: JSON.stringify({ note: 'alone', order_notes: [note] }),
+    });
+    expect(alone.status).toBe(204);
+    const answer = await json([
+      {
+        id: 'c',
+        method: 'POST',
+        url: 'orders',
+        headers: { prefer: 'return=minimal' },
+        body: { note: 'batch', order_notes: [{ ...note, the_x0020_text: 'ho' }] },
+      },
+    ]);
+    expect(JSON.parse(answer.text).responses.map((r: { status: number }) => r.status)).toEqual([
+      204,
+    ]);
+    const [rows] = await db.admin.query(
+      'SELECT o.note, n.`the text` AS text, HEX(n.bin) AS bin FROM order_notes n JOIN orders o ON o.id = n.order_id ORDER BY n.id',
+    );
+    expect(rows).toEqual([
+      { note: 'alone', text: 'hi', bin: 'FBFF' },
+      { note: 'batch', text: 'ho', bin: 'FBFF' },
+    ]);
+  });
 });
 
 describe('writes in a batch are read as alone', () => {
@@ -413,6 +451,168 @@ describe('writes in a batch are read as alone', () => {
       { id: 10, ...stored, doc: { a: [1] }, bin: 'FBFF' },
       { id: 11, ...stored, doc: [true], bin: 'FFEF' },
     ]);
+  });
+});
+
+describe('keys in a batch are read as the URL alone reads them', () => {
+  const patch = (url: string, body: unknown) =>
+    fetch(`${gw.url}/odata/${url}`, {
+      method: 'PATCH',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+
+  test('a set keyed by a unique key (its primary key is binary): PATCH, PUT, DELETE, POST with Location', async () => {
+    // Alone, the set is served by its unique key.
+    expect((await patch("codes('A-1')", { v: 5 })).status).toBe(204);
+    const answer = await json([
+      { id: 'u', method: 'PATCH', url: "codes('A-1')", body: { v: 10 }, atomicityGroup: 'g' },
+      { id: 'p', method: 'PUT', url: "/odata/codes('A-1')", body: { v: 11 }, atomicityGroup: 'g' },
+      { id: 'd', method: 'DELETE', url: "codes('B-2')", atomicityGroup: 'g' },
+      {
+        id: 'c',
+        method: 'POST',
+        url: 'codes',
+        body: { id: 'Aw==', code: 'C 3', v: 3 },
+        atomicityGroup: 'g',
+      },
+    ]);
+    const base = `${gw.url}/odata/`;
+    expect(JSON.parse(answer.text)).toEqual({
+      responses: [
+        { id: 'u', status: 204, headers: {} },
+        { id: 'p', status: 204, headers: {} },
+        { id: 'd', status: 204, headers: {} },
+        {
+          id: 'c',
+          status: 201,
+          headers: {
+            location: `${base}codes('C%203')`,
+            'content-type': 'application/json;odata.metadata=minimal',
+          },
+          body: {
+            '@odata.context': `${base}$metadata#codes/$entity`,
+            id: 'Aw==',
+            code: 'C 3',
+            v: 3,
+          },
+        },
+      ],
+    });
+    const [rows] = await db.admin.query('SELECT code, v FROM codes ORDER BY code');
+    expect(rows).toEqual([
+      { code: 'A-1', v: 11 },
+      { code: 'C 3', v: 3 },
+    ]);
+  });
+
+  test('a composite key by its OData names, not its columns’ names; a reference to one', async () => {
+    const key = "zip_x0020_code=12345,area_x0020_x='s'";
+    expect((await patch(`zips(${key})`, { v: 21 })).status).toBe(204);
+    const byColumns = "zips(zip%20code=12345,area%20x='s')";
+    const alone = await patch(byColumns, { v: 0 });
+    const refused = {
+      error: {
+        code: 'INVALID_QUERY',
+        message:
+          "The key of 'zips' is (zip_x0020_code=…,area_x0020_x=…); 'zip_x0020_code' is missing",
+      },
+    };
+    expect(alone.status).toBe(400);
+    expect(await alone.json()).toEqual(refused);
+    const answer = await json([
+      { id: 'u', method: 'PATCH', url: `zips(${key})`, body: { v: 22 } },
+      { id: 'x', method: 'PATCH', url: byColumns, body: { v: 0 } },
+      {
+        id: '1',
+        method: 'POST',
+        url: 'zips',
+        body: { zip_x0020_code: 99999, area_x0020_x: 'w', v: 1 },
+        atomicityGroup: 'g',
+      },
+      {
+        id: '2',
+        method: 'PATCH',
+        url: '$1',
+        body: { v: 2 },
+        atomicityGroup: 'g',
+        dependsOn: ['1'],
+      },
+    ]);
+    const base = `${gw.url}/odata/`;
+    expect(JSON.parse(answer.text)).toEqual({
+      responses: [
+        { id: 'u', status: 204, headers: {} },
+        { id: 'x', status: 400, headers: { 'content-type': 'application/json' }, body: refused },
+        {
+          id: '1',
+          status: 201,
+          headers: {
+            location: `${base}zips(zip_x0020_code=99999,area_x0020_x='w')`,
+            'content-type': 'application/json;odata.metadata=minimal',
+          },
+          body: {
+            '@odata.context': `${base}$metadata#zips/$entity`,
+            zip_x0020_code: 99999,
+            area_x0020_x: 'w',
+            v: 1,
+          },
+        },
+        { id: '2', status: 204, headers: {} },
+      ],
+    });
+    const [rows] = await db.admin.query(
+      'SELECT `zip code` AS z, `area x` AS a, v FROM zips ORDER BY z, a',
+    );
+    expect(rows).toEqual([
+      { z: 12345, a: 'n', v: 1 },
+      { z: 12345, a: 's', v: 22 },
+      { z: 99999, a: 'w', v: 2 },
+    ]);
+  });
+});
+
+describe('instance annotations in a body', () => {
+  test('a property’s annotations are ignored, alone and in a batch; <nav>@odata.bind is refused', async () => {
+    const annotated = {
+      'note@odata.type': '#String',
+      note: 'uno',
+      'note@com.example.origin': 'form',
+      '@odata.type': '#tablegate.orders',
+    };
+    const alone = await fetch(`${gw.url}/odata/orders(1)`, {
+      method: 'PATCH',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(annotated),
+    });
+    expect(alone.status).toBe(204);
+    const bind = {
+      error: {
+        code: 'ODATA_UNSUPPORTED',
+        message:
+          "The annotation 'order_items@odata.bind' is not served: write the foreign key's properties instead (docs/odata.md)",
+      },
+    };
+    const answer = await json([
+      { id: 'u', method: 'PATCH', url: 'orders(2)', body: { ...annotated, note: 'dos' } },
+      {
+        id: 'b',
+        method: 'POST',
+        url: 'orders',
+        body: { 'order_items@odata.bind': ['order_items(1)'] },
+      },
+    ]);
+    expect(JSON.parse(answer.text)).toEqual({
+      responses: [
+        { id: 'u', status: 204, headers: {} },
+        { id: 'b', status: 400, headers: { 'content-type': 'application/json' }, body: bind },
+      ],
+    });
+    expect((await orders()).slice(0, 2)).toEqual([
+      { id: 1, note: 'uno' },
+      { id: 2, note: 'dos' },
+    ]);
+    await db.admin.query("UPDATE orders SET note = IF(id = 1, 'one', 'two') WHERE id IN (1, 2)");
   });
 });
 

@@ -380,6 +380,50 @@ describe('one entity, its navigation, property and $count', () => {
     });
   });
 
+  test('a to-many navigation page that ends the rows has no next link', async () => {
+    const orders = '/odata/customers(1)/orders?$select=id&$orderby=id';
+    const whole = await call(orders, { headers: { prefer: 'odata.maxpagesize=2' } });
+    expect(whole.body).toEqual({
+      '@odata.context': ctx('orders'),
+      value: [{ id: 10 }, { id: 12 }],
+    });
+    const prefer = { prefer: 'odata.maxpagesize=1' };
+    const first = await call(orders, { headers: prefer });
+    const link = `${base}/odata/customers(1)/orders?%24select=id&%24orderby=id&%24skip=1`;
+    expect(first.body).toEqual({
+      '@odata.context': ctx('orders'),
+      value: [{ id: 10 }],
+      '@odata.nextLink': link,
+    });
+    const last = await call(link.slice(base.length), { headers: prefer });
+    expect(last.body).toEqual({ '@odata.context': ctx('orders'), value: [{ id: 12 }] });
+    // Past --odata-max-page alike, and a client's $top past the page asks for what is left.
+    const small = await startTestGateway(db.name, { odataMaxPage: 2 });
+    try {
+      const page = await call('/odata/customers(1)/orders?$select=id,total&$orderby=id', {
+        on: small.url,
+      });
+      expect(page.body).toEqual({
+        '@odata.context': `${small.url}/odata/$metadata#orders`,
+        value: [
+          { id: 10, total: 9.9 },
+          { id: 12, total: 5 },
+        ],
+      });
+      const topped = await call('/odata/customers(1)/orders?$select=id&$orderby=id&$top=5', {
+        on: small.url,
+        headers: prefer,
+      });
+      expect(topped.body).toEqual({
+        '@odata.context': `${small.url}/odata/$metadata#orders`,
+        value: [{ id: 10 }],
+        '@odata.nextLink': `${small.url}/odata/customers(1)/orders?%24select=id&%24orderby=id&%24top=4&%24skip=1`,
+      });
+    } finally {
+      await small.close();
+    }
+  });
+
   test('a property, its $value, and $count', async () => {
     expect((await call('/odata/orders(10)/total')).body).toEqual({
       '@odata.context': ctx('orders(10)/total'),
