@@ -228,7 +228,7 @@ export async function readSchemaRows(db: RowReader, database: string): Promise<S
       ORDER BY TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX`,
     params: [database],
   });
-  const srids = columns.some((row) => isSpatialType(row.DATA_TYPE.toLowerCase()))
+  const srids = (await runInSlices(anySpatial(columns)))
     ? await spatialReferences(db, database)
     : new Map<string, number>();
   return {
@@ -252,6 +252,16 @@ export async function readSchemaRows(db: RowReader, database: string): Promise<S
  * a slice (slices.ts) ends close to its time; a schema of ten tables is a handful of steps.
  */
 const ROWS_PER_STEP = 100;
+
+/** Whether a column is spatial (its SRID is then read), in steps as schemaSteps. */
+function* anySpatial(columns: readonly ColumnRow[]): Generator<void, boolean> {
+  let count = 0;
+  for (const row of columns) {
+    if (++count % ROWS_PER_STEP === 0) yield;
+    if (isSpatialType(row.DATA_TYPE.toLowerCase())) return true;
+  }
+  return false;
+}
 
 /**
  * The tables `rows` describe, in steps (a pause every ROWS_PER_STEP rows, table or key): ten
