@@ -13,8 +13,13 @@
  *   the document built), then the same for the unchanged schema (kept); the p99 and the max wait
  *   and the time to the first answer (the build) of each, over BENCH_ROUNDS rounds. The first
  *   OData read of a new schema version, which waits for the role's model, is printed too.
+ *   Beside the waits, what the gateway saw from inside (bench/lib/loop-gaps.mjs): its longest
+ *   gap between two turns of the event loop, and the most CPU its main thread spent in one.
  *
- * BENCH_ODATA_PARTS: `reads`, `metadata` or both (the default).
+ * BENCH_ODATA_PARTS: `reads`, `metadata` or both (the default). BENCH_ODATA_BEFORE_CLI: another
+ * build's dist/cli.js, run as a second gateway ("before") beside this one ("after"), the
+ * `$metadata` rounds alternated between the two. BENCH_ODATA_PROFILE=<dir>: each gateway under
+ * `node --cpu-prof` into <dir>/<name> (bench/profile-gaps.mjs lists the profile's longest stretches).
  *
  *   npm run build && node bench/odata.mjs
  *
@@ -182,6 +187,8 @@ async function metadataWaits(admin, gateways) {
     const measured = new Map(
       gateways.map(({ name }) => [name, { label, waits: [], firsts: [], inside: [] }]),
     );
+    // Kept means built already: the other gateway may not have seen the last change yet.
+    if (!change) for (const { url } of gateways) await requests(url, formats)();
     for (let round = 0; round < ROUNDS; round++) {
       const order = round % 2 === 0 ? gateways : [...gateways].reverse();
       for (const { name, url, child } of order) {
