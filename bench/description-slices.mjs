@@ -1,7 +1,7 @@
 /**
- * How long a description build holds the event loop, in slices (runInSlices, dist/http/
- * description-cache.js) and run at once, side by side in one run: the longest gap between two
- * turns of the loop while 400 ms of steps run, each way, over BENCH_ROUNDS rounds (default 5).
+ * How long a description build holds the event loop, in slices (runInSlices, dist/slices.js)
+ * and run at once, side by side in one run: the longest gap between two turns of the loop
+ * while 400 ms of steps run, each way, over BENCH_ROUNDS rounds (default 5).
  * test/unit/http/description-cache.test.ts checks that other callbacks run between slices; the
  * length of the gaps is measured here, where a loaded machine only stretches both columns.
  *
@@ -9,8 +9,8 @@
  */
 import { performance } from 'node:perf_hooks';
 import { setImmediate as turn } from 'node:timers/promises';
-import { runInSlices } from '../dist/http/description-cache.js';
 import { DESCRIPTION_SLICE_MS } from '../dist/limits.js';
+import { runInSlices } from '../dist/slices.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const STEPS = 2000;

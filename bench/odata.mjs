@@ -13,8 +13,13 @@
  *   the document built), then the same for the unchanged schema (kept); the p99 and the max wait
  *   and the time to the first answer (the build) of each, over BENCH_ROUNDS rounds. The first
  *   OData read of a new schema version, which waits for the role's model, is printed too.
+ *   Beside the waits, what the gateway saw from inside (bench/lib/loop-gaps.mjs): its longest
+ *   gap between two turns of the event loop, and the most CPU its main thread spent in one.
  *
- * BENCH_ODATA_PARTS: `reads`, `metadata` or both (the default).
+ * BENCH_ODATA_PARTS: `reads`, `metadata` or both (the default). BENCH_ODATA_BEFORE_CLI: another
+ * build's dist/cli.js, run as a second gateway ("before") beside this one ("after"), the
+ * `$metadata` rounds alternated between the two. BENCH_ODATA_PROFILE=<dir>: each gateway under
+ * `node --cpu-prof` into <dir>/<name> (bench/profile-gaps.mjs lists the profile's longest stretches).
  *
  *   npm run build && node bench/odata.mjs
  *
@@ -102,12 +107,13 @@ function percentile(values, p) {
  * The waits (ms over the usual time) of one-row reads by READERS readers while `work()` runs,
  * with the time `work` took. The usual time is the readers' median just before.
  */
-async function waitsDuring(base, work) {
+async function waitsDuring(base, work, gaps = async () => null) {
   const alone = [];
   for (let i = 0; i < 10; i++) {
     alone.push(...(await Promise.all(readerAgents.map((via) => oneRow(base, REST_ONE, via)))));
   }
   const usual = median(alone);
+  await gaps();
   let done = false;
   const started = performance.now();
   const working = work().finally(() => {
@@ -123,7 +129,7 @@ async function waitsDuring(base, work) {
     }),
   );
   const result = await working;
-  return { waits: during, ms: performance.now() - started, result };
+  return { waits: during, ms: performance.now() - started, result, inside: await gaps() };
 }
 
 /** A schema change the gateway will have seen by the next request that checks for one. */
@@ -153,30 +159,89 @@ const METADATA_CASES = [
   { label: 'XML and JSON, schema unchanged (kept)', formats: ['xml', 'json'], change: false },
 ];
 
-async function metadataWaits(admin, base) {
-  const rows = [];
+/**
+ * What bench/lib/loop-gaps.mjs saw inside `child` since it was last asked (null when the
+ * gateway was started without it).
+ */
+function loopGaps(child) {
+  if (!child.connected) return Promise.resolve(null);
+  return new Promise((resolve) => {
+    const answer = (message) => {
+      if (message?.loopGaps === undefined) return;
+      child.off('message', answer);
+      resolve(message.loopGaps);
+    };
+    child.on('message', answer);
+    child.send('loop-gaps');
+  });
+}
+
+/**
+ * Each case over ROUNDS rounds, on every gateway in turn (the order swapped each round, so that
+ * neither always has the warmer machine); each gateway's rows as METADATA_CASES lists them.
+ */
+async function metadataWaits(admin, gateways) {
+  const rows = new Map(gateways.map(({ name }) => [name, []]));
   let tables = 0;
   for (const { label, formats, change } of METADATA_CASES) {
-    const waits = [];
-    const firsts = [];
+    const measured = new Map(
+      gateways.map(({ name }) => [name, { label, waits: [], firsts: [], inside: [] }]),
+    );
+    // Kept means built already: the other gateway may not have seen the last change yet.
+    if (!change) for (const { url } of gateways) await requests(url, formats)();
     for (let round = 0; round < ROUNDS; round++) {
-      if (change) await changeSchema(admin, `t_new_${tables++}`);
-      const measured = await waitsDuring(base, requests(base, formats));
-      waits.push(...measured.waits);
-      firsts.push(measured.result);
+      const order = round % 2 === 0 ? gateways : [...gateways].reverse();
+      for (const { name, url, child } of order) {
+        if (change) await changeSchema(admin, `t_new_${tables++}`);
+        const run = await waitsDuring(url, requests(url, formats), () => loopGaps(child));
+        const row = measured.get(name);
+        row.waits.push(...run.waits);
+        row.firsts.push(run.result);
+        if (run.inside !== null) row.inside.push(run.inside);
+      }
     }
-    rows.push({ label, waits, firsts });
+    for (const [name, row] of measured) rows.get(name).push(row);
   }
   // The first OData read of a new schema version waits for the role's model.
-  const firstReads = [];
+  const firstReads = new Map(gateways.map(({ name }) => [name, []]));
   for (let round = 0; round < ROUNDS; round++) {
-    const table = `t_new_${tables++}`;
-    await changeSchema(admin, table);
-    // A REST read of the new table re-reads the schema (it names a table not known yet).
-    await oneRow(base, `/table/${table}/read`);
-    firstReads.push(await oneRow(base, ODATA_ONE));
+    for (const { name, url } of gateways) {
+      const table = `t_new_${tables++}`;
+      await changeSchema(admin, table);
+      // A REST read of the new table re-reads the schema (it names a table not known yet).
+      await oneRow(url, `/table/${table}/read`);
+      firstReads.get(name).push(await oneRow(url, ODATA_ONE));
+    }
   }
   return { rows, firstReads };
+}
+
+/** `values` (ms) as their maximum and median, `max (median)`. */
+const maxMedian = (values) =>
+  values.length === 0 ? '–' : `${Math.max(...values).toFixed(1)} (${median(values).toFixed(1)})`;
+
+/** The table of one gateway's `$metadata` cases; whether every case met the bound. */
+function printMetadata(name, rows, firstReads) {
+  let met = true;
+  console.log(
+    `\n### $metadata of ${TABLES + 1} tables${name === '' ? '' : `, ${name}`}: one-row reads meanwhile (${READERS} readers)\n`,
+  );
+  console.log(
+    `| requests (5 per format, ${ROUNDS} rounds) | first answer ms | reads | wait p99 ms | wait max ms (≤ ${DELAY_BOUND_MS}) | in gateway: longest gap ms, max (median) | its CPU ms | most CPU between two turns ms, max (median) | turns > 10 ms CPU | full GCs, longest ms |`,
+  );
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  for (const { label, waits, firsts, inside } of rows) {
+    const max = Math.max(...waits);
+    if (max > DELAY_BOUND_MS) met = false;
+    const longest = inside.reduce((a, b) => (b.wallMs > (a?.wallMs ?? -1) ? b : a), null);
+    console.log(
+      `| ${label} | ${firsts.map((ms) => ms.toFixed(0)).join(', ')} | ${waits.length} | ${percentile(waits, 99).toFixed(1)} | ${max.toFixed(1)}${max > DELAY_BOUND_MS ? ' ✗' : ''} | ${maxMedian(inside.map((g) => g.wallMs))} | ${longest === null ? '–' : longest.wallCpuMs.toFixed(1)} | ${maxMedian(inside.map((g) => g.cpuMs))} | ${inside.map((g) => g.over10).join(', ')} | ${inside.map((g) => g.fullGcs).join(', ')}; ${inside.length === 0 ? '–' : Math.max(...inside.map((g) => g.fullGcMs)).toFixed(1)} |`,
+    );
+  }
+  console.log(
+    `\nThe first OData read of a new schema version (it waits for the role's model): ${firstReads.map((ms) => ms.toFixed(0)).join(', ')} ms.`,
+  );
+  return met;
 }
 
 /** The OData read beside the same REST read; whether it met its target. */
@@ -214,45 +279,60 @@ async function readsBesideRest(url) {
   return ratio >= RATIO_TARGET;
 }
 
+/**
+ * The node flags of a measured gateway: bench/lib/loop-gaps.mjs always (the in-process gaps),
+ * `--cpu-prof` into BENCH_ODATA_PROFILE/<name> when that is set.
+ */
+function nodeArgs(name) {
+  const args = ['--import', new URL('./lib/loop-gaps.mjs', import.meta.url).href];
+  if (env.BENCH_ODATA_PROFILE) {
+    args.push(
+      '--cpu-prof',
+      '--cpu-prof-dir',
+      path.join(env.BENCH_ODATA_PROFILE, name || 'gateway'),
+    );
+  }
+  return args;
+}
+
 const admin = await connectAdmin(adminConfig());
 const home = await mkdtemp(path.join(os.tmpdir(), 'tablegate-odata-'));
 let failed = false;
-let gateway;
+const gateways = [];
 try {
   log(`creating items (${ROWS} rows) and ${TABLES} tables in ${DATABASE}`);
   await createTables(admin);
-  gateway = await startGatewayProcess(env.BENCH_TABLEGATE_CLI ?? CLI, {
-    admin: adminConfig(),
-    database: DATABASE,
-    home,
-  });
-  const { url } = gateway;
-  if (PARTS.includes('reads') && !(await readsBesideRest(url))) failed = true;
+  // BENCH_ODATA_BEFORE_CLI: a second gateway (another build) measured beside the first.
+  const clis = [['', env.BENCH_TABLEGATE_CLI ?? CLI]];
+  if (env.BENCH_ODATA_BEFORE_CLI)
+    clis.splice(0, 1, ['before', env.BENCH_ODATA_BEFORE_CLI], ['after', clis[0][1]]);
+  for (const [name, cli] of clis) {
+    const started = await startGatewayProcess(cli, {
+      admin: adminConfig(),
+      database: DATABASE,
+      home,
+      nodeArgs: nodeArgs(name),
+      ipc: true,
+    });
+    gateways.push({ name, ...started });
+  }
+  if (PARTS.includes('reads') && !(await readsBesideRest(gateways[0].url))) failed = true;
   if (PARTS.includes('metadata')) {
-    const { rows, firstReads } = await metadataWaits(admin, url);
-    console.log(
-      `\n### $metadata of ${TABLES + 1} tables: one-row reads meanwhile (${READERS} readers)\n`,
-    );
-    console.log(
-      `| requests (5 per format, ${ROUNDS} rounds) | first answer ms | reads | wait p99 ms | wait max ms (≤ ${DELAY_BOUND_MS}) |`,
-    );
-    console.log('|---|---:|---:|---:|---:|');
-    for (const { label, waits, firsts } of rows) {
-      const max = Math.max(...waits);
-      if (max > DELAY_BOUND_MS) failed = true;
-      console.log(
-        `| ${label} | ${firsts.map((ms) => ms.toFixed(0)).join(', ')} | ${waits.length} | ${percentile(waits, 99).toFixed(1)} | ${max.toFixed(1)}${max > DELAY_BOUND_MS ? ' ✗' : ''} |`,
-      );
+    const load = os.loadavg();
+    const { rows, firstReads } = await metadataWaits(admin, gateways);
+    for (const { name } of gateways) {
+      if (!printMetadata(name, rows.get(name), firstReads.get(name))) failed = true;
     }
+    const after = os.loadavg();
     console.log(
-      `\nThe first OData read of a new schema version (it waits for the role's model): ${firstReads.map((ms) => ms.toFixed(0)).join(', ')} ms.`,
+      `\nLoad average (1, 5, 15 min) at the start: ${load.map((v) => v.toFixed(1)).join(', ')}; at the end: ${after.map((v) => v.toFixed(1)).join(', ')} (${os.cpus().length} CPUs).`,
     );
   }
 } catch (error) {
   failed = true;
   log(String(error?.stack ?? error));
 } finally {
-  if (gateway) await stopChild(gateway.child);
+  for (const { child } of gateways) await stopChild(child);
   await stopAll();
   closeAgent();
   metadataAgent.destroy();

@@ -216,8 +216,9 @@ export const MIN_PREPARED_STATEMENTS = 4;
 
 // The API description (http/description-cache.ts).
 /**
- * Event-loop time a description build may take before it lets other requests run: a build for
- * a thousand tables takes a few hundred milliseconds in all, in slices of at most this.
+ * Event-loop time a description build (or the schema re-read's making of tables, slices.ts) may
+ * take before it lets other requests run: a build for a thousand tables takes a few hundred
+ * milliseconds in all, in slices of at most this.
  */
 export const DESCRIPTION_SLICE_MS = 2;
 /** Brotli quality of the stored description: about gzip's time for a third of its size. */

@@ -78,11 +78,17 @@ export function tail(file, lines = 8) {
 /**
  * Starts the built gateway (`cli`) in `mode` (`run` or `run auth`) on a free loopback port,
  * configured from the environment, with `home` as HOME; resolves when it prints its start line.
+ * `nodeArgs` go to node before the script (`--cpu-prof`, `--import`); `ipc` opens the message
+ * channel (bench/lib/loop-gaps.mjs answers through it).
  */
-export async function startGatewayProcess(cli, { admin, database, home, auth = false }) {
+export async function startGatewayProcess(
+  cli,
+  { admin, database, home, auth = false, nodeArgs = [], ipc = false },
+) {
   const child = spawn(
     process.execPath,
     [
+      ...nodeArgs,
       cli,
       'run',
       ...(auth ? ['auth'] : []),
@@ -103,7 +109,7 @@ export async function startGatewayProcess(cli, { admin, database, home, auth = f
         TABLEGATE_LISTEN_HOST: '127.0.0.1',
         TABLEGATE_LOG_LEVEL: 'warn',
       },
-      stdio: ['ignore', 'pipe', 'inherit'],
+      stdio: ['ignore', 'pipe', 'inherit', ...(ipc ? ['ipc'] : [])],
     },
   );
   const url = await new Promise((resolve, reject) => {

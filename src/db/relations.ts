@@ -3,6 +3,7 @@
  * from table C to table P gives C a to-one relation to P and P a to-many relation to C. Pure:
  * the schema cache hands it the tables and the key columns it read from information_schema.
  */
+import { runAtOnce } from '../slices.js';
 import type { ColumnInfo, Relation, TableInfo } from './schema-types.js';
 
 /** One foreign key: its columns in C, in order, and the columns of P they reference. */
@@ -44,19 +45,42 @@ export function nameRelations(
   relations: ReadonlyMap<string, RelationMap>,
   keys: readonly ForeignKey[],
 ): void {
-  const usable = keys.flatMap((key) => {
+  runAtOnce(relationSteps(tables, relations, keys));
+}
+
+/** Keys named between two steps of relationSteps. */
+const KEYS_PER_STEP = 100;
+
+/**
+ * nameRelations in steps, a pause every KEYS_PER_STEP keys: the schema re-read runs it in slices
+ * (db/schema.ts), as thousands of keys take milliseconds.
+ */
+export function* relationSteps(
+  tables: ReadonlyMap<string, TableInfo>,
+  relations: ReadonlyMap<string, RelationMap>,
+  keys: readonly ForeignKey[],
+): Generator<void, void> {
+  const usable: {
+    key: ForeignKey;
+    from: TableInfo;
+    to: TableInfo;
+    pairs: { local: ColumnInfo; remote: ColumnInfo }[];
+  }[] = [];
+  let count = 0;
+  for (const key of keys) {
+    if (++count % KEYS_PER_STEP === 0) yield;
     const from = tables.get(key.table);
     const to = tables.get(key.referencedTable);
-    if (from === undefined || to === undefined) return [];
+    if (from === undefined || to === undefined) continue;
     const local = key.columns.map((name) => from.columnsByName.get(name));
     const remote = key.referencedColumns.map((name) => to.columnsByName.get(name));
-    if (local.some((c) => c === undefined) || remote.some((c) => c === undefined)) return [];
+    if (local.some((c) => c === undefined) || remote.some((c) => c === undefined)) continue;
     const pairs = local.map((column, i) => ({
       local: column as ColumnInfo,
       remote: remote[i] as ColumnInfo,
     }));
-    return [{ key, from, to, pairs }];
-  });
+    usable.push({ key, from, to, pairs });
+  }
   const keysBetween = new Map<string, number>();
   for (const { key } of usable) {
     const between = `${key.table}\u0000${key.referencedTable}`;
@@ -72,6 +96,7 @@ export function nameRelations(
   const several = (key: ForeignKey) =>
     (keysBetween.get(`${key.table}\u0000${key.referencedTable}`) ?? 0) > 1;
   for (const { key, from, to, pairs } of usable) {
+    if (++count % KEYS_PER_STEP === 0) yield;
     const first = key.columns[0] as string;
     add(from, toOneName(key, several(key)), `${to.name}_by_${first}`, {
       name: '',
@@ -82,6 +107,7 @@ export function nameRelations(
     });
   }
   for (const { key, from, to, pairs } of usable) {
+    if (++count % KEYS_PER_STEP === 0) yield;
     const first = key.columns[0] as string;
     const byColumn = `${from.name}_by_${first}`;
     add(to, several(key) ? byColumn : from.name, byColumn, {

@@ -6,6 +6,7 @@
  * serve routines as they are.
  */
 
+import { runInSlices } from '../slices.js';
 import { mapDbError } from './errors.js';
 import type { RowReader } from './pool.js';
 import {
@@ -57,6 +58,12 @@ export type NamedRoutines =
  * reader imports this module, not the other way).
  */
 export type ColumnBuilder = (row: ColumnRow, jsonColumns: ReadonlySet<string>) => ColumnInfo;
+
+interface RoutineRow {
+  ROUTINE_NAME: string;
+  ROUTINE_TYPE: string;
+  ROUTINE_COMMENT: string | null;
+}
 
 interface ParameterRow {
   SPECIFIC_NAME: string;
@@ -113,18 +120,6 @@ function columnOf(row: ParameterRow, name: string, build: ColumnBuilder): Column
 
 const MODES: Readonly<Record<string, ParameterMode>> = { IN: 'in', OUT: 'out', INOUT: 'inout' };
 
-/** `kind name` → the parameter rows of that routine, in order. */
-function parametersByRoutine(rows: readonly ParameterRow[]): Map<string, ParameterRow[]> {
-  const byRoutine = new Map<string, ParameterRow[]>();
-  for (const row of rows) {
-    const key = `${String(row.ROUTINE_TYPE).toLowerCase()} ${row.SPECIFIC_NAME}`;
-    const list = byRoutine.get(key) ?? [];
-    list.push(row);
-    byRoutine.set(key, list);
-  }
-  return byRoutine;
-}
-
 /** The routine from its parameter rows; null when one of its types cannot be served. */
 function routineOf(
   name: string,
@@ -172,11 +167,7 @@ export async function readRoutines(
   database: string,
   build: ColumnBuilder,
 ): Promise<Routines> {
-  const routineRows = await db.rows<{
-    ROUTINE_NAME: string;
-    ROUTINE_TYPE: string;
-    ROUTINE_COMMENT: string | null;
-  }>({
+  const routineRows = await db.rows<RoutineRow>({
     sql: `SELECT ROUTINE_NAME, ROUTINE_TYPE, ROUTINE_COMMENT
        FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = ? ORDER BY ROUTINE_NAME`,
     params: [database],
@@ -190,10 +181,40 @@ export async function readRoutines(
     params: [database],
   });
   const grants = await readGrants(db, database);
-  const parameters = parametersByRoutine(parameterRows);
+  return runInSlices(routineSteps(routineRows, parameterRows, grants, build));
+}
+
+/** Rows made into routines between two steps of routineSteps. */
+const ROWS_PER_STEP = 100;
+
+/**
+ * The routines the rows describe that `grants` let the user execute, in steps (a pause every
+ * ROWS_PER_STEP rows): a database of a thousand routines takes milliseconds to make, which the
+ * schema re-read runs in slices (slices.ts).
+ */
+function* routineSteps(
+  routineRows: readonly RoutineRow[],
+  parameterRows: readonly ParameterRow[],
+  grants: ExecuteGrants,
+  build: ColumnBuilder,
+): Generator<void, Routines> {
+  const parameters = new Map<string, ParameterRow[]>();
+  let count = 0;
+  for (const row of parameterRows) {
+    if (++count % ROWS_PER_STEP === 0) yield;
+    // `kind name` → the parameter rows of that routine, in order.
+    const key = `${String(row.ROUTINE_TYPE).toLowerCase()} ${row.SPECIFIC_NAME}`;
+    let list = parameters.get(key);
+    if (list === undefined) {
+      list = [];
+      parameters.set(key, list);
+    }
+    list.push(row);
+  }
   const procedures = new Map<string, RoutineInfo>();
   const functions = new Map<string, RoutineInfo>();
   for (const row of routineRows) {
+    if (++count % ROWS_PER_STEP === 0) yield;
     const type = String(row.ROUTINE_TYPE).toLowerCase();
     if (type !== 'procedure' && type !== 'function') continue; // MariaDB's packages
     const name = String(row.ROUTINE_NAME);

@@ -7,6 +7,7 @@
  */
 
 import { ApiError } from '../errors.js';
+import { runAtOnce } from '../slices.js';
 import type { RowReader } from './pool.js';
 import type { TableInfo } from './schema-types.js';
 
@@ -116,8 +117,24 @@ export function sameTables(
   a: ReadonlyMap<string, TableInfo>,
   b: ReadonlyMap<string, TableInfo>,
 ): boolean {
+  return runAtOnce(sameTableSteps(a, b));
+}
+
+/** Tables compared between two steps of sameTableSteps. */
+const TABLES_PER_STEP = 20;
+
+/**
+ * sameTables in steps, a pause every TABLES_PER_STEP tables: comparing thousands of equal tables
+ * takes tens of milliseconds, which the schema re-read (schema.ts) runs in slices.
+ */
+export function* sameTableSteps(
+  a: ReadonlyMap<string, TableInfo>,
+  b: ReadonlyMap<string, TableInfo>,
+): Generator<void, boolean> {
   if (a.size !== b.size) return false;
+  let count = 0;
   for (const [name, table] of a) {
+    if (++count % TABLES_PER_STEP === 0) yield;
     const other = b.get(name);
     if (other === undefined || !sameData(plainTable(table), plainTable(other))) return false;
   }

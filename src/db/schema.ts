@@ -7,9 +7,10 @@
  */
 
 import { ApiError, unknownRoutine, unknownTable } from '../errors.js';
+import { runInSlices } from '../slices.js';
 import { isSpatialType } from './geometry.js';
 import type { RowReader } from './pool.js';
-import { type ForeignKey, nameRelations } from './relations.js';
+import { type ForeignKey, relationSteps } from './relations.js';
 import {
   type NamedRoutines,
   NO_ROUTINES,
@@ -18,7 +19,7 @@ import {
   type Routines,
   readRoutines,
 } from './routines.js';
-import { sameData, sameTables, schemaFingerprint } from './schema-change.js';
+import { sameData, sameTableSteps, schemaFingerprint } from './schema-change.js';
 import type { ColumnInfo, ColumnRow, JsonKind, Relation, TableInfo } from './schema-types.js';
 
 export const USERS_TABLE = 'users_created_by_tablegate';
@@ -157,16 +158,49 @@ async function spatialReferences(db: RowReader, database: string): Promise<Map<s
   return srids;
 }
 
-export async function readSchema(db: RowReader, database: string): Promise<Map<string, TableInfo>> {
-  const tableRows = await db.rows<{
-    TABLE_NAME: string;
-    TABLE_TYPE: string;
-    TABLE_ROWS: string | number | null;
-  }>({
+interface TableRow {
+  TABLE_NAME: string;
+  TABLE_TYPE: string;
+  TABLE_ROWS: string | number | null;
+}
+
+interface UniqueKeyRow {
+  TABLE_NAME: string;
+  INDEX_NAME: string;
+  COLUMN_NAME: string;
+}
+
+interface ForeignKeyRow {
+  CONSTRAINT_NAME: string;
+  TABLE_NAME: string;
+  COLUMN_NAME: string;
+  REFERENCED_TABLE_NAME: string;
+  REFERENCED_COLUMN_NAME: string;
+}
+
+/** What readSchema reads from information_schema, as read: schemaSteps makes the tables of it. */
+export interface SchemaRows {
+  readonly tables: readonly TableRow[];
+  readonly columns: readonly ColumnRow[];
+  /** `table\0column` of MariaDB's JSON columns (LONGTEXT with a json_valid check). */
+  readonly jsonColumns: ReadonlySet<string>;
+  readonly withTriggers: ReadonlySet<string>;
+  readonly readOnlyViews: ReadonlySet<string>;
+  /** In table, constraint and column order. */
+  readonly foreignKeys: readonly ForeignKeyRow[];
+  /** In table, index and column order. */
+  readonly uniqueKeys: readonly UniqueKeyRow[];
+  /** `table\0column` → the SRID a spatial column declares. */
+  readonly srids: ReadonlyMap<string, number>;
+}
+
+/** The information_schema rows of `database` the tables are made of. */
+export async function readSchemaRows(db: RowReader, database: string): Promise<SchemaRows> {
+  const tables = await db.rows<TableRow>({
     sql: 'SELECT TABLE_NAME, TABLE_TYPE, TABLE_ROWS FROM information_schema.TABLES WHERE TABLE_SCHEMA = ?',
     params: [database],
   });
-  const columnRows = await db.rows<ColumnRow>({
+  const columns = await db.rows<ColumnRow>({
     sql: `SELECT TABLE_NAME, COLUMN_NAME, COLUMN_DEFAULT, IS_NULLABLE, DATA_TYPE, COLUMN_TYPE,
             CHARACTER_MAXIMUM_LENGTH, NUMERIC_PRECISION, NUMERIC_SCALE, COLUMN_KEY, EXTRA
        FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? ORDER BY TABLE_NAME, ORDINAL_POSITION`,
@@ -177,37 +211,93 @@ export async function readSchema(db: RowReader, database: string): Promise<Map<s
     sql: 'SELECT DISTINCT EVENT_OBJECT_TABLE FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = ?',
     params: [database],
   });
-  const withTriggers = new Set(triggerRows.map((row) => String(row.EVENT_OBJECT_TABLE)));
   const viewRows = await db.rows<{ TABLE_NAME: string; IS_UPDATABLE: string }>({
     sql: 'SELECT TABLE_NAME, IS_UPDATABLE FROM information_schema.VIEWS WHERE TABLE_SCHEMA = ?',
     params: [database],
   });
-  const readOnlyViews = new Set(
-    viewRows
-      .filter((row) => String(row.IS_UPDATABLE).toUpperCase() !== 'YES')
-      .map((row) => String(row.TABLE_NAME)),
-  );
-  const keys = await readForeignKeys(db, database);
-  const uniqueKeys = await readUniqueKeys(db, database);
-  const columnsByTable = new Map<string, ColumnInfo[]>();
-  const primaryKeys = new Map<string, string[]>();
-  const srids = columnRows.some((row) => isSpatialType(row.DATA_TYPE.toLowerCase()))
+  const foreignKeys = await db.rows<ForeignKeyRow>({
+    sql: `SELECT CONSTRAINT_NAME, TABLE_NAME, COLUMN_NAME, REFERENCED_TABLE_NAME, REFERENCED_COLUMN_NAME
+       FROM information_schema.KEY_COLUMN_USAGE
+      WHERE TABLE_SCHEMA = ? AND REFERENCED_TABLE_SCHEMA = ? AND REFERENCED_TABLE_NAME IS NOT NULL
+      ORDER BY TABLE_NAME, CONSTRAINT_NAME, ORDINAL_POSITION`,
+    params: [database, database],
+  });
+  const uniqueKeys = await db.rows<UniqueKeyRow>({
+    sql: `SELECT TABLE_NAME, INDEX_NAME, COLUMN_NAME FROM information_schema.STATISTICS
+      WHERE TABLE_SCHEMA = ? AND NON_UNIQUE = 0 AND INDEX_NAME <> 'PRIMARY'
+      ORDER BY TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX`,
+    params: [database],
+  });
+  const srids = (await runInSlices(anySpatial(columns)))
     ? await spatialReferences(db, database)
     : new Map<string, number>();
-  for (const row of columnRows) {
-    const read = columnFromRow(row, jsonColumns);
-    const srid = srids.get(`${row.TABLE_NAME}\u0000${row.COLUMN_NAME}`);
+  return {
+    tables,
+    columns,
+    jsonColumns,
+    withTriggers: new Set(triggerRows.map((row) => String(row.EVENT_OBJECT_TABLE))),
+    readOnlyViews: new Set(
+      viewRows
+        .filter((row) => String(row.IS_UPDATABLE).toUpperCase() !== 'YES')
+        .map((row) => String(row.TABLE_NAME)),
+    ),
+    foreignKeys,
+    uniqueKeys,
+    srids,
+  };
+}
+
+/**
+ * Rows made into tables between two steps: a few hundred microseconds of work at most, so that
+ * a slice (slices.ts) ends close to its time; a schema of ten tables is a handful of steps.
+ */
+const ROWS_PER_STEP = 100;
+
+/** Whether a column is spatial (its SRID is then read), in steps as schemaSteps. */
+function* anySpatial(columns: readonly ColumnRow[]): Generator<void, boolean> {
+  let count = 0;
+  for (const row of columns) {
+    if (++count % ROWS_PER_STEP === 0) yield;
+    if (isSpatialType(row.DATA_TYPE.toLowerCase())) return true;
+  }
+  return false;
+}
+
+/**
+ * The tables `rows` describe, in steps (a pause every ROWS_PER_STEP rows, table or key): ten
+ * thousand columns take tens of milliseconds to make, which the schema re-read runs in slices
+ * (slices.ts) so that requests are answered meanwhile. Pure: the same rows give the same tables.
+ */
+export function* schemaSteps(rows: SchemaRows): Generator<void, Map<string, TableInfo>> {
+  const columnsByTable = new Map<string, ColumnInfo[]>();
+  const primaryKeys = new Map<string, string[]>();
+  let count = 0;
+  for (const row of rows.columns) {
+    if (++count % ROWS_PER_STEP === 0) yield;
+    const read = columnFromRow(row, rows.jsonColumns);
+    const srid = rows.srids.get(`${row.TABLE_NAME}\u0000${row.COLUMN_NAME}`);
     const column = srid === undefined || read.kind !== 'geometry' ? read : { ...read, srid };
-    const list = columnsByTable.get(row.TABLE_NAME) ?? [];
+    let list = columnsByTable.get(row.TABLE_NAME);
+    if (list === undefined) {
+      list = [];
+      columnsByTable.set(row.TABLE_NAME, list);
+    }
     list.push(column);
-    columnsByTable.set(row.TABLE_NAME, list);
     if (row.COLUMN_KEY === 'PRI') {
-      primaryKeys.set(row.TABLE_NAME, [...(primaryKeys.get(row.TABLE_NAME) ?? []), column.name]);
+      let key = primaryKeys.get(row.TABLE_NAME);
+      if (key === undefined) {
+        key = [];
+        primaryKeys.set(row.TABLE_NAME, key);
+      }
+      key.push(column.name);
     }
   }
+  const uniqueKeys = yield* uniqueKeySteps(rows.uniqueKeys);
+  const keys = yield* foreignKeySteps(rows.foreignKeys);
   const tables = new Map<string, TableInfo>();
   const relations = new Map<string, Map<string, Relation>>();
-  for (const row of tableRows) {
+  for (const row of rows.tables) {
+    if (++count % ROWS_PER_STEP === 0) yield;
     const name = String(row.TABLE_NAME);
     if (OWN_TABLES.has(name)) continue;
     const columns = columnsByTable.get(name) ?? [];
@@ -216,18 +306,22 @@ export async function readSchema(db: RowReader, database: string): Promise<Map<s
     tables.set(name, {
       name,
       kind: String(row.TABLE_TYPE).toUpperCase().includes('VIEW') ? 'view' : 'table',
-      ...(readOnlyViews.has(name) ? { updatable: false as const } : {}),
+      ...(rows.readOnlyViews.has(name) ? { updatable: false as const } : {}),
       columns,
       columnsByName: new Map(columns.map((c) => [c.name, c])),
       primaryKey: primaryKeys.get(name) ?? [],
       uniqueKeys: uniqueKeys.get(name) ?? [],
-      hasTriggers: withTriggers.has(name),
+      hasTriggers: rows.withTriggers.has(name),
       relations: named,
       ...rowEstimate(row.TABLE_ROWS),
     });
   }
-  nameRelations(tables, relations, keys);
+  yield* relationSteps(tables, relations, keys);
   return tables;
+}
+
+export async function readSchema(db: RowReader, database: string): Promise<Map<string, TableInfo>> {
+  return runInSlices(schemaSteps(await readSchemaRows(db, database)));
 }
 
 /**
@@ -245,41 +339,34 @@ function rowEstimate(value: string | number | null): { rows?: number } {
  * (by index name, so the order is the same on every read). A unique index over a prefix of a
  * column (`SUB_PART`) still makes the whole values unique: equal values have equal prefixes.
  */
-async function readUniqueKeys(db: RowReader, database: string): Promise<Map<string, string[][]>> {
-  const rows = await db.rows<{ TABLE_NAME: string; INDEX_NAME: string; COLUMN_NAME: string }>({
-    sql: `SELECT TABLE_NAME, INDEX_NAME, COLUMN_NAME FROM information_schema.STATISTICS
-      WHERE TABLE_SCHEMA = ? AND NON_UNIQUE = 0 AND INDEX_NAME <> 'PRIMARY'
-      ORDER BY TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX`,
-    params: [database],
-  });
+function* uniqueKeySteps(rows: readonly UniqueKeyRow[]): Generator<void, Map<string, string[][]>> {
   const keys = new Map<string, Map<string, string[]>>();
+  let count = 0;
   for (const row of rows) {
+    if (++count % ROWS_PER_STEP === 0) yield;
     const table = String(row.TABLE_NAME);
-    const byIndex = keys.get(table) ?? new Map<string, string[]>();
-    keys.set(table, byIndex);
+    let byIndex = keys.get(table);
+    if (byIndex === undefined) {
+      byIndex = new Map();
+      keys.set(table, byIndex);
+    }
     const index = String(row.INDEX_NAME);
-    byIndex.set(index, [...(byIndex.get(index) ?? []), String(row.COLUMN_NAME)]);
+    let columns = byIndex.get(index);
+    if (columns === undefined) {
+      columns = [];
+      byIndex.set(index, columns);
+    }
+    columns.push(String(row.COLUMN_NAME));
   }
   return new Map([...keys].map(([table, byIndex]) => [table, [...byIndex.values()]]));
 }
 
 /** The foreign keys within the database, each with its columns in key order. */
-async function readForeignKeys(db: RowReader, database: string): Promise<ForeignKey[]> {
-  const rows = await db.rows<{
-    CONSTRAINT_NAME: string;
-    TABLE_NAME: string;
-    COLUMN_NAME: string;
-    REFERENCED_TABLE_NAME: string;
-    REFERENCED_COLUMN_NAME: string;
-  }>({
-    sql: `SELECT CONSTRAINT_NAME, TABLE_NAME, COLUMN_NAME, REFERENCED_TABLE_NAME, REFERENCED_COLUMN_NAME
-       FROM information_schema.KEY_COLUMN_USAGE
-      WHERE TABLE_SCHEMA = ? AND REFERENCED_TABLE_SCHEMA = ? AND REFERENCED_TABLE_NAME IS NOT NULL
-      ORDER BY TABLE_NAME, CONSTRAINT_NAME, ORDINAL_POSITION`,
-    params: [database, database],
-  });
+function* foreignKeySteps(rows: readonly ForeignKeyRow[]): Generator<void, ForeignKey[]> {
   const keys = new Map<string, ForeignKey & { columns: string[]; referencedColumns: string[] }>();
+  let count = 0;
   for (const row of rows) {
+    if (++count % ROWS_PER_STEP === 0) yield;
     const id = `${row.TABLE_NAME}\u0000${row.CONSTRAINT_NAME}`;
     let key = keys.get(id);
     if (key === undefined) {
@@ -372,7 +459,7 @@ export class SchemaCache {
         const tables = await readSchema(this.db, this.database);
         const routines = await readRoutines(this.db, this.database, columnFromRow);
         // Each part is replaced only when it changed: what is cached by table object stays.
-        const tablesChanged = !sameTables(tables, this.tables);
+        const tablesChanged = !(await runInSlices(sameTableSteps(tables, this.tables)));
         const routinesChanged = !sameData(routines, this.routineSet);
         if (tablesChanged) this.tables = tables;
         if (routinesChanged) this.routineSet = routines;

@@ -13,16 +13,12 @@ import type { CallerLimits } from './caller-limits.js';
 import type { Lending } from './lending.js';
 import { readRetrying, readRetryingBy, writeRetrying } from './retry.js';
 
-/** The pool's array rows (db/pool.ts) as objects keyed by column name, for the few small reads. */
-function byName(rows: readonly unknown[][], fields: readonly FieldPacket[]): object[] {
-  const names = fields.map((field) => field.name);
-  // A loop, not Object.fromEntries: the schema's 10,000 column rows made 110,000 pairs at once.
-  return rows.map((row) => {
-    const object: Record<string, unknown> = {};
-    for (let at = 0; at < names.length; at++) object[names[at] as string] = row[at];
-    return object;
-  });
-}
+/**
+ * Rows a read of the gateway's own (rowsOf) takes in before it pauses its connection until the
+ * next turn of the event loop: the schema's 10,000 column rows, parsed and made into objects in
+ * one go, held the loop for 10-16 ms (bench/README.md, the schema re-read in slices).
+ */
+const ROWS_PER_TURN = 200;
 
 /**
  * The promise face of a pool connection, made once per connection rather than on every
@@ -89,17 +85,50 @@ export function countOf(
   });
 }
 
-/** A small SELECT of the gateway's own (schema, users): its rows as objects. */
+/**
+ * A SELECT of the gateway's own (schema, users): its rows as objects keyed by column name. The
+ * rows are taken as they arrive, the connection paused for a turn of the loop every
+ * ROWS_PER_TURN rows (what arrived meanwhile waits, parsed later), so that a large result does
+ * not hold other requests; a result of fewer rows is taken in at once.
+ */
 export function rowsOf<T extends object>(lent: Lending, query: CompiledQuery): Promise<T[]> {
   return readRetrying(() =>
-    lent.using(GATEWAY.client, async (held) => {
-      const c = promiseOf(held);
-      const [rows, fields] =
-        query.params.length === 0
-          ? await c.query<RowDataPacket[][]>(query.sql)
-          : await c.execute<RowDataPacket[][]>(query.sql, bind(query.params));
-      return byName(rows, fields) as T[];
-    }),
+    lent.using(
+      GATEWAY.client,
+      (held) =>
+        new Promise<T[]>((resolve, reject) => {
+          const rows: T[] = [];
+          let names: string[] = [];
+          let ended = false;
+          const command =
+            query.params.length === 0
+              ? held.query(query.sql)
+              : held.execute(query.sql, bind(query.params));
+          command.on('fields', (fields: FieldPacket[] | undefined) => {
+            names = (fields ?? []).map((field) => field.name);
+          });
+          // The pool's rows are arrays in select order (db/pool.ts, rowsAsArray).
+          command.on('result', (row: unknown[]) => {
+            const object: Record<string, unknown> = {};
+            for (let at = 0; at < names.length; at++) object[names[at] as string] = row[at];
+            rows.push(object as T);
+            if (rows.length % ROWS_PER_TURN === 0) {
+              held.pause();
+              setImmediate(() => {
+                if (!ended) held.resume();
+              });
+            }
+          });
+          command.on('error', (error: unknown) => {
+            ended = true;
+            reject(error);
+          });
+          command.on('end', () => {
+            ended = true;
+            resolve(rows);
+          });
+        }),
+    ),
   );
 }
 

@@ -1,6 +1,6 @@
 /**
  * The API description as served: built once per caller view and schema version, in slices of
- * event-loop time (DESCRIPTION_SLICE_MS) so that other requests are answered while it is made,
+ * event-loop time (slices.ts) so that other requests are answered while it is made,
  * then kept as bytes — plain, gzip and br (compressed on libuv's thread pool) — with an ETag.
  * Concurrent requests for one view share one build. There is one entry per view key (the role
  * under a policy: a role's grants, not its users, decide what it sees), replaced when the schema
@@ -9,8 +9,9 @@
 import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
-import { DESCRIPTION_BROTLI_QUALITY, DESCRIPTION_SLICE_MS } from '../limits.js';
+import { DESCRIPTION_BROTLI_QUALITY } from '../limits.js';
 import { jsonPieces, yamlPieces } from '../openapi/serialize.js';
+import { runInSlices } from '../slices.js';
 import { JSON_TYPE } from './json-rows.js';
 import type { OpenApiDocument } from './openapi-document.js';
 
@@ -42,19 +43,6 @@ const TYPES: Readonly<Record<Format, string>> = {
   json: JSON_TYPE,
   yaml: 'application/x-yaml',
 };
-
-/** Runs `steps` to the end, letting other callbacks run whenever a slice is used up. */
-export async function runInSlices<T>(steps: Iterator<unknown, T>): Promise<T> {
-  let sliceEnd = performance.now() + DESCRIPTION_SLICE_MS;
-  for (;;) {
-    const step = steps.next();
-    if (step.done) return step.value;
-    if (performance.now() >= sliceEnd) {
-      await new Promise((resolve) => setImmediate(resolve));
-      sliceEnd = performance.now() + DESCRIPTION_SLICE_MS;
-    }
-  }
-}
 
 /**
  * Text pieces as one buffer with the SHA-256 of its bytes, a step per piece and per copy (the

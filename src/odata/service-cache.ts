@@ -1,11 +1,12 @@
 /**
  * The OData service of each role (docs/odata.md): its model (model.ts) and its `$metadata` in
  * XML and JSON (csdl.ts), made once per view and schema version in slices of event-loop time
- * (http/description-cache.ts runInSlices), so that a schema of thousands of tables is described
+ * (slices.ts runInSlices), so that a schema of thousands of tables is described
  * between other requests, and kept as bytes with an ETag. Keyed as the API description is: by
  * the role (a role's grants decide what it sees) and whether the caller has a token.
  */
-import { hashedBytes, runInSlices } from '../http/description-cache.js';
+import { hashedBytes } from '../http/description-cache.js';
+import { runInSlices } from '../slices.js';
 import { csdlJson, csdlXml } from './csdl.js';
 import type { ODataModel } from './model.js';
 
