@@ -22,6 +22,7 @@ import { clientErrorHandler, registerErrorHandling } from './http/errors.js';
 import { fileRoutes } from './http/files.js';
 import { healthRoutes } from './http/health.js';
 import { redactUrl } from './http/log-redaction.js';
+import { Loopback } from './http/loopback.js';
 import { mcpRoutes } from './http/mcp.js';
 import { registerPolicyGate } from './http/policy-gate.js';
 import { readRoutes } from './http/read.js';
@@ -116,7 +117,9 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
     });
 
   // request.client and request.anonymous: who runs each statement (the fair pool, time limits).
-  registerCaller(app);
+  // A $batch's reads over the loopback are its caller's (http/loopback.ts).
+  const loopback = new Loopback();
+  registerCaller(app, loopback);
   // First: every answer, whatever a later hook decides, carries these headers.
   registerSecurityHeaders(app);
   // Every route declares what it is (http/route-gate.ts); one that does not stops the start.
@@ -143,7 +146,7 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
   // Awaited so its hooks run before the auth guard's: a 401 carries CORS headers too.
   await app.register(cors, corsOptions(config.corsOrigin));
   // After CORS (a 429 carries its headers too), before the guard (a flood of bad tokens counts).
-  registerClientLimits(app, config.maxClientRequests);
+  registerClientLimits(app, config.maxClientRequests, loopback);
   // Auth mode: the guard before any route, so every route is behind it unless it declares itself
   // public (http/route-gate.ts).
   registerAuthGuard(app, services);
@@ -177,7 +180,7 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
   writeRoutes(app, handler);
   rpcRoutes(app, handler);
   // OData v4 under /odata/, on the same Handler (docs/odata.md), and its $batch.
-  batchRoutes(app, handler, odataRoutes(app, services, handler));
+  batchRoutes(app, handler, odataRoutes(app, services, handler, loopback));
   uploadRoutes(app, services);
   fileRoutes(app, services);
   docsRoutes(app, services);

@@ -8,15 +8,22 @@
 import type { FastifyInstance } from 'fastify';
 import { clientAddress } from '../auth/limits.js';
 import { tooManyConcurrent } from '../errors.js';
+import type { Loopback } from './loopback.js';
 
 export const UNCOUNTED_ROUTES: ReadonlySet<string> = new Set(['/health', '/live']);
 
-export function registerClientLimits(app: FastifyInstance, maxClientRequests: number): void {
+export function registerClientLimits(
+  app: FastifyInstance,
+  maxClientRequests: number,
+  loopback: Loopback,
+): void {
   if (maxClientRequests === 0) return;
   const inProgress = new Map<string, number>();
   // A callback hook, not an async one: it runs on every request.
   app.addHook('onRequest', (request, reply, done) => {
     if (UNCOUNTED_ROUTES.has(request.routeOptions.url ?? '')) return done();
+    // A $batch's read over the loopback: its batch is counted, as its caller's request.
+    if (loopback.open(request) !== null) return done();
     const client = clientAddress(request.ip);
     const count = inProgress.get(client) ?? 0;
     if (count >= maxClientRequests) return done(tooManyConcurrent());

@@ -285,7 +285,7 @@ function relativePath(url: string): string {
 
 /**
  * A read sent to the gateway's own route, with the caller's Authorization and the batch's
- * origin (ODataService.batchOrigin).
+ * origin and caller (ODataService.loopbackHeaders).
  */
 async function dispatched(
   app: FastifyInstance,
@@ -306,8 +306,9 @@ async function dispatched(
   const authorization = request.headers.authorization;
   if (authorization === undefined) delete headers.authorization;
   else headers.authorization = authorization;
-  // Its @odata.context and next links name the batch's scheme and host, not the loopback's.
-  Object.assign(headers, service.batchOrigin(request));
+  // Its @odata.context and next links name the batch's scheme and host, not the loopback's, and
+  // its caller is the batch's (the fair pool, --max-client-requests).
+  Object.assign(headers, service.loopbackHeaders(request));
   // The URL as fetch will send it: `..`, `%2e%2e` and `\` segments are resolved there, and a
   // path they take out of /odata/ (`../table/t/read`) is no URL of the service.
   const target = new URL(`${SERVICE_ROOT}${relative}`, ownOrigin(app));

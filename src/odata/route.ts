@@ -6,7 +6,6 @@
  * says which name is an entity set and which a function or action import. A name the model
  * does not know goes to handle as the table it stands for, which answers its 404.
  */
-import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { allRoutines } from '../db/routines.js';
 import {
@@ -19,6 +18,7 @@ import {
   rowNotFound,
 } from '../errors.js';
 import { etagOf } from '../etag.js';
+import type { Loopback } from '../http/loopback.js';
 import { NextLinks } from '../http/next-link.js';
 import type { CompiledRead } from '../pipeline/compiled-read.js';
 import type { Handler } from '../pipeline/handle.js';
@@ -55,17 +55,14 @@ const contentType = (format: ODataFormat): string =>
 /** A name the model does not know, as the table it would stand for (handle answers its 404). */
 const tableNamed = (name: string): string => canonicalName(name);
 
-/** The header of batchOrigin. */
-const BATCH_ORIGIN = 'x-tablegate-batch-origin';
-
 export class ODataService {
   private readonly cache = new ServiceCache();
-  private readonly batchKey = Buffer.from(randomBytes(24).toString('base64url'));
   private readonly links: NextLinks;
 
   constructor(
     private readonly services: Services,
     private readonly handler: Handler,
+    private readonly loopback: Loopback,
   ) {
     this.links = new NextLinks(
       services.skiptokens,
@@ -107,26 +104,22 @@ export class ODataService {
 
   /**
    * `--base-url`, else the request's scheme and host — for a read of a `$batch`, which reaches
-   * this route over a loopback (batch.ts), the batch's own: batchOrigin's header, which only
-   * this process can write (its key is made at start and never leaves it).
+   * this route over a loopback (batch.ts), the batch's own (http/loopback.ts).
    */
   private origin(request: FastifyRequest): string {
     const { baseUrl } = this.services.config;
     if (baseUrl !== null) return baseUrl;
-    const given = request.headers[BATCH_ORIGIN];
-    if (typeof given === 'string') {
-      const space = given.indexOf(' ');
-      const key = Buffer.from(given.slice(0, space === -1 ? 0 : space));
-      if (key.length === this.batchKey.length && timingSafeEqual(key, this.batchKey)) {
-        return given.slice(space + 1);
-      }
-    }
+    const outer = this.loopback.open(request);
+    if (outer !== null) return outer.origin;
     return `${request.protocol}://${request.host}`;
   }
 
-  /** The header a `$batch` puts on its reads, so they answer with the batch's scheme and host. */
-  batchOrigin(outer: FastifyRequest): Record<string, string> {
-    return { [BATCH_ORIGIN]: `${this.batchKey.toString()} ${this.origin(outer)}` };
+  /**
+   * The header a `$batch` puts on its reads: they answer with the batch's scheme and host, and
+   * count as its caller's.
+   */
+  loopbackHeaders(outer: FastifyRequest): Record<string, string> {
+    return this.loopback.seal({ client: outer.client, origin: this.origin(outer) });
   }
 
   /** Answers one OData request. */

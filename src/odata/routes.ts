@@ -15,6 +15,7 @@ import type {
 import type { ApiError } from '../errors.js';
 import { sendError } from '../http/errors.js';
 import { JSON_TYPE } from '../http/json-rows.js';
+import type { Loopback } from '../http/loopback.js';
 import { gated } from '../http/route-gate.js';
 import { setSecurityHeaders } from '../http/security-headers.js';
 import { ignoreEmptyBody } from '../http/write.js';
@@ -55,8 +56,9 @@ export function odataRoutes(
   app: FastifyInstance,
   services: Services,
   handler: Handler,
+  loopback: Loopback,
 ): ODataService {
-  const service = new ODataService(services, handler);
+  const service = new ODataService(services, handler, loopback);
   app.register(async (scope) => {
     scope.addHook('onSend', (_request, reply, payload, done) => {
       reply.header('OData-Version', '4.0');

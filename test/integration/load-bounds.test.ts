@@ -113,6 +113,44 @@ describe('--max-client-requests', () => {
     }
   });
 
+  test("a $batch's reads are its caller's: not counted again, nor as the loopback address's", async () => {
+    const gw = await startTestGateway(db.name, { maxClientRequests: 1 });
+    const batch = {
+      json: { requests: [{ id: '1', method: 'GET', url: 't(1)' }] },
+      headers: { accept: 'application/json' },
+    };
+    const expectRead = (answer: { status: number; body: unknown }) => {
+      expect(answer.status).toBe(200);
+      const [part] = (answer.body as { responses: { status: number; body: unknown }[] })
+        .responses;
+      expect({ status: part?.status, body: part?.body }).toEqual({
+        status: 200,
+        body: {
+          '@odata.context': expect.stringMatching(/\$metadata#t\/\$entity$/),
+          '@odata.etag': expect.any(String),
+          id: 1,
+          name: 'one',
+        },
+      });
+    };
+    let holder: net.Socket | undefined;
+    try {
+      // The batch's own place is its one; its read takes no second one.
+      expectRead(await rawRequest(`${gw.url}/odata/$batch`, batch));
+      // 127.0.0.1's place is taken: a batch from 127.0.0.2 still reads (its reads went to the
+      // gateway from 127.0.0.1, and were refused as that address's).
+      holder = await stalledCreate(gw.url);
+      await sleep(200);
+      expect((await rawRequest(`${gw.url}/table/t/read`)).status).toBe(429);
+      expectRead(
+        await rawRequest(`${gw.url}/odata/$batch`, { ...batch, localAddress: '127.0.0.2' }),
+      );
+    } finally {
+      holder?.destroy();
+      await gw.close();
+    }
+  });
+
   test('0 means no cap', async () => {
     const gw = await startTestGateway(db.name, { maxClientRequests: 0 });
     const sockets: net.Socket[] = [];
