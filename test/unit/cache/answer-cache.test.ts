@@ -136,7 +136,7 @@ describe('AnswerCache', () => {
     expect(cache.get(free, BOB)?.body.toString()).toBe('[all]');
   });
 
-  test('bounded by bytes, least recently used out first; an entry past the bound never kept', () => {
+  test('bounded by bytes, an entry asked for since the hand passed spared once; an entry past the bound never kept', () => {
     const body = 'x'.repeat(1000);
     const key = (n: number) => readKey('r', 't', false, String(n));
     // An entry costs its body, its key (2 bytes a character) and 320.
@@ -158,5 +158,28 @@ describe('AnswerCache', () => {
     );
     cache.drop(['t']);
     expect([cache.count, cache.bytes]).toEqual([0, 0]);
+  });
+
+  test('SIEVE: the hand spares the entries asked for and takes the first one not; it goes on from there', () => {
+    const key = (n: number) => readKey('r', 't', false, String(n));
+    const each = 1000 + key(0).length * 2 + 320;
+    const cache = new AnswerCache(each * 4, 2000);
+    const keep = (n: number) =>
+      cache.keep(cache.ticket(), key(n), false, null, ['t'], answer('x'.repeat(1000)));
+    const kept = () => [1, 2, 3, 4, 5, 6, 7].filter((n) => cache.get(key(n), null) !== undefined);
+    for (const n of [1, 2, 3, 4]) keep(n);
+    // 1 and 2 asked for, 3 not: 3 goes (least-recently-used would take 3 too, then 4).
+    cache.get(key(1), null);
+    cache.get(key(2), null);
+    keep(5);
+    // The hand is past 1 and 2 (their marks cleared) and at 3's place: 4 goes next.
+    keep(6);
+    // kept() asks for every entry, so it runs last.
+    expect(kept()).toEqual([1, 2, 5, 6]);
+    // Everything was just asked for. The hand goes on from 4's place: it spares 5 and 6 (their
+    // marks cleared), passes 7 (the entry being kept is never taken), starts again at the
+    // oldest, spares 1 and 2, and takes 5.
+    keep(7);
+    expect(kept()).toEqual([1, 2, 6, 7]);
   });
 });
