@@ -121,8 +121,7 @@ describe('--max-client-requests', () => {
     };
     const expectRead = (answer: { status: number; body: unknown }) => {
       expect(answer.status).toBe(200);
-      const [part] = (answer.body as { responses: { status: number; body: unknown }[] })
-        .responses;
+      const [part] = (answer.body as { responses: { status: number; body: unknown }[] }).responses;
       expect({ status: part?.status, body: part?.body }).toEqual({
         status: 200,
         body: {
