@@ -16,8 +16,11 @@
  *   hit costs MySQL nothing and the floor's every answer costs it a query, so the fair cost of
  *   an answer is the server's and mysqld's together. Their inverse ratio (answers per CPU-second)
  *   is what the server side would give if it were the only limit;
- * - the load generator's CPU share of its core (near 100 %: it, not the server, set the pace),
- *   the cache's hits per request (from its /metrics), and the load average and steal.
+ * - the share of a CPU the server and mysqld got together while loaded (well under 100 %: other
+ *   work on the core took the rest, and the scheduler shares it by thread, so the floor's side,
+ *   with mysqld's threads, gets more of a crowded core than a hit's one Node thread), the load
+ *   generator's share of its core (near 100 %: it, not the server, set the pace), the cache's
+ *   hits per request (from its /metrics), and the load average and steal.
  *
  * Servers: `tablegate --change-feed on` (`--cache` at its default of 64 MiB) for (a*) and (b*);
  * `tablegate --change-feed off` (the cache off, as in `npm run bench`) for (a), (b), (c); the
@@ -89,6 +92,10 @@ async function measure(server, scenario, seed, seconds, mysqldPid) {
     us: (serverUsed / answers) * 1e6,
     mysqldUs: (mysqldUsed / answers) * 1e6,
     loadgen: (own.user + own.system) / 1e6 / wall,
+    // The share of a CPU the server and mysqld got together: on a crowded core the scheduler
+    // shares time by thread, and mysqld's threads give the floor's side more of it than a hit's
+    // one Node thread gets.
+    share: (serverUsed + mysqldUsed) / wall,
     hitShare: after
       ? (after.hits - counted.hits) / (after.hits + after.misses - counted.hits - counted.misses)
       : null,
@@ -175,8 +182,8 @@ await binlogSession('cache-ab', async ({ db, tmp, mysqldPid }) => {
     '',
     'Medians over the rounds:',
     '',
-    '| scenario | server | req/s | server µs/req | mysqld µs/req | server + mysqld µs/req | load generator CPU | cache hits |',
-    '|---|---|--:|--:|--:|--:|--:|--:|',
+    '| scenario | server | req/s | server µs/req | mysqld µs/req | server + mysqld µs/req | server + mysqld CPU | load generator CPU | cache hits |',
+    '|---|---|--:|--:|--:|--:|--:|--:|--:|',
   ];
   const med = (rounds, pick) => median(rounds.map(pick));
   for (const { scenario, server, rounds } of results) {
@@ -187,7 +194,7 @@ await binlogSession('cache-ab', async ({ db, tmp, mysqldPid }) => {
       const m = (pick) => med(rounds, (r) => pick(side(r)));
       const hits = side(rounds[0]).hitShare === null ? '' : pct(m((x) => x.hitShare));
       lines.push(
-        `| (${scenario.id}) ${scenario.title} | ${key} | ${m((x) => x.rps).toFixed(0)} | ${m((x) => x.us).toFixed(1)} | ${m((x) => x.mysqldUs).toFixed(1)} | ${m((x) => x.us + x.mysqldUs).toFixed(1)} | ${pct(m((x) => x.loadgen))} | ${hits} |`,
+        `| (${scenario.id}) ${scenario.title} | ${key} | ${m((x) => x.rps).toFixed(0)} | ${m((x) => x.us).toFixed(1)} | ${m((x) => x.mysqldUs).toFixed(1)} | ${m((x) => x.us + x.mysqldUs).toFixed(1)} | ${pct(m((x) => x.share))} | ${pct(m((x) => x.loadgen))} | ${hits} |`,
       );
     }
   }
