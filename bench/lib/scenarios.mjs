@@ -370,6 +370,27 @@ async function checkRowById(base, admin, request, rowsOf) {
 }
 
 /**
+ * Scenarios (a*) and (b*) of the server cache (bench/cache.mjs, bench/cache-ab.mjs): (a) over a
+ * hot set of `hot` ids, and (b) as it is (its 20 pages are already hot). Load scenarios as below.
+ */
+export function hotScenarios(hot) {
+  return [
+    {
+      id: 'a*',
+      title: `one row by id, hot (${hot} ids)`,
+      kind: 'load',
+      request: (d, random) => d.byId(1 + pick(random, hot)),
+    },
+    {
+      id: 'b*',
+      title: `page of ${PAGE} ordered by id, one of the first ${PAGES} pages, hot`,
+      kind: 'load',
+      request: (d, random) => d.page(PAGE * pick(random, PAGES)),
+    },
+  ];
+}
+
+/**
  * The scenarios. A `load` scenario has `request(dialect, random)` (one request of the load,
  * randomised) and `check(dialect, base, admin)`; `big` and `upload` are measured differently
  * (see run.mjs).
