@@ -73,6 +73,9 @@ function together(servers, scenario, seed, { seconds, amount }) {
   const big = scenario.kind === 'big';
   return loadTogether(servers, {
     connections: scenario.connections ?? (big ? 1 : settings.connections),
+    // A 100,000-row answer took over 10 s (autocannon's default) beside the other build on one
+    // CPU of a machine at load average 15.
+    ...(big ? { timeoutSeconds: 120 } : {}),
     ...(amount === undefined ? { seconds } : { amount }),
     nextFor: (i) => {
       const dialect = servers[i].dialect ?? DIALECTS.tablegate;

@@ -23,12 +23,23 @@ export function pinServers(servers) {
  * requests each, until the last is answered), the requests of each from `nextFor(index)`; CPU µs
  * per request and requests a second of each. A non-2xx answer throws.
  */
-export async function loadTogether(servers, { connections, seconds, amount, nextFor }) {
+export async function loadTogether(
+  servers,
+  { connections, seconds, amount, nextFor, timeoutSeconds },
+) {
   const before = servers.map(({ pid }) => cpuSeconds(pid));
   const tallies = servers.map(() => new LoadTally());
   await Promise.all(
     servers.map(({ base }, i) =>
-      runLoad({ base, connections, seconds, amount, next: nextFor(i), tally: tallies[i] }),
+      runLoad({
+        base,
+        connections,
+        seconds,
+        amount,
+        timeoutSeconds,
+        next: nextFor(i),
+        tally: tallies[i],
+      }),
     ),
   );
   return servers.map(({ pid, key }, i) => {
