@@ -42,9 +42,10 @@ export class LoadTally {
 /**
  * `seconds` of load with `connections` connections, or exactly `amount` requests when it is
  * given (then the run lasts until the last one is answered); `next()` gives each request
- * ({ method, path, headers, body }). Adds to `tally` unless it is null (warm-up).
+ * ({ method, path, headers, body }). Adds to `tally` unless it is null (warm-up). An answer not
+ * complete after `timeoutSeconds` is a socket error.
  */
-export function runLoad({ base, connections, seconds, amount, next, tally }) {
+export function runLoad({ base, connections, seconds, amount, next, tally, timeoutSeconds = 10 }) {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const instance = autocannon(
@@ -52,7 +53,7 @@ export function runLoad({ base, connections, seconds, amount, next, tally }) {
         url: base,
         connections,
         ...(amount === undefined ? { duration: seconds } : { amount }),
-        timeout: 10,
+        timeout: timeoutSeconds,
         requests: [{ ...next(), setupRequest: (request) => ({ ...request, ...next() }) }],
       },
       (error, result) => {

@@ -237,7 +237,8 @@ export const SERVERS = [
     async start(options) {
       const server = await SERVERS[0].start({
         ...options,
-        key: 'tablegate-auth',
+        // ab-cpu.mjs runs two of them (A-auth, B-auth), each with its own log and files.
+        key: options.key ?? 'tablegate-auth',
         mode: ['auth'],
         extraEnv: { TABLEGATE_JWT_SECRET: BENCH_JWT_SECRET },
       });

@@ -16,7 +16,10 @@ import {
 import { closeAgent } from './load.mjs';
 import { stopAll } from './processes.mjs';
 
-/** `run({ db, tmp })` inside the frame; `db` is the servers' login, `tmp` their folder. */
+/**
+ * `run({ db, tmp, admin })` inside the frame; `db` is the servers' login, `tmp` their folder,
+ * `admin` the bench's own MySQL connection (for a scenario's setup).
+ */
 export async function benchSession(name, run) {
   const tmp = mkdtempSync(path.join(os.tmpdir(), `tablegate-${name}-`));
   const config = adminConfig();
@@ -25,7 +28,7 @@ export async function benchSession(name, run) {
     process.stderr.write('creating tablegate_bench.items (100,000 rows)…\n');
     await createBenchDatabase(admin);
     const db = { host: config.host, port: config.port, ...(await createBenchUser(admin)) };
-    return await run({ db, tmp });
+    return await run({ db, tmp, admin });
   } finally {
     closeAgent();
     await stopAll().catch(() => {});

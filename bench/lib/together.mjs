@@ -19,15 +19,27 @@ export function pinServers(servers) {
 }
 
 /**
- * Every server under `connections` connections for `seconds` at once, the requests of each from
- * `nextFor(index)`; CPU µs per request and requests a second of each. A non-2xx answer throws.
+ * Every server under `connections` connections for `seconds` at once (or exactly `amount`
+ * requests each, until the last is answered), the requests of each from `nextFor(index)`; CPU µs
+ * per request and requests a second of each. A non-2xx answer throws.
  */
-export async function loadTogether(servers, { connections, seconds, nextFor }) {
+export async function loadTogether(
+  servers,
+  { connections, seconds, amount, nextFor, timeoutSeconds },
+) {
   const before = servers.map(({ pid }) => cpuSeconds(pid));
   const tallies = servers.map(() => new LoadTally());
   await Promise.all(
     servers.map(({ base }, i) =>
-      runLoad({ base, connections, seconds, next: nextFor(i), tally: tallies[i] }),
+      runLoad({
+        base,
+        connections,
+        seconds,
+        amount,
+        timeoutSeconds,
+        next: nextFor(i),
+        tally: tallies[i],
+      }),
     ),
   );
   return servers.map(({ pid, key }, i) => {

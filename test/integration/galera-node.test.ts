@@ -14,7 +14,8 @@ import { galeraAvailable, rootConnection, startGaleraNode } from '../helpers/pri
 import { testIf } from '../helpers/skip.js';
 
 const galeraTest = testIf(galeraAvailable, 'no mariadbd with galera-4 (apt-get install galera-4)');
-const MAX_SWITCH_MS = 5_000;
+/** How long the test waits for the switch before it fails: generous, not a measurement. */
+const GIVE_UP_MS = 30_000;
 
 let node: PrivateServer | undefined;
 let other: TestDatabase;
@@ -80,7 +81,7 @@ galeraTest(
       expect([health.status, await health.json()]).toEqual([503, { status: 'unavailable' }]);
       const start = Date.now();
       let outcome = await read(both);
-      while (outcome[0] !== 200 && Date.now() - start < 3 * MAX_SWITCH_MS) {
+      while (outcome[0] !== 200 && Date.now() - start < GIVE_UP_MS) {
         expect(outcome).toEqual([
           503,
           { success: false, message: 'Database unavailable', code: 'DATABASE_UNAVAILABLE' },
@@ -88,11 +89,14 @@ galeraTest(
         await new Promise((resolve) => setTimeout(resolve, 50));
         outcome = await read(both);
       }
+      const switchMs = Date.now() - start;
       expect(outcome).toEqual([200, [{ server: 'other' }]]);
-      expect(Date.now() - start).toBeLessThan(MAX_SWITCH_MS);
+      // Moved by itself, while the node was still not ready (and still answering SELECT 1).
+      const [[still]] = await admin.query<mysql.RowDataPacket[]>("SHOW STATUS LIKE 'wsrep_ready'");
+      expect(still?.Value).toBe('OFF');
       expect(switches).toEqual([`${galera.host}:${galera.port} -> ${server.host}:${server.port}`]);
       expect((await fetch(`${both.url}/health`)).status).toBe(200);
-      console.log(`galera node not ready: -h moved to the next host in ${Date.now() - start} ms`);
+      console.log(`galera node not ready: -h moved to the next host in ${switchMs} ms`);
     } finally {
       await both.close();
       await alone.close();

@@ -14,7 +14,8 @@ import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { testServer } from '../helpers/mysql-url.js';
 
 const POOL_SIZE = 3;
-const STALL_MS = 1500;
+// Well above HEALTH_TIMEOUT_MS: a /health that waited behind the pool would time out first.
+const STALL_MS = 4000;
 const ROWS = 200_000;
 
 let db: TestDatabase;
@@ -65,27 +66,44 @@ function stalledReader(port: number): Stalled {
   };
 }
 
+/** Polls the gateway's pool until `done` holds of its figures, at most `tries` × 50 ms. */
+async function poolUntil(done: (inUse: number) => boolean, tries = 400): Promise<number> {
+  for (let i = 0; i < tries && !done(gw.gateway.db.stats().inUse); i++) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return gw.gateway.db.stats().inUse;
+}
+
 test('stalled readers are cut after the stall timeout; /health and other reads are served', async () => {
   const port = Number(new URL(gw.url).port);
   const stalled = Array.from({ length: POOL_SIZE }, () => stalledReader(port));
-  // Let every stalled read take its connection and fill its socket.
-  await new Promise((resolve) => setTimeout(resolve, 500));
+  // Every stalled read has taken its connection: the pool is all theirs.
+  expect(await poolUntil((inUse) => inUse === POOL_SIZE)).toBe(POOL_SIZE);
 
   const healthStarted = Date.now();
   const health = await fetch(`${gw.url}/health`);
-  expect([health.status, await health.json()]).toEqual([200, { status: 'ok' }]);
-  // It answers within its own bound (not behind the pool), and says the server is up.
-  expect(Date.now() - healthStarted).toBeLessThan(HEALTH_TIMEOUT_MS + 1000);
+  // Answered while the stalled reads still held every connection: its ping did not wait behind
+  // the pool (had it waited, it would have timed out after HEALTH_TIMEOUT_MS, well inside the
+  // stall timeout, and answered 503).
+  const inUseWhenAnswered = gw.gateway.db.stats().inUse;
+  const healthMs = Date.now() - healthStarted;
+  expect([health.status, await health.json(), inUseWhenAnswered]).toEqual([
+    200,
+    { status: 'ok' },
+    POOL_SIZE,
+  ]);
 
+  // Waits behind the stalls, and is served once they are cut: before this bound it waited for
+  // ever (the abort is a generous bound, not a measurement).
   const started = Date.now();
-  const read = await fetch(`${gw.url}/table/small/read`, { signal: AbortSignal.timeout(10_000) });
+  const read = await fetch(`${gw.url}/table/small/read`, { signal: AbortSignal.timeout(30_000) });
   const waited = Date.now() - started;
   expect([read.status, await read.json()]).toEqual([200, [{ id: 1, name: 'one' }]]);
-  expect(waited).toBeLessThan(STALL_MS + 3000);
 
-  // The stalled responses were cut short: each connection closed before the 54 MB arrived.
-  // Give every reader time to fill its socket buffers and stall for the stall timeout.
-  await new Promise((resolve) => setTimeout(resolve, STALL_MS + 4000));
+  // The stalled responses were cut short: once their connections are back in the pool, each
+  // socket was closed before the 54 MB arrived (read now, a response still going would deliver
+  // them all).
+  expect(await poolUntil((inUse) => inUse === 0)).toBe(0);
   const received = await Promise.all(stalled.map((s) => s.drain()));
   for (const bytes of received) expect(bytes).toBeLessThan(ROWS * 250);
 
@@ -94,5 +112,7 @@ test('stalled readers are cut after the stall timeout; /health and other reads a
     Array.from({ length: POOL_SIZE * 3 }, () => fetch(`${gw.url}/table/small/read`)),
   );
   expect(after.map((r) => r.status)).toEqual(Array(POOL_SIZE * 3).fill(200));
-  console.log(`one-row read behind ${POOL_SIZE} stalled readers answered in ${waited} ms`);
+  console.log(
+    `/health answered in ${healthMs} ms (its bound ${HEALTH_TIMEOUT_MS} ms) beside ${POOL_SIZE} stalled readers; one-row read behind them answered in ${waited} ms (stall timeout ${STALL_MS} ms)`,
+  );
 }, 60_000);
