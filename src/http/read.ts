@@ -270,6 +270,7 @@ export function readRoutes(
         // The request is its statements' caller as it is (http/caller.ts).
         request,
       );
+      // A known table with a cached plan answers at once, without a promise: the hot path.
       return answered instanceof Promise
         ? answered.then((made) => answer(reply, made, keeping) ?? reply)
         : answer(reply, answered, keeping);
