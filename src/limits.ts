@@ -15,10 +15,9 @@ export const MAX_PATTERN_CHARS = 100;
 /**
  * Function calls in one `$filter` (and so in one policy `where`): each contains, startswith,
  * endswith and each column function (tolower, year, …) counts one. MySQL evaluates every one on
- * every row the rest of the filter leaves, and no index helps: `contains(tolower(x),'q')` costs
- * about 0.3 s over 300,000 rows of 200 characters here, so the cost of a filter grows with the
- * number of calls (100 of them ORed held a connection for 17–33 s). 32 is a search for three
- * words in five columns with tolower, and an eighth of that.
+ * every row the rest of the filter leaves, and no index helps, so the cost of a filter grows
+ * with the number of calls (measured in bench/README.md, "Measurements behind limits"). 32 is a
+ * search for three words in five columns with tolower, and an eighth of that.
  */
 export const MAX_FILTER_CALLS = 32;
 
@@ -69,7 +68,7 @@ export const PASSWORD_MAX_LENGTH = 1024;
 export const MAX_FAILED_LOGINS = 10;
 /** The window of the login and registration counts. */
 export const LIMITS_WINDOW_MS = 60_000;
-/** Every registration and failed login costs ~20 ms of argon2: at most this many per minute and IP. */
+/** Every registration and failed login costs an argon2 hash: at most this many per minute and IP. */
 export const MAX_REGISTRATIONS_PER_IP = 60;
 export const MAX_FAILED_LOGINS_PER_IP = 100;
 /**
@@ -83,7 +82,8 @@ export const ARGON2_MAX_WAITING = 32;
 /**
  * With --redis-url, ARGON2_PER_CLIENT counts across gateways, in a Redis counter whose window
  * ends this long after it started: the +1 of a gateway killed mid-hash (whose −1 never comes)
- * is forgotten by then at the latest. A hash takes ~20 ms and waits well under a second.
+ * is forgotten by then at the latest: far longer than a hash and its wait take (bench/README.md,
+ * "Measurements behind limits").
  */
 export const ARGON2_SHARED_WINDOW_MS = 10_000;
 
@@ -159,8 +159,7 @@ export const CONNECT_TIMEOUT_MS = 2000;
  * The longest a ping (`SELECT 1` on the control connection) waits for the server's answer; past
  * it the server counts as not answering: /health says so, the watchdog cuts the statements it
  * waited for, a waiting request gives up, `-h` moves to the next host. A live server answers in
- * milliseconds: 32 CPU-bound statements on a 2-core machine with a load average of 16 delayed
- * the answer by 276 ms at most (docs/operations.md).
+ * milliseconds, under load too (docs/operations.md; bench/README.md, "Measurements behind limits").
  */
 export const HEALTH_TIMEOUT_MS = 1000;
 /** A request waiting this long for a pool connection asks whether the server is alive. */

@@ -10,8 +10,8 @@ import { DESCRIPTION_SLICE_MS } from './limits.js';
 /**
  * The end of the current slice, shared by every run under way: builds that run at once (the
  * schema re-read, a role's model, `$metadata` in XML and in JSON, /openapi.json) get one slice
- * per turn of the loop between them, not one each, so a turn holds other requests ~2 ms however
- * many run.
+ * per turn of the loop between them, not one each, so a turn holds other requests one slice
+ * (DESCRIPTION_SLICE_MS) however many run.
  */
 let sliceEnd = 0;
 let nextTurn: Promise<void> | null = null;

@@ -5,7 +5,6 @@
  * connection going and coming back (emptied both times, serving nothing in between); and what a
  * write through this gateway drops before its answer is sent (docs/caching.md).
  */
-import type { ChangeFeed } from '../changes/hub.js';
 import { type Config, DEFAULTS } from '../config.js';
 import type { SchemaCache } from '../db/schema.js';
 import type { TableInfo } from '../db/schema-types.js';
@@ -13,10 +12,25 @@ import { AnswerCache } from './answer-cache.js';
 
 const MIB = 1024 * 1024;
 
+/**
+ * What the cache asks of the change feed (changes/hub.ts ChangeFeed), a narrow type of its own:
+ * changes/ reads through pipeline/, which drops this cache's answers, so cache/ is below both.
+ */
+export interface WatchedFeed {
+  readonly status: { readonly on: boolean };
+  readonly connected: boolean;
+  watch(watcher: {
+    transaction(transaction: {
+      readonly changes: readonly { readonly op: string; readonly table: string }[];
+    }): void;
+    connection(connected: boolean): void;
+  }): void;
+}
+
 /** The cache of `--cache`, or null: the feed off, or `--cache 0`. */
 export function answerCacheOf(
   config: Config,
-  feed: ChangeFeed | undefined,
+  feed: WatchedFeed | undefined,
   schema: SchemaCache,
 ): AnswerCache | null {
   if (feed === undefined || !feed.status.on) return null;

@@ -336,6 +336,7 @@ function parameterOf(column: ColumnInfo, value: unknown): unknown {
   // in, and the feed sends no spatial column (http/changes.ts refuses one in $select).
   if (value === undefined || column.kind === 'geometry') return null;
   if (typeof value === 'bigint') return value.toString();
+  // Not a codec's rule: a fix of what the binary log library decodes (negativeTime).
   if (column.dataType === 'time' && typeof value === 'string') return negativeTime(value);
   return value;
 }

@@ -16,30 +16,41 @@ const UNSIGNED_FLAG = 32;
 const BINARY_FLAG = 128;
 const BIT_TYPE = 16;
 
-/** MySQL's wire types (include/field_types.h) → the data type they stand for and its kind. */
-const WIRE_TYPES: Readonly<Record<number, { dataType: string; kind: JsonKind }>> = {
-  0: { dataType: 'decimal', kind: 'decimal' },
+/**
+ * How a declared type shows the field's decimals: as fractional seconds (`datetime(3)`), as a
+ * DECIMAL's scale (`decimal(10,2)`); a type without one shows none.
+ */
+type Decimals = 'fraction' | 'scale';
+
+/**
+ * MySQL's wire types (include/field_types.h) → the data type they stand for, its kind, and how
+ * its declared type shows the field's decimals.
+ */
+const WIRE_TYPES: Readonly<
+  Record<number, { dataType: string; kind: JsonKind; decimals?: Decimals }>
+> = {
+  0: { dataType: 'decimal', kind: 'decimal', decimals: 'scale' },
   1: { dataType: 'tinyint', kind: 'integer' },
   2: { dataType: 'smallint', kind: 'integer' },
   3: { dataType: 'int', kind: 'integer' },
   4: { dataType: 'float', kind: 'float' },
   5: { dataType: 'double', kind: 'float' },
   6: { dataType: 'null', kind: 'string' },
-  7: { dataType: 'timestamp', kind: 'datetime' },
+  7: { dataType: 'timestamp', kind: 'datetime', decimals: 'fraction' },
   8: { dataType: 'bigint', kind: 'integer' },
   9: { dataType: 'mediumint', kind: 'integer' },
   10: { dataType: 'date', kind: 'date' },
-  11: { dataType: 'time', kind: 'string' },
-  12: { dataType: 'datetime', kind: 'datetime' },
+  11: { dataType: 'time', kind: 'string', decimals: 'fraction' },
+  12: { dataType: 'datetime', kind: 'datetime', decimals: 'fraction' },
   13: { dataType: 'year', kind: 'year' },
   14: { dataType: 'date', kind: 'date' },
   15: { dataType: 'varchar', kind: 'string' },
   16: { dataType: 'bit', kind: 'bit' },
-  17: { dataType: 'timestamp', kind: 'datetime' },
-  18: { dataType: 'datetime', kind: 'datetime' },
-  19: { dataType: 'time', kind: 'string' },
+  17: { dataType: 'timestamp', kind: 'datetime', decimals: 'fraction' },
+  18: { dataType: 'datetime', kind: 'datetime', decimals: 'fraction' },
+  19: { dataType: 'time', kind: 'string', decimals: 'fraction' },
   245: { dataType: 'json', kind: 'json' },
-  246: { dataType: 'decimal', kind: 'decimal' },
+  246: { dataType: 'decimal', kind: 'decimal', decimals: 'scale' },
   247: { dataType: 'enum', kind: 'string' },
   248: { dataType: 'set', kind: 'string' },
   249: { dataType: 'tinyblob', kind: 'string' },
@@ -57,19 +68,18 @@ function flagsOf(field: FieldPacket): number {
 }
 
 /** `datetime(3)`, `time(2)`, `decimal(10,2)`: the declared type the codecs read digits from. */
-function typeText(dataType: string, field: FieldPacket, unsigned: boolean): string {
+function typeText(
+  dataType: string,
+  shown: Decimals | undefined,
+  field: FieldPacket,
+  unsigned: boolean,
+): string {
   const decimals = field.decimals;
-  const fractional = decimals >= 1 && decimals <= 6;
-  switch (dataType) {
-    case 'datetime':
-    case 'timestamp':
-    case 'time':
-      return fractional ? `${dataType}(${decimals})` : dataType;
-    case 'decimal':
-      return `decimal(${field.columnLength ?? 65},${decimals})`;
-    default:
-      return unsigned ? `${dataType} unsigned` : dataType;
+  if (shown === 'fraction') {
+    return decimals >= 1 && decimals <= 6 ? `${dataType}(${decimals})` : dataType;
   }
+  if (shown === 'scale') return `decimal(${field.columnLength ?? 65},${decimals})`;
+  return unsigned ? `${dataType} unsigned` : dataType;
 }
 
 /**
@@ -100,7 +110,7 @@ export function columnFromField(
   return {
     name: field.name,
     dataType,
-    columnType: typeText(dataType, field, unsigned),
+    columnType: typeText(dataType, wire.decimals, field, unsigned),
     kind,
     nullable: (flags & NOT_NULL_FLAG) === 0,
     unsigned,

@@ -192,15 +192,12 @@ function writeChainOf(
   const timedSteps = steps.map(
     (step): ChainStep => ({
       ...step,
-      job: (earlier) => {
-        const timed = (job: WriteJob): WriteJob => {
-          if (job.mode === 'transaction') return limits.timedWrite(job, caller);
-          return limits.ownLimit(caller)
-            ? { ...job, statement: limits.timed(job.statement, caller) }
-            : job;
-        };
-        const made = step.job(earlier);
-        return made instanceof Promise ? made.then(timed) : timed(made);
+      job: async (earlier) => {
+        const job = await step.job(earlier);
+        if (job.mode === 'transaction') return limits.timedWrite(job, caller);
+        return limits.ownLimit(caller)
+          ? { ...job, statement: limits.timed(job.statement, caller) }
+          : job;
       },
     }),
   );

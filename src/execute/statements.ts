@@ -16,7 +16,7 @@ import { readRetrying, readRetryingBy, writeRetrying } from './retry.js';
 /**
  * Rows a read of the gateway's own (rowsOf) takes in before it pauses its connection until the
  * next turn of the event loop: the schema's 10,000 column rows, parsed and made into objects in
- * one go, held the loop for 10-16 ms (bench/README.md, the schema re-read in slices).
+ * one go, held the loop too long (bench/README.md, the schema re-read in slices).
  */
 const ROWS_PER_TURN = 200;
 

@@ -251,8 +251,7 @@ export async function runChain(
     const results: WriteResult[] = [];
     for (const [index, step] of steps.entries()) {
       at.step = index;
-      const made = step.job(results);
-      const job = made instanceof Promise ? await made : made;
+      const job = await step.job(results);
       const transaction = job.mode === 'transaction' ? job : asTransaction(job);
       results.push(
         job.mode === 'alone' && job.returning !== null

@@ -6,37 +6,13 @@
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { mapDbError } from '../db/errors.js';
-import { ApiError, apiError, ERRORS, internalError } from '../errors.js';
+import { type ApiError, ERRORS, internalError } from '../errors.js';
 import { type Log, requestLog } from '../log.js';
+import { toApiError } from '../to-api-error.js';
 import { RouteMethods } from './allowed-methods.js';
 import { checkBodyDepth } from './body-guards.js';
 import { JSON_TYPE } from './json-rows.js';
 import { setSecurityHeaders } from './security-headers.js';
-
-/** Fastify's own client errors → catalogue errors. */
-const FASTIFY_ERRORS: Readonly<Record<string, () => ApiError>> = {
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: () => apiError('UNSUPPORTED_MEDIA_TYPE'),
-  FST_ERR_CTP_INVALID_CONTENT_LENGTH: () =>
-    apiError('INVALID_BODY', 'Content-Length does not match the body'),
-  FST_ERR_CTP_EMPTY_JSON_BODY: () => apiError('INVALID_BODY', 'Request body is empty'),
-  FST_ERR_CTP_BODY_TOO_LARGE: () => apiError('BODY_TOO_LARGE'),
-  FST_ERR_CTP_INVALID_JSON_BODY: () => apiError('INVALID_JSON'),
-};
-
-export function toApiError(error: unknown): ApiError {
-  if (error instanceof ApiError) return error;
-  const fastifyError = error as Partial<FastifyError>;
-  const status = fastifyError.statusCode;
-  if (typeof status === 'number' && status >= 400 && status < 500) {
-    const known = FASTIFY_ERRORS[fastifyError.code ?? ''];
-    if (known) return known();
-    // JSON.parse's SyntaxError arrives as a 400 without a code.
-    if (error instanceof SyntaxError) return apiError('INVALID_JSON');
-    return apiError('BAD_REQUEST');
-  }
-  return mapDbError(error);
-}
 
 /**
  * A JSON body that is empty or not JSON. Fastify parses a body before its 404 handler runs, so

@@ -71,6 +71,7 @@ export function registerPolicyGate(app: FastifyInstance, { policy, schema }: Ser
       } catch (refusal) {
         return done(refusal as Error);
       }
+      // The fast path of every table request: a known table passes at once, without a promise.
       if (!(found instanceof Promise)) return done();
       found.then(() => done(), done);
       return;

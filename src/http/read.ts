@@ -24,9 +24,9 @@ import { type CompiledRead, csvOf } from '../pipeline/read.js';
 import { rawQueryString } from '../pipeline/read-cache.js';
 import { isKeyRead, parseKeyRead } from '../query/key-value.js';
 import type { Services } from '../services.js';
+import { toApiError } from '../to-api-error.js';
 import { actionRefusal } from './allowed-methods.js';
 import { csvFraming } from './csv-rows.js';
-import { toApiError } from './errors.js';
 import {
   type AnswerSent,
   type CutShort,
@@ -270,6 +270,7 @@ export function readRoutes(
         // The request is its statements' caller as it is (http/caller.ts).
         request,
       );
+      // A known table with a cached plan answers at once, without a promise: the hot path.
       return answered instanceof Promise
         ? answered.then((made) => answer(reply, made, keeping) ?? reply)
         : answer(reply, answered, keeping);

@@ -223,8 +223,7 @@ async function cappedRead(
     request.access,
     request,
   );
-  // A cached read answers at once (handle's fast path): no promise to wait for then.
-  const { read, total: counting } = made instanceof Promise ? await made : made;
+  const { read, total: counting } = await made;
   const total = counting === null ? null : await counting;
   const rows = await handler.fetch(read, request);
   const { top, skip, limit } = window;

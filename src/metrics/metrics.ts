@@ -10,8 +10,8 @@ import { errorName } from '../db/errors.js';
 import type { SchemaCache } from '../db/schema.js';
 import { ApiError, MYSQL_ERRORS } from '../errors.js';
 import type { Database } from '../execute/database.js';
-import { toApiError } from '../http/errors.js';
 import { ANONYMOUS, type Policy } from '../policy/policy.js';
+import { toApiError } from '../to-api-error.js';
 import type { WebhookCounters } from '../webhooks/delivery.js';
 import { scrapedCounter, scrapedGauge } from './scraped.js';
 

@@ -23,10 +23,10 @@ import {
   internalError,
   unsupportedMediaType,
 } from '../errors.js';
-import { toApiError } from '../http/errors.js';
 import { gated } from '../http/route-gate.js';
 import { BATCH_MAX_BYTES } from '../limits.js';
 import { ChangeSetFailure, type Handler } from '../pipeline/handle.js';
+import { toApiError } from '../to-api-error.js';
 import {
   type BatchUnit,
   type InnerRequest,

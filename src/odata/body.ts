@@ -8,8 +8,10 @@
  * (or as it is), for the write stage to refuse by name; one with escapes no name has, or a
  * second name for one column, is refused here.
  */
+import type { ColumnInfo } from '../db/schema-types.js';
 import { invalidBody, odataUnsupported } from '../errors.js';
 import { excerpt } from '../query/lexer.js';
+import { COLUMN_KINDS } from '../types/kinds.js';
 import type { ODataSet } from './model.js';
 import { canonicalName, decodeName } from './names.js';
 
@@ -65,7 +67,7 @@ function entityBody(set: ODataSet | undefined, body: unknown): unknown {
     }
     out[name] =
       property !== undefined
-        ? storedValue(property.column.kind, name, value)
+        ? storedValue(property.column, name, value)
         : navigation !== undefined
           ? relatedBody(navigation.targetSet, value)
           : value;
@@ -80,17 +82,10 @@ function relatedBody(target: ODataSet, value: unknown): unknown {
     : entityBody(target, value);
 }
 
-function storedValue(kind: string, name: string, value: unknown): unknown {
-  if (typeof value !== 'string') return value;
-  if (kind === 'json') {
-    try {
-      return JSON.parse(value) as unknown;
-    } catch {
-      throw invalidBody(`'${excerpt(name)}' is a JSON property: its value must be JSON text`);
-    }
-  }
-  if (kind === 'binary') return value.replace(/[-_]/g, (c) => (c === '-' ? '+' : '/'));
-  return value;
+/** A property's value as tablegate's write takes it: its kind's Edm form read back (types/edm.ts). */
+function storedValue(column: ColumnInfo, name: string, value: unknown): unknown {
+  const read = COLUMN_KINDS[column.kind].edm.body;
+  return typeof value !== 'string' || read === null ? value : read(value, name);
 }
 
 /** A routine's parameters by their names (an action's body). */

@@ -9,7 +9,7 @@
 import type { ColumnInfo } from '../db/schema-types.js';
 import { COLUMN_KINDS } from '../types/kinds.js';
 import type { Field, RowForm, RowMode, RowSerializer } from '../types/rows.js';
-import { JSON_FORM, shapeSerializer } from '../types/rows.js';
+import { fieldWidth, JSON_FORM, shapeSerializer } from '../types/rows.js';
 import { encodeName } from './names.js';
 
 const forms: Record<'plain' | 'ieee754', RowForm> = {
@@ -48,20 +48,9 @@ export function entitySerializer(fields: readonly Field[], ieee754: boolean): Ro
 export function slotsOf(fields: readonly Field[]): number[] {
   const slots: number[] = [];
   let slot = 0;
-  const width = (field: Field): number => {
-    switch (field.kind) {
-      case 'value':
-      case 'array':
-        return 1;
-      case 'object':
-        return 1 + field.fields.reduce((sum, f) => sum + width(f), 0);
-      case 'nested':
-        return field.fields.reduce((sum, f) => sum + width(f), 0);
-    }
-  };
   for (const field of fields) {
     slots.push(slot);
-    slot += width(field);
+    slot += fieldWidth(field);
   }
   return slots;
 }

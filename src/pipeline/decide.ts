@@ -35,6 +35,7 @@ export function tableFor(
     return schema.refuse(name, policy.readableBy(role));
   }
   const found = schema.require(name);
+  // A known table at once (the policy gate's and a read's fast path); a promise only on a re-read.
   if (!(found instanceof Promise)) {
     if (!decision.allowed) throw forbidden();
     return found;

@@ -368,6 +368,7 @@ export class ReadPipeline {
       const binding = bindingOf(table.name, query, read.page?.signature ?? '');
       return continueAt(read, this.tokens.open(binding, token));
     };
+    // A cached plan binds its token at once: a `$skiptoken` page is a read's fast path too.
     return made instanceof Promise ? made.then(bind) : bind(made);
   }
 
@@ -395,6 +396,7 @@ export class ReadPipeline {
     // Its shape's learn() returns at once: the template it came from is this table's.
     if (templated) return keep({ table, plan: templated });
     const made = this.schema.plan(table, (t) => compileRead(t, query, access, this.flavour));
+    // Planned at once unless the plan asks for a schema re-read (a read's fast path stays sync).
     return made instanceof Promise ? made.then(keep) : keep(made);
   }
 }

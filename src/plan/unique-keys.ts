@@ -5,6 +5,7 @@
  * checks and read-back look them up first). Knows no SQL.
  */
 import type { ColumnInfo, TableInfo } from '../db/schema-types.js';
+import { COLUMN_KINDS } from '../types/kinds.js';
 import type { WriteParam } from '../types/value-codec.js';
 import type { PlannedCell } from './write-plan.js';
 
@@ -25,23 +26,13 @@ export function isSingleColumnKey(table: TableInfo, name: string): boolean {
 }
 
 /**
- * A value as the unique index compares it with what is stored, for a lookup by `=`: CHAR drops
- * trailing spaces when stored (so a NO PAD collation would not find 'a ' at 'a'), BINARY(n) is
- * padded with zero bytes to n. Other values compare under `=` as the index does: the column's
- * collation decides for text (PAD SPACE or not alike), numbers and temporals are converted to
- * the column's type.
+ * A value as the unique index compares it with what is stored, for a lookup by `=`: its kind's
+ * rule (types/kinds.ts `storedKey`: CHAR without trailing spaces, BINARY(n) padded to n). Other
+ * values compare under `=` as the index does: the column's collation decides for text,
+ * numbers and temporals are converted to the column's type.
  */
 export function storedKeyValue(column: ColumnInfo, value: WriteParam): WriteParam {
-  if (column.dataType === 'char' && typeof value === 'string') return value.replace(/ +$/, '');
-  if (
-    column.dataType === 'binary' &&
-    Buffer.isBuffer(value) &&
-    column.maxLength !== null &&
-    value.length < column.maxLength
-  ) {
-    return Buffer.concat([value, Buffer.alloc(column.maxLength - value.length)]);
-  }
-  return value;
+  return COLUMN_KINDS[column.kind].storedKey(column, value);
 }
 
 /** One unique key of a new row and the values it gives, as the index compares them. */

@@ -306,7 +306,7 @@ class Parser extends TokenCursor {
 
   /**
    * MySQL matches `LIKE '%…%'` by trying the pattern at every position of every row: the cost
-   * grows with the pattern's length (a 201-character pattern on 500k rows ran 30 s).
+   * grows with the pattern's length (bench/README.md, "Measurements behind limits").
    */
   private countPattern(token: Extract<Token, { kind: 'string' }>): void {
     for (const _ of token.value) this.budget.patternChars++;

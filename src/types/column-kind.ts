@@ -55,7 +55,7 @@ export interface ColumnKind {
   /** The JSON Schema of a value (openapi/column-schema.ts), nullability aside. */
   readonly schema: (column: ColumnInfo, direction: SchemaDirection) => JsonSchema;
 
-  // ---- writes: types/value-codec.ts, plan/exact-write.ts, sql/compile-call.ts ---------------
+  // ---- writes: types/value-codec.ts, plan/exact-write.ts, plan/unique-keys.ts, sql/compile-call.ts
   /**
    * Whether a JSON object or array is a value of the kind (else refused before `write`); such a
    * routine argument in a query string is JSON text (plan/call-plan.ts).
@@ -77,6 +77,11 @@ export interface ColumnKind {
    * without a possible data warning (plan/exact-write.ts).
    */
   readonly keyIsExact: (column: ColumnInfo) => boolean;
+  /**
+   * A key value (from `write`) as the column's unique index compares it with what is stored,
+   * for a lookup by `=` (plan/unique-keys.ts): `keptKey` for most.
+   */
+  readonly storedKey: (column: ColumnInfo, value: WriteParam) => WriteParam;
   /** The CAST target that gives a routine's OUT variable back in its type; null: as it is. */
   readonly castTarget: (column: ColumnInfo) => string | null;
 
@@ -139,7 +144,10 @@ export interface ColumnKind {
    */
   readonly width: 'fixed' | 'declared' | 'unbounded';
 
-  // ---- OData: odata/csdl.ts, odata/entity-json.ts (docs/odata.md) -------------------------
-  /** The column's Edm type in `$metadata`, and how OData JSON writes its values. */
+  // ---- OData: odata/csdl.ts, odata/entity-json.ts, odata/body.ts (docs/odata.md) ----------
+  /** The column's Edm type in `$metadata`, how OData JSON writes its values and reads them back. */
   readonly edm: EdmMapping;
 }
+
+/** A key value the index compares as it is given. */
+export const keptKey: ColumnKind['storedKey'] = (_column, value) => value;

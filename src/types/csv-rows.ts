@@ -14,26 +14,13 @@
 import type { ColumnInfo } from '../db/schema-types.js';
 import { type CellWriter, type CsvFormulas, csvField } from './csv-text.js';
 import { COLUMN_KINDS } from './kinds.js';
-import { type Field, type RowSerializer, shapeSerializer } from './rows.js';
+import { type Field, fieldWidth, type RowSerializer, shapeSerializer } from './rows.js';
 
 export type { CsvFormulas } from './csv-text.js';
 
 /** A column's writer of fields, its kind's (types/kinds.ts), chosen once per row shape. */
 function cellWriterFor(column: ColumnInfo, formulas: CsvFormulas): CellWriter {
   return COLUMN_KINDS[column.kind].csv(column, formulas);
-}
-
-/** How many slots of the row array a field reads (rows.ts Field). */
-function width(field: Field): number {
-  const inner = (fields: readonly Field[]) => fields.reduce((sum, f) => sum + width(f), 0);
-  switch (field.kind) {
-    case 'object':
-      return 1 + inner(field.fields);
-    case 'nested':
-      return inner(field.fields);
-    default:
-      return 1;
-  }
 }
 
 /**
@@ -43,7 +30,7 @@ function width(field: Field): number {
 function relationWriter(field: Field, at: number): (row: readonly unknown[]) => string {
   const json = shapeSerializer([field]);
   const prefix = `{${JSON.stringify(field.name)}:`.length;
-  const end = at + width(field);
+  const end = at + fieldWidth(field);
   return (row) => csvField(json(row.slice(at, end)).slice(prefix, -1));
 }
 
@@ -73,7 +60,7 @@ export function csvSerializer(
     } else {
       cells.push(relationWriter(field, at));
     }
-    slot += width(field);
+    slot += fieldWidth(field);
   }
   const count = cells.length;
   return (row) => {

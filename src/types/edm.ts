@@ -5,6 +5,8 @@
  * `jsonToken` writer gave. Each kind's entry (types/*-kinds.ts) picks from these.
  */
 import { type ColumnInfo, fractionDigits } from '../db/schema-types.js';
+import { invalidBody } from '../errors.js';
+import { excerpt } from '../query/lexer.js';
 
 /** An Edm primitive type and the facets `$metadata` gives a property of it. */
 export interface EdmType {
@@ -22,9 +24,17 @@ export interface EdmType {
  */
 export type EdmValue = (json: string) => string;
 
+/**
+ * A string an OData body gives for a property (`name`) → the value tablegate's write takes
+ * (odata/body.ts); a value of another JSON type is passed on as it is.
+ */
+export type EdmBody = (value: string, name: string) => unknown;
+
 export interface EdmMapping {
   readonly type: (column: ColumnInfo) => EdmType;
   readonly value: (column: ColumnInfo, ieee754: boolean) => EdmValue | null;
+  /** How a body's string for the column is read back; null: as it is. */
+  readonly body: EdmBody | null;
 }
 
 /** Whether a value of the type may be part of an entity's key (OData CSDL: key property types). */
@@ -46,6 +56,7 @@ export function integerValue(type: EdmType, ieee754: boolean): EdmValue | null {
 /** The Edm integer type that holds every value of an integer column. */
 export function integerEdm(column: ColumnInfo): EdmType {
   const unsigned = column.unsigned;
+  // The integer kind's own entry, told apart by width: the data types of one kind.
   switch (column.dataType) {
     case 'tinyint':
       return { name: unsigned ? 'Edm.Byte' : 'Edm.SByte' };
@@ -112,10 +123,21 @@ export const stringEdm = (column: ColumnInfo): EdmType => ({
 
 /** JSON: Edm.String holding the JSON text (Edm.Untyped is OData 4.01, unknown to 4.0 clients). */
 export const jsonValue = (): EdmValue => JSON.stringify;
+/** A JSON property's string in a body is its JSON text. */
+export const jsonBody: EdmBody = (value, name) => {
+  try {
+    return JSON.parse(value) as unknown;
+  } catch {
+    throw invalidBody(`'${excerpt(name)}' is a JSON property: its value must be JSON text`);
+  }
+};
 
 /** base64 → base64url, which OData JSON writes Edm.Binary in. */
 const base64url: EdmValue = (json) => json.replace(/[+/]/g, (c) => (c === '+' ? '-' : '_'));
 export const binaryValue = (): EdmValue => base64url;
+/** base64url in a body → the base64 a binary column's write takes. */
+export const binaryBody: EdmBody = (value) =>
+  value.replace(/[-_]/g, (c) => (c === '-' ? '+' : '/'));
 export const binaryEdm = (column: ColumnInfo): EdmType => ({
   name: 'Edm.Binary',
   ...(column.maxLength === null || column.maxLength > 2 ** 31 - 1

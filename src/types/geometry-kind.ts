@@ -4,7 +4,7 @@
  */
 import { geometryTypesOf, wkbToGeoJson } from '../db/geometry.js';
 import type { ColumnInfo } from '../db/schema-types.js';
-import type { ColumnKind, Flavour, JsonSchema } from './column-kind.js';
+import { type ColumnKind, type Flavour, type JsonSchema, keptKey } from './column-kind.js';
 import { csvField, text } from './csv-text.js';
 import { geometryEdm, sameValue } from './edm.js';
 import { decoded, writeGeometry } from './json-text.js';
@@ -85,7 +85,7 @@ function wkb(ref: string, flavour: Flavour): string {
 }
 
 export const geometryKind: ColumnKind = {
-  edm: { type: geometryEdm, value: sameValue },
+  edm: { type: geometryEdm, value: sameValue, body: null },
   // mysql2 would parse MySQL's geometry into objects that lose the geometry's type.
   readSql: (ref, _column, flavour) => wkb(ref, flavour),
   tokenSql: (ref, _column, flavour) => `TO_BASE64(${wkb(ref, flavour)})`,
@@ -104,6 +104,7 @@ export const geometryKind: ColumnKind = {
   // Stored as sent or refused; kept in the transaction all the same (rarely written).
   storesExactly: () => false,
   keyIsExact: () => false,
+  storedKey: keptKey,
   // Never reached: a routine with a spatial parameter is not served (db/routines.ts).
   castTarget: () => null,
   filterType: () => 'other',

@@ -3,7 +3,7 @@
  * with exactly its stored digits, FLOAT/DOUBLE, YEAR and BIT(n) as numbers.
  */
 import type { ColumnInfo } from '../db/schema-types.js';
-import type { ColumnKind } from './column-kind.js';
+import { type ColumnKind, keptKey } from './column-kind.js';
 import { bitCell, finite } from './csv-text.js';
 import {
   bitEdm,
@@ -56,6 +56,7 @@ const NUMERIC: Pick<
   | 'filterable'
   | 'sortsByNumber'
   | 'seekPlaceholder'
+  | 'storedKey'
 > = {
   readSql: (ref) => ref,
   takesObjects: false,
@@ -64,12 +65,15 @@ const NUMERIC: Pick<
   filterable: true,
   sortsByNumber: () => false,
   seekPlaceholder: () => '?',
+  // A number is converted to the column's type.
+  storedKey: keptKey,
 };
 
 export const integerKind: ColumnKind = {
   edm: {
     type: integerEdm,
     value: (column, ieee754) => integerValue(integerEdm(column), ieee754),
+    body: null,
   },
   ...NUMERIC,
   // Integers short of BIGINT are exact as JSON numbers.
@@ -114,7 +118,7 @@ export const integerKind: ColumnKind = {
 };
 
 export const decimalKind: ColumnKind = {
-  edm: { type: decimalEdm, value: decimalValue },
+  edm: { type: decimalEdm, value: decimalValue, body: null },
   ...NUMERIC,
   tokenSql: (ref) => `CAST(${ref} AS CHAR)`,
   // The server's DECIMAL text ("-12.50") is already a valid JSON number with the stored digits.
@@ -164,7 +168,7 @@ const floatWriter = (column: ColumnInfo) =>
   column.dataType === 'float' ? writeFloat32 : writeDouble;
 
 export const floatKind: ColumnKind = {
-  edm: { type: floatEdm, value: sameValue },
+  edm: { type: floatEdm, value: sameValue, body: null },
   ...NUMERIC,
   // FLOAT's own text has 6 digits; as a double it is the exact value the driver reads.
   tokenSql: (ref, column) =>
@@ -200,7 +204,7 @@ export const floatKind: ColumnKind = {
 };
 
 export const yearKind: ColumnKind = {
-  edm: { type: () => ({ name: 'Edm.Int16' }), value: sameValue },
+  edm: { type: () => ({ name: 'Edm.Int16' }), value: sameValue, body: null },
   ...NUMERIC,
   tokenSql: (ref) => ref,
   json: () => String,
@@ -228,6 +232,7 @@ export const bitKind: ColumnKind = {
   edm: {
     type: bitEdm,
     value: (column, ieee754) => integerValue(bitEdm(column), ieee754),
+    body: null,
   },
   ...NUMERIC,
   tokenSql: (ref) => `CAST(${ref} + 0 AS CHAR)`,

@@ -39,6 +39,19 @@ export type Field =
   /** An object that is always there, its fields' slots without a marker (`$apply`'s path groups). */
   | { readonly kind: 'nested'; readonly name: string; readonly fields: readonly Field[] };
 
+/** How many slots of the row array a field reads. */
+export function fieldWidth(field: Field): number {
+  // Over a field's shape (Field above), not a column's kind.
+  switch (field.kind) {
+    case 'object':
+      return 1 + field.fields.reduce((sum, f) => sum + fieldWidth(f), 0);
+    case 'nested':
+      return field.fields.reduce((sum, f) => sum + fieldWidth(f), 0);
+    default:
+      return 1;
+  }
+}
+
 /**
  * Values as mysql2 returns them (`driver`), or as the JSON tokens MySQL wrote inside a related
  * array (`text`: `12`, `"abc"`, `null`, each exactly as it stands in the text).
@@ -77,6 +90,7 @@ function fieldsWriter(
   fields.forEach((field, i) => {
     const prefix = `${i === 0 ? '' : ','}${JSON.stringify(form.key(field.name))}:`;
     const at = slot;
+    // Over the field's shape; a value's writer is its column kind's (form.value).
     switch (field.kind) {
       case 'value': {
         const writer = form.value(field.column, mode);

@@ -5,9 +5,18 @@
  */
 import { CHARACTER_TYPES, type ColumnInfo, fractionDigits } from '../db/schema-types.js';
 import { invalidValue } from '../errors.js';
-import type { ColumnKind } from './column-kind.js';
+import { type ColumnKind, keptKey } from './column-kind.js';
 import { base64, safeJson, safeText, text } from './csv-text.js';
-import { binaryEdm, binaryValue, jsonValue, sameValue, stringEdm, timeEdm } from './edm.js';
+import {
+  binaryBody,
+  binaryEdm,
+  binaryValue,
+  jsonBody,
+  jsonValue,
+  sameValue,
+  stringEdm,
+  timeEdm,
+} from './edm.js';
 import {
   decoded,
   quoteString,
@@ -69,6 +78,7 @@ export const stringKind: ColumnKind = {
   edm: {
     type: (column) => (isTime(column) ? timeEdm(column) : stringEdm(column)),
     value: sameValue,
+    body: null,
   },
   readSql: (ref) => ref,
   tokenSql: (ref, column, flavour) =>
@@ -114,6 +124,10 @@ export const stringKind: ColumnKind = {
   storesExactly: (column, value) => CHARACTER_TYPES.has(column.dataType) && fits(column, value),
   // A TIME key given as text might be read with a "truncated" warning.
   keyIsExact: (column) => CHARACTER_TYPES.has(column.dataType),
+  // CHAR drops trailing spaces when stored (so a NO PAD collation would not find 'a ' at 'a');
+  // other text compares under the column's collation, PAD SPACE or not alike.
+  storedKey: (column, value) =>
+    column.dataType === 'char' && typeof value === 'string' ? value.replace(/ +$/, '') : value,
   castTarget: (column) => {
     if (!isTime(column)) return null;
     const digits = fractionDigits(column);
@@ -145,7 +159,7 @@ export const stringKind: ColumnKind = {
 };
 
 export const jsonKind: ColumnKind = {
-  edm: { type: () => ({ name: 'Edm.String' }), value: jsonValue },
+  edm: { type: () => ({ name: 'Edm.String' }), value: jsonValue, body: jsonBody },
   readSql: (ref) => ref,
   tokenSql: (ref) => `CAST(${ref} AS CHAR)`,
   json: () => writeJson,
@@ -160,6 +174,7 @@ export const jsonKind: ColumnKind = {
   notAKey: 'JSON',
   storesExactly: fits,
   keyIsExact: () => false,
+  storedKey: keptKey,
   // MySQL's JSON type; on MariaDB a JSON parameter is LONGTEXT and never has this kind.
   castTarget: () => 'JSON',
   filterType: () => 'other',
@@ -179,7 +194,7 @@ export const jsonKind: ColumnKind = {
 };
 
 export const binaryKind: ColumnKind = {
-  edm: { type: binaryEdm, value: binaryValue },
+  edm: { type: binaryEdm, value: binaryValue, body: binaryBody },
   readSql: (ref) => ref,
   tokenSql: (ref) => `TO_BASE64(${ref})`,
   json: () => writeBinary,
@@ -202,6 +217,14 @@ export const binaryKind: ColumnKind = {
   notAKey: null,
   storesExactly: fits,
   keyIsExact: () => true,
+  // BINARY(n) is stored padded with zero bytes to n.
+  storedKey: (column, value) =>
+    column.dataType === 'binary' &&
+    Buffer.isBuffer(value) &&
+    column.maxLength !== null &&
+    value.length < column.maxLength
+      ? Buffer.concat([value, Buffer.alloc(column.maxLength - value.length)])
+      : value,
   castTarget: () => 'BINARY',
   filterType: () => 'binary',
   filterable: true,

@@ -3,7 +3,7 @@
  * exactly n fractional digits. (TIME is text with a time's shape: text-kinds.ts.)
  */
 import { fractionDigits } from '../db/schema-types.js';
-import type { ColumnKind, Flavour } from './column-kind.js';
+import { type ColumnKind, type Flavour, keptKey } from './column-kind.js';
 import { datetimeEdm, datetimeValue, sameValue } from './edm.js';
 import { temporalText, temporalWriter, textWriter, writeTemporal } from './json-text.js';
 import { TEMPORAL, textKeyValue } from './seek-values.js';
@@ -47,6 +47,7 @@ const TEMPORAL_KIND: Pick<
   | 'notAKey'
   | 'sumType'
   | 'width'
+  | 'storedKey'
 > = {
   readSql: (ref) => ref,
   tokenSql: temporalTokenSql,
@@ -67,10 +68,12 @@ const TEMPORAL_KIND: Pick<
   aggregates: 'order',
   sumType: 'integer',
   width: 'fixed',
+  // A temporal is converted to the column's type.
+  storedKey: keptKey,
 };
 
 export const dateKind: ColumnKind = {
-  edm: { type: () => ({ name: 'Edm.Date' }), value: sameValue },
+  edm: { type: () => ({ name: 'Edm.Date' }), value: sameValue, body: null },
   ...TEMPORAL_KIND,
   json: () => writeTemporal,
   jsonToken: () => textWriter(writeTemporal),
@@ -92,7 +95,7 @@ export const dateKind: ColumnKind = {
 };
 
 export const datetimeKind: ColumnKind = {
-  edm: { type: datetimeEdm, value: datetimeValue },
+  edm: { type: datetimeEdm, value: datetimeValue, body: null },
   ...TEMPORAL_KIND,
   json: (column) => temporalWriter(fractionDigits(column), true),
   jsonToken: (column) => textWriter(temporalWriter(fractionDigits(column), true)),

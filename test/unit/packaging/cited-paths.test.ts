@@ -47,3 +47,24 @@ test('every file path a comment in src/ cites exists', () => {
   // The pattern still finds citations (a broken pattern would pass with none).
   expect(cited).toBeGreaterThan(100);
 });
+
+/** A file name alone (`rows.ts`, `operations.md`): a file of the citing folder, or of the root, src/ or docs/. */
+const BARE = /(?<![\w./-])([\w][\w.-]*\.(?:ts|mjs|md|json|ya?ml|sh))\b/g;
+
+test('every file name a comment in src/ cites alone is a file of its folder (or the root, src/, docs/)', () => {
+  const stale: string[] = [];
+  let cited = 0;
+  for (const file of sourceFiles(path.join(root, 'src'))) {
+    for (const comment of readFileSync(file, 'utf8').match(COMMENT) ?? []) {
+      for (const [, name] of comment.matchAll(BARE)) {
+        cited++;
+        const places = [path.dirname(file), root, path.join(root, 'src'), path.join(root, 'docs')];
+        if (!places.some((dir) => existsSync(path.join(dir, name as string)))) {
+          stale.push(`${path.relative(root, file)}: ${name}`);
+        }
+      }
+    }
+  }
+  expect(stale).toEqual([]);
+  expect(cited).toBeGreaterThan(100);
+});

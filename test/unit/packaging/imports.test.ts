@@ -3,7 +3,8 @@
  * knot a reader has to untie), and the pure stages stay pure — query/ knows no schema or SQL,
  * plan/ no SQL, sql/ no HTTP, and nothing but execute/ and db/ (the pool, the schema reader)
  * imports the MySQL driver to run statements. And no two folders import each other (a root file
- * such as services.ts or errors.ts is a node of its own): a layer above and a layer below.
+ * such as services.ts or errors.ts is a node of its own): a layer above and a layer below, as
+ * CONTRIBUTING.md draws them (each imports only those on lines below its own).
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -89,6 +90,23 @@ function twoWayPairs(): string[] {
   return pairs;
 }
 
+/** CONTRIBUTING.md's picture of the layers: each node and the line it is on, top first. */
+function pictured(): Map<string, number> {
+  const text = readFileSync(path.resolve('CONTRIBUTING.md'), 'utf8');
+  const after = text.slice(text.indexOf('this is who imports whom:'));
+  const block = /```text\n([\s\S]*?)```/.exec(after)?.[1] ?? '';
+  const lines = new Map<string, number>();
+  block
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .forEach((line, at) => {
+      for (const name of (line.trim().split(/\s{3,}/)[0] as string).split(/\s+/)) {
+        lines.set(name, at);
+      }
+    });
+  return lines;
+}
+
 describe('the module graph of src/', () => {
   test('every relative import names a file that exists', () => {
     const missing = [...graph].flatMap(([file, targets]) =>
@@ -101,6 +119,24 @@ describe('the module graph of src/', () => {
     expect(twoWayPairs()).toEqual([]);
     // The graph has folder edges to judge (an empty graph would pass).
     expect(new Set([...graph].flatMap(([, t]) => t.map(nodeOf))).size).toBeGreaterThan(10);
+  });
+
+  test("each folder imports only those below it in CONTRIBUTING.md's picture, which names them all", () => {
+    const lines = pictured();
+    const nodes = new Set([...graph].flatMap(([file, targets]) => [file, ...targets].map(nodeOf)));
+    expect([...nodes].filter((node) => !lines.has(node)).sort()).toEqual([]);
+    expect([...lines.keys()].filter((name) => !nodes.has(name)).sort()).toEqual([]);
+    const upward: string[] = [];
+    for (const [file, targets] of graph) {
+      for (const target of targets) {
+        const [from, to] = [nodeOf(file), nodeOf(target)];
+        if (from !== to && (lines.get(from) ?? -1) >= (lines.get(to) ?? -1)) {
+          upward.push(`${relative(file)} → ${relative(target)}`);
+        }
+      }
+    }
+    expect(upward).toEqual([]);
+    expect(lines.size).toBeGreaterThan(20);
   });
 
   test('no import cycle', () => {
