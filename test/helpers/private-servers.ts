@@ -28,6 +28,19 @@ export function startBinlogServer(): Promise<PrivateServer> {
   return startPrivateServer(undefined, binlogArgs());
 }
 
+/** A binary-log server with database `name` made of `schema`, and its root connection on it. */
+export async function startBinlogDatabase(
+  name: string,
+  schema: string,
+): Promise<{ server: PrivateServer; writer: mysql.Connection }> {
+  const server = await startBinlogServer();
+  const writer = await rootConnection(server);
+  await writer.query(`CREATE DATABASE ${name} CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`);
+  await writer.query(`USE ${name}`);
+  await writer.query(schema);
+  return { server, writer };
+}
+
 /** Debian's galera-4 puts the provider in one of these. */
 const GALERA_PROVIDER = ['/usr/lib/galera/libgalera_smm.so', '/usr/lib/libgalera_smm.so'].find(
   (file) => existsSync(file),

@@ -22,7 +22,7 @@ import { readTag } from '../../src/http/read-tag.js';
 import { seededRandom } from '../helpers/fault-proxy.js';
 import { FIXED_FUZZ_SEED } from '../helpers/fuzz-seed.js';
 import { signUpAs, startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { rootConnection, startBinlogServer } from '../helpers/private-servers.js';
+import { startBinlogDatabase } from '../helpers/private-servers.js';
 
 const DB = `acache_${randomBytes(4).toString('hex')}`;
 
@@ -140,12 +140,11 @@ async function metric(name: string): Promise<number> {
 }
 
 beforeAll(async () => {
-  server = await startBinlogServer();
-  writer = await rootConnection(server);
+  ({ server, writer } = await startBinlogDatabase(
+    DB,
+    'CREATE TABLE authors (id INT PRIMARY KEY, name VARCHAR(40) NOT NULL)',
+  ));
   await writer.query("SET GLOBAL log_output = 'TABLE', general_log = 1");
-  await writer.query(`CREATE DATABASE ${DB} CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`);
-  await writer.query(`USE ${DB}`);
-  await writer.query('CREATE TABLE authors (id INT PRIMARY KEY, name VARCHAR(40) NOT NULL)');
   await writer.query(
     `CREATE TABLE books (id INT PRIMARY KEY, author_id INT NOT NULL, title VARCHAR(60) NOT NULL,
       owner VARCHAR(20) NOT NULL, FOREIGN KEY (author_id) REFERENCES authors (id) ON DELETE CASCADE)`,

@@ -16,7 +16,7 @@ import { PAGE_HOLD_BYTES } from '../../src/limits.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { testServer } from '../helpers/mysql-url.js';
-import { rootConnection, startBinlogServer } from '../helpers/private-servers.js';
+import { startBinlogDatabase } from '../helpers/private-servers.js';
 
 const DB = `ccontract_${randomBytes(4).toString('hex')}`;
 const MIB = 1024 * 1024;
@@ -50,12 +50,8 @@ let writer: mysql.Connection;
 let gw: TestGateway;
 
 beforeAll(async () => {
-  server = await startBinlogServer();
-  writer = await rootConnection(server);
+  ({ server, writer } = await startBinlogDatabase(DB, SCHEMA));
   await writer.query("SET GLOBAL log_output = 'TABLE', general_log = 1");
-  await writer.query(`CREATE DATABASE ${DB} CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`);
-  await writer.query(`USE ${DB}`);
-  await writer.query(SCHEMA);
   gw = await startTestGateway(DB, {
     db: { ...server, database: DB, poolSize: 4 },
     metricsPort: 0,

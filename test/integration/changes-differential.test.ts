@@ -31,7 +31,7 @@ import {
 } from '../helpers/feed-workload.js';
 import { fuzzSeed } from '../helpers/fuzz-seed.js';
 import { signUpAs, startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { rootConnection, startBinlogServer } from '../helpers/private-servers.js';
+import { startBinlogDatabase } from '../helpers/private-servers.js';
 import { openStream, type RawStream, splitJsonArray } from '../helpers/sse-stream.js';
 
 const SEED = fuzzSeed();
@@ -140,11 +140,7 @@ let dir: string;
 const DB = `changes_diff_${randomBytes(4).toString('hex')}`;
 
 beforeAll(async () => {
-  server = await startBinlogServer();
-  writer = await rootConnection(server);
-  await writer.query(`CREATE DATABASE ${DB} CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`);
-  await writer.query(`USE ${DB}`);
-  await writer.query(ITEMS_TABLE);
+  ({ server, writer } = await startBinlogDatabase(DB, ITEMS_TABLE));
   await writer.query('CREATE TABLE other (id INT AUTO_INCREMENT PRIMARY KEY, v VARCHAR(10))');
   await writer.query('CREATE TABLE big_rows (id INT PRIMARY KEY, body LONGTEXT NOT NULL)');
   dir = await mkdtemp(path.join(os.tmpdir(), 'tablegate-changes-diff-'));

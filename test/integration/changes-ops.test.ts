@@ -11,7 +11,7 @@ import { USERS_TABLE } from '../../src/db/schema.js';
 import type { PrivateServer } from '../../src/demo/private-server.js';
 import { feedClient, settle } from '../helpers/feed-client.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { rootConnection, startBinlogServer } from '../helpers/private-servers.js';
+import { startBinlogDatabase } from '../helpers/private-servers.js';
 
 const DB = `feedops_${randomBytes(4).toString('hex')}`;
 const PASSWORD = 'correct horse battery';
@@ -21,11 +21,10 @@ let writer: mysql.Connection;
 let gw: TestGateway;
 
 beforeAll(async () => {
-  server = await startBinlogServer();
-  writer = await rootConnection(server);
-  await writer.query(`CREATE DATABASE ${DB} CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`);
-  await writer.query(`USE ${DB}`);
-  await writer.query('CREATE TABLE notes (id INT AUTO_INCREMENT PRIMARY KEY, body VARCHAR(40))');
+  ({ server, writer } = await startBinlogDatabase(
+    DB,
+    'CREATE TABLE notes (id INT AUTO_INCREMENT PRIMARY KEY, body VARCHAR(40))',
+  ));
   gw = await startTestGateway(DB, {
     db: { ...server, database: DB, poolSize: 4 },
     mode: 'auth',

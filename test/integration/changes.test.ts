@@ -14,7 +14,7 @@ import { USERS_TABLE } from '../../src/db/schema.js';
 import type { PrivateServer } from '../../src/demo/private-server.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { rootConnection, startBinlogServer } from '../helpers/private-servers.js';
+import { startBinlogDatabase } from '../helpers/private-servers.js';
 
 interface Received {
   readonly event: string;
@@ -71,11 +71,7 @@ let gw: TestGateway;
 const DB = `changes_${randomBytes(4).toString('hex')}`;
 
 beforeAll(async () => {
-  server = await startBinlogServer();
-  writer = await rootConnection(server);
-  await writer.query(`CREATE DATABASE ${DB} CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`);
-  await writer.query(`USE ${DB}`);
-  await writer.query(SCHEMA);
+  ({ server, writer } = await startBinlogDatabase(DB, SCHEMA));
   gw = await startTestGateway(DB, {
     db: {
       host: server.host,

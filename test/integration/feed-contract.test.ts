@@ -25,7 +25,7 @@ import { builtCli, connectionFlags } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { feedClient, settle } from '../helpers/feed-client.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { rootConnection, startBinlogServer } from '../helpers/private-servers.js';
+import { rootConnection, startBinlogDatabase } from '../helpers/private-servers.js';
 
 const DB = `fcontract_${randomBytes(4).toString('hex')}`;
 
@@ -51,11 +51,7 @@ let writer: mysql.Connection;
 let gw: TestGateway;
 
 beforeAll(async () => {
-  server = await startBinlogServer();
-  writer = await rootConnection(server);
-  await writer.query(`CREATE DATABASE ${DB} CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`);
-  await writer.query(`USE ${DB}`);
-  await writer.query(SCHEMA);
+  ({ server, writer } = await startBinlogDatabase(DB, SCHEMA));
   gw = await startTestGateway(DB, {
     db: { ...server, database: DB, poolSize: 4 },
     // The gateway would not read the schema again by itself within a test: only the feed's
