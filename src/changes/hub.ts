@@ -28,7 +28,7 @@ import {
 } from '../limits.js';
 import type { Log } from '../log.js';
 import type { CompiledRead } from '../pipeline/compiled-read.js';
-import { type Evaluated, Evaluator, eventsOf, type ReadGroup } from './decide.js';
+import { type Evaluated, Evaluator, eventsOf, type ReadGroup, type ReadPair } from './decide.js';
 import { comparePositions, type FeedPositions, type LogPosition } from './positions.js';
 import {
   BinlogReader,
@@ -1002,24 +1002,25 @@ export class ChangeFeed {
           transaction: job.transactions[cut] as Transaction,
         });
       }
-      const reads = new Map<string, ReadGroup>();
-      // Subscribers of one read and one key read get the same events: made once, sent to each.
-      const alike = new Map<string, { groups: Groups; subscribers: Subscriber[] }>();
+      // Subscribers of one read and one key read get the same events: decided and made once,
+      // sent to each.
+      const alike = new Map<string, { pair: ReadPair; subscribers: Subscriber[] }>();
       for (const subscriber of subscribers) {
         const groups = subscriber.groups();
         if (groups === null || subscriber.closed) continue;
-        reads.set(groups.read.key, groups.read);
-        reads.set(groups.key.key, groups.key);
         const both = `${groups.read.key}\u0000${groups.key.key}`;
         const entry = alike.get(both);
-        if (entry === undefined) alike.set(both, { groups, subscribers: [subscriber] });
-        else entry.subscribers.push(subscriber);
+        if (entry === undefined) {
+          const pair = { key: both, read: groups.read, keys: groups.key };
+          alike.set(both, { pair, subscribers: [subscriber] });
+        } else entry.subscribers.push(subscriber);
       }
       if (alike.size === 0) continue;
       if (changes.length === 0) continue;
-      const evaluated = await evaluator.evaluate(table, changes, [...reads.values()]);
-      for (const { groups, subscribers: same } of alike.values()) {
-        const frames = this.framesOf(tableName, groups, job, changes, where, evaluated, texts);
+      const pairs = [...alike.values()].map((entry) => entry.pair);
+      const evaluated = await evaluator.evaluate(table, changes, pairs);
+      for (const { pair, subscribers: same } of alike.values()) {
+        const frames = this.framesOf(tableName, pair, job, changes, where, evaluated, texts);
         if (frames.length > 0) deliveries.push({ delivery: deliveryOf(frames), to: same });
       }
     }
@@ -1051,15 +1052,16 @@ export class ChangeFeed {
    */
   private framesOf(
     tableName: string,
-    groups: Groups,
+    pair: ReadPair,
     job: Job,
     changes: readonly Change[],
     where: readonly { transaction: number; index: number }[],
     evaluated: Evaluated,
     texts: BatchTexts,
   ): { text: string; count: number }[] {
-    const rows = evaluated.matches.get(groups.read.key) ?? new Map<number, string>();
-    const keys = evaluated.matches.get(groups.key.key) ?? new Map<number, string>();
+    const decision = evaluated.matches.get(pair.key);
+    const rows = decision?.rows ?? new Map<number, string>();
+    const keys = decision?.keys ?? new Map<number, string>();
     const table = JSON.stringify(tableName);
     const frames: { text: string; count: number }[] = [];
     let current: { text: string; count: number } | null = null;
@@ -1108,9 +1110,6 @@ export class ChangeFeed {
     }
   }
 }
-
-/** What a subscriber may see of its table: the read of its rows, and of their keys. */
-type Groups = NonNullable<ReturnType<Subscriber['groups']>>;
 
 /**
  * What every subscriber's events of one batch share, made once per batch rather than once per
