@@ -47,9 +47,10 @@ export interface Subscriber {
   readonly groups: () => { read: ReadGroup; key: ReadGroup } | null;
   /**
    * A job's events for it: whole transactions, in commit order, as one SSE text (one write to
-   * a socket); false when the stream is closed.
+   * a socket). Returns how many of its events it took: fewer when the stream overflowed partway
+   * (the transactions written before), 0 when it is closed.
    */
-  send(delivery: Delivery): boolean;
+  send(delivery: Delivery): number;
   /** The table's columns changed: compile again against the new table. */
   reshape(table: TableInfo): void;
   /** The feed fell behind past its bound: the stream ends with `event: overflow`. */
@@ -1029,7 +1030,7 @@ export class ChangeFeed {
     // taken yet (sse.ts), so a client that stopped reading still meets --feed-max-lag.
     for (const { delivery, to } of deliveries) {
       for (const subscriber of to) {
-        if (subscriber.send(delivery)) this.eventsSent += delivery.events;
+        this.eventsSent += subscriber.send(delivery);
       }
     }
     for (const { to, transaction } of failures) {
@@ -1106,7 +1107,7 @@ export class ChangeFeed {
     const text = `id: ${this.positions.seal(positionOf(transaction, 0))}\nevent: ${op}\ndata: ${data}\n\n`;
     const delivery = deliveryOf([{ text, count: 1 }]);
     for (const subscriber of subscribers) {
-      if (subscriber.send(delivery)) this.eventsSent += 1;
+      this.eventsSent += subscriber.send(delivery);
     }
   }
 }
