@@ -92,6 +92,16 @@ function deliveryOf(frames: readonly { text: string; count: number }[]): Deliver
 export const FEED_DECISION_FAILED = 'FEED_DECISION_FAILED';
 /** A row image too large to decide (max_allowed_packet): the stream ends; a resume goes on after it. */
 export const FEED_CHANGE_TOO_LARGE = 'FEED_CHANGE_TOO_LARGE';
+/**
+ * A transaction the binary-log reader cannot decode (reader.ts): the streams of its tables
+ * (all, when they are unknown) end; a resume goes on after it.
+ */
+export const FEED_CHANGE_UNDECODABLE = 'FEED_CHANGE_UNDECODABLE';
+
+/** A transaction sent apart from others: a TRUNCATE, a change of columns, or one not decoded. */
+function apart(change: Change): boolean {
+  return change.op === 'schema' || change.op === 'truncate' || change.op === 'undecodable';
+}
 
 /**
  * Told of every transaction the binary-log reader reads, as it is read (before any decision,
@@ -564,7 +574,7 @@ export class ChangeFeed {
       run = [];
     };
     for (const transaction of transactions) {
-      if (!transaction.changes.some((c) => c.op === 'schema' || c.op === 'truncate')) {
+      if (!transaction.changes.some(apart)) {
         run.push(transaction);
         continue;
       }
@@ -831,7 +841,7 @@ export class ChangeFeed {
       let rows = 0;
       while (this.queue.length > 0 && rows < FEED_BATCH_ROWS) {
         const next = this.queue[0] as Transaction;
-        const ddl = next.changes.some((c) => c.op === 'schema' || c.op === 'truncate');
+        const ddl = next.changes.some(apart);
         if (ddl && batch.length > 0) break;
         this.queue.shift();
         batch.push(next);
@@ -899,7 +909,9 @@ export class ChangeFeed {
   private audience(job: Job): Subscriber[] {
     if (job.only !== null) return job.only.closed ? [] : [job.only];
     const tables = new Set<string>();
-    for (const t of job.transactions) for (const c of t.changes) tables.add(c.table);
+    for (const t of job.transactions) {
+      for (const c of t.changes) if (c.table !== null) tables.add(c.table);
+    }
     const all: Subscriber[] = [];
     for (const table of tables) {
       for (const s of this.subscribers.get(table) ?? []) {
@@ -952,8 +964,15 @@ export class ChangeFeed {
   private async run(job: Job): Promise<void> {
     const evaluator = this.evaluator;
     if (evaluator === null) return;
+    const only = job.transactions.length === 1 ? job.transactions[0] : undefined;
+    if (only?.changes.some((c) => c.op === 'undecodable')) {
+      this.undecodable(job, only);
+      return;
+    }
     const tables = new Set<string>();
-    for (const t of job.transactions) for (const c of t.changes) tables.add(c.table);
+    for (const t of job.transactions) {
+      for (const c of t.changes) if (c.table !== null) tables.add(c.table);
+    }
     const watching = new Map<string, Subscriber[]>();
     for (const table of tables) {
       const all =
@@ -966,7 +985,9 @@ export class ChangeFeed {
     }
     if (watching.size === 0) return;
     // A change of columns is a transaction of its own (drain): the new shape first.
-    const ddl = job.transactions[0]?.changes.find((c) => c.op === 'schema' || c.op === 'truncate');
+    const ddl = job.transactions[0]?.changes.find(
+      (c): c is Structural => c.op === 'schema' || c.op === 'truncate',
+    );
     if (ddl !== undefined && job.transactions.length === 1) {
       await this.structural(job.transactions[0] as Transaction, ddl, watching.get(ddl.table) ?? []);
       return;
@@ -1090,13 +1111,51 @@ export class ChangeFeed {
     return frames;
   }
 
+  /**
+   * A transaction the reader could not decode (a job of its own): nothing of it is sent; the
+   * streams of its tables (every stream, when its tables are unknown) end with `event: error`
+   * and the place after it, to read the table again. Logged once per kind of event.
+   */
+  private undecodable(job: Job, transaction: Transaction): void {
+    const lost = transaction.changes.filter(
+      (c): c is Extract<Change, { op: 'undecodable' }> => c.op === 'undecodable',
+    );
+    const reason = (lost[0] as { reason: string }).reason;
+    const every = lost.some((c) => c.table === null);
+    const tables = new Set(lost.map((c) => c.table));
+    const affected = (s: Subscriber) => !s.closed && (every || tables.has(s.table));
+    const to =
+      job.only !== null
+        ? [job.only].filter(affected)
+        : [...this.subscribers.values()]
+            .flatMap((set) => [...set])
+            .filter((s) => !this.pending.has(s) && affected(s));
+    const tx = transactionId(transaction);
+    if (!this.undecodableLogged.has(reason)) {
+      this.undecodableLogged.add(reason);
+      this.log.warn(
+        { code: FEED_CHANGE_UNDECODABLE, reason, tx, tables: every ? null : [...tables] },
+        `change feed: the binary-log reader cannot decode ${reason}; the streams of its tables end with event: error, to read them again (logged once)`,
+      );
+    }
+    this.failStreams(
+      to,
+      this.positions.seal(positionOf(transaction, Number.MAX_SAFE_INTEGER)),
+      FEED_CHANGE_UNDECODABLE,
+      `Transaction ${tx} is ${reason}, which the gateway cannot read from the binary log: its changes were not sent; read the table again; Last-Event-ID goes on after it`,
+    );
+  }
+
+  /** Kinds of undecodable transactions logged already. */
+  private readonly undecodableLogged = new Set<string>();
+
   /** TRUNCATE, or a change of columns: the new shape read, then one event to each subscriber. */
   private async structural(
     transaction: Transaction,
-    change: Change,
+    change: Structural,
     subscribers: readonly Subscriber[],
   ): Promise<void> {
-    const op = change.op as 'truncate' | 'schema';
+    const op = change.op;
     if (op === 'schema') {
       this.evaluator?.forget(change.table);
       await this.schema.refresh();
@@ -1111,6 +1170,9 @@ export class ChangeFeed {
     }
   }
 }
+
+/** A TRUNCATE or a change of columns. */
+type Structural = Extract<Change, { op: 'truncate' | 'schema' }>;
 
 /**
  * What every subscriber's events of one batch share, made once per batch rather than once per
