@@ -45,7 +45,7 @@ interface Image {
 }
 
 /** What one pair's reads decided: by image number, its row JSON and its key JSON. */
-export interface Decision {
+export interface PairDecision {
   readonly rows: Map<number, string>;
   readonly keys: Map<number, string>;
 }
@@ -54,7 +54,7 @@ export interface Evaluated {
   /** Per change of the batch: its image numbers (before, after; -1 where there is none). */
   readonly images: readonly (readonly [number, number])[];
   /** By pair key. */
-  readonly matches: Map<string, Decision>;
+  readonly matches: Map<string, PairDecision>;
 }
 
 /** One event a change makes for a subscriber. */
@@ -203,7 +203,7 @@ export class Evaluator {
       return [before, after];
     });
     await this.write(table, images);
-    const matches = new Map<string, Decision>();
+    const matches = new Map<string, PairDecision>();
     // A key read that cannot go in front of a read runs alone, once for all who share it.
     const separate = new Map<string, Promise<Map<number, string>>>();
     const plans = pairs.map((pair) => planOf(table, pair));
@@ -227,7 +227,7 @@ export class Evaluator {
       for (let from = 0; from < same.length; from += size) {
         const found = await this.selectMany(same.slice(from, from + size));
         for (const [index, plan] of same.slice(from, from + size).entries()) {
-          matches.set(plan.pair.key, found[index] as Decision);
+          matches.set(plan.pair.key, found[index] as PairDecision);
         }
       }
     }
@@ -239,7 +239,7 @@ export class Evaluator {
         found = this.selectAlone(keys.read);
         separate.set(keys.key, found);
       }
-      const decision = matches.get(plan.pair.key) as Decision;
+      const decision = matches.get(plan.pair.key) as PairDecision;
       matches.set(plan.pair.key, { rows: decision.rows, keys: await found });
     }
     return { images: numbers, matches };
@@ -290,25 +290,25 @@ export class Evaluator {
    * read's own statement, unchanged, as a branch of a UNION ALL numbered by a first column.
    * Each branch is the very statement select() runs, so each decides exactly as it would.
    */
-  private async selectMany(plans: readonly Plan[]): Promise<Decision[]> {
+  private async selectMany(plans: readonly Plan[]): Promise<PairDecision[]> {
     const params: unknown[] = [];
     const branches = plans.map((plan, index) => {
       params.push(...plan.params);
       return `(SELECT ${index} AS ${quoteIdent(`${IMAGE}_read`)}, ${plan.text.slice('SELECT '.length)})`;
     });
     const [rows] = await this.connection.execute(branches.join(' UNION ALL '), bind(params));
-    const found = plans.map((): Decision => ({ rows: new Map(), keys: new Map() }));
+    const found = plans.map((): PairDecision => ({ rows: new Map(), keys: new Map() }));
     for (const row of rows as unknown as unknown[][]) {
       const index = Number(row[0]);
-      take(plans[index] as Plan, found[index] as Decision, row, 1);
+      take(plans[index] as Plan, found[index] as PairDecision, row, 1);
     }
     return found;
   }
 
   /** One pair's statement over the images. */
-  private async select(plan: Plan): Promise<Decision> {
+  private async select(plan: Plan): Promise<PairDecision> {
     const [rows] = await this.connection.execute(plan.text, bind(plan.params));
-    const found: Decision = { rows: new Map(), keys: new Map() };
+    const found: PairDecision = { rows: new Map(), keys: new Map() };
     for (const row of rows as unknown as unknown[][]) take(plan, found, row, 0);
     return found;
   }
@@ -413,7 +413,7 @@ function keyColumnsOf(table: TableInfo, keys: ReadGroup): { text: string; count:
 }
 
 /** One row of a pair's statement, its image number at `at`: its key and row JSON. */
-function take(plan: Plan, found: Decision, row: readonly unknown[], at: number): void {
+function take(plan: Plan, found: PairDecision, row: readonly unknown[], at: number): void {
   const image = Number(row[at]);
   const count = plan.keyCount ?? 0;
   if (plan.keyCount !== null) {
