@@ -55,6 +55,11 @@ export function answerCacheOf(
           schema.refresh().catch(() => {});
           return;
         }
+        // Changes the reader could not decode, of tables it cannot name: any answer.
+        if (change.table === null) {
+          cache.flush();
+          return;
+        }
         tables.add(change.table);
       }
       if (tables.size > 0) cache.drop(tables);

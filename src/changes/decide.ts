@@ -5,8 +5,9 @@
  * name means the temporary copy. The row images of a batch of transactions go into it, each
  * marked with its number, and each distinct compiled read (the role's `where`, the `$filter`,
  * the `@user` values bound, the `$select` and hidden columns as for a read: pipeline/read.ts)
- * runs once over them. Collations, functions and `@user` values are MySQL's own, and the row
- * JSON comes from the read's own serializer. Every statement that writes names the image
+ * runs once over them, the subscriber's key read's columns in front of its select list.
+ * Collations, functions and `@user` values are MySQL's own, and the row and key JSON come from
+ * the reads' own serializers. Every statement that writes names the image
  * column, which the real table does not have: none of them can change the real table, even on
  * a connection that lost its temporary tables.
  */
@@ -26,6 +27,16 @@ export interface ReadGroup {
   readonly read: CompiledRead;
 }
 
+/**
+ * What subscribers of one read and one key read share: the rows their read matches and the
+ * keys of those rows as they may see them, decided together.
+ */
+export interface ReadPair {
+  readonly key: string;
+  readonly read: ReadGroup;
+  readonly keys: ReadGroup;
+}
+
 /** A row image of a change: the row before or after it. */
 interface Image {
   readonly change: number;
@@ -33,13 +44,17 @@ interface Image {
   readonly row: Row;
 }
 
-/** What a batch decided: by group key, the image numbers that matched and their row JSON. */
-export type Matches = Map<string, Map<number, string>>;
+/** What one pair's reads decided: by image number, its row JSON and its key JSON. */
+export interface PairDecision {
+  readonly rows: Map<number, string>;
+  readonly keys: Map<number, string>;
+}
 
 export interface Evaluated {
   /** Per change of the batch: its image numbers (before, after; -1 where there is none). */
   readonly images: readonly (readonly [number, number])[];
-  readonly matches: Matches;
+  /** By pair key. */
+  readonly matches: Map<string, PairDecision>;
 }
 
 /** One event a change makes for a subscriber. */
@@ -93,7 +108,13 @@ export class Evaluator {
   ) {}
 
   static async open(options: mysql.ConnectionOptions, setupSql: string): Promise<Evaluator> {
-    const connection = await mysql.createConnection({ ...options, rowsAsArray: true });
+    // Several statements a text: a batch's images go in with one round trip (write()). Only the
+    // feed's own texts go to this connection, values escaped, names quoted.
+    const connection = await mysql.createConnection({
+      ...options,
+      rowsAsArray: true,
+      multipleStatements: true,
+    });
     await connection.query(setupSql);
     // Images are copied as the log holds them: a zero date or a value older rules no longer
     // allow must still go in.
@@ -144,15 +165,18 @@ export class Evaluator {
   }
 
   /**
-   * Runs `groups` over the images of `changes` (row changes of one table), one after another
-   * on the one connection (calls queue).
+   * Runs the reads of `pairs` over the images of `changes` (row changes of one table), one
+   * batch after another on the one connection (calls queue). A batch costs one round trip to
+   * write its images (the DELETE and the INSERTs as one multi-statement text, as the INSERT
+   * was text before), then one per distinct statement: each pair's read with the key columns
+   * of its key read in front, so a key read costs no statement of its own.
    */
   evaluate(
     table: TableInfo,
     changes: readonly Change[],
-    groups: readonly ReadGroup[],
+    pairs: readonly ReadPair[],
   ): Promise<Evaluated> {
-    const run = this.queue.then(() => this.run(table, changes, groups));
+    const run = this.queue.then(() => this.run(table, changes, pairs));
     this.queue = run.catch(() => {});
     return run;
   }
@@ -160,7 +184,7 @@ export class Evaluator {
   private async run(
     table: TableInfo,
     changes: readonly Change[],
-    groups: readonly ReadGroup[],
+    pairs: readonly ReadPair[],
   ): Promise<Evaluated> {
     await this.copyOf(table);
     const images: Image[] = [];
@@ -178,13 +202,60 @@ export class Evaluator {
       }
       return [before, after];
     });
+    await this.write(table, images);
+    const matches = new Map<string, PairDecision>();
+    // A key read that cannot go in front of a read runs alone, once for all who share it.
+    const separate = new Map<string, Promise<Map<number, string>>>();
+    const plans = pairs.map((pair) => planOf(table, pair));
+    // Reads that differ only in their bound values (one role and filter, many `@user`s) run
+    // as one statement: a branch each, so the statements do not grow with the users.
+    const alike = new Map<string, Plan[]>();
+    for (const plan of plans) {
+      const shared = plan.mergeable ? plan.text : `\u0000${plan.pair.key}`;
+      const same = alike.get(shared);
+      if (same === undefined) alike.set(shared, [plan]);
+      else same.push(plan);
+    }
+    for (const same of alike.values()) {
+      if (same.length === 1) {
+        const [plan] = same as [Plan];
+        matches.set(plan.pair.key, await this.select(plan));
+        continue;
+      }
+      const per = Math.max(1, (same[0] as Plan).params.length);
+      const size = Math.max(1, Math.min(MAX_BRANCHES, Math.floor(MAX_PARAMETERS / per)));
+      for (let from = 0; from < same.length; from += size) {
+        const found = await this.selectMany(same.slice(from, from + size));
+        for (const [index, plan] of same.slice(from, from + size).entries()) {
+          matches.set(plan.pair.key, found[index] as PairDecision);
+        }
+      }
+    }
+    for (const plan of plans) {
+      if (plan.keyCount !== null) continue;
+      const keys = plan.pair.keys;
+      let found = separate.get(keys.key);
+      if (found === undefined) {
+        found = this.selectAlone(keys.read);
+        separate.set(keys.key, found);
+      }
+      const decision = matches.get(plan.pair.key) as PairDecision;
+      matches.set(plan.pair.key, { rows: decision.rows, keys: await found });
+    }
+    return { images: numbers, matches };
+  }
+
+  /**
+   * The images into the copy, the copy's last ones out first: as one multi-statement text when
+   * they fit within max_allowed_packet, else in texts that each stay within it (a batch of big
+   * rows in one would be refused, and the batch's events lost).
+   */
+  private async write(table: TableInfo, images: readonly Image[]): Promise<void> {
     const name = quoteIdent(table.name);
-    await this.connection.query(`DELETE FROM ${name} WHERE ${quoteIdent(IMAGE)} IS NOT NULL`);
+    let prefix = `DELETE FROM ${name} WHERE ${quoteIdent(IMAGE)} IS NOT NULL; `;
     const columns = table.columns.filter((column) => !column.generated);
     const list = [...columns.map((c) => quoteIdent(c.name)), quoteIdent(IMAGE)].join(', ');
     const tuple = `(${new Array(columns.length + 1).fill('?').join(', ')})`;
-    // The images go in by statements that stay within max_allowed_packet: a batch of big rows
-    // in one statement would be refused, and the batch's events lost.
     const budget = this.packetBytes / 2;
     let values: unknown[] = [];
     let count = 0;
@@ -192,9 +263,10 @@ export class Evaluator {
     const flush = async () => {
       if (count === 0) return;
       await this.connection.query(
-        `INSERT INTO ${name} (${list}) VALUES ${new Array(count).fill(tuple).join(', ')}`,
+        `${prefix}INSERT INTO ${name} (${list}) VALUES ${new Array(count).fill(tuple).join(', ')}`,
         values,
       );
+      prefix = '';
       values = [];
       count = 0;
       bytes = 0;
@@ -208,59 +280,41 @@ export class Evaluator {
       bytes += size;
     }
     await flush();
-    const matches: Matches = new Map();
-    // Reads that differ only in their bound values (one role and filter, many `@user`s) run
-    // as one statement: a branch each, so the statements do not grow with the users.
-    const alike = new Map<string, ReadGroup[]>();
-    for (const group of groups) {
-      const { sql } = group.read.select;
-      const shared = mergeable(sql) ? sql : `\u0000${group.key}`;
-      const same = alike.get(shared);
-      if (same === undefined) alike.set(shared, [group]);
-      else same.push(group);
+    if (prefix !== '') {
+      await this.connection.query(prefix);
     }
-    for (const same of alike.values()) {
-      if (same.length === 1) {
-        const [group] = same as [ReadGroup];
-        matches.set(group.key, await this.select(group.read));
-        continue;
-      }
-      const per = Math.max(1, (same[0] as ReadGroup).read.select.params.length);
-      const size = Math.max(1, Math.min(MAX_BRANCHES, Math.floor(MAX_PARAMETERS / per)));
-      for (let from = 0; from < same.length; from += size) {
-        const found = await this.selectMany(same.slice(from, from + size));
-        for (const [index, group] of same.slice(from, from + size).entries()) {
-          matches.set(group.key, found[index] as Map<number, string>);
-        }
-      }
-    }
-    return { images: numbers, matches };
   }
 
   /**
    * Reads of one SQL text and different bound values over the images, as one statement: each
-   * read's own SELECT, unchanged, as a branch of a UNION ALL numbered by a first column. Each
-   * branch is the very statement select() runs, so each decides exactly as it would.
+   * read's own statement, unchanged, as a branch of a UNION ALL numbered by a first column.
+   * Each branch is the very statement select() runs, so each decides exactly as it would.
    */
-  private async selectMany(reads: readonly ReadGroup[]): Promise<Map<number, string>[]> {
+  private async selectMany(plans: readonly Plan[]): Promise<PairDecision[]> {
     const params: unknown[] = [];
-    const branches = reads.map(({ read }, index) => {
-      params.push(...read.select.params);
-      const rest = read.select.sql.slice('SELECT '.length);
-      return `(SELECT ${index} AS ${quoteIdent(`${IMAGE}_read`)}, ${quoteIdent(IMAGE)}, ${rest})`;
+    const branches = plans.map((plan, index) => {
+      params.push(...plan.params);
+      return `(SELECT ${index} AS ${quoteIdent(`${IMAGE}_read`)}, ${plan.text.slice('SELECT '.length)})`;
     });
     const [rows] = await this.connection.execute(branches.join(' UNION ALL '), bind(params));
-    const found = reads.map(() => new Map<number, string>());
+    const found = plans.map((): PairDecision => ({ rows: new Map(), keys: new Map() }));
     for (const row of rows as unknown as unknown[][]) {
       const index = Number(row[0]);
-      const read = (reads[index] as ReadGroup).read;
-      (found[index] as Map<number, string>).set(Number(row[1]), read.serialize(row.slice(2)));
+      take(plans[index] as Plan, found[index] as PairDecision, row, 1);
     }
     return found;
   }
 
-  /** The read over the images: the image number first, then the read's own select list. */
-  private async select(read: CompiledRead): Promise<Map<number, string>> {
+  /** One pair's statement over the images. */
+  private async select(plan: Plan): Promise<PairDecision> {
+    const [rows] = await this.connection.execute(plan.text, bind(plan.params));
+    const found: PairDecision = { rows: new Map(), keys: new Map() };
+    for (const row of rows as unknown as unknown[][]) take(plan, found, row, 0);
+    return found;
+  }
+
+  /** A read over the images alone: by image number, its row JSON. */
+  private async selectAlone(read: CompiledRead): Promise<Map<number, string>> {
     const { sql, params } = read.select;
     if (!sql.startsWith('SELECT ')) throw new Error('a feed read must be a plain SELECT');
     const [rows] = await this.connection.execute(
@@ -311,6 +365,62 @@ export class Evaluator {
 /** Reads in one statement at most (selectMany), and their bound values together at most. */
 const MAX_BRANCHES = 64;
 const MAX_PARAMETERS = 16_000;
+
+/** The key read of a table without a key the caller may see (every event's key is `{}`). */
+export const NO_KEY = 'none';
+
+/**
+ * A pair's statement over the images: the image number, the key read's columns, then the
+ * read's own select list, FROM and WHERE unchanged. The key columns are the key read's very
+ * select list over the same table, so each value is typed as that read would type it.
+ */
+interface Plan {
+  readonly pair: ReadPair;
+  readonly text: string;
+  readonly params: readonly unknown[];
+  /** How many key columns stand in front of the read's; null: the key read runs alone. */
+  readonly keyCount: number | null;
+  readonly mergeable: boolean;
+}
+
+function planOf(table: TableInfo, pair: ReadPair): Plan {
+  const { sql, params } = pair.read.read.select;
+  if (!sql.startsWith('SELECT ')) throw new Error('a feed read must be a plain SELECT');
+  const front = keyColumnsOf(table, pair.keys);
+  const list = front === null || front.text === '' ? '' : `${front.text}, `;
+  return {
+    pair,
+    text: `SELECT ${quoteIdent(IMAGE)}, ${list}${sql.slice('SELECT '.length)}`,
+    params,
+    keyCount: front === null ? null : front.count,
+    mergeable: mergeable(sql),
+  };
+}
+
+/**
+ * The select list of a key read that is `SELECT <list> FROM <the table>`, and its number of
+ * columns; none for a table without a key the caller may see; null for any other key read
+ * (it runs alone).
+ */
+function keyColumnsOf(table: TableInfo, keys: ReadGroup): { text: string; count: number } | null {
+  if (keys.key === NO_KEY) return { text: '', count: 0 };
+  const { sql, params } = keys.read.select;
+  const from = ` FROM ${quoteIdent(table.name)}`;
+  const fields = keys.read.fields;
+  if (params.length > 0 || !sql.startsWith('SELECT ') || !sql.endsWith(from)) return null;
+  if (fields.length === 0 || fields.some((field) => field.kind !== 'value')) return null;
+  return { text: sql.slice('SELECT '.length, sql.length - from.length), count: fields.length };
+}
+
+/** One row of a pair's statement, its image number at `at`: its key and row JSON. */
+function take(plan: Plan, found: PairDecision, row: readonly unknown[], at: number): void {
+  const image = Number(row[at]);
+  const count = plan.keyCount ?? 0;
+  if (plan.keyCount !== null) {
+    found.keys.set(image, plan.pair.keys.read.serialize(row.slice(at + 1, at + 1 + count)));
+  }
+  found.rows.set(image, plan.pair.read.read.serialize(row.slice(at + 1 + count)));
+}
 
 /**
  * Whether reads of this SQL may run as branches of one UNION ALL: a plain SELECT whose select

@@ -28,7 +28,7 @@ import {
 } from '../limits.js';
 import type { Log } from '../log.js';
 import type { CompiledRead } from '../pipeline/compiled-read.js';
-import { type Evaluated, Evaluator, eventsOf, type ReadGroup } from './decide.js';
+import { type Evaluated, Evaluator, eventsOf, type ReadGroup, type ReadPair } from './decide.js';
 import { comparePositions, type FeedPositions, type LogPosition } from './positions.js';
 import {
   BinlogReader,
@@ -47,9 +47,10 @@ export interface Subscriber {
   readonly groups: () => { read: ReadGroup; key: ReadGroup } | null;
   /**
    * A job's events for it: whole transactions, in commit order, as one SSE text (one write to
-   * a socket); false when the stream is closed.
+   * a socket). Returns how many of its events it took: fewer when the stream overflowed partway
+   * (the transactions written before), 0 when it is closed.
    */
-  send(delivery: Delivery): boolean;
+  send(delivery: Delivery): number;
   /** The table's columns changed: compile again against the new table. */
   reshape(table: TableInfo): void;
   /** The feed fell behind past its bound: the stream ends with `event: overflow`. */
@@ -91,6 +92,16 @@ function deliveryOf(frames: readonly { text: string; count: number }[]): Deliver
 export const FEED_DECISION_FAILED = 'FEED_DECISION_FAILED';
 /** A row image too large to decide (max_allowed_packet): the stream ends; a resume goes on after it. */
 export const FEED_CHANGE_TOO_LARGE = 'FEED_CHANGE_TOO_LARGE';
+/**
+ * A transaction the binary-log reader cannot decode (reader.ts): the streams of its tables
+ * (all, when they are unknown) end; a resume goes on after it.
+ */
+export const FEED_CHANGE_UNDECODABLE = 'FEED_CHANGE_UNDECODABLE';
+
+/** A transaction sent apart from others: a TRUNCATE, a change of columns, or one not decoded. */
+function apart(change: Change): boolean {
+  return change.op === 'schema' || change.op === 'truncate' || change.op === 'undecodable';
+}
 
 /**
  * Told of every transaction the binary-log reader reads, as it is read (before any decision,
@@ -563,7 +574,7 @@ export class ChangeFeed {
       run = [];
     };
     for (const transaction of transactions) {
-      if (!transaction.changes.some((c) => c.op === 'schema' || c.op === 'truncate')) {
+      if (!transaction.changes.some(apart)) {
         run.push(transaction);
         continue;
       }
@@ -830,7 +841,7 @@ export class ChangeFeed {
       let rows = 0;
       while (this.queue.length > 0 && rows < FEED_BATCH_ROWS) {
         const next = this.queue[0] as Transaction;
-        const ddl = next.changes.some((c) => c.op === 'schema' || c.op === 'truncate');
+        const ddl = next.changes.some(apart);
         if (ddl && batch.length > 0) break;
         this.queue.shift();
         batch.push(next);
@@ -898,7 +909,9 @@ export class ChangeFeed {
   private audience(job: Job): Subscriber[] {
     if (job.only !== null) return job.only.closed ? [] : [job.only];
     const tables = new Set<string>();
-    for (const t of job.transactions) for (const c of t.changes) tables.add(c.table);
+    for (const t of job.transactions) {
+      for (const c of t.changes) if (c.table !== null) tables.add(c.table);
+    }
     const all: Subscriber[] = [];
     for (const table of tables) {
       for (const s of this.subscribers.get(table) ?? []) {
@@ -951,8 +964,15 @@ export class ChangeFeed {
   private async run(job: Job): Promise<void> {
     const evaluator = this.evaluator;
     if (evaluator === null) return;
+    const only = job.transactions.length === 1 ? job.transactions[0] : undefined;
+    if (only?.changes.some((c) => c.op === 'undecodable')) {
+      this.undecodable(job, only);
+      return;
+    }
     const tables = new Set<string>();
-    for (const t of job.transactions) for (const c of t.changes) tables.add(c.table);
+    for (const t of job.transactions) {
+      for (const c of t.changes) if (c.table !== null) tables.add(c.table);
+    }
     const watching = new Map<string, Subscriber[]>();
     for (const table of tables) {
       const all =
@@ -965,7 +985,9 @@ export class ChangeFeed {
     }
     if (watching.size === 0) return;
     // A change of columns is a transaction of its own (drain): the new shape first.
-    const ddl = job.transactions[0]?.changes.find((c) => c.op === 'schema' || c.op === 'truncate');
+    const ddl = job.transactions[0]?.changes.find(
+      (c): c is Structural => c.op === 'schema' || c.op === 'truncate',
+    );
     if (ddl !== undefined && job.transactions.length === 1) {
       await this.structural(job.transactions[0] as Transaction, ddl, watching.get(ddl.table) ?? []);
       return;
@@ -1002,24 +1024,25 @@ export class ChangeFeed {
           transaction: job.transactions[cut] as Transaction,
         });
       }
-      const reads = new Map<string, ReadGroup>();
-      // Subscribers of one read and one key read get the same events: made once, sent to each.
-      const alike = new Map<string, { groups: Groups; subscribers: Subscriber[] }>();
+      // Subscribers of one read and one key read get the same events: decided and made once,
+      // sent to each.
+      const alike = new Map<string, { pair: ReadPair; subscribers: Subscriber[] }>();
       for (const subscriber of subscribers) {
         const groups = subscriber.groups();
         if (groups === null || subscriber.closed) continue;
-        reads.set(groups.read.key, groups.read);
-        reads.set(groups.key.key, groups.key);
         const both = `${groups.read.key}\u0000${groups.key.key}`;
         const entry = alike.get(both);
-        if (entry === undefined) alike.set(both, { groups, subscribers: [subscriber] });
-        else entry.subscribers.push(subscriber);
+        if (entry === undefined) {
+          const pair = { key: both, read: groups.read, keys: groups.key };
+          alike.set(both, { pair, subscribers: [subscriber] });
+        } else entry.subscribers.push(subscriber);
       }
       if (alike.size === 0) continue;
       if (changes.length === 0) continue;
-      const evaluated = await evaluator.evaluate(table, changes, [...reads.values()]);
-      for (const { groups, subscribers: same } of alike.values()) {
-        const frames = this.framesOf(tableName, groups, job, changes, where, evaluated, texts);
+      const pairs = [...alike.values()].map((entry) => entry.pair);
+      const evaluated = await evaluator.evaluate(table, changes, pairs);
+      for (const { pair, subscribers: same } of alike.values()) {
+        const frames = this.framesOf(tableName, pair, job, changes, where, evaluated, texts);
         if (frames.length > 0) deliveries.push({ delivery: deliveryOf(frames), to: same });
       }
     }
@@ -1028,7 +1051,7 @@ export class ChangeFeed {
     // taken yet (sse.ts), so a client that stopped reading still meets --feed-max-lag.
     for (const { delivery, to } of deliveries) {
       for (const subscriber of to) {
-        if (subscriber.send(delivery)) this.eventsSent += delivery.events;
+        this.eventsSent += subscriber.send(delivery);
       }
     }
     for (const { to, transaction } of failures) {
@@ -1051,15 +1074,16 @@ export class ChangeFeed {
    */
   private framesOf(
     tableName: string,
-    groups: Groups,
+    pair: ReadPair,
     job: Job,
     changes: readonly Change[],
     where: readonly { transaction: number; index: number }[],
     evaluated: Evaluated,
     texts: BatchTexts,
   ): { text: string; count: number }[] {
-    const rows = evaluated.matches.get(groups.read.key) ?? new Map<number, string>();
-    const keys = evaluated.matches.get(groups.key.key) ?? new Map<number, string>();
+    const decision = evaluated.matches.get(pair.key);
+    const rows = decision?.rows ?? new Map<number, string>();
+    const keys = decision?.keys ?? new Map<number, string>();
     const table = JSON.stringify(tableName);
     const frames: { text: string; count: number }[] = [];
     let current: { text: string; count: number } | null = null;
@@ -1087,13 +1111,51 @@ export class ChangeFeed {
     return frames;
   }
 
+  /**
+   * A transaction the reader could not decode (a job of its own): nothing of it is sent; the
+   * streams of its tables (every stream, when its tables are unknown) end with `event: error`
+   * and the place after it, to read the table again. Logged once per kind of event.
+   */
+  private undecodable(job: Job, transaction: Transaction): void {
+    const lost = transaction.changes.filter(
+      (c): c is Extract<Change, { op: 'undecodable' }> => c.op === 'undecodable',
+    );
+    const reason = (lost[0] as { reason: string }).reason;
+    const every = lost.some((c) => c.table === null);
+    const tables = new Set(lost.map((c) => c.table));
+    const affected = (s: Subscriber) => !s.closed && (every || tables.has(s.table));
+    const to =
+      job.only !== null
+        ? [job.only].filter(affected)
+        : [...this.subscribers.values()]
+            .flatMap((set) => [...set])
+            .filter((s) => !this.pending.has(s) && affected(s));
+    const tx = transactionId(transaction);
+    if (!this.undecodableLogged.has(reason)) {
+      this.undecodableLogged.add(reason);
+      this.log.warn(
+        { code: FEED_CHANGE_UNDECODABLE, reason, tx, tables: every ? null : [...tables] },
+        `change feed: the binary-log reader cannot decode ${reason}; the streams of its tables end with event: error, to read them again (logged once)`,
+      );
+    }
+    this.failStreams(
+      to,
+      this.positions.seal(positionOf(transaction, Number.MAX_SAFE_INTEGER)),
+      FEED_CHANGE_UNDECODABLE,
+      `Transaction ${tx} is ${reason}, which the gateway cannot read from the binary log: its changes were not sent; read the table again; Last-Event-ID goes on after it`,
+    );
+  }
+
+  /** Kinds of undecodable transactions logged already. */
+  private readonly undecodableLogged = new Set<string>();
+
   /** TRUNCATE, or a change of columns: the new shape read, then one event to each subscriber. */
   private async structural(
     transaction: Transaction,
-    change: Change,
+    change: Structural,
     subscribers: readonly Subscriber[],
   ): Promise<void> {
-    const op = change.op as 'truncate' | 'schema';
+    const op = change.op;
     if (op === 'schema') {
       this.evaluator?.forget(change.table);
       await this.schema.refresh();
@@ -1104,13 +1166,13 @@ export class ChangeFeed {
     const text = `id: ${this.positions.seal(positionOf(transaction, 0))}\nevent: ${op}\ndata: ${data}\n\n`;
     const delivery = deliveryOf([{ text, count: 1 }]);
     for (const subscriber of subscribers) {
-      if (subscriber.send(delivery)) this.eventsSent += 1;
+      this.eventsSent += subscriber.send(delivery);
     }
   }
 }
 
-/** What a subscriber may see of its table: the read of its rows, and of their keys. */
-type Groups = NonNullable<ReturnType<Subscriber['groups']>>;
+/** A TRUNCATE or a change of columns. */
+type Structural = Extract<Change, { op: 'truncate' | 'schema' }>;
 
 /**
  * What every subscriber's events of one batch share, made once per batch rather than once per

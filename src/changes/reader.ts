@@ -23,7 +23,12 @@ export type Change =
       readonly before: Row | null;
       readonly after: Row | null;
     }
-  | { readonly op: 'truncate' | 'schema'; readonly table: string };
+  | { readonly op: 'truncate' | 'schema'; readonly table: string }
+  /**
+   * Row changes the library cannot decode (docs/changes.md, "An event the reader cannot
+   * decode"): of this table, or of tables unknown (null: a compressed transaction hides them).
+   */
+  | { readonly op: 'undecodable'; readonly table: string | null; readonly reason: string };
 
 /** One committed transaction of the gateway's database, as the log holds it. */
 export interface Transaction {
@@ -88,6 +93,26 @@ export function ddlTable(
   return { op: verb === 'TRUNCATE' ? 'truncate' : 'schema', table };
 }
 
+/**
+ * The events @vlasky/zongji 0.9.0 cannot decode, by its event name: it skips each, goes on
+ * with the next, and the first time on a connection raises an error whose message starts so.
+ */
+const UNDECODABLE: Readonly<Record<string, { raised: string; reason: string }>> = {
+  transactionpayload: {
+    raised: 'Server sent a TRANSACTION_PAYLOAD_EVENT',
+    reason: 'a compressed transaction (binlog_transaction_compression=ON)',
+  },
+  partialupdaterows: {
+    raised: 'Server sent a PARTIAL_UPDATE_ROWS_EVENT',
+    reason: 'a partial JSON update (binlog_row_value_options=PARTIAL_JSON)',
+  },
+};
+
+/** Whether an error the library raised is its word that it skipped an event it cannot decode. */
+export function isUndecodableError(error: Error): boolean {
+  return Object.values(UNDECODABLE).some(({ raised }) => error.message?.startsWith(raised));
+}
+
 interface ZongJiEvent {
   getEventName(): string;
   nextPosition: number;
@@ -99,10 +124,12 @@ interface ZongJiEvent {
   schema?: string;
   tableId?: number;
   tableMap?: Record<number, { parentSchema: string; tableName: string }>;
+  tableName?: string;
+  schemaName?: string;
   rows?: (Row | { before: Row; after: Row })[];
 }
 
-interface ZongJiInstance {
+export interface ZongJiInstance {
   on(event: 'binlog', listener: (event: ZongJiEvent) => void): void;
   on(event: 'ready', listener: () => void): void;
   on(event: 'error', listener: (error: Error) => void): void;
@@ -144,6 +171,10 @@ export class BinlogReader {
     gtid: string;
     before: string;
     changes: Change[];
+    /** The gateway's tables this transaction's table maps named (a row event's table). */
+    tables: Set<string>;
+    /** Why part of it could not be decoded, and of which tables (null: unknown). */
+    undecodable: { reason: string; tables: readonly string[] | null } | null;
   } | null = null;
 
   /** Called after each event read, once `position` has moved past it. */
@@ -198,25 +229,8 @@ export class BinlogReader {
       decimalNumbers: false,
     });
     this.zongji = zongji;
-    return new Promise<void>((resolve, reject) => {
-      let started = false;
-      zongji.on('ready', () => {
-        started = true;
-        resolve();
-      });
-      zongji.on('error', (error) => {
-        if (!started) {
-          started = true;
-          this.stop();
-          reject(error);
-          return;
-        }
-        this.onError(error);
-      });
-      zongji.on('binlog', (event) => {
-        this.take(event);
-        this.onProgress();
-      });
+    const ready = this.receive(zongji);
+    {
       const schemas = {
         includeSchema: { [this.options.database]: true },
         // The gateway's own tables are never served: a webhook's position written after each
@@ -234,6 +248,37 @@ export class BinlogReader {
               ...schemas,
             },
       );
+    }
+    return ready;
+  }
+
+  /**
+   * Takes the library's events and errors from `zongji` (start() makes it): resolves at its
+   * `ready`, rejects at an error before it. After it, an error is a broken connection
+   * (onError), except the library's word that it skipped an event it cannot decode: it goes on
+   * with the next event, and so does the reader (take() marks the transaction).
+   */
+  receive(zongji: ZongJiInstance): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      let started = false;
+      zongji.on('ready', () => {
+        started = true;
+        resolve();
+      });
+      zongji.on('error', (error) => {
+        if (!started) {
+          started = true;
+          this.stop();
+          reject(error);
+          return;
+        }
+        if (isUndecodableError(error)) return;
+        this.onError(error);
+      });
+      zongji.on('binlog', (event) => {
+        this.take(event);
+        this.onProgress();
+      });
     });
   }
 
@@ -266,8 +311,35 @@ export class BinlogReader {
           gtid: event.gtid ?? '',
           before: this.gtidState,
           changes: [],
+          tables: new Set(),
+          undecodable: null,
         };
         return;
+      case 'tablemap':
+        if (this.open !== null && event.schemaName === this.options.database) {
+          this.open.tables.add(event.tableName as string);
+        }
+        return;
+      case 'transactionpayload': {
+        // The whole transaction, compressed, after its GTID event: its tables are inside.
+        const open = this.open ?? this.opened(start, event);
+        open.undecodable = {
+          reason: (UNDECODABLE[name] as { reason: string }).reason,
+          tables: null,
+        };
+        this.commit(event);
+        return;
+      }
+      case 'partialupdaterows': {
+        // Of a table its table maps named; none of the gateway's: another database's.
+        const open = this.open;
+        if (open === null || open.tables.size === 0) return;
+        open.undecodable ??= {
+          reason: (UNDECODABLE[name] as { reason: string }).reason,
+          tables: [...open.tables],
+        };
+        return;
+      }
       case 'writerows':
       case 'updaterows':
       case 'deleterows': {
@@ -307,12 +379,34 @@ export class BinlogReader {
     }
   }
 
+  /** A transaction open from `start` (one whose GTID event was not read: MySQL without GTIDs). */
+  private opened(start: number, event: ZongJiEvent): NonNullable<BinlogReader['open']> {
+    this.open = {
+      file: this.file,
+      start,
+      gtid: event.gtid ?? '',
+      before: this.gtidState,
+      changes: [],
+      tables: new Set(),
+      undecodable: null,
+    };
+    return this.open;
+  }
+
   private commit(event: ZongJiEvent): void {
     const open = this.open;
     this.open = null;
     if (open === null) return;
     const domain = MARIADB_GTID.exec(open.gtid)?.[1];
     if (domain !== undefined) this.gtids.set(domain, open.gtid);
+    if (open.undecodable !== null) {
+      // What was decoded of it is not the transaction: none of it goes on, only what is lost.
+      const { reason, tables } = open.undecodable;
+      open.changes =
+        tables === null
+          ? [{ op: 'undecodable', table: null, reason }]
+          : tables.map((table) => ({ op: 'undecodable', table, reason }));
+    }
     if (open.changes.length === 0) return;
     this.onTransaction({
       server: this.options.server,

@@ -59,27 +59,30 @@ export class EventStream implements Subscriber {
 
   readonly groups = (): { read: ReadGroup; key: ReadGroup } | null => this.current;
 
-  send(delivery: Delivery): boolean {
-    if (this.ended) return false;
+  send(delivery: Delivery): number {
+    if (this.ended) return 0;
     // Each transaction is counted as if written alone (past the buffer's high-water mark, its
     // events are behind), but the socket gets them all in one write: corked, they go out
     // together at the uncork.
     this.raw.cork();
     let offset = 0;
+    let written = 0;
     for (const part of delivery.parts) {
       if (this.raw.writableNeedDrain) {
         this.behind += part.events;
         if (this.behind > this.options.maxLag || this.raw.writableLength > FEED_MAX_LAG_BYTES) {
           this.raw.uncork();
           this.overflow();
-          return offset > 0;
+          // The transactions written before the overflow are what the client gets.
+          return written;
         }
       }
       this.raw.write(delivery.bytes.subarray(offset, offset + part.bytes));
       offset += part.bytes;
+      written += part.events;
     }
     this.raw.uncork();
-    return true;
+    return written;
   }
 
   reshape(table: TableInfo): void {

@@ -12,7 +12,7 @@ import type { Flavour } from '../execute/database.js';
 import type { CompiledRead } from '../pipeline/compiled-read.js';
 import { bindRead, compileRead } from '../pipeline/read.js';
 import { type Access, readView } from '../policy/views.js';
-import type { ReadGroup } from './decide.js';
+import { NO_KEY, type ReadGroup } from './decide.js';
 
 /** The options a subscription takes: a read's `$select` and `$filter`. */
 export interface SubscriptionOptions {
@@ -65,7 +65,7 @@ export function compileSubscription(
     read: { key: groupKey(read.select), read },
     key:
       keyRead === null
-        ? { key: 'none', read: emptyKey(read) }
+        ? { key: NO_KEY, read: emptyKey(read) }
         : { key: groupKey(keyRead.select), read: keyRead },
   };
 }

@@ -125,8 +125,8 @@ export class WebhookDelivery implements Subscriber {
     return !this.subscribed;
   }
 
-  send({ text }: Delivery): boolean {
-    if (!this.subscribed) return false;
+  send({ text, events }: Delivery): number {
+    if (!this.subscribed) return 0;
     for (const event of parseEvents(text)) {
       if (this.wanted(event.op)) {
         const position = this.options.feed.positions.open(event.id);
@@ -144,7 +144,7 @@ export class WebhookDelivery implements Subscriber {
     }
     if (this.queue.length > WEBHOOK_QUEUE_EVENTS) this.fallBehind();
     void this.pump();
-    return true;
+    return events;
   }
 
   reshape(table: TableInfo): void {

@@ -88,8 +88,8 @@ function values(text: string, name: string): number[] {
     .map((line) => Number(line.slice(name.length + 1)));
 }
 
-async function feedMetrics(): Promise<Record<string, number | undefined>> {
-  const text = await (await fetch(gw.gateway.metricsUrl as string)).text();
+async function feedMetrics(on: TestGateway = gw): Promise<Record<string, number | undefined>> {
+  const text = await (await fetch(on.gateway.metricsUrl as string)).text();
   const one = (name: string) => {
     const found = values(text, name);
     expect(found).toHaveLength(1);
@@ -132,4 +132,46 @@ describe('metrics', () => {
     expect((await feedMetrics()).subscribers).toBe(1);
     second.close();
   }, 30_000);
+
+  test('a stream that overflows partway through a batch counts only the events written before', async () => {
+    // A resume from memory is one batch of its transactions: with --feed-max-lag 5 the stream
+    // takes the first (more than Node's buffer holds) and overflows at the second.
+    const lagging = await startTestGateway(DB, { ...gw.config, feedMaxLag: 5 });
+    try {
+      const token = await tokenOf('lagging@example.com');
+      const headers = { authorization: `Bearer ${token}` };
+      const marker = feedClient(
+        `${lagging.url}/table/notes/changes?$filter=${encodeURIComponent("body eq 'marker'")}`,
+        headers,
+      );
+      const start = feedClient(`${lagging.url}/table/notes/changes?$select=id`, headers);
+      await Promise.all([marker.opened(), start.opened()]);
+      await writer.query("INSERT INTO notes (body) VALUES ('start')");
+      const [first] = await start.until(1);
+      start.close();
+      const body = 'x'.repeat(38);
+      for (let round = 0; round < 4; round++) {
+        const values = Array.from({ length: 200 }, () => `('${body}')`).join(', ');
+        await writer.query(`INSERT INTO notes (body) VALUES ${values}`);
+      }
+      await writer.query("INSERT INTO notes (body) VALUES ('marker')");
+      // The marker's event went out: every transaction before it was handled.
+      expect(await marker.until(1)).toHaveLength(1);
+      await settle();
+      const before = (await feedMetrics(lagging)).events as number;
+
+      const resumed = await fetch(`${lagging.url}/table/notes/changes`, {
+        headers: { ...headers, 'last-event-id': (first as { id: string }).id },
+      });
+      expect(resumed.status).toBe(200);
+      const text = await resumed.text();
+      expect(text).toContain('event: overflow');
+      const written = text.split('event: insert').length - 1;
+      expect(written).toBe(200);
+      expect((await feedMetrics(lagging)).events).toBe(before + written);
+      marker.close();
+    } finally {
+      await lagging.close();
+    }
+  }, 60_000);
 });
