@@ -21,7 +21,7 @@ export interface WatchedFeed {
   readonly connected: boolean;
   watch(watcher: {
     transaction(transaction: {
-      readonly changes: readonly { readonly op: string; readonly table: string }[];
+      readonly changes: readonly { readonly op: string; readonly table: string | null }[];
     }): void;
     connection(connected: boolean): void;
   }): void;
