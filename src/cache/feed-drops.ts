@@ -11,6 +11,7 @@ import type { Row } from '../changes/reader.js';
 import { type Config, DEFAULTS } from '../config.js';
 import type { SchemaCache } from '../db/schema.js';
 import type { TableInfo } from '../db/schema-types.js';
+import { COLUMN_KINDS } from '../types/kinds.js';
 import { AnswerCache } from './answer-cache.js';
 import { integerKeyText, rowIdentity } from './read-tables.js';
 
@@ -165,7 +166,10 @@ class IntegerKeys {
       found = [table.primaryKey, ...table.uniqueKeys]
         .filter((key) => key.length === 1)
         .map((key) => key[0] as string)
-        .filter((column) => table.columnsByName.get(column)?.kind === 'integer');
+        .filter((name) => {
+          const column = table.columnsByName.get(name);
+          return column !== undefined && COLUMN_KINDS[column.kind].rowImageKey;
+        });
     }
     this.memo.set(name, found);
     return found;

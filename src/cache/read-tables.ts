@@ -9,7 +9,8 @@
  * one of them is a view: the binary log names the base tables a view reads, not the view, so
  * an answer of a view is never kept.
  */
-import type { TableInfo } from '../db/schema-types.js';
+import type { ColumnInfo, TableInfo } from '../db/schema-types.js';
+import { COLUMN_KINDS } from '../types/kinds.js';
 
 function isTable(value: object): value is TableInfo {
   const table = value as Partial<TableInfo>;
@@ -103,10 +104,11 @@ function sourceCount(plan: object): number {
 export function rowOf(
   plan: object,
   table: TableInfo,
-  column: { readonly name: string; readonly kind: string },
+  column: ColumnInfo,
   value: { readonly kind: string; readonly text?: string },
 ): string | null {
-  if (column.kind !== 'integer' || value.kind !== 'number' || value.text === undefined) return null;
+  if (!COLUMN_KINDS[column.kind].rowImageKey) return null;
+  if (value.kind !== 'number' || value.text === undefined) return null;
   const tables = tablesOf(plan);
   if (tables === null || tables.length !== 1 || tables[0] !== table.name) return null;
   if (sourceCount(plan) !== 1) return null;

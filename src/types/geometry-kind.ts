@@ -115,6 +115,7 @@ export const geometryKind: ColumnKind = {
   seekValue: textKeyValue,
   seekParameter: () => undefined,
   keyAsNumber: false,
+  rowImageKey: false,
   userIndex: () => null,
   userEquals: null,
   policyEquals: true,

@@ -105,6 +105,7 @@ export const integerKind: ColumnKind = {
   seekValue: integerKeyValue,
   seekParameter: (column, value) => integerParameter(value, column.unsigned),
   keyAsNumber: true,
+  rowImageKey: true,
   userIndex: () => 'integer',
   userEquals: 'integer',
   policyEquals: true,
@@ -151,6 +152,7 @@ export const decimalKind: ColumnKind = {
   seekParameter: (_column, value) =>
     typeof value === 'string' && DECIMAL_TEXT.test(value) ? value : undefined,
   keyAsNumber: true,
+  rowImageKey: false,
   userIndex: () => null,
   userEquals: null,
   policyEquals: true,
@@ -190,6 +192,7 @@ export const floatKind: ColumnKind = {
   seekParameter: (_column, value) =>
     typeof value === 'number' && Number.isFinite(value) ? value : undefined,
   keyAsNumber: false,
+  rowImageKey: false,
   userIndex: () => null,
   userEquals: null,
   // Equal parameters need not compare equal once stored (a FLOAT keeps fewer digits).
@@ -216,6 +219,7 @@ export const yearKind: ColumnKind = {
   seekValue: integerKeyValue,
   seekParameter: (column, value) => integerParameter(value, column.unsigned),
   keyAsNumber: true,
+  rowImageKey: false,
   userIndex: () => null,
   userEquals: 'integer',
   policyEquals: true,
@@ -244,6 +248,7 @@ export const bitKind: ColumnKind = {
   seekValue: integerKeyValue,
   seekParameter: (_column, value) => integerParameter(value, true),
   keyAsNumber: false,
+  rowImageKey: false,
   userIndex: () => null,
   userEquals: null,
   policyEquals: true,

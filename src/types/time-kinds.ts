@@ -39,6 +39,7 @@ const TEMPORAL_KIND: Pick<
   | 'seekParameter'
   | 'keyIsExact'
   | 'keyAsNumber'
+  | 'rowImageKey'
   | 'userIndex'
   | 'userEquals'
   | 'policyEquals'
@@ -61,6 +62,7 @@ const TEMPORAL_KIND: Pick<
   seekParameter: (_column, value) =>
     typeof value === 'string' && TEMPORAL.test(value) ? value : undefined,
   keyAsNumber: false,
+  rowImageKey: false,
   userIndex: () => null,
   userEquals: null,
   policyEquals: true,
