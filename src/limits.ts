@@ -268,6 +268,15 @@ export const FEED_BATCH_ROWS = 2000;
  */
 export const FEED_RECONNECT_MS = 1000;
 /**
+ * The change feed's binary-log connection asks the server for a heartbeat event this often
+ * while the log is idle (`@master_heartbeat_period`), and is taken as dead — a network gone
+ * silently leaves a half-open connection that no error ever ends — when nothing at all came
+ * on it for FEED_SILENT_BEATS periods in a row: then it is closed and opened again, and the
+ * answer cache serves nothing meanwhile (docs/changes.md, "A connection gone silent").
+ */
+export const FEED_BINLOG_HEARTBEAT_MS = 1000;
+export const FEED_SILENT_BEATS = 3;
+/**
  * A decision of the change feed that fails (its statement refused, its connection killed) is
  * tried again this many times, the first after FEED_DECISION_RETRY_MS and each next after
  * twice as long; then the streams it concerned end with `event: error`, to resume from.

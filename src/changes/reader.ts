@@ -12,6 +12,7 @@
 import ZongJi from '@vlasky/zongji';
 import type { ConnectionOptions } from 'mysql2';
 import { OWN_TABLES } from '../db/schema.js';
+import { FEED_BINLOG_HEARTBEAT_MS, FEED_SILENT_BEATS } from '../limits.js';
 import type { LogPosition } from './positions.js';
 
 export type Row = Record<string, unknown>;
@@ -129,7 +130,15 @@ interface ZongJiEvent {
   rows?: (Row | { before: Row; after: Row })[];
 }
 
+/** What the reader uses of zongji's own replication connection (a mysql2 connection). */
+interface ReplicationConnection {
+  query(sql: string, callback: (error: Error | null) => void): void;
+  readonly stream?: { on(event: 'data', listener: () => void): void };
+}
+
 export interface ZongJiInstance {
+  /** Made by start(), before the dump command is queued on it. */
+  readonly connection?: ReplicationConnection;
   on(event: 'binlog', listener: (event: ZongJiEvent) => void): void;
   on(event: 'ready', listener: () => void): void;
   on(event: 'error', listener: (error: Error) => void): void;
@@ -160,6 +169,8 @@ export interface ReaderOptions {
  */
 export class BinlogReader {
   private zongji: ZongJiInstance | null = null;
+  /** Checks that the connection still hears from the server (watch). */
+  private watchdog: NodeJS.Timeout | null = null;
   private file: string;
   /** The end of the last event read: where a transaction starting next starts. */
   private cursor: number;
@@ -216,7 +227,10 @@ export class BinlogReader {
     return [...this.gtids.values()].join(',');
   }
 
-  /** Resolves once the server streams the log to us; rejects when it refuses. */
+  /**
+   * Resolves once the server streams the log to us (its first event has come); rejects when it
+   * refuses, or when nothing comes for FEED_SILENT_BEATS heartbeat periods.
+   */
   start(): Promise<void> {
     const zongji = new (ZongJi as unknown as new (options: ConnectionOptions) => ZongJiInstance)({
       ...this.options.connection,
@@ -229,7 +243,7 @@ export class BinlogReader {
       decimalNumbers: false,
     });
     this.zongji = zongji;
-    const ready = this.receive(zongji);
+    const { ready, fail, heard } = this.receive(zongji);
     {
       const schemas = {
         includeSchema: { [this.options.database]: true },
@@ -248,41 +262,128 @@ export class BinlogReader {
               ...schemas,
             },
       );
+      heard.to(this.watch(zongji, fail));
     }
     return ready;
   }
 
   /**
-   * Takes the library's events and errors from `zongji` (start() makes it): resolves at its
-   * `ready`, rejects at an error before it. After it, an error is a broken connection
-   * (onError), except the library's word that it skipped an event it cannot decode: it goes on
-   * with the next event, and so does the reader (take() marks the transaction).
+   * Takes the library's events and errors from `zongji` (start() makes it): `ready` resolves at
+   * its `ready` or its first event, whichever comes first, and rejects at an error before it.
+   * After it, an error is a broken connection (onError), except the library's word that it
+   * skipped an event it cannot decode: it goes on with the next event, and so does the reader
+   * (take() marks the transaction). `fail` is that handling, for the heartbeat watch; every event
+   * calls what `heard` is set to.
    */
-  receive(zongji: ZongJiInstance): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
+  receive(zongji: ZongJiInstance): {
+    ready: Promise<void>;
+    fail: (error: Error) => void;
+    heard: { to(listener: () => void): void };
+  } {
+    let hear = () => {};
+    let fail: (error: Error) => void = () => {};
+    const ready = new Promise<void>((resolve, reject) => {
       let started = false;
-      zongji.on('ready', () => {
+      const begin = () => {
+        if (started) return;
         started = true;
         resolve();
-      });
-      zongji.on('error', (error) => {
+      };
+      fail = (error) => {
         if (!started) {
           started = true;
           this.stop();
           reject(error);
           return;
         }
-        if (isUndecodableError(error)) return;
         this.onError(error);
+      };
+      zongji.on('ready', begin);
+      zongji.on('error', (error) => {
+        if (started && isUndecodableError(error)) return;
+        fail(error);
       });
       zongji.on('binlog', (event) => {
+        hear();
+        // The server sends an event at once (the log's name): streaming, whether or not the
+        // library said `ready` first.
+        begin();
+        // A heartbeat only says the connection lives: no place of a transaction.
+        if (event.getEventName() === 'heartbeat') return;
         this.take(event);
         this.onProgress();
       });
     });
+    return {
+      ready,
+      fail: (error) => fail(error),
+      heard: {
+        to: (listener) => {
+          hear = listener;
+        },
+      },
+    };
+  }
+
+  /**
+   * Asks for heartbeats on the replication connection (queued on it before the dump command,
+   * which start() queues only after its own statements), and checks every period that
+   * something came on it since the one before: any bytes (a long event takes many periods to
+   * arrive whole), an event, a heartbeat. FEED_SILENT_BEATS periods in a row without: the
+   * connection is dead, as if it had failed. Returns what an event read calls.
+   */
+  private watch(zongji: ZongJiInstance, fail: (error: Error) => void): () => void {
+    const connection = zongji.connection;
+    const nanoseconds = FEED_BINLOG_HEARTBEAT_MS * 1_000_000;
+    // MySQL 8.4 reads the `source_` name, MariaDB and older MySQL the `master_` one.
+    connection?.query(
+      `SET @master_heartbeat_period = ${nanoseconds}, @source_heartbeat_period = ${nanoseconds}`,
+      (error) => {
+        if (error !== null && this.zongji === zongji) fail(error);
+      },
+    );
+    let heard = true;
+    let silent = 0;
+    const hear = () => {
+      heard = true;
+    };
+    // The connection's socket, hooked again when TLS puts another one in its place.
+    let hooked: object | undefined;
+    const hook = () => {
+      const stream = zongji.connection?.stream;
+      if (stream === undefined || stream === hooked) return;
+      stream.on('data', hear);
+      hooked = stream;
+      heard = true;
+    };
+    hook();
+    const watchdog = setInterval(() => {
+      if (this.zongji !== zongji) {
+        clearInterval(watchdog);
+        return;
+      }
+      hook();
+      if (heard) {
+        heard = false;
+        silent = 0;
+        return;
+      }
+      if (++silent < FEED_SILENT_BEATS) return;
+      clearInterval(watchdog);
+      fail(
+        new Error(
+          `nothing came on the binary log connection for ${(FEED_SILENT_BEATS * FEED_BINLOG_HEARTBEAT_MS) / 1000} s (heartbeats every ${FEED_BINLOG_HEARTBEAT_MS / 1000} s): taken as dead`,
+        ),
+      );
+    }, FEED_BINLOG_HEARTBEAT_MS);
+    watchdog.unref();
+    this.watchdog = watchdog;
+    return hear;
   }
 
   stop(): void {
+    if (this.watchdog !== null) clearInterval(this.watchdog);
+    this.watchdog = null;
     const zongji = this.zongji;
     this.zongji = null;
     if (zongji === null) return;

@@ -99,6 +99,7 @@ export function readRoutes(
           total: keeping.total === null ? null : String(keeping.total),
           link,
         },
+        read.row ?? null,
       );
     };
   }

@@ -30,6 +30,11 @@ export interface CompiledRead {
    * null or absent: never kept (a view among them, or a read made elsewhere).
    */
   readonly tables?: readonly string[] | null;
+  /**
+   * A key read whose answer is of its one row alone (cache/read-tables.ts rowOf): the row, which
+   * the answer cache drops it by; null or absent: dropped by any change to `tables`.
+   */
+  readonly row?: string | null;
 }
 
 /** How a read's next page is found (plan/page.ts), from its last row. */

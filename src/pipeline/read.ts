@@ -7,7 +7,7 @@
  * re-read when a request names something the cached schema does not know.
  */
 
-import { tablesOf } from '../cache/read-tables.js';
+import { rowOf, tablesOf } from '../cache/read-tables.js';
 import type { SchemaCache } from '../db/schema.js';
 import type { TableInfo } from '../db/schema-types.js';
 import { badSkiptoken, invalidQuery, queryTooCostly } from '../errors.js';
@@ -310,6 +310,7 @@ export function compileKeyRead(
     cost: readCost(plan, true),
     rows: answerRows(plan, true),
     tables: tablesOf(plan),
+    row: rowOf(plan, table, match.column, match.value),
   };
 }
 

@@ -108,6 +108,12 @@ export interface ColumnKind {
    * compare numbers (sql/compile-write.ts).
    */
   readonly keyAsNumber: boolean;
+  /**
+   * Whether the answer cache (cache/read-tables.ts rowOf) may name a key read's row by the
+   * column's value: the key read's value and the binary log's row image both as canonical
+   * integer text, equal exactly when MySQL's `=` finds the row (no collation, no rounding).
+   */
+  readonly rowImageKey: boolean;
 
   // ---- @user values: sql/compile-filter.ts, policy/stage.ts ------------------------------
   /**

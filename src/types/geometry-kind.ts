@@ -116,6 +116,7 @@ export const geometryKind: ColumnKind = {
   seekValue: textKeyValue,
   seekParameter: () => undefined,
   keyAsNumber: false,
+  rowImageKey: false,
   userIndex: () => null,
   userEquals: null,
   policyEquals: true,

@@ -109,6 +109,7 @@ export const integerKind: ColumnKind = {
   seekValue: integerKeyValue,
   seekParameter: (column, value) => integerParameter(value, column.unsigned),
   keyAsNumber: true,
+  rowImageKey: true,
   userIndex: () => 'integer',
   userEquals: 'integer',
   policyEquals: true,
@@ -155,6 +156,7 @@ export const decimalKind: ColumnKind = {
   seekParameter: (_column, value) =>
     typeof value === 'string' && DECIMAL_TEXT.test(value) ? value : undefined,
   keyAsNumber: true,
+  rowImageKey: false,
   userIndex: () => null,
   userEquals: null,
   policyEquals: true,
@@ -194,6 +196,7 @@ export const floatKind: ColumnKind = {
   seekParameter: (_column, value) =>
     typeof value === 'number' && Number.isFinite(value) ? value : undefined,
   keyAsNumber: false,
+  rowImageKey: false,
   userIndex: () => null,
   userEquals: null,
   // Equal parameters need not compare equal once stored (a FLOAT keeps fewer digits).
@@ -220,6 +223,7 @@ export const yearKind: ColumnKind = {
   seekValue: integerKeyValue,
   seekParameter: (column, value) => integerParameter(value, column.unsigned),
   keyAsNumber: true,
+  rowImageKey: false,
   userIndex: () => null,
   userEquals: 'integer',
   policyEquals: true,
@@ -249,6 +253,7 @@ export const bitKind: ColumnKind = {
   seekValue: integerKeyValue,
   seekParameter: (_column, value) => integerParameter(value, true),
   keyAsNumber: false,
+  rowImageKey: false,
   userIndex: () => null,
   userEquals: null,
   policyEquals: true,

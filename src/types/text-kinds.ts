@@ -150,6 +150,7 @@ export const stringKind: ColumnKind = {
     return !isTime(column) || TEMPORAL.test(value) ? value : undefined;
   },
   keyAsNumber: false,
+  rowImageKey: false,
   userIndex: (column) => (isTime(column) ? null : 'text'),
   userEquals: 'text',
   policyEquals: true,
@@ -185,6 +186,7 @@ export const jsonKind: ColumnKind = {
   seekValue: textKeyValue,
   seekParameter: () => undefined,
   keyAsNumber: false,
+  rowImageKey: false,
   userIndex: () => null,
   userEquals: null,
   policyEquals: true,
@@ -236,6 +238,7 @@ export const binaryKind: ColumnKind = {
   seekParameter: (_column, value) =>
     typeof value === 'string' && BASE64.test(value) ? Buffer.from(value, 'base64') : undefined,
   keyAsNumber: false,
+  rowImageKey: false,
   userIndex: () => null,
   userEquals: null,
   policyEquals: true,

@@ -39,6 +39,7 @@ const TEMPORAL_KIND: Pick<
   | 'seekParameter'
   | 'keyIsExact'
   | 'keyAsNumber'
+  | 'rowImageKey'
   | 'userIndex'
   | 'userEquals'
   | 'policyEquals'
@@ -62,6 +63,7 @@ const TEMPORAL_KIND: Pick<
   seekParameter: (_column, value) =>
     typeof value === 'string' && TEMPORAL.test(value) ? value : undefined,
   keyAsNumber: false,
+  rowImageKey: false,
   userIndex: () => null,
   userEquals: null,
   policyEquals: true,

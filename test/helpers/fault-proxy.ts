@@ -21,7 +21,13 @@ export type Break =
    * connection is cut: mid-handshake, mid-packet, mid-result. By a reset, by a FIN, or by a
    * close, drawn per cut.
    */
-  | { readonly kind: 'at-random-byte'; readonly maxBytes: number; readonly random: () => number };
+  | { readonly kind: 'at-random-byte'; readonly maxBytes: number; readonly random: () => number }
+  /**
+   * A replication connection (one that asked for the binary log: COM_BINLOG_DUMP or
+   * COM_BINLOG_DUMP_GTID) goes silent both ways, as a network gone without a word does: its
+   * bytes are dropped, its sockets stay open, no reset and no FIN. Other connections go through.
+   */
+  | { readonly kind: 'freeze-binlog' };
 
 export interface FaultProxy {
   readonly port: number;
@@ -35,6 +41,8 @@ export interface FaultProxy {
 
 const COM_STMT_PREPARE = 0x16;
 const COM_STMT_EXECUTE = 0x17;
+const COM_BINLOG_DUMP = 0x12;
+const COM_BINLOG_DUMP_GTID = 0x1e;
 
 /**
  * Follows the client's packets across chunks and says whether a chunk held the start of a
@@ -43,6 +51,8 @@ const COM_STMT_EXECUTE = 0x17;
 class CommandSpotter {
   private head = Buffer.alloc(0);
   private skip = 0;
+  /** The connection asked for the binary log. */
+  dump = false;
 
   spots(chunk: Buffer): boolean {
     let found = false;
@@ -68,6 +78,9 @@ class CommandSpotter {
       }
       if (this.head[3] === 0 && (command === COM_STMT_PREPARE || command === COM_STMT_EXECUTE)) {
         found = true;
+      }
+      if (this.head[3] === 0 && (command === COM_BINLOG_DUMP || command === COM_BINLOG_DUMP_GTID)) {
+        this.dump = true;
       }
       this.skip = length - 1;
       this.head = Buffer.alloc(0);
@@ -110,8 +123,9 @@ export async function startFaultProxy(target: { host: string; port: number }): P
       else client.destroy();
       upstream.destroy();
     };
+    const frozen = () => spotter.dump && proxy.breaking.kind === 'freeze-binlog';
     upstream.on('data', (data: Buffer) => {
-      if (cut) return;
+      if (cut || frozen()) return;
       const rule = proxy.breaking;
       if (rule.kind === 'at-random-byte') {
         cutAt ??= received + Math.floor(rule.random() * rule.maxBytes);
@@ -127,7 +141,7 @@ export async function startFaultProxy(target: { host: string; port: number }): P
       client.write(data);
     });
     client.on('data', (data: Buffer) => {
-      if (cut) return;
+      if (cut || frozen()) return;
       if (spotter.spots(data) && proxy.breaking.kind === 'at-statement') {
         statementsStopped++;
         breakWith('reset');

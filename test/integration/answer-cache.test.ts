@@ -304,6 +304,80 @@ describe('dropped', () => {
     expect(body).toBe('{"title":"TWO"}');
   });
 
+  test('by key: a change by the mysql client drops its row’s key reads and the table’s pages, not other rows’ (both roles)', async () => {
+    await reset();
+    const page = '/table/books/read?$select=id,title&$orderby=id&$top=50';
+    const callers = [staff, alice.token];
+    const readAll = async (routes: string[]) => {
+      const bodies: string[] = [];
+      for (const token of callers)
+        for (const route of routes) bodies.push((await get(route, token)).body);
+      return bodies;
+    };
+    const routes = [
+      '/table/books/read(id,1)?$select=title',
+      '/table/books/read(id,3)?$select=title',
+      page,
+    ];
+    await readAll(routes);
+    await readAll(routes);
+    await writer.query("UPDATE books SET title = 'THREE' WHERE id = 3");
+    await fed();
+    // Row 1's key reads are still kept: two hits, no statement.
+    const hits = await metric('tablegate_cache_hits_total');
+    const at = await selects();
+    expect(await readAll([routes[0] as string])).toEqual(['{"title":"one"}', '{"title":"one"}']);
+    expect(await metric('tablegate_cache_hits_total')).toBe(hits + 2);
+    expect(await selects()).toBe(at);
+    // Row 3's and the page are read again.
+    expect(await readAll([routes[1] as string, page])).toEqual([
+      '{"title":"THREE"}',
+      '[{"id":1,"title":"one"},{"id":2,"title":"two"},{"id":3,"title":"THREE"},{"id":4,"title":"four"}]',
+      '{"title":"THREE"}',
+      '[{"id":1,"title":"one"},{"id":3,"title":"THREE"}]',
+    ]);
+    expect(await metric('tablegate_cache_hits_total')).toBe(hits + 2);
+    // A change of the key itself: the old key's reads are dropped (404 now), the new key's row
+    // is there, and another row's read is still kept.
+    await readAll(routes);
+    await writer.query('UPDATE books SET id = 6 WHERE id = 1');
+    await fed();
+    const keyed = await metric('tablegate_cache_hits_total');
+    for (const token of callers) {
+      expect((await get(routes[0] as string, token)).status).toBe(404);
+      expect((await get('/table/books/read(id,6)?$select=title', token)).body).toBe(
+        '{"title":"one"}',
+      );
+    }
+    expect(await metric('tablegate_cache_hits_total')).toBe(keyed);
+    expect(await readAll([routes[1] as string])).toEqual([
+      '{"title":"THREE"}',
+      '{"title":"THREE"}',
+    ]);
+    expect(await metric('tablegate_cache_hits_total')).toBe(keyed + 2);
+    // Every answer as MySQL gives it now.
+    for (const token of callers) {
+      for (const route of [...routes, '/table/books/read(id,6)']) {
+        expect((await get(route, token)).body).toBe((await get(route, token, {}, plain)).body);
+      }
+    }
+  });
+
+  test('by key: a write through the gateway that changes the key drops both keys’ reads at once', async () => {
+    await reset();
+    // The feed would drop them 3 s later: what the reads see is the gateway's own drop.
+    feedLag(3000);
+    await get('/table/books/read(id,2)', staff);
+    await get('/table/books/read(id,2)', staff);
+    expect(
+      (await send('PUT', '/table/books/update(id,2)', staff, { id: 7, title: 'seven' })).status,
+    ).toBe(200);
+    expect((await get('/table/books/read(id,2)', staff)).status).toBe(404);
+    expect(JSON.parse((await get('/table/books/read(id,7)', staff)).body).title).toBe('seven');
+    feedLag(0);
+    await fed();
+  });
+
   test('an $expand’s child table, a filter path, a lambda: each drops the answer that read it', async () => {
     await reset();
     const expand = '/table/authors/read(id,2)?$expand=books($select=title;$orderby=id)';

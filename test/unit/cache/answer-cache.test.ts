@@ -1,8 +1,14 @@
 import { describe, expect, test } from '@jest/globals';
-import { AnswerCache, type CachedAnswer, readKey } from '../../../src/cache/answer-cache.js';
+import {
+  AnswerCache,
+  type CachedAnswer,
+  keyReadKey,
+  readKey,
+} from '../../../src/cache/answer-cache.js';
+import { integerKeyText, rowIdentity } from '../../../src/cache/read-tables.js';
 import { compileKeyRead, compileRead } from '../../../src/pipeline/read.js';
 import { parseKeyRead } from '../../../src/query/key-value.js';
-import { addresses, customers, orderItems, orders } from '../fixtures/shop.js';
+import { addresses, customers, employees, orderItems, orders, products } from '../fixtures/shop.js';
 
 const answer = (text: string): CachedAnswer => ({
   body: Buffer.from(text),
@@ -48,6 +54,41 @@ describe('the tables an answer reads (read-tables.ts)', () => {
     ]);
   });
 
+  test('the one row of a key read by an integer key that reads nothing else', () => {
+    const keyRead = (table: typeof addresses, action: string, query = {}) =>
+      compileKeyRead(table, parseKeyRead(action), query, null).row;
+    expect(keyRead(addresses, 'read(id,1)')).toBe(rowIdentity('addresses', 'id', '1'));
+    expect(keyRead(addresses, 'read(id,1)', { $select: 'city' })).toBe('addresses\u0000id\u00001');
+    expect(keyRead(addresses, "read(id,'007')")).toBe('addresses\u0000id\u00007');
+    // An $expand (to-one or to-many, of another table or the same one) reads other rows.
+    expect(keyRead(orders, 'read(id,1)', { $expand: 'customer' })).toBeNull();
+    expect(keyRead(customers, 'read(id,1)', { $expand: 'orders' })).toBeNull();
+    expect(keyRead(employees, 'read(id,1)', { $expand: 'manager' })).toBeNull();
+    expect(keyRead(employees, 'read(id,1)')).toBe('employees\u0000id\u00001');
+    // A text key is compared by its collation: not matched by value.
+    expect(keyRead(products, "read(sku,'a')")).toBeNull();
+  });
+
+  test('integer text from every form a key comes in', () => {
+    expect(['7', '+7', '-0', '007', 7, 7n, '18446744073709551615'].map(integerKeyText)).toEqual([
+      '7',
+      '7',
+      '0',
+      '7',
+      '7',
+      '7',
+      '18446744073709551615',
+    ]);
+    expect([1.5, '1.5', 'x', null, Number.MAX_SAFE_INTEGER + 2, {}].map(integerKeyText)).toEqual([
+      null,
+      null,
+      null,
+      null,
+      null,
+      null,
+    ]);
+  });
+
   test('a view among them: never kept', () => {
     const view = { ...addresses, kind: 'view' as const, name: 'address_view' };
     expect(compileRead(view, {}, null).tables).toBeNull();
@@ -81,6 +122,56 @@ describe('AnswerCache', () => {
     const after = cache.ticket();
     cache.drop(['products']);
     expect(cache.keep(after, key, false, null, ['orders'], answer('[new]'))).toBe(true);
+  });
+
+  test('a change to one row drops its one-row answers and the table’s others, not other rows’', () => {
+    const cache = new AnswerCache(1 << 20, 1 << 10, {
+      dependents: (t) => (t === 'orders' ? ['order_items'] : []),
+      version: () => 0,
+    });
+    const one = rowIdentity('orders', 'id', '1');
+    const two = rowIdentity('orders', 'id', '2');
+    const first = keyReadKey('r', 'orders', false, 'read(id,1)', '');
+    const second = keyReadKey('r', 'orders', false, 'read(id,2)', '');
+    const page = readKey('r', 'orders', false, '$top=5');
+    const items = readKey('r', 'order_items', false, '');
+    const keepAll = () => {
+      const ticket = cache.ticket();
+      cache.keep(ticket, first, false, null, ['orders'], answer('{"id":1}'), one);
+      cache.keep(ticket, second, false, null, ['orders'], answer('{"id":2}'), two);
+      cache.keep(ticket, page, false, null, ['orders'], answer('[1,2]'));
+      cache.keep(ticket, items, false, null, ['order_items'], answer('[]'));
+    };
+    keepAll();
+    const during = cache.ticket();
+    cache.dropRows('orders', [one]);
+    expect(cache.get(first, null)).toBeUndefined();
+    expect(cache.get(second, null)?.body.toString()).toBe('{"id":2}');
+    expect(cache.get(page, null)).toBeUndefined();
+    // The tables its foreign keys cascade to go whole.
+    expect(cache.get(items, null)).toBeUndefined();
+    // A read begun before: kept for another row, not for the row changed or the table's pages.
+    expect(cache.keep(during, first, false, null, ['orders'], answer('{}'), one)).toBe(false);
+    expect(cache.keep(during, page, false, null, ['orders'], answer('[]'))).toBe(false);
+    expect(cache.keep(during, second, false, null, ['orders'], answer('{"id":2}'), two)).toBe(true);
+    // The table dropped whole (TRUNCATE, a write of unknown rows): every row's answers too.
+    keepAll();
+    const before = cache.ticket();
+    cache.drop(['orders']);
+    expect(cache.get(second, null)).toBeUndefined();
+    expect(cache.keep(before, second, false, null, ['orders'], answer('{}'), two)).toBe(false);
+  });
+
+  test('a table whose foreign keys lead back to it is dropped whole by a row’s change', () => {
+    const cache = new AnswerCache(1 << 20, 1 << 10, {
+      dependents: (t) => (t === 'employees' ? ['employees'] : []),
+      version: () => 0,
+    });
+    const two = rowIdentity('employees', 'id', '2');
+    const key = keyReadKey('r', 'employees', false, 'read(id,2)', '');
+    cache.keep(cache.ticket(), key, false, null, ['employees'], answer('{"id":2}'), two);
+    cache.dropRows('employees', [rowIdentity('employees', 'id', '1')]);
+    expect(cache.get(key, null)).toBeUndefined();
   });
 
   test('a drop reaches the tables foreign keys cascade to', () => {

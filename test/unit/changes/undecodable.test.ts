@@ -74,7 +74,7 @@ beforeEach(async () => {
   );
   // Made as start() makes it, never started: nothing connects.
   library = new (ZongJi as unknown as new (options: object) => Library)({});
-  const ready = reader.receive(library);
+  const { ready } = reader.receive(library);
   library.emit('ready');
   await ready;
 });
