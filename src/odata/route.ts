@@ -365,7 +365,7 @@ export class ODataService {
 
   /**
    * The one entity of a key: a key read, or a read of the key's filter (model.ts KeyKind).
-   * `tagged`: with the entity's tag (entityTag), null for a set whose key is not one column.
+   * `tagged`: with the entity's tag (entityTag), null for a read-only set's formed key.
    */
   private async one(
     request: FastifyRequest,
@@ -423,7 +423,22 @@ export class ODataService {
     const answered = await this.handler.handle(operation, request.access, request);
     const [row] = await this.handler.fetch(answered.read, request);
     if (row === undefined) throw rowNotFound(table);
-    return { fields: answered.read.fields, row, tag: null };
+    // A formed key may name many rows (docs/odata.md, "Keys"): no one row's tag.
+    if (!tagged || set === undefined || set.keyKind === 'formed') {
+      return { fields: answered.read.fields, row, tag: null };
+    }
+    if (!Object.keys(query).some((option) => option.startsWith('$'))) {
+      return { fields: answered.read.fields, row, tag: entityTag(answered.read, row) };
+    }
+    // As for a one-column key: the tag is the whole row's, which If-Match reads.
+    const whole = await this.handler.handle(
+      { ...operation, request: () => ({ ...operation.request(), query: filterOnly(operation) }) },
+      request.access,
+      request,
+    );
+    const [wholeRow] = await this.handler.fetch(whole.read, request);
+    if (wholeRow === undefined) throw rowNotFound(table);
+    return { fields: answered.read.fields, row, tag: entityTag(whole.read, wholeRow) };
   }
 
   /** `GET /odata/<Set>(<key>)`, and its navigation, property or property's `$value`. */
@@ -777,6 +792,12 @@ export class ODataService {
  * checked against (pipeline/precondition.ts), so the one tag serves REST and OData alike.
  */
 const entityTag = (read: CompiledRead, row: unknown[]): string => etagOf(read.serialize(row));
+
+/** A key's read with its `$select` and `$expand` left out: the whole row, by the key's filter. */
+const filterOnly = (operation: { request: () => ReadQuery }): QueryObject => {
+  const { $filter, $top } = operation.request().query;
+  return { $filter, $top };
+};
 
 /** Every write reads its row back: its key makes the Location, and the answer shows it. */
 const READ_BACK: Preferences = { ...NO_PREFERENCES, representation: true };

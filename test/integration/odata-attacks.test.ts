@@ -7,6 +7,7 @@
  * long and costly requests; Basic credentials. Every refusal is an exact OData error and the
  * database is checked to be unchanged after each refused write.
  */
+import { createHash } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -168,6 +169,8 @@ const err = (status: number, code: string, message: string) => ({
 const seen = (a: Answer) => ({ status: a.status, body: a.body });
 const get = (url: string, as?: string, headers?: Record<string, string>) =>
   call('GET', url, { as, headers });
+/** A row's tag: the SHA-1 of its REST JSON for the role, as REST's key read tags it (src/etag.ts). */
+const rowTag = (json: string) => `"${createHash('sha1').update(json).digest('base64url')}"`;
 const ctx = (fragment: string) => `${gw.url}/odata/$metadata#${fragment}`;
 const unknown = (column: string, table: string) =>
   err(400, 'UNKNOWN_COLUMN', `Column '${column}' does not exist in table '${table}'`);
@@ -724,6 +727,55 @@ describe('writes stay inside her view', () => {
     expect(await everything()).toBe(before);
   });
 
+  test("If-Match on a composite key: her row's tag passes, another user's row is a missing one", async () => {
+    const before = await everything();
+    const failed = err(
+      412,
+      'PRECONDITION_FAILED',
+      "The row of 'order_lines' no longer has the ETag given in If-Match (it changed, or is gone): nothing was changed; read it again with read(<key>,<value>)",
+    );
+    // Bob's own tag of his row, and what he sees of it.
+    const bobs = await get('/odata/order_lines(order_id=3,line=1)', 'bob');
+    const bobsTag = bobs.headers.get('etag') as string;
+    expect(bobsTag).toBe(rowTag(`{"order_id":3,"line":1,"owner_id":${bob},"qty":8}`));
+    for (const [method, json] of [
+      ['PATCH', { qty: 1 }],
+      ['PUT', { qty: 1 }],
+      ['DELETE', undefined],
+    ] as const) {
+      for (const tag of [bobsTag, '*', '"stale"']) {
+        const theirs = await call(method, '/odata/order_lines(order_id=3,line=1)', {
+          as: 'alice',
+          json,
+          headers: { 'if-match': tag },
+        });
+        const none = await call(method, '/odata/order_lines(order_id=9,line=1)', {
+          as: 'alice',
+          json,
+          headers: { 'if-match': tag },
+        });
+        expect(seen(theirs)).toEqual(failed);
+        expect(theirs.text).toBe(none.text);
+      }
+      const stale = await call(method, '/odata/order_lines(order_id=1,line=1)', {
+        as: 'alice',
+        json,
+        headers: { 'if-match': bobsTag },
+      });
+      expect(seen(stale)).toEqual(failed);
+    }
+    expect(await everything()).toBe(before);
+    const tag = (await get('/odata/order_lines(order_id=1,line=1)', 'alice')).headers.get('etag');
+    expect(tag).toBe(rowTag(`{"order_id":1,"line":1,"owner_id":${alice},"qty":5}`));
+    const fresh = await call('PATCH', '/odata/order_lines(order_id=1,line=1)', {
+      as: 'alice',
+      json: { qty: 5 },
+      headers: { 'if-match': tag as string },
+    });
+    expect([fresh.status, fresh.text]).toEqual([204, '']);
+    expect(await everything()).toBe(before);
+  });
+
   test('the second role may only read: every write is 403', async () => {
     const before = await everything();
     for (const [method, path, json] of [
@@ -885,6 +937,7 @@ describe('keys', () => {
     // One entity's key still reads and writes that entity.
     expect((await get('/odata/order_lines(order_id=1,line=2)', 'alice')).body).toEqual({
       '@odata.context': ctx('order_lines/$entity'),
+      '@odata.etag': rowTag(`{"order_id":1,"line":2,"owner_id":${alice},"qty":6}`),
       order_id: 1,
       line: 2,
       owner_id: alice,
