@@ -1059,6 +1059,57 @@ describe('$batch', () => {
     expect(await everything()).toBe(before);
   });
 
+  test("If-Match in a change set: another user's row and tag are a missing row's 412, her set written whole or not at all", async () => {
+    const before = await everything();
+    const failed = err(
+      412,
+      'PRECONDITION_FAILED',
+      "The row of 'order_lines' no longer has the ETag given in If-Match (it changed, or is gone): nothing was changed; read it again with read(<key>,<value>)",
+    ).body;
+    const bobsTag = (await get('/odata/order_lines(order_id=3,line=1)', 'bob')).headers.get(
+      'etag',
+    ) as string;
+    const hers = (await get('/odata/order_lines(order_id=1,line=2)', 'alice')).headers.get(
+      'etag',
+    ) as string;
+    for (const url of ['order_lines(order_id=3,line=1)', 'order_lines(order_id=9,line=1)']) {
+      for (const tag of [bobsTag, '*']) {
+        const answer = await batch([
+          {
+            id: '1',
+            method: 'PATCH',
+            url: 'order_lines(order_id=1,line=2)',
+            headers: { 'if-match': hers },
+            body: { qty: 60 },
+            atomicityGroup: 'g',
+          },
+          {
+            id: '2',
+            method: 'DELETE',
+            url,
+            headers: { 'if-match': tag },
+            atomicityGroup: 'g',
+          },
+        ]);
+        expect(JSON.parse(answer.text)).toEqual({
+          responses: [{ id: '2', status: 412, headers: JSON_ERROR, body: failed }],
+        });
+      }
+    }
+    expect(await everything()).toBe(before);
+    const fresh = await batch([
+      {
+        id: '1',
+        method: 'PATCH',
+        url: 'order_lines(order_id=1,line=2)',
+        headers: { 'if-match': hers },
+        body: { qty: 6 },
+      },
+    ]);
+    expect(JSON.parse(fresh.text)).toEqual({ responses: [{ id: '1', status: 204, headers: {} }] });
+    expect(await everything()).toBe(before);
+  });
+
   test("reads inside a batch are the caller's own: another user's token in a part is not used", async () => {
     const parts = await multipart(`--b
 Content-Type: application/http
