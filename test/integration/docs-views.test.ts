@@ -192,9 +192,9 @@ const ODATA = [
   'GET /odata/$metadata',
   'GET /odata/{resource} (resource)',
   'POST /odata/{resource} (resource)',
-  'PATCH /odata/{resource} (resource)',
-  'PUT /odata/{resource} (resource)',
-  'DELETE /odata/{resource} (resource)',
+  'PATCH /odata/{resource} (resource, If-Match)',
+  'PUT /odata/{resource} (resource, If-Match)',
+  'DELETE /odata/{resource} (resource, If-Match)',
   'POST /odata/$batch',
 ];
 
