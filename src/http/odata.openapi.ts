@@ -37,9 +37,18 @@ const IF_MATCH: JsonSchema = {
 const ETAG_HEADER = {
   ETag: {
     description:
-      "An entity (`<Set>(<key>)`): its row's tag, as in `@odata.etag`, which If-Match on its writes takes",
+      "An entity (`<Set>(<key>)`): its row's tag, as in `@odata.etag`, which If-Match on its writes takes. A collection, its `$count` or a to-many navigation: the SHA-1 of exactly this answer (docs/caching.md)",
     schema: { type: 'string' },
   },
+};
+/** If-None-Match on a collection read (docs/odata.md, "ETags and If-Match"), as on REST's reads. */
+const IF_NONE_MATCH: JsonSchema = {
+  name: 'If-None-Match',
+  in: 'header',
+  required: false,
+  schema: { type: 'string' },
+  description:
+    'An ETag a collection, `$count` or to-many navigation URL gave (several comma-separated, `W/` accepted, or `*`): while the answer is the same, 304 with no body. An entity read is answered whole',
 };
 
 /** The writes of one entity, which take If-Match and may answer its 412. */
@@ -77,6 +86,7 @@ function operation(
                   'An entity set (`orders`), an entity (`orders(5)`, `order_items(order_id=5,line=1)`), its navigation or property, `<Set>/$count`, or a function import (`twice(n=4)`)',
               },
               ...(conditional ? [IF_MATCH] : []),
+              ...(operationId === 'odataRead' ? [IF_NONE_MATCH] : []),
             ],
           }
         : {}),
@@ -86,6 +96,14 @@ function operation(
           ...(operationId === 'odataRead' ? { headers: ETAG_HEADER } : {}),
           content: json({ type: 'object' }),
         },
+        ...(operationId === 'odataRead'
+          ? {
+              304: {
+                description: "Not modified: the ETag sent in If-None-Match is still the answer's",
+                headers: ETAG_HEADER,
+              },
+            }
+          : {}),
         ...(path === BATCH
           ? {}
           : {

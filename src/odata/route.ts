@@ -20,6 +20,7 @@ import {
 } from '../errors.js';
 import { etagOf } from '../etag.js';
 import { NextLinks } from '../http/next-link.js';
+import { notModified } from '../http/read-tag.js';
 import type { CompiledRead } from '../pipeline/compiled-read.js';
 import type { Handler } from '../pipeline/handle.js';
 import type { KeyReadOperation, ReadOperation, ReadQuery } from '../pipeline/operation.js';
@@ -266,7 +267,7 @@ export class ODataService {
     };
     const answered = await this.handler.handle(operation, request.access, request);
     const total = answered.total === null ? null : await answered.total;
-    if (countOnly) return reply.type('text/plain; charset=utf-8').send(String(total ?? 0));
+    if (countOnly) return tagged(reply, 'text/plain; charset=utf-8', String(total ?? 0));
     const fetched = await this.handler.fetch(answered.read, request);
     const more = lookahead && paging !== null && fetched.length > paging.top;
     const rows = more ? fetched.slice(0, paging?.top) : fetched;
@@ -301,7 +302,7 @@ export class ODataService {
         `odata.maxpagesize=${Math.min(preferences.maxPageSize, odataMaxPage)}`,
       );
     }
-    return reply.type(contentType(format)).send(`${text}}`);
+    return tagged(reply, contentType(format), `${text}}`);
   }
 
   /**
@@ -583,7 +584,7 @@ export class ODataService {
       const path = url(request).split('?')[0] as string;
       text += `,"@odata.nextLink":${JSON.stringify(`${this.origin(request)}${path}?${params.toString()}`)}`;
     }
-    return reply.type(contentType(format)).send(`${text}}`);
+    return tagged(reply, contentType(format), `${text}}`);
   }
 
   /** `POST /odata/<Set>`: 201 with the entity and its Location (204 for `return=minimal`). */
@@ -798,6 +799,16 @@ const filterOnly = (operation: { request: () => ReadQuery }): QueryObject => {
   const { $filter, $top } = operation.request().query;
   return { $filter, $top };
 };
+
+/**
+ * A collection's answer (a set, its `$count`, a to-many navigation) as REST's reads answer
+ * (docs/caching.md): a strong ETag, the SHA-1 of exactly these bytes (which hold `@odata.count`
+ * and `@odata.nextLink`), and 304 with no body when If-None-Match names it.
+ */
+function tagged(reply: FastifyReply, type: string, text: string): FastifyReply {
+  if (notModified(reply, etagOf(text))) return reply;
+  return reply.type(type).send(text);
+}
 
 /** Every write reads its row back: its key makes the Location, and the answer shows it. */
 const READ_BACK: Preferences = { ...NO_PREFERENCES, representation: true };

@@ -1523,3 +1523,29 @@ describe('Basic credentials on /odata/', () => {
     expect(login.status).toBe(401);
   }, 30_000);
 });
+
+describe('collection ETags', () => {
+  test("her collection's tag is hers: another user sending it gets his own rows whole", async () => {
+    const url = '/odata/orders?$select=id,note';
+    const hers = await get(url, 'alice');
+    const tag = hers.headers.get('etag') as string;
+    expect(tag).toBe(rowTag(hers.text));
+    expect((await get(url, 'alice', { 'if-none-match': tag })).status).toBe(304);
+    const his = await get(url, 'bob', { 'if-none-match': tag });
+    expect(his.status).toBe(200);
+    expect((his.body as { value: unknown[] }).value).toEqual([
+      { id: 3, note: 'bob open' },
+      { id: 4, note: 'bob paid' },
+    ]);
+    expect(his.headers.get('etag')).toBe(rowTag(his.text));
+    const anonymous = await get('/odata/orders', undefined, { 'if-none-match': tag });
+    // A role that may not read the table: its 404, whatever tag it sends.
+    expect(anonymous.status).toBe(404);
+    const nav = await get('/odata/orders(1)/order_items', 'alice');
+    const navTag = nav.headers.get('etag') as string;
+    expect(navTag).toBe(rowTag(nav.text));
+    expect(
+      seen(await get('/odata/orders(3)/order_items', 'alice', { 'if-none-match': navTag })),
+    ).toEqual(err(404, 'ROW_NOT_FOUND', "No row of 'orders' has that key"));
+  });
+});

@@ -791,7 +791,7 @@ describe("a caller's view", () => {
     expect(open.paths).toHaveProperty(['/']);
   });
 
-  test("OData's entity writes take If-Match and may answer 412; its reads carry an ETag", () => {
+  test("OData's entity writes take If-Match and may answer 412; its reads carry an ETag and may answer 304", () => {
     const doc = docOf('support');
     for (const method of ['patch', 'put', 'delete']) {
       const write = operation(doc, '/odata/{resource}', method);
@@ -804,8 +804,10 @@ describe("a caller's view", () => {
       expect(responses['412']?.description).toContain('PRECONDITION_FAILED');
     }
     const read = operation(doc, '/odata/{resource}', 'get');
-    const ok = (read.responses as Record<string, { headers?: Record<string, unknown> }>)['200'];
-    expect(Object.keys(ok?.headers ?? {})).toEqual(['ETag']);
+    const readResponses = read.responses as Record<string, { headers?: Record<string, unknown> }>;
+    expect(Object.keys(readResponses['200']?.headers ?? {})).toEqual(['ETag']);
+    expect(Object.keys(readResponses['304']?.headers ?? {})).toEqual(['ETag']);
+    expect(parameterNames(doc, '/odata/{resource}', 'get')).toEqual(['resource', 'If-None-Match']);
     for (const [path, method] of [
       ['/odata/{resource}', 'post'],
       ['/odata/{resource}', 'get'],
