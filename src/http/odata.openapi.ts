@@ -5,7 +5,7 @@
  * routes and the errors their stages answer, in OData's error form.
  */
 import type { Stage } from '../errors.js';
-import { json, type RouteOperation } from '../openapi/operation.js';
+import { type JsonSchema, json, type RouteOperation } from '../openapi/operation.js';
 
 /** What every OData request may meet: its own refusals, then those of the request it stands for. */
 const ODATA_STAGES: readonly Stage[] = ['request', 'odata', 'policy-action'];
@@ -24,14 +24,46 @@ const ODATA_ERROR = {
   description: 'An OData error: `{"error": {"code": <the catalogue code>, "message": …}}`',
 };
 
+/** If-Match on an entity's write (docs/odata.md, "ETags and If-Match"), as REST's keyed writes take it. */
+const IF_MATCH: JsonSchema = {
+  name: 'If-Match',
+  in: 'header',
+  required: false,
+  schema: { type: 'string' },
+  description:
+    "The entity's ETag (`@odata.etag` of its read, same role), or several, or `*` (the entity exists): the write goes on only while the row still has it, checked on the row locked in the write's transaction; else 412 `PRECONDITION_FAILED` and nothing changes",
+};
+/** The ETag of an entity's read: its row's tag (docs/odata.md, "ETags and If-Match"). */
+const ETAG_HEADER = {
+  ETag: {
+    description:
+      "An entity (`<Set>(<key>)`): its row's tag, as in `@odata.etag`, which If-Match on its writes takes. A collection, its `$count` or a to-many navigation: the SHA-1 of exactly this answer (docs/caching.md)",
+    schema: { type: 'string' },
+  },
+};
+/** If-None-Match on a collection read (docs/odata.md, "ETags and If-Match"), as on REST's reads. */
+const IF_NONE_MATCH: JsonSchema = {
+  name: 'If-None-Match',
+  in: 'header',
+  required: false,
+  schema: { type: 'string' },
+  description:
+    'An ETag a collection, `$count` or to-many navigation URL gave (several comma-separated, `W/` accepted, or `*`): while the answer is the same, 304 with no body. An entity read is answered whole',
+};
+
+/** The writes of one entity, which take If-Match and may answer its 412. */
+const CONDITIONAL: ReadonlySet<string> = new Set(['odataMerge', 'odataReplace', 'odataDelete']);
+
 function operation(
   path: string,
   method: RouteOperation['method'],
   operationId: string,
   summary: string,
   description: string,
-  stages: readonly Stage[],
+  given: readonly Stage[],
 ): RouteOperation {
+  const conditional = CONDITIONAL.has(operationId);
+  const stages: readonly Stage[] = conditional ? [...given, 'precondition'] : given;
   return {
     path,
     method,
@@ -53,11 +85,25 @@ function operation(
                 description:
                   'An entity set (`orders`), an entity (`orders(5)`, `order_items(order_id=5,line=1)`), its navigation or property, `<Set>/$count`, or a function import (`twice(n=4)`)',
               },
+              ...(conditional ? [IF_MATCH] : []),
+              ...(operationId === 'odataRead' ? [IF_NONE_MATCH] : []),
             ],
           }
         : {}),
       responses: {
-        200: { description: 'The OData answer', content: json({ type: 'object' }) },
+        200: {
+          description: 'The OData answer',
+          ...(operationId === 'odataRead' ? { headers: ETAG_HEADER } : {}),
+          content: json({ type: 'object' }),
+        },
+        ...(operationId === 'odataRead'
+          ? {
+              304: {
+                description: "Not modified: the ETag sent in If-None-Match is still the answer's",
+                headers: ETAG_HEADER,
+              },
+            }
+          : {}),
         ...(path === BATCH
           ? {}
           : {

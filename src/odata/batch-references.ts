@@ -75,7 +75,7 @@ export function referencedWrite(
     operation = (results) => {
       const key = keyText(referenced, id, results[at]);
       const path = { set: set.name, table: set.table.name, key };
-      made = batchWrite(method, path, set, given, prefer, base);
+      made = batchWrite(method, path, set, given, prefer, base, inner.headers['if-match']);
       return made.operation as ReturnType<LaterWrite['operation']>;
     };
   } else {

@@ -12,6 +12,7 @@ import type { WriteResult } from '../execute/write.js';
 import type { WrittenAnswer } from '../pipeline/answer.js';
 import type { LaterWrite } from '../pipeline/handle.js';
 import type { WriteOperation } from '../pipeline/operation.js';
+import { parseEntityTags } from '../query/entity-tags.js';
 import { NO_PREFERENCES, type Preferences, parsePrefer } from '../query/prefer.js';
 import type { Field } from '../types/rows.js';
 import { entitySerializer, fieldText } from './entity-json.js';
@@ -69,6 +70,8 @@ export function batchWrite(
   body: unknown,
   prefer: string | undefined,
   base: string,
+  /** The request's If-Match (docs/odata.md, "ETags and If-Match"), checked as alone. */
+  ifMatch?: string,
 ): BatchWrite {
   const { set, key, table: name } = path;
   switch (method) {
@@ -96,6 +99,9 @@ export function batchWrite(
     case 'DELETE': {
       if (key === null) throw batchSyntax(`${method} takes an entity, ${set}(<key>), not a set`);
       const preferences = parsePrefer(prefer);
+      // Checked on the locked row first, as alone, in the change set's one transaction: a tag
+      // the row no longer has is this request's 412, and refuses its change set.
+      const tags = parseEntityTags(ifMatch);
       // The key resolved as the route alone resolves it (key.ts entityTarget): by OData names,
       // against the set's key (its primary key, else a unique key).
       const operation: WriteOperation =
@@ -103,7 +109,11 @@ export function batchWrite(
           ? {
               kind: 'delete',
               table: name,
-              request: () => ({ target: entityTarget(model, name, key), preferences }),
+              request: () => ({
+                target: entityTarget(model, name, key),
+                preferences,
+                ifMatch: tags,
+              }),
             }
           : {
               kind: 'update',
@@ -112,6 +122,7 @@ export function batchWrite(
                 target: entityTarget(model, name, key),
                 body,
                 preferences: NO_PREFERENCES,
+                ifMatch: tags,
               }),
             };
       return {

@@ -261,7 +261,8 @@ function writeOf(
   const set = model.sets.get(path.set);
   const read = method === 'POST' || method === 'PATCH' || method === 'PUT';
   const given = read ? writeBody(set, method, body) : body;
-  const write = batchWrite(method, path, set, given, inner.headers.prefer, base);
+  const { prefer, 'if-match': ifMatch } = inner.headers;
+  const write = batchWrite(method, path, set, given, prefer, base, ifMatch);
   const creates = method === 'POST' && path.key === null && set !== undefined;
   const created =
     creates && typeof given === 'object' && given !== null && !Array.isArray(given)

@@ -88,7 +88,7 @@ export function entityTarget(
   const key = entityKey(set, parts);
   return key.kind === 'key'
     ? { kind: 'key', match: key.match }
-    : { kind: 'filter', filter: parseFilter(key.filter) };
+    : { kind: 'filter', filter: parseFilter(key.filter), entity: true };
 }
 
 /**

@@ -20,6 +20,7 @@ import {
 import { etagOf } from '../etag.js';
 import type { Loopback } from '../http/loopback.js';
 import { NextLinks } from '../http/next-link.js';
+import { notModified } from '../http/read-tag.js';
 import type { CompiledRead } from '../pipeline/compiled-read.js';
 import type { Handler } from '../pipeline/handle.js';
 import type { KeyReadOperation, ReadOperation, ReadQuery } from '../pipeline/operation.js';
@@ -259,7 +260,7 @@ export class ODataService {
     };
     const answered = await this.handler.handle(operation, request.access, request);
     const total = answered.total === null ? null : await answered.total;
-    if (countOnly) return reply.type('text/plain; charset=utf-8').send(String(total ?? 0));
+    if (countOnly) return tagged(reply, 'text/plain; charset=utf-8', String(total ?? 0));
     const fetched = await this.handler.fetch(answered.read, request);
     const more = lookahead && paging !== null && fetched.length > paging.top;
     const rows = more ? fetched.slice(0, paging?.top) : fetched;
@@ -294,7 +295,7 @@ export class ODataService {
         `odata.maxpagesize=${Math.min(preferences.maxPageSize, odataMaxPage)}`,
       );
     }
-    return reply.type(contentType(format)).send(`${text}}`);
+    return tagged(reply, contentType(format), `${text}}`);
   }
 
   /**
@@ -358,7 +359,7 @@ export class ODataService {
 
   /**
    * The one entity of a key: a key read, or a read of the key's filter (model.ts KeyKind).
-   * `tagged`: with the entity's tag (entityTag), null for a set whose key is not one column.
+   * `tagged`: with the entity's tag (entityTag), null for a read-only set's formed key.
    */
   private async one(
     request: FastifyRequest,
@@ -416,7 +417,22 @@ export class ODataService {
     const answered = await this.handler.handle(operation, request.access, request);
     const [row] = await this.handler.fetch(answered.read, request);
     if (row === undefined) throw rowNotFound(table);
-    return { fields: answered.read.fields, row, tag: null };
+    // A formed key may name many rows (docs/odata.md, "Keys"): no one row's tag.
+    if (!tagged || set === undefined || set.keyKind === 'formed') {
+      return { fields: answered.read.fields, row, tag: null };
+    }
+    if (!Object.keys(query).some((option) => option.startsWith('$'))) {
+      return { fields: answered.read.fields, row, tag: entityTag(answered.read, row) };
+    }
+    // As for a one-column key: the tag is the whole row's, which If-Match reads.
+    const whole = await this.handler.handle(
+      { ...operation, request: () => ({ ...operation.request(), query: filterOnly(operation) }) },
+      request.access,
+      request,
+    );
+    const [wholeRow] = await this.handler.fetch(whole.read, request);
+    if (wholeRow === undefined) throw rowNotFound(table);
+    return { fields: answered.read.fields, row, tag: entityTag(whole.read, wholeRow) };
   }
 
   /** `GET /odata/<Set>(<key>)`, and its navigation, property or property's `$value`. */
@@ -561,7 +577,7 @@ export class ODataService {
       const path = url(request).split('?')[0] as string;
       text += `,"@odata.nextLink":${JSON.stringify(`${this.origin(request)}${path}?${params.toString()}`)}`;
     }
-    return reply.type(contentType(format)).send(`${text}}`);
+    return tagged(reply, contentType(format), `${text}}`);
   }
 
   /** `POST /odata/<Set>`: 201 with the entity and its Location (204 for `return=minimal`). */
@@ -770,6 +786,22 @@ export class ODataService {
  * checked against (pipeline/precondition.ts), so the one tag serves REST and OData alike.
  */
 const entityTag = (read: CompiledRead, row: unknown[]): string => etagOf(read.serialize(row));
+
+/** A key's read with its `$select` and `$expand` left out: the whole row, by the key's filter. */
+const filterOnly = (operation: { request: () => ReadQuery }): QueryObject => {
+  const { $filter, $top } = operation.request().query;
+  return { $filter, $top };
+};
+
+/**
+ * A collection's answer (a set, its `$count`, a to-many navigation) as REST's reads answer
+ * (docs/caching.md): a strong ETag, the SHA-1 of exactly these bytes (which hold `@odata.count`
+ * and `@odata.nextLink`), and 304 with no body when If-None-Match names it.
+ */
+function tagged(reply: FastifyReply, type: string, text: string): FastifyReply {
+  if (notModified(reply, etagOf(text))) return reply;
+  return reply.type(type).send(text);
+}
 
 /** Every write reads its row back: its key makes the Location, and the answer shows it. */
 const READ_BACK: Preferences = { ...NO_PREFERENCES, representation: true };

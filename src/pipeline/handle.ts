@@ -35,7 +35,7 @@ import type {
   ReadOperation,
   WriteOperation,
 } from './operation.js';
-import { rowPrecondition } from './precondition.js';
+import { entityPrecondition, rowPrecondition } from './precondition.js';
 import { compileKeyRead, type ReadPipeline } from './read.js';
 import {
   type CallTarget,
@@ -226,9 +226,10 @@ export class Handler {
   }
 
   /**
-   * The write as If-Match asks (docs/caching.md): unchanged without it; by key, checked on the
-   * locked row first in its transaction (precondition.ts); by `$filter`, refused (no one row's
-   * tag). Planned first, so that the request's own errors come before a 412.
+   * The write as If-Match asks (docs/caching.md): unchanged without it; by key, or by an OData
+   * entity's composite key, checked on the locked row first in its transaction (precondition.ts);
+   * by `$filter`, refused (no one row's tag). Planned first, so that the request's own errors
+   * come before a 412.
    */
   private ifMatch(
     planned: PlannedWrite,
@@ -238,9 +239,14 @@ export class Handler {
     access: Access | null,
   ): PlannedWrite {
     if (tags === null || tags === undefined) return planned;
-    if (target.kind !== 'key') throw preconditionFailed(table.name, false);
     const admit = (read: CompiledRead) => this.reads.admit(read, access);
-    const check = rowPrecondition(table, target.match, access, tags, this.db.flavour, admit);
+    const { flavour } = this.db;
+    if (target.kind === 'key') {
+      const check = rowPrecondition(table, target.match, access, tags, flavour, admit);
+      return conditionalJob(planned, table, check);
+    }
+    if (target.entity !== true) throw preconditionFailed(table.name, false);
+    const check = entityPrecondition(table, target.filter, access, tags, flavour, admit);
     return conditionalJob(planned, table, check);
   }
 

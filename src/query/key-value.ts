@@ -24,7 +24,16 @@ export interface KeyValue {
 /** What `update`/`delete` were given to find their rows, before it is resolved. */
 export type WriteTarget =
   | { readonly kind: 'key'; readonly match: KeyValue }
-  | { readonly kind: 'filter'; readonly filter: FilterExpr };
+  | {
+      readonly kind: 'filter';
+      readonly filter: FilterExpr;
+      /**
+       * The filter is one entity's key (OData's `Set(k1=…,k2=…)`: each column of a unique key
+       * `eq` one value), so If-Match may check its one row (pipeline/precondition.ts); absent
+       * for a `$filter` write, whose If-Match is refused.
+       */
+      readonly entity?: true;
+    };
 
 export type WriteAction =
   | { readonly kind: 'create' }

@@ -190,11 +190,11 @@ const MCP = 'POST /mcp body {}';
 const ODATA = [
   'GET /odata',
   'GET /odata/$metadata',
-  'GET /odata/{resource} (resource)',
+  'GET /odata/{resource} (resource, If-None-Match)',
   'POST /odata/{resource} (resource)',
-  'PATCH /odata/{resource} (resource)',
-  'PUT /odata/{resource} (resource)',
-  'DELETE /odata/{resource} (resource)',
+  'PATCH /odata/{resource} (resource, If-Match)',
+  'PUT /odata/{resource} (resource, If-Match)',
+  'DELETE /odata/{resource} (resource, If-Match)',
   'POST /odata/$batch',
 ];
 

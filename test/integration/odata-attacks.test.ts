@@ -7,6 +7,7 @@
  * long and costly requests; Basic credentials. Every refusal is an exact OData error and the
  * database is checked to be unchanged after each refused write.
  */
+import { createHash } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -168,6 +169,8 @@ const err = (status: number, code: string, message: string) => ({
 const seen = (a: Answer) => ({ status: a.status, body: a.body });
 const get = (url: string, as?: string, headers?: Record<string, string>) =>
   call('GET', url, { as, headers });
+/** A row's tag: the SHA-1 of its REST JSON for the role, as REST's key read tags it (src/etag.ts). */
+const rowTag = (json: string) => `"${createHash('sha1').update(json).digest('base64url')}"`;
 const ctx = (fragment: string) => `${gw.url}/odata/$metadata#${fragment}`;
 const unknown = (column: string, table: string) =>
   err(400, 'UNKNOWN_COLUMN', `Column '${column}' does not exist in table '${table}'`);
@@ -724,6 +727,55 @@ describe('writes stay inside her view', () => {
     expect(await everything()).toBe(before);
   });
 
+  test("If-Match on a composite key: her row's tag passes, another user's row is a missing one", async () => {
+    const before = await everything();
+    const failed = err(
+      412,
+      'PRECONDITION_FAILED',
+      "The row of 'order_lines' no longer has the ETag given in If-Match (it changed, or is gone): nothing was changed; read it again with read(<key>,<value>)",
+    );
+    // Bob's own tag of his row, and what he sees of it.
+    const bobs = await get('/odata/order_lines(order_id=3,line=1)', 'bob');
+    const bobsTag = bobs.headers.get('etag') as string;
+    expect(bobsTag).toBe(rowTag(`{"order_id":3,"line":1,"owner_id":${bob},"qty":8}`));
+    for (const [method, json] of [
+      ['PATCH', { qty: 1 }],
+      ['PUT', { qty: 1 }],
+      ['DELETE', undefined],
+    ] as const) {
+      for (const tag of [bobsTag, '*', '"stale"']) {
+        const theirs = await call(method, '/odata/order_lines(order_id=3,line=1)', {
+          as: 'alice',
+          json,
+          headers: { 'if-match': tag },
+        });
+        const none = await call(method, '/odata/order_lines(order_id=9,line=1)', {
+          as: 'alice',
+          json,
+          headers: { 'if-match': tag },
+        });
+        expect(seen(theirs)).toEqual(failed);
+        expect(theirs.text).toBe(none.text);
+      }
+      const stale = await call(method, '/odata/order_lines(order_id=1,line=1)', {
+        as: 'alice',
+        json,
+        headers: { 'if-match': bobsTag },
+      });
+      expect(seen(stale)).toEqual(failed);
+    }
+    expect(await everything()).toBe(before);
+    const tag = (await get('/odata/order_lines(order_id=1,line=1)', 'alice')).headers.get('etag');
+    expect(tag).toBe(rowTag(`{"order_id":1,"line":1,"owner_id":${alice},"qty":5}`));
+    const fresh = await call('PATCH', '/odata/order_lines(order_id=1,line=1)', {
+      as: 'alice',
+      json: { qty: 5 },
+      headers: { 'if-match': tag as string },
+    });
+    expect([fresh.status, fresh.text]).toEqual([204, '']);
+    expect(await everything()).toBe(before);
+  });
+
   test('the second role may only read: every write is 403', async () => {
     const before = await everything();
     for (const [method, path, json] of [
@@ -885,6 +937,7 @@ describe('keys', () => {
     // One entity's key still reads and writes that entity.
     expect((await get('/odata/order_lines(order_id=1,line=2)', 'alice')).body).toEqual({
       '@odata.context': ctx('order_lines/$entity'),
+      '@odata.etag': rowTag(`{"order_id":1,"line":2,"owner_id":${alice},"qty":6}`),
       order_id: 1,
       line: 2,
       owner_id: alice,
@@ -1003,6 +1056,57 @@ describe('$batch', () => {
         ],
       });
     }
+    expect(await everything()).toBe(before);
+  });
+
+  test("If-Match in a change set: another user's row and tag are a missing row's 412, her set written whole or not at all", async () => {
+    const before = await everything();
+    const failed = err(
+      412,
+      'PRECONDITION_FAILED',
+      "The row of 'order_lines' no longer has the ETag given in If-Match (it changed, or is gone): nothing was changed; read it again with read(<key>,<value>)",
+    ).body;
+    const bobsTag = (await get('/odata/order_lines(order_id=3,line=1)', 'bob')).headers.get(
+      'etag',
+    ) as string;
+    const hers = (await get('/odata/order_lines(order_id=1,line=2)', 'alice')).headers.get(
+      'etag',
+    ) as string;
+    for (const url of ['order_lines(order_id=3,line=1)', 'order_lines(order_id=9,line=1)']) {
+      for (const tag of [bobsTag, '*']) {
+        const answer = await batch([
+          {
+            id: '1',
+            method: 'PATCH',
+            url: 'order_lines(order_id=1,line=2)',
+            headers: { 'if-match': hers },
+            body: { qty: 60 },
+            atomicityGroup: 'g',
+          },
+          {
+            id: '2',
+            method: 'DELETE',
+            url,
+            headers: { 'if-match': tag },
+            atomicityGroup: 'g',
+          },
+        ]);
+        expect(JSON.parse(answer.text)).toEqual({
+          responses: [{ id: '2', status: 412, headers: JSON_ERROR, body: failed }],
+        });
+      }
+    }
+    expect(await everything()).toBe(before);
+    const fresh = await batch([
+      {
+        id: '1',
+        method: 'PATCH',
+        url: 'order_lines(order_id=1,line=2)',
+        headers: { 'if-match': hers },
+        body: { qty: 6 },
+      },
+    ]);
+    expect(JSON.parse(fresh.text)).toEqual({ responses: [{ id: '1', status: 204, headers: {} }] });
     expect(await everything()).toBe(before);
   });
 
@@ -1418,4 +1522,30 @@ describe('Basic credentials on /odata/', () => {
     const login = await postCredentials(gw.url, '/auth/login', 'dora@shop.test', PASSWORD);
     expect(login.status).toBe(401);
   }, 30_000);
+});
+
+describe('collection ETags', () => {
+  test("her collection's tag is hers: another user sending it gets his own rows whole", async () => {
+    const url = '/odata/orders?$select=id,note';
+    const hers = await get(url, 'alice');
+    const tag = hers.headers.get('etag') as string;
+    expect(tag).toBe(rowTag(hers.text));
+    expect((await get(url, 'alice', { 'if-none-match': tag })).status).toBe(304);
+    const his = await get(url, 'bob', { 'if-none-match': tag });
+    expect(his.status).toBe(200);
+    expect((his.body as { value: unknown[] }).value).toEqual([
+      { id: 3, note: 'bob open' },
+      { id: 4, note: 'bob paid' },
+    ]);
+    expect(his.headers.get('etag')).toBe(rowTag(his.text));
+    const anonymous = await get('/odata/orders', undefined, { 'if-none-match': tag });
+    // A role that may not read the table: its 404, whatever tag it sends.
+    expect(anonymous.status).toBe(404);
+    const nav = await get('/odata/orders(1)/order_items', 'alice');
+    const navTag = nav.headers.get('etag') as string;
+    expect(navTag).toBe(rowTag(nav.text));
+    expect(
+      seen(await get('/odata/orders(3)/order_items', 'alice', { 'if-none-match': navTag })),
+    ).toEqual(err(404, 'ROW_NOT_FOUND', "No row of 'orders' has that key"));
+  });
 });

@@ -969,3 +969,195 @@ describe('multipart/mixed batch (OData 4.0)', () => {
     expect(rows).toEqual([{ note: 'mp' }]);
   });
 });
+
+describe('If-Match in a batch', () => {
+  const stale = (table: string) => ({
+    error: {
+      code: 'PRECONDITION_FAILED',
+      message: `The row of '${table}' no longer has the ETag given in If-Match (it changed, or is gone): nothing was changed; read it again with read(<key>,<value>)`,
+    },
+  });
+  const tagOf = async (url: string) => {
+    const response = await fetch(`${gw.url}/odata/${url}`);
+    expect(response.status).toBe(200);
+    return response.headers.get('etag') as string;
+  };
+  const notes = async (ids: number[]) => {
+    const [rows] = await db.admin.query('SELECT id, note FROM orders WHERE id IN (?) ORDER BY id', [
+      ids,
+    ]);
+    return rows as unknown[];
+  };
+
+  test('JSON: a stale tag in a change set is its 412 and nothing of the set is written; alone, only that request fails', async () => {
+    await db.admin.query(
+      "INSERT INTO orders VALUES (101, 'a'), (102, 'b'), (103, 'c'); INSERT INTO pairs VALUES (7, 'k', 70)",
+    );
+    const [t101, t102, t103] = [
+      await tagOf('orders(101)'),
+      await tagOf('orders(102)'),
+      await tagOf('orders(103)'),
+    ];
+    const tPair = await tagOf("pairs(a=7,b='k')");
+    await db.admin.query("UPDATE orders SET note = 'b2' WHERE id = 102");
+    const before = await notes([101, 102, 103]);
+    const answer = await json([
+      {
+        id: 'p1',
+        method: 'PATCH',
+        url: 'orders(101)',
+        headers: { 'If-Match': t101 },
+        body: { note: 'a!' },
+        atomicityGroup: 'g',
+      },
+      {
+        id: 'p2',
+        method: 'PATCH',
+        url: "pairs(a=7,b='k')",
+        headers: { 'if-match': tPair },
+        body: { v: 71 },
+        atomicityGroup: 'g',
+      },
+      {
+        id: 'p3',
+        method: 'DELETE',
+        url: 'orders(102)',
+        headers: { 'if-match': t102 },
+        atomicityGroup: 'g',
+      },
+    ]);
+    expect(answer.status).toBe(200);
+    expect(JSON.parse(answer.text)).toEqual({
+      responses: [
+        {
+          id: 'p3',
+          status: 412,
+          headers: { 'content-type': 'application/json' },
+          body: stale('orders'),
+        },
+      ],
+    });
+    expect(await notes([101, 102, 103])).toEqual(before);
+    const [pair] = await db.admin.query('SELECT v FROM pairs WHERE a = 7');
+    expect(pair).toEqual([{ v: 70 }]);
+
+    // Outside a change set each write is its own: the stale one fails alone.
+    const alone = await json([
+      {
+        id: 's1',
+        method: 'PATCH',
+        url: 'orders(102)',
+        headers: { 'if-match': t102 },
+        body: { note: 'x' },
+      },
+      {
+        id: 's2',
+        method: 'PATCH',
+        url: 'orders(101)',
+        headers: { 'if-match': t101 },
+        body: { note: 'a!' },
+      },
+      {
+        id: 's3',
+        method: 'PUT',
+        url: "pairs(a=7,b='k')",
+        headers: { 'if-match': tPair },
+        body: { v: 72 },
+      },
+      { id: 's4', method: 'DELETE', url: 'orders(999)', headers: { 'if-match': '*' } },
+      { id: 's5', method: 'DELETE', url: 'orders(103)', headers: { 'if-match': `"x", ${t103}` } },
+    ]);
+    expect(alone.status).toBe(200);
+    const responses = (
+      JSON.parse(alone.text) as { responses: { id: string; status: number; body?: unknown }[] }
+    ).responses;
+    expect(responses.map((r) => [r.id, r.status])).toEqual([
+      ['s1', 412],
+      ['s2', 204],
+      ['s3', 204],
+      ['s4', 412],
+      ['s5', 204],
+    ]);
+    expect(responses[0]?.body).toEqual(stale('orders'));
+    expect(responses[3]?.body).toEqual(stale('orders'));
+    expect(await notes([101, 102, 103])).toEqual([
+      { id: 101, note: 'a!' },
+      { id: 102, note: 'b2' },
+    ]);
+    const [pairAfter] = await db.admin.query('SELECT v FROM pairs WHERE a = 7');
+    expect(pairAfter).toEqual([{ v: 72 }]);
+  });
+
+  test('multipart: a stale tag fails its change set (one response, nothing written); a single part alone', async () => {
+    await db.admin.query("INSERT INTO orders VALUES (111, 'm1'), (112, 'm2')");
+    const t111 = await tagOf('orders(111)');
+    const t112 = await tagOf('orders(112)');
+    await db.admin.query("UPDATE orders SET note = 'm2!' WHERE id = 112");
+    const before = await notes([111, 112]);
+    const part = (id: string, line: string, tag: string, body?: string) => [
+      'Content-Type: application/http',
+      `Content-ID: ${id}`,
+      '',
+      line,
+      `If-Match: ${tag}`,
+      ...(body === undefined ? ['', ''] : ['Content-Type: application/json', '', body]),
+    ];
+    const text = [
+      '--batch_m',
+      'Content-Type: multipart/mixed; boundary=cs_m',
+      '',
+      '--cs_m',
+      ...part('1', 'PATCH orders(111) HTTP/1.1', t111, '{"note":"m1!"}'),
+      '--cs_m',
+      ...part('2', 'DELETE orders(112) HTTP/1.1', t112),
+      '--cs_m--',
+      '--batch_m',
+      ...part('3', 'PATCH orders(112) HTTP/1.1', t112, '{"note":"no"}'),
+      '--batch_m',
+      ...part('4', 'PATCH orders(111) HTTP/1.1', t111, '{"note":"m1?"}'),
+      '--batch_m--',
+      '',
+    ].join('\r\n');
+    const answer = await batch(text, 'multipart/mixed; boundary=batch_m');
+    expect(answer.status).toBe(200);
+    const outer = /boundary=(batchresponse_[0-9a-f]+)/.exec(
+      answer.headers.get('content-type') as string,
+    )?.[1] as string;
+    const failed = (id: string | null) =>
+      [
+        'Content-Type: application/http',
+        'Content-Transfer-Encoding: binary',
+        ...(id === null ? [] : [`Content-ID: ${id}`]),
+        '',
+        'HTTP/1.1 412 Precondition Failed',
+        'content-type: application/json',
+        '',
+        JSON.stringify(stale('orders')),
+      ].join('\r\n');
+    expect(answer.text).toBe(
+      [
+        `--${outer}`,
+        failed('2'),
+        `--${outer}`,
+        failed(null),
+        `--${outer}`,
+        'Content-Type: application/http',
+        'Content-Transfer-Encoding: binary',
+        '',
+        'HTTP/1.1 204 No Content',
+        '',
+        '',
+        `--${outer}--`,
+        '',
+      ].join('\r\n'),
+    );
+    expect(before).toEqual([
+      { id: 111, note: 'm1' },
+      { id: 112, note: 'm2!' },
+    ]);
+    expect(await notes([111, 112])).toEqual([
+      { id: 111, note: 'm1?' },
+      { id: 112, note: 'm2!' },
+    ]);
+  });
+});

@@ -5,6 +5,7 @@
  * `$count` reads, writes, function and action imports, and errors in OData's form with REST's
  * statuses and codes — beside the REST request of the same decision where there is one.
  */
+import { createHash } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -78,6 +79,9 @@ afterAll(async () => {
   await gw?.close();
   await db?.drop();
 });
+
+/** A row's tag: the SHA-1 of its REST JSON, as REST's key read tags it (src/etag.ts). */
+const rowTag = (json: string) => `"${createHash('sha1').update(json).digest('base64url')}"`;
 
 const ctx = (fragment: string) => `${base}/odata/$metadata#${fragment}`;
 
@@ -328,6 +332,73 @@ describe('collection reads', () => {
     );
     expect(none.text).toBe('{"value":[{"id":1}]}');
   });
+
+  test('a collection, its $count and a to-many navigation carry a strong ETag of their bytes; If-None-Match is 304', async () => {
+    await db.admin.query(
+      "INSERT INTO customers VALUES (40, 'Tag', NULL, NULL), (41, 'Tog', NULL, NULL); INSERT INTO orders VALUES (40, 40, 1.00, '2024-06-01 00:00:00', NULL, NULL, NULL); INSERT INTO `order-items` VALUES (40, 1, 1), (40, 2, 2)",
+    );
+    const urls = [
+      '/odata/customers?$filter=id ge 40&$select=id,name',
+      '/odata/customers?$filter=id ge 40&$count=true',
+      '/odata/customers/$count?$filter=id ge 40',
+      '/odata/orders(40)/order_x002D_items',
+      '/odata/orders(40)/order_x002D_items?$select=qty&$top=1',
+    ];
+    const tags: string[] = [];
+    for (const url of urls) {
+      const first = await call(url);
+      expect(first.status).toBe(200);
+      const tag = first.headers.get('etag') as string;
+      // The SHA-1 of exactly the body, as REST's reads (src/etag.ts).
+      expect(tag).toBe(rowTag(first.text));
+      tags.push(tag);
+      const same = await call(url, { headers: { 'if-none-match': tag } });
+      expect(same.status).toBe(304);
+      expect(same.text).toBe('');
+      expect(same.headers.get('etag')).toBe(tag);
+      expect(same.headers.get('odata-version')).toBe('4.0');
+      for (const header of [`"other", ${tag}`, `W/${tag}`, '*']) {
+        expect((await call(url, { headers: { 'if-none-match': header } })).status).toBe(304);
+      }
+      const other = await call(url, { headers: { 'if-none-match': '"other"' } });
+      expect([other.status, other.text]).toEqual([200, first.text]);
+    }
+    expect(new Set(tags).size).toBe(urls.length);
+    // A page with a next link: the link is in the bytes the tag covers.
+    const paged = await call('/odata/customers?$filter=id ge 40', {
+      headers: { prefer: 'odata.maxpagesize=1' },
+    });
+    expect(paged.text).toContain('@odata.nextLink');
+    expect(paged.headers.get('etag')).toBe(rowTag(paged.text));
+    // Another metadata level is other bytes, so another tag; no entity carries @odata.etag.
+    const none = await call(urls[0] as string, {
+      headers: { accept: 'application/json;odata.metadata=none' },
+    });
+    expect(none.text).toBe('{"value":[{"id":40,"name":"Tag"},{"id":41,"name":"Tog"}]}');
+    expect(none.headers.get('etag')).toBe(rowTag(none.text));
+    expect(
+      (await call(urls[0] as string, { headers: { 'if-none-match': tags[0] as string } })).status,
+    ).toBe(304);
+    expect(
+      (
+        await call(urls[0] as string, {
+          headers: {
+            'if-none-match': tags[0] as string,
+            accept: 'application/json;odata.metadata=none',
+          },
+        })
+      ).status,
+    ).toBe(200);
+    // A change moves the tags: the old one is answered whole.
+    await db.admin.query("UPDATE customers SET name = 'Tug' WHERE id = 41");
+    await db.admin.query('UPDATE `order-items` SET qty = 3 WHERE order_id = 40 AND line = 2');
+    const statuses: number[] = [];
+    for (const [i, url] of urls.entries()) {
+      statuses.push((await call(url, { headers: { 'if-none-match': tags[i] as string } })).status);
+    }
+    // The count is the same number and line 1's qty the same: the same bytes, the same tag.
+    expect(statuses).toEqual([200, 200, 304, 200, 304]);
+  });
 });
 
 describe('one entity, its navigation, property and $count', () => {
@@ -343,6 +414,7 @@ describe('one entity, its navigation, property and $count', () => {
     });
     expect((await call('/odata/order_x002D_items(order_id=10,line=2)')).body).toEqual({
       '@odata.context': ctx('order_x002D_items/$entity'),
+      '@odata.etag': rowTag('{"order_id":10,"line":2,"qty":3}'),
       order_id: 10,
       line: 2,
       qty: 3,
@@ -587,17 +659,51 @@ describe('entity ETags and If-Match', () => {
     });
   });
 
-  test('entities in a collection and of a composite key carry no tag', async () => {
+  test('entities in a collection and of a formed key carry no @odata.etag', async () => {
     const collection = await call('/odata/customers?$filter=id eq 1&$select=id');
     expect(collection.body).toEqual({ '@odata.context': ctx('customers(id)'), value: [{ id: 1 }] });
+    const log = await call('/odata/logs(at=2024-01-01T00:00:00Z)');
+    expect(log.headers.get('etag')).toBeNull();
+    expect(log.body).toEqual({
+      '@odata.context': ctx('logs/$entity'),
+      at: '2024-01-01T00:00:00Z',
+      msg: 'hi',
+    });
+  });
+
+  test("a composite key's entity carries the hash of its row's REST JSON, the one-column key's tag", async () => {
+    // REST has no key read of a composite key: the tag is the same hash of the row REST's JSON
+    // gives it (a row of its collection read), as a one-column key's is.
+    const rest = await call('/table/order-items/read?$filter=order_id eq 10 and line eq 1');
+    expect(rest.text).toContain('{"order_id":10,"line":1,"qty":2}');
+    const tag = rowTag('{"order_id":10,"line":1,"qty":2}');
     const line = await call('/odata/order_x002D_items(order_id=10,line=1)');
-    expect(line.headers.get('etag')).toBeNull();
-    expect(line.body).toEqual({
+    expect(line.status).toBe(200);
+    expect(line.headers.get('etag')).toBe(tag);
+    expect(line.text).toBe(
+      `{"@odata.context":${JSON.stringify(ctx('order_x002D_items/$entity'))},"@odata.etag":${JSON.stringify(tag)},"order_id":10,"line":1,"qty":2}`,
+    );
+    // Key order in the URL, metadata levels and $select do not change the tag.
+    const swapped = await call('/odata/order_x002D_items(line=1,order_id=10)');
+    expect(swapped.headers.get('etag')).toBe(tag);
+    const none = await call(
+      '/odata/order_x002D_items(order_id=10,line=1)?$format=application/json;odata.metadata=none',
+    );
+    expect(none.headers.get('etag')).toBe(tag);
+    expect(none.text).toBe('{"order_id":10,"line":1,"qty":2}');
+    const selected = await call('/odata/order_x002D_items(order_id=10,line=1)?$select=qty');
+    expect(selected.headers.get('etag')).toBe(tag);
+    expect(selected.body).toEqual({
       '@odata.context': ctx('order_x002D_items/$entity'),
-      order_id: 10,
-      line: 1,
+      '@odata.etag': tag,
       qty: 2,
     });
+    const full = await call('/odata/order_x002D_items(order_id=10,line=1)', {
+      headers: { accept: 'application/json;odata.metadata=full' },
+    });
+    expect(full.headers.get('etag')).toBe(tag);
+    expect((full.body as Record<string, unknown>)['@odata.etag']).toBe(tag);
+    expect((await call('/odata/order_x002D_items(order_id=10,line=9)')).status).toBe(404);
   });
 
   test('If-Match on PATCH, PUT and DELETE: the entity tag passes, a stale one is 412', async () => {
@@ -637,18 +743,71 @@ describe('entity ETags and If-Match', () => {
     expect((await call('/odata/customers(31)')).status).toBe(404);
   });
 
-  test('If-Match on a composite key names no one row: 412, nothing changes', async () => {
-    const answer = await call('/odata/order_x002D_items(order_id=10,line=1)', {
+  test('If-Match on a composite key: the entity tag passes, a stale one is 412, nothing changes', async () => {
+    const STALE_LINE =
+      "The row of 'order-items' no longer has the ETag given in If-Match (it changed, or is gone): nothing was changed; read it again with read(<key>,<value>)";
+    await db.admin.query('INSERT INTO `order-items` VALUES (12, 1, 4)');
+    const url = '/odata/order_x002D_items(order_id=12,line=1)';
+    const qty = async () =>
+      (
+        (
+          await db.admin.query('SELECT qty FROM `order-items` WHERE order_id = 12 AND line = 1')
+        )[0] as {
+          qty: number;
+        }[]
+      ).map((r) => r.qty);
+    const first = (await call(url)).headers.get('etag') as string;
+    expect(first).toBe(rowTag('{"order_id":12,"line":1,"qty":4}'));
+    const patched = await call(url, {
+      method: 'PATCH',
+      headers: { 'if-match': first },
+      body: { qty: 5 },
+    });
+    expect(patched.status).toBe(204);
+    expect(await qty()).toEqual([5]);
+    for (const method of ['PATCH', 'PUT', 'DELETE']) {
+      const stale = await call(url, {
+        method,
+        headers: { 'if-match': first },
+        ...(method === 'DELETE' ? {} : { body: { qty: 9 } }),
+      });
+      expect(stale.status).toBe(412);
+      expect(stale.headers.get('odata-version')).toBe('4.0');
+      expect(stale.body).toEqual({ error: { code: 'PRECONDITION_FAILED', message: STALE_LINE } });
+    }
+    // A change by anyone else moves the tag too.
+    const second = (await call(url)).headers.get('etag') as string;
+    expect(second).toBe(rowTag('{"order_id":12,"line":1,"qty":5}'));
+    await db.admin.query('UPDATE `order-items` SET qty = 6 WHERE order_id = 12 AND line = 1');
+    const moved = await call(url, {
+      method: 'PUT',
+      headers: { 'if-match': second },
+      body: { qty: 7 },
+    });
+    expect(moved.status).toBe(412);
+    expect(await qty()).toEqual([6]);
+    const third = (await call(url)).headers.get('etag') as string;
+    const put = await call(url, {
+      method: 'PUT',
+      headers: { 'if-match': `"other", ${third}` },
+      body: { qty: 7 },
+    });
+    expect(put.status).toBe(204);
+    expect(await qty()).toEqual([7]);
+    // `*`: the row exists; on a key without a row it is 412.
+    const missing = await call('/odata/order_x002D_items(order_id=12,line=9)', {
       method: 'PATCH',
       headers: { 'if-match': '*' },
-      body: { qty: 9 },
+      body: { qty: 1 },
     });
-    expect(answer.status).toBe(412);
-    expect(answer.body).toMatchObject({ error: { code: 'PRECONDITION_FAILED' } });
-    const [rows] = await db.admin.query(
-      'SELECT qty FROM `order-items` WHERE order_id = 10 AND line = 1',
+    expect(missing.status).toBe(412);
+    expect(missing.body).toEqual({ error: { code: 'PRECONDITION_FAILED', message: STALE_LINE } });
+    const fourth = (await call(url)).headers.get('etag') as string;
+    expect((await call(url, { method: 'DELETE', headers: { 'if-match': fourth } })).status).toBe(
+      204,
     );
-    expect(rows).toEqual([{ qty: 2 }]);
+    expect(await qty()).toEqual([]);
+    expect((await call(url, { method: 'DELETE', headers: { 'if-match': '*' } })).status).toBe(412);
   });
 });
 

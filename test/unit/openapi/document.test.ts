@@ -791,6 +791,33 @@ describe("a caller's view", () => {
     expect(open.paths).toHaveProperty(['/']);
   });
 
+  test("OData's entity writes take If-Match and may answer 412; its reads carry an ETag and may answer 304", () => {
+    const doc = docOf('support');
+    for (const method of ['patch', 'put', 'delete']) {
+      const write = operation(doc, '/odata/{resource}', method);
+      expect(parameterNames(doc, '/odata/{resource}', method)).toEqual(['resource', 'If-Match']);
+      expect((write.parameters as Record<string, unknown>[])[1]).toMatchObject({
+        in: 'header',
+        required: false,
+      });
+      const responses = write.responses as Record<string, { description: string }>;
+      expect(responses['412']?.description).toContain('PRECONDITION_FAILED');
+    }
+    const read = operation(doc, '/odata/{resource}', 'get');
+    const readResponses = read.responses as Record<string, { headers?: Record<string, unknown> }>;
+    expect(Object.keys(readResponses['200']?.headers ?? {})).toEqual(['ETag']);
+    expect(Object.keys(readResponses['304']?.headers ?? {})).toEqual(['ETag']);
+    expect(parameterNames(doc, '/odata/{resource}', 'get')).toEqual(['resource', 'If-None-Match']);
+    for (const [path, method] of [
+      ['/odata/{resource}', 'post'],
+      ['/odata/{resource}', 'get'],
+      ['/odata/$batch', 'post'],
+    ] as const) {
+      expect(parameterNames(doc, path, method)).not.toContain('If-Match');
+      expect(Object.keys(operation(doc, path, method).responses as object)).not.toContain('412');
+    }
+  });
+
   test('support: bodies of the columns it may write, keys among those it may read', () => {
     const doc = docOf('support');
     expect(Object.keys(doc.paths).filter((p) => p.startsWith('/table'))).toEqual([
