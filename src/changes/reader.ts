@@ -269,7 +269,10 @@ export class BinlogReader {
 
   /**
    * Takes the library's events and errors from `zongji` (start() makes it): `ready` resolves at
-   * its `ready` or its first event, whichever comes first, and rejects at an error before it.
+   * its first event (the server sends one at once, the log's name), not at the library's
+   * `ready`, which comes when the dump is asked for: a reconnection into a connection gone
+   * silent would count as connected (and make the cache live) until the heartbeat watch said
+   * otherwise. It rejects at an error before it.
    * After it, an error is a broken connection (onError), except the library's word that it
    * skipped an event it cannot decode: it goes on with the next event, and so does the reader
    * (take() marks the transaction). `fail` is that handling, for the heartbeat watch; every event
@@ -298,15 +301,12 @@ export class BinlogReader {
         }
         this.onError(error);
       };
-      zongji.on('ready', begin);
       zongji.on('error', (error) => {
         if (started && isUndecodableError(error)) return;
         fail(error);
       });
       zongji.on('binlog', (event) => {
         hear();
-        // The server sends an event at once (the log's name): streaming, whether or not the
-        // library said `ready` first.
         begin();
         // A heartbeat only says the connection lives: no place of a transaction.
         if (event.getEventName() === 'heartbeat') return;

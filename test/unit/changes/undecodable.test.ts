@@ -75,7 +75,8 @@ beforeEach(async () => {
   // Made as start() makes it, never started: nothing connects.
   library = new (ZongJi as unknown as new (options: object) => Library)({});
   const { ready } = reader.receive(library);
-  library.emit('ready');
+  // Streaming from the first event, as the server sends one at once (the log's name).
+  emit('rotate', { binlogName: 'binlog.000001', position: 4 });
   await ready;
 });
 
