@@ -7,7 +7,7 @@
  * as alone (pipeline/handle.ts writeAll), and answered as OData answers it: 201 with the entity
  * and `Location`, or 204.
  */
-import { batchSyntax, odataReadOnly, rowNotFound } from '../errors.js';
+import { batchSyntax, odataReadOnly, routeNotFound, rowNotFound } from '../errors.js';
 import type { WriteResult } from '../execute/write.js';
 import type { WrittenAnswer } from '../pipeline/answer.js';
 import type { LaterWrite } from '../pipeline/handle.js';
@@ -17,8 +17,8 @@ import { NO_PREFERENCES, type Preferences, parsePrefer } from '../query/prefer.j
 import type { Field } from '../types/rows.js';
 import { entitySerializer, fieldText } from './entity-json.js';
 import { entityTarget, keyPredicate } from './key.js';
-import type { ODataSet } from './model.js';
-import { decodeName } from './names.js';
+import type { ODataModel, ODataSet } from './model.js';
+import { tableNamed } from './names.js';
 import { type PredicatePart, parsePath } from './path.js';
 
 /** An inner request's path, relative to the service root `/odata/`. */
@@ -38,15 +38,24 @@ export interface InnerResponse {
 }
 
 /**
- * `Orders`, `Orders(5)`, `Orders(a=1,b='x')`, read as the URL alone is read (path.ts); null for
- * anything else (another route's path).
+ * `Orders`, `Orders(5)`, `Orders(a=1,b='x')` of a write, read as the URL alone is read (path.ts,
+ * route.ts): its table by the same function (names.ts tableNamed: `zip_x0020_codes` is the table
+ * `zip codes`, an identifier whose escapes are not the rule's 400 `INVALID_QUERY`), and a path
+ * past the entity (`Orders(1)/note`) the 404 `NOT_FOUND` a write alone gets; `url` is that path
+ * as the service's URL (`/odata/…`). Null for a path that is no resource (the service document,
+ * `$metadata`).
  */
-export function parseODataPath(path: string): BatchTarget | null {
+export function parseODataPath(
+  path: string,
+  model: ODataModel,
+  method: string,
+  url: string,
+): BatchTarget | null {
   const parsed = parsePath(path);
-  if (parsed.kind !== 'resource' || parsed.rest.length > 0) return null;
-  // The OData identifier's name (odata/names.ts): `zip_x0020_codes` is the table `zip codes`.
-  const table = decodeName(parsed.name);
-  return table === null ? null : { set: parsed.name, key: parsed.predicate, table };
+  if (parsed.kind !== 'resource') return null;
+  const table = tableNamed(model.sets.get(parsed.name), parsed.name);
+  if (parsed.rest.length > 0) throw routeNotFound(method, url);
+  return { set: parsed.name, key: parsed.predicate, table };
 }
 
 /** A planned write of a batch: the Operation, the check of its result, its OData answer. */

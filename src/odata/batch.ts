@@ -252,7 +252,7 @@ function writeOf(
   if (pathText.startsWith('$')) {
     return referencedWrite(inner, pathText, body, base, model, earlier, json);
   }
-  const path = parseODataPath(pathText);
+  const path = parseODataPath(pathText, model, inner.method, `${SERVICE_ROOT}${relative}`);
   if (path === null)
     throw batchSyntax(`'${inner.url}' is not an entity set or an entity of /odata/`);
   // Read as the same request alone reads it (odata/body.ts): names decoded, annotations

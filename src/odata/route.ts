@@ -40,7 +40,7 @@ import { entitySerializer, fieldText, leadingEntities, slotsOf } from './entity-
 import { dataFormat, metadataFormat, type ODataFormat, odataPreferences } from './format.js';
 import { type EntityKey, entityKey, entityTarget, keyPredicate } from './key.js';
 import { FULL_VIEW, modelSteps, NAMESPACE, type ODataModel, type ODataSet } from './model.js';
-import { canonicalName, decodeName, encodeName, queryName } from './names.js';
+import { decodeName, encodeName, queryName, tableNamed } from './names.js';
 import { type PredicatePart, parsePath } from './path.js';
 import { pagingOf, translateQuery } from './query.js';
 import { ServiceCache } from './service-cache.js';
@@ -52,9 +52,6 @@ type Query = Record<string, string | readonly string[]>;
 
 const contentType = (format: ODataFormat): string =>
   `application/json;odata.metadata=${format.metadata};IEEE754Compatible=${format.ieee754};charset=utf-8`;
-
-/** A name the model does not know, as the table it would stand for (handle answers its 404). */
-const tableNamed = (name: string): string => canonicalName(name);
 
 export class ODataService {
   private readonly cache = new ServiceCache();
@@ -148,7 +145,7 @@ export class ODataService {
     }
     const model = await this.model(request);
     const set = model.sets.get(name);
-    const table = set?.table.name ?? tableNamed(name);
+    const table = tableNamed(set, name);
     if (set === undefined && predicate !== null && method === 'GET') {
       const fn = model.functions.get(name);
       if (fn !== undefined && rest.length === 0)

@@ -1161,3 +1161,97 @@ describe('If-Match in a batch', () => {
     ]);
   });
 });
+
+describe('a write in a batch is refused as alone', () => {
+  async function alone(method: string, url: string, body?: unknown) {
+    const response = await fetch(`${gw.url}/odata/${url}`, {
+      method,
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: response.status, body: JSON.parse(await response.text()) as unknown };
+  }
+
+  test('a path past the entity, a set name whose escapes are not the rule, an unknown property: the same status and error', async () => {
+    const before = await orders();
+    const cases: [string, string, unknown][] = [
+      ['PATCH', 'orders(1)/note', { note: 'x' }],
+      ['PUT', 'orders(1)/note', { note: 'x' }],
+      ['DELETE', 'orders(1)/note', undefined],
+      ['POST', 'orders/$count', { note: 'x' }],
+      ['PATCH', 'a_x0041_b(1)/note', { note: 'x' }],
+      ['POST', 'a_x0041_b', { note: 'x' }],
+      ['POST', 'nosuch', { note: 'x' }],
+      ['POST', 'bad_xD800_', { note: 'x' }],
+      ['POST', 'order-items', { sku: 'x' }],
+      ['POST', 'orders', { nope: 1 }],
+      ['POST', 'orders', { a_x0041_b: 1 }],
+      ['PATCH', 'orders(1)', { _x0032_x: 1 }],
+    ];
+    for (const [method, url, body] of cases) {
+      const single = await alone(method, url, body);
+      expect(single.status).toBeGreaterThanOrEqual(400);
+      const answer = await json([
+        { id: '1', method, url, ...(body === undefined ? {} : { body }) },
+      ]);
+      const [response] = (
+        JSON.parse(answer.text) as { responses: { status: number; body: unknown }[] }
+      ).responses;
+      expect([method, url, response?.status, response?.body]).toEqual([
+        method,
+        url,
+        single.status,
+        single.body,
+      ]);
+    }
+    // The 404 of a path past the entity, exactly.
+    expect(await alone('PATCH', 'orders(1)/note', { note: 'x' })).toEqual({
+      status: 404,
+      body: { error: { code: 'NOT_FOUND', message: 'No route for PATCH /odata/orders(1)/note' } },
+    });
+    // In a change set it fails the set; in multipart the same.
+    const set = await json([
+      { id: 'a', method: 'PATCH', url: 'orders(2)', body: { note: 'two!' }, atomicityGroup: 'g' },
+      {
+        id: 'b',
+        method: 'PATCH',
+        url: '/odata/orders(1)/note',
+        body: { note: 'x' },
+        atomicityGroup: 'g',
+      },
+    ]);
+    expect(JSON.parse(set.text)).toEqual({
+      responses: [
+        {
+          id: 'b',
+          status: 404,
+          headers: { 'content-type': 'application/json' },
+          body: {
+            error: { code: 'NOT_FOUND', message: 'No route for PATCH /odata/orders(1)/note' },
+          },
+        },
+      ],
+    });
+    const multipart = await batch(
+      [
+        '--b1',
+        'Content-Type: application/http',
+        '',
+        'PATCH orders(1)/note HTTP/1.1',
+        'Content-Type: application/json',
+        '',
+        '{"note":"x"}',
+        '--b1--',
+        '',
+      ].join('\r\n'),
+      'multipart/mixed; boundary=b1',
+    );
+    expect(multipart.text).toContain('HTTP/1.1 404 Not Found');
+    expect(multipart.text).toContain(
+      JSON.stringify({
+        error: { code: 'NOT_FOUND', message: 'No route for PATCH /odata/orders(1)/note' },
+      }),
+    );
+    expect(await orders()).toEqual(before);
+  });
+});
