@@ -406,15 +406,12 @@ export class BinlogReader {
     switch (name) {
       case 'gtid':
       case 'mariadbgtid':
-        this.open = {
-          file: this.file,
-          start,
-          gtid: event.gtid ?? '',
-          before: this.gtidState,
-          changes: [],
-          tables: new Set(),
-          undecodable: null,
-        };
+        this.opened(start, event.gtid ?? '');
+        return;
+      case 'anonymousgtid':
+        // MySQL with gtid_mode OFF (its default) starts each transaction with one of these: a
+        // transaction with no id of its own (its place names it). Without it no row was sent.
+        this.opened(start, '');
         return;
       case 'tablemap':
         if (this.open !== null && event.schemaName === this.options.database) {
@@ -423,7 +420,7 @@ export class BinlogReader {
         return;
       case 'transactionpayload': {
         // The whole transaction, compressed, after its GTID event: its tables are inside.
-        const open = this.open ?? this.opened(start, event);
+        const open = this.open ?? this.opened(start, event.gtid ?? '');
         open.undecodable = {
           reason: (UNDECODABLE[name] as { reason: string }).reason,
           tables: null,
@@ -480,12 +477,12 @@ export class BinlogReader {
     }
   }
 
-  /** A transaction open from `start` (one whose GTID event was not read: MySQL without GTIDs). */
-  private opened(start: number, event: ZongJiEvent): NonNullable<BinlogReader['open']> {
+  /** A transaction open from `start`, of GTID `gtid` ('': none, MySQL without GTIDs). */
+  private opened(start: number, gtid: string): NonNullable<BinlogReader['open']> {
     this.open = {
       file: this.file,
       start,
-      gtid: event.gtid ?? '',
+      gtid,
       before: this.gtidState,
       changes: [],
       tables: new Set(),

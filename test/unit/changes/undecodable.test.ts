@@ -149,6 +149,20 @@ describe('the library raises its error for an event it skips', () => {
   });
 });
 
+// Not an undecodable event, but read at the same seam: what MySQL writes with gtid_mode OFF.
+test('MySQL without GTIDs: a transaction begun by an anonymous GTID event is read, with no GTID', () => {
+  emit('anonymousgtid', { gtid: '00000000-0000-0000-0000-000000000000:0' });
+  emit('query', { query: 'BEGIN', schema: 'shop' });
+  tableMap('shop', 'items');
+  insert('items', 6);
+  emit('xid');
+  expect(errors).toEqual([]);
+  expect(transactions.map((t) => [t.start, t.end, t.gtid, t.changes])).toEqual([
+    [4, position, '', [{ op: 'insert', table: 'items', before: null, after: { id: 6 } }]],
+  ]);
+  expect(reader.position).toEqual({ file: 'binlog.000001', position, gtids: '' });
+});
+
 test('any other error of the library is a broken connection', () => {
   const error = new Error('read ECONNRESET');
   library.emit('error', error);
