@@ -21,6 +21,7 @@ import {
   batchSyntax,
   batchTooLarge,
   internalError,
+  odataUnsupported,
   unsupportedMediaType,
 } from '../errors.js';
 import { gated } from '../http/route-gate.js';
@@ -38,6 +39,7 @@ import { type Created, type Earlier, referencedWrite } from './batch-references.
 import { type BatchWrite, batchWrite, type InnerResponse, parseODataPath } from './batch-writes.js';
 import { writeBody } from './body.js';
 import type { ODataModel } from './model.js';
+import { parsePath } from './path.js';
 import type { ODataService } from './route.js';
 
 const SERVICE_ROOT = '/odata/';
@@ -142,7 +144,11 @@ async function runBatch(
       const response = errorResponse(batchDependencyFailed(blocked));
       responses = requests.map((r) => ({ request: r, response }));
       failed = true;
-    } else if (unit.kind === 'single' && !WRITE_METHODS.has(unit.request.method)) {
+    } else if (
+      unit.kind === 'single' &&
+      (!WRITE_METHODS.has(unit.request.method) ||
+        callsAction(unit.request, await service.modelOf(request)))
+    ) {
       const response = await dispatched(app, service, request, unit.request);
       responses = [{ request: unit.request, response }];
       failed = response.status >= 400;
@@ -222,6 +228,28 @@ async function changeSet(
 }
 
 /**
+ * Whether `inner` calls an action import (`POST <action>`, a name no set has), as the request
+ * alone would (ODataService.answer): outside a change set it is answered by the route, as a read
+ * is; inside one it is refused, since a routine runs outside any transaction of ours.
+ */
+function callsAction(inner: InnerRequest, model: ODataModel): boolean {
+  if (inner.method !== 'POST') return false;
+  let path: ReturnType<typeof parsePath>;
+  try {
+    path = parsePath(relativePath(inner.url).split('?')[0] as string);
+  } catch {
+    return false;
+  }
+  return (
+    path.kind === 'resource' &&
+    path.rest.length === 0 &&
+    (path.predicate === null || path.predicate.length === 0) &&
+    !model.sets.has(path.name) &&
+    model.actions.has(path.name)
+  );
+}
+
+/**
  * A write request of the batch as an Operation, its body read as JSON; `earlier`: the requests
  * before it in its change set, which a `$<id>` URL names (batch-references.ts).
  */
@@ -249,6 +277,11 @@ function writeOf(
     }
   }
   if (pathText === '$batch') throw batchSyntax('A batch cannot hold a batch');
+  if (callsAction(inner, model)) {
+    throw odataUnsupported(
+      `'${pathText}' is an action: it runs as a call of its own, outside any transaction of a change set; send it outside the change set`,
+    );
+  }
   if (pathText.startsWith('$')) {
     return referencedWrite(inner, pathText, body, base, model, earlier, json);
   }
@@ -316,14 +349,19 @@ async function dispatched(
   if (!target.pathname.startsWith(SERVICE_ROOT)) {
     return errorResponse(batchSyntax(`'${inner.url}' is not a URL of the service /odata/`));
   }
+  // An action's body: text (multipart), or a JSON value the JSON form has parsed already.
+  let body: string | undefined;
+  if (typeof inner.body === 'string') body = inner.body;
+  else if (inner.body !== undefined) {
+    body = JSON.stringify(inner.body);
+    headers['content-type'] ??= 'application/json';
+  }
   const response = await fetch(target, {
     method: inner.method,
     headers,
     // A GET's (or HEAD's) body means nothing; fetch refuses to send one (the blank lines
     // @odata/client puts after a GET part were a 500).
-    ...(typeof inner.body === 'string' && inner.method !== 'GET' && inner.method !== 'HEAD'
-      ? { body: inner.body }
-      : {}),
+    ...(body !== undefined && inner.method !== 'GET' && inner.method !== 'HEAD' ? { body } : {}),
     redirect: 'manual',
   });
   const kept: Record<string, string> = {};

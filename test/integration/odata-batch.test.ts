@@ -28,6 +28,7 @@ CREATE TABLE codes (id VARBINARY(16) NOT NULL PRIMARY KEY, code VARCHAR(10) NOT 
   UNIQUE KEY (code));
 CREATE TABLE zips (\`zip code\` INT NOT NULL, \`area x\` VARCHAR(5) NOT NULL, v INT NULL,
   PRIMARY KEY (\`zip code\`, \`area x\`));
+CREATE PROCEDURE hello(IN who VARCHAR(20)) SELECT CONCAT('hi ', who) AS greeting;
 INSERT INTO orders VALUES (1, 'one'), (2, 'two');
 INSERT INTO codes VALUES (X'01', 'A-1', 1), (X'02', 'B-2', 2);
 INSERT INTO zips VALUES (12345, 'n', 1), (12345, 's', 2);
@@ -1252,6 +1253,49 @@ describe('a write in a batch is refused as alone', () => {
         error: { code: 'NOT_FOUND', message: 'No route for PATCH /odata/orders(1)/note' },
       }),
     );
+    expect(await orders()).toEqual(before);
+  });
+});
+
+describe('an action import in a batch', () => {
+  test('outside a change set it is called as alone; inside one it is refused and the set writes nothing', async () => {
+    const before = await orders();
+    const alone = await fetch(`${gw.url}/odata/hello`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ who: 'me' }),
+    });
+    const aloneBody = JSON.parse(await alone.text()) as unknown;
+    expect([alone.status, aloneBody]).toEqual([
+      200,
+      { results: [[{ greeting: 'hi me' }]], out: {} },
+    ]);
+    const single = await json([{ id: '1', method: 'POST', url: 'hello', body: { who: 'me' } }]);
+    const [called] = (
+      JSON.parse(single.text) as { responses: { id: string; status: number; body: unknown }[] }
+    ).responses;
+    expect([called?.id, called?.status, called?.body]).toEqual(['1', 200, aloneBody]);
+
+    const set = await json([
+      { id: 'a', method: 'PATCH', url: 'orders(2)', body: { note: 'two?' }, atomicityGroup: 'g' },
+      { id: 'b', method: 'POST', url: 'hello', body: { who: 'me' }, atomicityGroup: 'g' },
+    ]);
+    expect(JSON.parse(set.text)).toEqual({
+      responses: [
+        {
+          id: 'b',
+          status: 400,
+          headers: { 'content-type': 'application/json' },
+          body: {
+            error: {
+              code: 'ODATA_UNSUPPORTED',
+              message:
+                "'hello' is an action: it runs as a call of its own, outside any transaction of a change set; send it outside the change set",
+            },
+          },
+        },
+      ],
+    });
     expect(await orders()).toEqual(before);
   });
 });
