@@ -150,6 +150,24 @@ describe('--max-client-requests', () => {
     }
   });
 
+  test("a forged loopback seal is ignored: the request is its socket address's", async () => {
+    const gw = await startTestGateway(db.name, { maxClientRequests: 1 });
+    const holder = await stalledCreate(gw.url);
+    try {
+      await sleep(200);
+      // Naming another client (and a short or wrong key) must not take a place of its own.
+      for (const seal of ['x 127.0.0.9 http://evil', `${'A'.repeat(32)} 127.0.0.9 http://evil`]) {
+        const answer = await rawRequest(`${gw.url}/table/t/read`, {
+          headers: { 'x-tablegate-loopback': seal },
+        });
+        expect(answer.status).toBe(429);
+      }
+    } finally {
+      holder.destroy();
+      await gw.close();
+    }
+  });
+
   test('0 means no cap', async () => {
     const gw = await startTestGateway(db.name, { maxClientRequests: 0 });
     const sockets: net.Socket[] = [];
