@@ -22,19 +22,20 @@ function isTable(value: object): value is TableInfo {
   );
 }
 
-/** The names of the tables in `plan`, sorted; null when one is a view. */
-export function tablesOf(plan: object): readonly string[] | null {
-  const names = new Set<string>();
+/**
+ * Visits every object reachable from `plan` once: each TableInfo with `table` (collected, not
+ * walked into), every other object with `node`.
+ */
+function walkPlan(plan: object, table: (found: TableInfo) => void, node?: (found: object) => void) {
   const seen = new Set<object>();
-  let view = false;
   const walk = (value: unknown): void => {
     if (typeof value !== 'object' || value === null || seen.has(value)) return;
     seen.add(value);
     if (isTable(value)) {
-      if (value.kind === 'view') view = true;
-      names.add(value.name);
+      table(value);
       return;
     }
+    node?.(value);
     if (value instanceof Map) {
       for (const item of value.values()) walk(item);
       return;
@@ -46,6 +47,16 @@ export function tablesOf(plan: object): readonly string[] | null {
     for (const key in value) walk((value as Record<string, unknown>)[key]);
   };
   walk(plan);
+}
+
+/** The names of the tables in `plan`, sorted; null when one is a view. */
+export function tablesOf(plan: object): readonly string[] | null {
+  const names = new Set<string>();
+  let view = false;
+  walkPlan(plan, (table) => {
+    if (table.kind === 'view') view = true;
+    names.add(table.name);
+  });
   return view ? null : [...names].sort();
 }
 
@@ -70,27 +81,18 @@ export function integerKeyText(value: unknown): string | null {
 
 /** The plan's Sources (a table under an alias): the root's, and each join's, child's, lambda's. */
 function sourceCount(plan: object): number {
-  const seen = new Set<object>();
   let sources = 0;
-  const walk = (value: unknown): void => {
-    if (typeof value !== 'object' || value === null || seen.has(value)) return;
-    seen.add(value);
-    if (isTable(value)) return;
-    const source = value as { table?: unknown; alias?: unknown };
-    if (typeof source.alias === 'string' && typeof source.table === 'object' && source.table) {
-      if (isTable(source.table)) sources++;
-    }
-    if (value instanceof Map) {
-      for (const item of value.values()) walk(item);
-      return;
-    }
-    if (value instanceof Set || Array.isArray(value)) {
-      for (const item of value) walk(item);
-      return;
-    }
-    for (const key in value) walk((value as Record<string, unknown>)[key]);
-  };
-  walk(plan);
+  walkPlan(
+    plan,
+    () => {},
+    (node) => {
+      const source = node as { table?: unknown; alias?: unknown };
+      const table = source.table;
+      if (typeof source.alias === 'string' && typeof table === 'object' && table !== null) {
+        if (isTable(table)) sources++;
+      }
+    },
+  );
   return sources;
 }
 
