@@ -3,7 +3,7 @@
  * error responses, and the operation — the file's bytes, whole or a range.
  */
 import type { Stage } from '../errors.js';
-import type { RouteOperation } from '../openapi/operation.js';
+import { headerParameter, type RouteOperation } from '../openapi/operation.js';
 
 export const DOWNLOAD_STAGES: readonly Stage[] = ['files', 'request', 'policy-action'];
 
@@ -27,7 +27,7 @@ export const downloadOperation: RouteOperation = {
         schema: { type: 'string' },
         description: 'The `filename` of the file record',
       },
-      { name: 'Range', in: 'header', required: false, schema: { type: 'string' } },
+      headerParameter('Range'),
     ],
     responses: {
       200: { description: 'The file', content: anyBytes },

@@ -5,7 +5,7 @@
  * routes and the errors their stages answer, in OData's error form.
  */
 import type { Stage } from '../errors.js';
-import { type JsonSchema, json, type RouteOperation } from '../openapi/operation.js';
+import { headerParameter, json, type RouteOperation } from '../openapi/operation.js';
 
 /** What every OData request may meet: its own refusals, then those of the request it stands for. */
 const ODATA_STAGES: readonly Stage[] = ['request', 'odata', 'policy-action'];
@@ -25,14 +25,10 @@ const ODATA_ERROR = {
 };
 
 /** If-Match on an entity's write (docs/odata.md, "ETags and If-Match"), as REST's keyed writes take it. */
-const IF_MATCH: JsonSchema = {
-  name: 'If-Match',
-  in: 'header',
-  required: false,
-  schema: { type: 'string' },
-  description:
-    "The entity's ETag (`@odata.etag` of its read, same role), or several, or `*` (the entity exists): the write goes on only while the row still has it, checked on the row locked in the write's transaction; else 412 `PRECONDITION_FAILED` and nothing changes",
-};
+const IF_MATCH = headerParameter(
+  'If-Match',
+  "The entity's ETag (`@odata.etag` of its read, same role), or several, or `*` (the entity exists): the write goes on only while the row still has it, checked on the row locked in the write's transaction; else 412 `PRECONDITION_FAILED` and nothing changes",
+);
 /** The ETag of an entity's read: its row's tag (docs/odata.md, "ETags and If-Match"). */
 const ETAG_HEADER = {
   ETag: {
@@ -42,14 +38,10 @@ const ETAG_HEADER = {
   },
 };
 /** If-None-Match on a collection read (docs/odata.md, "ETags and If-Match"), as on REST's reads. */
-const IF_NONE_MATCH: JsonSchema = {
-  name: 'If-None-Match',
-  in: 'header',
-  required: false,
-  schema: { type: 'string' },
-  description:
-    'An ETag a collection, `$count` or to-many navigation URL gave (several comma-separated, `W/` accepted, or `*`): while the answer is the same, 304 with no body. An entity read is answered whole',
-};
+const IF_NONE_MATCH = headerParameter(
+  'If-None-Match',
+  'An ETag a collection, `$count` or to-many navigation URL gave (several comma-separated, `W/` accepted, or `*`): while the answer is the same, 304 with no body. An entity read is answered whole',
+);
 
 /** The writes of one entity, which take If-Match and may answer its 412. */
 const CONDITIONAL: ReadonlySet<string> = new Set(['odataMerge', 'odataReplace', 'odataDelete']);

@@ -20,6 +20,7 @@ import {
   type DescribedRelation,
   type DescribedTable,
   type DescriptionContext,
+  headerParameter,
   type JsonSchema,
   json,
   type TableOperation,
@@ -207,13 +208,10 @@ export function rowRef(described: DescribedTable, context: DescriptionContext) {
 const CSV_NOTE =
   'With `Accept: text/csv` the same answer comes as CSV instead (`text/csv; charset=utf-8`, RFC 4180): a header record of the column names, then one record a row; NULL is an empty field, an empty string `""`, an expanded relation its JSON';
 
-const ACCEPT: JsonSchema = {
-  name: 'Accept',
-  in: 'header',
-  required: false,
-  schema: { type: 'string', default: 'application/json' },
-  description: '`text/csv` answers CSV (RFC 4180) instead of JSON',
-};
+const ACCEPT = headerParameter('Accept', '`text/csv` answers CSV (RFC 4180) instead of JSON', {
+  type: 'string',
+  default: 'application/json',
+});
 
 /** The single-column keys the caller may read: the primary key first, then unique ones. */
 function readableKeys({ table, view }: DescribedTable): string[] {
@@ -225,14 +223,10 @@ function readableKeys({ table, view }: DescribedTable): string[] {
 }
 
 /** If-None-Match and what it may answer (docs/caching.md). */
-const IF_NONE_MATCH: JsonSchema = {
-  name: 'If-None-Match',
-  in: 'header',
-  required: false,
-  schema: { type: 'string' },
-  description:
-    'An ETag this URL gave (several comma-separated, `W/` accepted, or `*`): while the answer is the same, 304 with no body',
-};
+const IF_NONE_MATCH = headerParameter(
+  'If-None-Match',
+  'An ETag this URL gave (several comma-separated, `W/` accepted, or `*`): while the answer is the same, 304 with no body',
+);
 const ETAG_HEADER = {
   ETag: {
     description: 'SHA-1 of exactly this answer (docs/caching.md)',

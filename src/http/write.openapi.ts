@@ -13,6 +13,7 @@ import { insertSchema, updateSchema } from '../openapi/column-schema.js';
 import {
   type DescribedTable,
   type DescriptionContext,
+  headerParameter,
   type JsonSchema,
   json,
   type TableOperation,
@@ -123,13 +124,11 @@ function keyParameters({ table, view }: DescribedTable, context: DescriptionCont
   ];
 }
 
-const prefer = (description: string): JsonSchema => ({
-  name: 'Prefer',
-  in: 'header',
-  required: false,
-  schema: { type: 'string' },
-  description: `${description}; several are comma-separated, and any other is ignored (RFC 7240)`,
-});
+const prefer = (description: string): JsonSchema =>
+  headerParameter(
+    'Prefer',
+    `${description}; several are comma-separated, and any other is ignored (RFC 7240)`,
+  );
 
 const REPRESENTATION =
   '`return=representation` adds `rows`: the written rows as a read shows them (defaults, generated columns and new ids filled in; only what the caller may read)';
@@ -143,14 +142,10 @@ const PREFER_UPDATE = prefer(`${REPRESENTATION}; ${MAX_AFFECTED}`);
 const PREFER_DELETE = prefer(MAX_AFFECTED);
 
 /** If-Match (docs/caching.md): the row's ETag from its key read. */
-const IF_MATCH: JsonSchema = {
-  name: 'If-Match',
-  in: 'header',
-  required: false,
-  schema: { type: 'string' },
-  description:
-    "The ETag `read(<key>,<value>)` gave (JSON, same role), or several, or `*` (the row exists): the write goes on only while the row still has it, checked on the row locked in the write's transaction; else 412 `PRECONDITION_FAILED` and nothing changes. By `$filter`, always 412",
-};
+const IF_MATCH = headerParameter(
+  'If-Match',
+  "The ETag `read(<key>,<value>)` gave (JSON, same role), or several, or `*` (the row exists): the write goes on only while the row still has it, checked on the row locked in the write's transaction; else 412 `PRECONDITION_FAILED` and nothing changes. By `$filter`, always 412",
+);
 
 const APPLIED = {
   'Preference-Applied': {

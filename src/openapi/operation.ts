@@ -155,5 +155,18 @@ export interface RouteOperation extends Operation {
   describe(context: DescriptionContext): JsonSchema;
 }
 
+/** An optional request header of an operation (Prefer, If-Match, If-None-Match, Range…). */
+export const headerParameter = (
+  name: string,
+  description?: string,
+  schema: JsonSchema = { type: 'string' },
+): JsonSchema => ({
+  name,
+  in: 'header',
+  required: false,
+  schema,
+  ...(description === undefined ? {} : { description }),
+});
+
 /** The body of a JSON answer or request. */
 export const json = (schema: JsonSchema): JsonSchema => ({ 'application/json': { schema } });
