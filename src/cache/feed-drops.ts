@@ -9,6 +9,7 @@
 import { type Config, DEFAULTS } from '../config.js';
 import type { SchemaCache } from '../db/schema.js';
 import type { TableInfo } from '../db/schema-types.js';
+import type { Change, Row } from '../row-change.js';
 import { COLUMN_KINDS } from '../types/kinds.js';
 import { AnswerCache } from './answer-cache.js';
 import { integerKeyText, rowIdentity } from './read-tables.js';
@@ -23,26 +24,10 @@ export interface WatchedFeed {
   readonly status: { readonly on: boolean };
   readonly connected: boolean;
   watch(watcher: {
-    transaction(transaction: { readonly changes: readonly WatchedChange[] }): void;
+    transaction(transaction: { readonly changes: readonly Change[] }): void;
     connection(connected: boolean): void;
   }): void;
 }
-
-/** A row image as the feed's reader gives it (changes/reader.ts Row). */
-type Row = Record<string, unknown>;
-
-/**
- * A change as the cache needs it: a row change with its images, a TRUNCATE or a change of columns
- * of a table, or changes the reader could not decode (of no table it can name: null).
- */
-type WatchedChange =
-  | {
-      readonly op: 'insert' | 'update' | 'delete';
-      readonly table: string;
-      readonly before: Row | null;
-      readonly after: Row | null;
-    }
-  | { readonly op: 'truncate' | 'schema' | 'undecodable'; readonly table: string | null };
 
 /** The cache of `--cache`, or null: the feed off, or `--cache 0`. */
 export function answerCacheOf(

@@ -15,8 +15,8 @@ import mysql from 'mysql2/promise';
 import type { ColumnInfo, TableInfo } from '../db/schema-types.js';
 import { bind } from '../execute/bind.js';
 import type { CompiledRead } from '../pipeline/compiled-read.js';
+import type { Change, Row } from '../row-change.js';
 import { quoteIdent } from '../sql/quote.js';
-import type { Change, Row } from './reader.js';
 
 /** The column that numbers the images in a temporary table. */
 const IMAGE = '_tablegate_image';

@@ -28,11 +28,11 @@ import {
 } from '../limits.js';
 import type { Log } from '../log.js';
 import type { CompiledRead } from '../pipeline/compiled-read.js';
+import type { Change } from '../row-change.js';
 import { type Evaluated, Evaluator, eventsOf, type ReadGroup, type ReadPair } from './decide.js';
 import { comparePositions, type FeedPositions, type LogPosition } from './positions.js';
 import {
   BinlogReader,
-  type Change,
   parseGtidState,
   positionOf,
   type ReadFrom,

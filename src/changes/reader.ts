@@ -13,23 +13,8 @@ import ZongJi from '@vlasky/zongji';
 import type { ConnectionOptions } from 'mysql2';
 import { OWN_TABLES } from '../db/schema.js';
 import { FEED_BINLOG_HEARTBEAT_MS, FEED_SILENT_BEATS } from '../limits.js';
+import type { Change, Row } from '../row-change.js';
 import type { LogPosition } from './positions.js';
-
-export type Row = Record<string, unknown>;
-
-export type Change =
-  | {
-      readonly op: 'insert' | 'update' | 'delete';
-      readonly table: string;
-      readonly before: Row | null;
-      readonly after: Row | null;
-    }
-  | { readonly op: 'truncate' | 'schema'; readonly table: string }
-  /**
-   * Row changes the library cannot decode (docs/changes.md, "An event the reader cannot
-   * decode"): of this table, or of tables unknown (null: a compressed transaction hides them).
-   */
-  | { readonly op: 'undecodable'; readonly table: string | null; readonly reason: string };
 
 /** One committed transaction of the gateway's database, as the log holds it. */
 export interface Transaction {
