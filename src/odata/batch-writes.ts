@@ -42,17 +42,17 @@ export interface InnerResponse {
  * route.ts): its table by the same function (names.ts tableNamed: `zip_x0020_codes` is the table
  * `zip codes`, an identifier whose escapes are not the rule's 400 `INVALID_QUERY`), and a path
  * past the entity (`Orders(1)/note`) the 404 `NOT_FOUND` a write alone gets; `url` is that path
- * as the service's URL (`/odata/…`). Null for a path that is no resource (the service document,
- * `$metadata`).
+ * as the service's URL (`/odata/…`). The service document and `$metadata`, which take GET
+ * alone, are that 404 too.
  */
 export function parseODataPath(
   path: string,
   model: ODataModel,
   method: string,
   url: string,
-): BatchTarget | null {
+): BatchTarget {
   const parsed = parsePath(path);
-  if (parsed.kind !== 'resource') return null;
+  if (parsed.kind !== 'resource') throw routeNotFound(method, url);
   const table = tableNamed(model.sets.get(parsed.name), parsed.name);
   if (parsed.rest.length > 0) throw routeNotFound(method, url);
   return { set: parsed.name, key: parsed.predicate, table };

@@ -282,12 +282,11 @@ function writeOf(
       `'${pathText}' is an action: it runs as a call of its own, outside any transaction of a change set; send it outside the change set`,
     );
   }
-  if (pathText.startsWith('$')) {
+  // `$<id>` names an earlier request; `$metadata` is the service's (a 404 to write, as alone).
+  if (pathText.startsWith('$') && pathText.split('/')[0] !== '$metadata') {
     return referencedWrite(inner, pathText, body, base, model, earlier, json);
   }
   const path = parseODataPath(pathText, model, inner.method, `${SERVICE_ROOT}${relative}`);
-  if (path === null)
-    throw batchSyntax(`'${inner.url}' is not an entity set or an entity of /odata/`);
   // Read as the same request alone reads it (odata/body.ts): names decoded, annotations
   // dropped, Edm forms converted, and PUT's left-out columns set to NULL.
   const { method } = inner;

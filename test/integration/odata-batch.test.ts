@@ -1173,7 +1173,7 @@ describe('a write in a batch is refused as alone', () => {
     return { status: response.status, body: JSON.parse(await response.text()) as unknown };
   }
 
-  test('a path past the entity, a set name whose escapes are not the rule, an unknown property: the same status and error', async () => {
+  test('a path past the entity, a set name whose escapes are not the rule, an unknown property, the service document or $metadata: the same status and error', async () => {
     const before = await orders();
     const cases: [string, string, unknown][] = [
       ['PATCH', 'orders(1)/note', { note: 'x' }],
@@ -1188,6 +1188,10 @@ describe('a write in a batch is refused as alone', () => {
       ['POST', 'orders', { nope: 1 }],
       ['POST', 'orders', { a_x0041_b: 1 }],
       ['PATCH', 'orders(1)', { _x0032_x: 1 }],
+      // The service's own documents take GET alone (a reference names `$<id>`, not these).
+      ['PATCH', '$metadata', { note: 'x' }],
+      ['DELETE', '$metadata', undefined],
+      ['POST', '', { note: 'x' }],
     ];
     for (const [method, url, body] of cases) {
       const single = await alone(method, url, body);
@@ -1209,6 +1213,10 @@ describe('a write in a batch is refused as alone', () => {
     expect(await alone('PATCH', 'orders(1)/note', { note: 'x' })).toEqual({
       status: 404,
       body: { error: { code: 'NOT_FOUND', message: 'No route for PATCH /odata/orders(1)/note' } },
+    });
+    expect(await alone('PATCH', '$metadata', { note: 'x' })).toEqual({
+      status: 404,
+      body: { error: { code: 'NOT_FOUND', message: 'No route for PATCH /odata/$metadata' } },
     });
     // In a change set it fails the set; in multipart the same.
     const set = await json([
